@@ -1,0 +1,102 @@
+# mnemod - build, test, bench.  `make run` and `make test` install what they need first.
+FLAVOR ?= release
+B      := build/$(FLAVOR)
+CC     ?= cc
+PKGS   := libuv libmicrohttpd jansson sqlite3
+VERSION := 0.1.0
+
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN := -Wall -Wextra -Werror -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wformat=2 -Wundef -Wvla -Wimplicit-fallthrough -Wno-unused-parameter
+OPT_release := -O2 -g -fno-omit-frame-pointer -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+OPT_asan    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+OPT_tsan    := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+LDOPT_asan  := -fsanitize=address,undefined
+LDOPT_tsan  := -fsanitize=thread
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  += -I. $(CSTD) $(WARN) $(OPT_$(FLAVOR)) -DMNEMOD_VERSION='"$(VERSION)"' -MMD -MP
+LDFLAGS += $(LDOPT_$(FLAVOR))
+LDLIBS  += -lpthread -lm
+
+LIB_SRCS   := $(wildcard core/*.c config/*.c storage/*.c api/*.c)
+SRV_SRCS   := $(wildcard server/*.c)
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+BENCH_SRCS := $(wildcard bench/bench_*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(B)/%.o)
+SRV_OBJS   := $(SRV_SRCS:%.c=$(B)/%.o)
+UNIT_BINS  := $(UNIT_SRCS:%.c=$(B)/%)
+BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
+
+.PHONY: all deps run test unit e2e asan tsan bench clean format format-check check-deps
+all: $(B)/mnemod $(UNIT_BINS) $(BENCH_BINS)
+
+deps:
+	@sh scripts/deps.sh
+
+# No silent double math in the kernels; each ISA file gets its own -m flags, nobody else does.
+$(B)/core/%.o: WARN += -Wdouble-promotion
+$(B)/core/vec_avx2.o:   ISA := -mavx2 -mfma
+$(B)/core/vec_avx512.o: ISA := -mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma
+$(B)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(ISA) -c $< -o $@
+
+$(B)/libmnemod.a: $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/mnemod: $(SRV_OBJS) $(B)/libmnemod.a
+	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJS) $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libmnemod.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+
+$(B)/bench/%: bench/%.c $(B)/libmnemod.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+
+run: deps
+	@$(MAKE) --no-print-directory $(B)/mnemod
+	./$(B)/mnemod $(ARGS)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	sh scripts/run-tests.sh $(B)
+
+unit: all
+	sh scripts/run-tests.sh $(B) unit
+
+e2e: all
+	sh scripts/run-tests.sh $(B) e2e
+
+asan: deps
+	@$(MAKE) --no-print-directory FLAVOR=asan all
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    sh scripts/run-tests.sh build/asan
+
+tsan: deps
+	@$(MAKE) --no-print-directory FLAVOR=tsan all
+	sh scripts/run-tests.sh build/tsan
+
+bench: deps
+	@sh scripts/deps.sh --bench
+	@$(MAKE) --no-print-directory all
+	sh bench/run.sh $(B)
+
+format:
+	clang-format -i $(LIB_SRCS) $(SRV_SRCS) $(UNIT_SRCS) $(BENCH_SRCS) $(wildcard */*.h)
+format-check:
+	clang-format --dry-run -Werror $(LIB_SRCS) $(SRV_SRCS) $(UNIT_SRCS) $(BENCH_SRCS) $(wildcard */*.h)
+
+# Includes point down only: server -> api -> storage -> core, config -> core.
+check-deps:
+	@sh scripts/check-deps.sh
+
+clean:
+	rm -rf build
+
+-include $(wildcard mk/*.mk)
+-include $(shell find build -name '*.d' 2>/dev/null)

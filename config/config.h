@@ -1,0 +1,54 @@
+/* config.h - settings: defaults < config file < environment < command-line flags (SPEC 7)
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef MEM_CONFIG_CONFIG_H
+#define MEM_CONFIG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/decay.h"
+#include "core/err.h"
+
+typedef enum mem_log_level { MEM_LOG_DEBUG, MEM_LOG_INFO, MEM_LOG_WARN, MEM_LOG_ERROR } mem_log_level_t;
+
+typedef struct mem_cfg {
+    char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
+    int listen_port;       /* 0 = any free port */
+    char data_path[4096];
+    mem_decay_t decay;          /* kind, half_life_s, shape, offset_s, recency_bias */
+    size_t embed_dim;           /* built-in embedder dimension */
+    double coherence_threshold; /* [-1, 1] */
+    double coherence_weight;    /* [0, 1] */
+    char api_key[512];          /* "" = no auth */
+    bool metrics_public;
+    size_t max_body;            /* bytes */
+    size_t max_batch;
+    double max_future_skew_s;
+    int threads;                /* libuv pool size */
+    bool sync_full;
+    size_t max_connections;
+    double idle_timeout_s;
+    double request_timeout_s;
+    size_t max_queue;
+    size_t max_namespaces;
+    mem_log_level_t log_level;
+    bool log_json;
+    char simd[16]; /* "" = detect */
+    char config_path[4096];
+} mem_cfg_t;
+
+enum {
+    MEM_CFG_RUN = 0,     /* start the server */
+    MEM_CFG_EXIT_OK = 1, /* --help or --version printed to out: exit 0 */
+};
+
+/* Fill cfg from defaults, the optional --config file, env (NULL = none; a NULL-terminated
+ * "KEY=value" array) and argv. Help/version text goes to out_text (may be NULL).
+ * Returns MEM_CFG_RUN, MEM_CFG_EXIT_OK, or MEM_EINVAL with err->msg one line naming the
+ * key (the caller prints it and exits 2). */
+int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,
+                 size_t out_len, mem_err_t *err);
+void mem_cfg_defaults(mem_cfg_t *cfg);
+
+#endif

@@ -1,0 +1,265 @@
+/* index.c - time-ordered blocks, id map and source interning for one namespace
+ * SPDX-License-Identifier: MIT
+ */
+#include "core/index.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+
+#define SLOT_EMPTY 0u
+#define SLOT_TOMB UINT32_MAX
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+int mem_index_new(size_t dim, mem_index_t **out)
+{
+    if (dim == 0 || dim > 4096)
+        return MEM_EINVAL;
+    mem_index_t *idx = calloc(1, sizeof(*idx));
+    if (!idx)
+        return MEM_ENOMEM;
+    idx->dim = dim;
+    idx->stride = (dim + 15) & ~(size_t)15;
+    *out = idx;
+    return MEM_OK;
+}
+
+void mem_index_free(mem_index_t *idx)
+{
+    if (!idx)
+        return;
+    for (size_t b = 0; b < idx->n_blocks; b++) {
+        free(idx->blocks[b]->vecs);
+        free(idx->blocks[b]);
+    }
+    free(idx->blocks);
+    for (size_t p = 0; p < idx->n_rows; p++)
+        free(idx->_ids[p]);
+    free(idx->_ids);
+    free(idx->_slots);
+    for (size_t s = 1; s <= idx->_n_sources; s++)
+        free(idx->_sources[s]);
+    free(idx->_sources);
+    free(idx);
+}
+
+static int map_grow(mem_index_t *idx)
+{
+    size_t cap = idx->_cap_slots ? idx->_cap_slots * 2 : 1024;
+    uint32_t *slots = calloc(cap, sizeof(*slots));
+    if (!slots)
+        return MEM_ENOMEM;
+    for (size_t p = 0; p < idx->n_rows; p++) {
+        const char *id = idx->_ids[p];
+        if (!id)
+            continue;
+        size_t i = hash_bytes(id, strlen(id)) & (cap - 1);
+        while (slots[i] != SLOT_EMPTY)
+            i = (i + 1) & (cap - 1);
+        slots[i] = (uint32_t)p + 1;
+    }
+    free(idx->_slots);
+    idx->_slots = slots;
+    idx->_cap_slots = cap;
+    idx->_used_slots = idx->n_rows - idx->n_deleted;
+    return MEM_OK;
+}
+
+long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len)
+{
+    if (!idx->_cap_slots)
+        return -1;
+    size_t mask = idx->_cap_slots - 1;
+    for (size_t i = hash_bytes(id, id_len) & mask;; i = (i + 1) & mask) {
+        uint32_t s = idx->_slots[i];
+        if (s == SLOT_EMPTY)
+            return -1;
+        if (s == SLOT_TOMB)
+            continue;
+        const char *cand = idx->_ids[s - 1];
+        if (cand && strlen(cand) == id_len && memcmp(cand, id, id_len) == 0)
+            return (long)(s - 1);
+    }
+}
+
+static void map_remove(mem_index_t *idx, size_t pos)
+{
+    const char *id = idx->_ids[pos];
+    size_t mask = idx->_cap_slots - 1;
+    for (size_t i = hash_bytes(id, strlen(id)) & mask;; i = (i + 1) & mask) {
+        if (idx->_slots[i] == SLOT_EMPTY)
+            return;
+        if (idx->_slots[i] == pos + 1) {
+            idx->_slots[i] = SLOT_TOMB;
+            return;
+        }
+    }
+}
+
+static int add_block(mem_index_t *idx)
+{
+    if (idx->n_blocks == idx->cap_blocks) {
+        size_t cap = idx->cap_blocks ? idx->cap_blocks * 2 : 16;
+        mem_index_block_t **blocks = realloc(idx->blocks, cap * sizeof(*blocks));
+        if (!blocks)
+            return MEM_ENOMEM;
+        idx->blocks = blocks;
+        idx->cap_blocks = cap;
+        char **ids = realloc(idx->_ids, cap * MEM_INDEX_BLOCK_ROWS * sizeof(*ids));
+        if (!ids)
+            return MEM_ENOMEM;
+        idx->_ids = ids;
+    }
+    mem_index_block_t *blk = calloc(1, sizeof(*blk));
+    if (!blk)
+        return MEM_ENOMEM;
+    size_t bytes = MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float);
+    blk->vecs = aligned_alloc(64, bytes);
+    if (!blk->vecs) {
+        free(blk);
+        return MEM_ENOMEM;
+    }
+    memset(blk->vecs, 0, bytes);
+    idx->blocks[idx->n_blocks++] = blk;
+    return MEM_OK;
+}
+
+static void count_flags(mem_index_t *idx, uint8_t flags, long delta)
+{
+    if (flags & MEM_ROW_DELETED)
+        idx->n_deleted += (size_t)delta;
+    else if (flags & MEM_ROW_ARCHIVED)
+        idx->n_archived += (size_t)delta;
+    else if (flags & MEM_ROW_SUPERSEDED)
+        idx->n_superseded += (size_t)delta;
+    else
+        idx->n_active += (size_t)delta;
+}
+
+int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
+                     const float *vec, uint16_t source, uint8_t flags, size_t *pos)
+{
+    int rc;
+    if (idx->n_rows >= UINT32_MAX - 1)
+        return MEM_ENOMEM;
+    if (idx->n_rows == idx->n_blocks * MEM_INDEX_BLOCK_ROWS && (rc = add_block(idx)) != MEM_OK)
+        return rc;
+    if ((idx->_used_slots + 1) * 2 > idx->_cap_slots && (rc = map_grow(idx)) != MEM_OK)
+        return rc;
+    char *copy = malloc(id_len + 1);
+    if (!copy)
+        return MEM_ENOMEM;
+    memcpy(copy, id, id_len);
+    copy[id_len] = '\0';
+
+    size_t p = idx->n_rows;
+    mem_index_block_t *blk = idx->blocks[p / MEM_INDEX_BLOCK_ROWS];
+    size_t r = p % MEM_INDEX_BLOCK_ROWS;
+    memcpy(blk->vecs + r * idx->stride, vec, idx->dim * sizeof(float));
+    blk->ts_ms[r] = ts_ms;
+    blk->seq[r] = seq;
+    blk->degree[r] = 0;
+    blk->access_count[r] = 0;
+    blk->tick[r] = ++idx->clock;
+    blk->source[r] = source;
+    blk->flags[r] = flags & (uint8_t)~MEM_ROW_DELETED;
+    if (blk->n_rows == 0 || ts_ms < blk->ts_min)
+        blk->ts_min = ts_ms;
+    if (blk->n_rows == 0 || ts_ms > blk->ts_max)
+        blk->ts_max = ts_ms;
+    blk->n_rows++;
+    idx->_ids[p] = copy;
+    idx->n_rows++;
+    count_flags(idx, blk->flags[r], 1);
+
+    size_t mask = idx->_cap_slots - 1;
+    size_t i = hash_bytes(copy, id_len) & mask;
+    while (idx->_slots[i] != SLOT_EMPTY && idx->_slots[i] != SLOT_TOMB)
+        i = (i + 1) & mask;
+    if (idx->_slots[i] == SLOT_EMPTY)
+        idx->_used_slots++;
+    idx->_slots[i] = (uint32_t)p + 1;
+    *pos = p;
+    return MEM_OK;
+}
+
+void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
+{
+    uint8_t *f = &MEM_INDEX_ROW(idx, pos, flags);
+    if (*f & MEM_ROW_DELETED)
+        return; /* a hole stays a hole */
+    count_flags(idx, *f, -1);
+    count_flags(idx, flags, 1);
+    *f = flags;
+    if (flags & MEM_ROW_DELETED) {
+        map_remove(idx, pos);
+        free(idx->_ids[pos]);
+        idx->_ids[pos] = NULL;
+        MEM_INDEX_ROW(idx, pos, degree) = 0;
+    }
+}
+
+int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len)
+{
+    if (!source || len == 0)
+        return 0;
+    for (size_t s = 1; s <= idx->_n_sources; s++)
+        if (strlen(idx->_sources[s]) == len && memcmp(idx->_sources[s], source, len) == 0)
+            return (int)s;
+    return 0;
+}
+
+int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len)
+{
+    int found = mem_index_source_find(idx, source, len);
+    if (found || !source || len == 0)
+        return found;
+    if (idx->_n_sources >= UINT16_MAX)
+        return MEM_ELIMIT;
+    if (idx->_n_sources + 2 > idx->_cap_sources) {
+        size_t cap = idx->_cap_sources ? idx->_cap_sources * 2 : 8;
+        char **s = realloc(idx->_sources, cap * sizeof(*s));
+        if (!s)
+            return MEM_ENOMEM;
+        idx->_sources = s;
+        idx->_cap_sources = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return MEM_ENOMEM;
+    memcpy(copy, source, len);
+    copy[len] = '\0';
+    idx->_sources[++idx->_n_sources] = copy;
+    return (int)idx->_n_sources;
+}
+
+const char *mem_index_source_name(const mem_index_t *idx, uint16_t source)
+{
+    return source && source <= idx->_n_sources ? idx->_sources[source] : NULL;
+}
+
+void mem_index_recount_graph(mem_index_t *idx)
+{
+    uint64_t sum = 0;
+    uint32_t max = 0;
+    for (size_t p = 0; p < idx->n_rows; p++) {
+        if (MEM_INDEX_ROW(idx, p, flags) != 0)
+            continue;
+        uint32_t d = MEM_INDEX_ROW(idx, p, degree);
+        sum += d;
+        if (d > max)
+            max = d;
+    }
+    idx->graph_edges = sum / 2;
+    idx->max_degree = max;
+}

@@ -1,0 +1,54 @@
+/* vec.h - vector kernels: one ops table per ISA, chosen once at start-up
+ * SPDX-License-Identifier: MIT
+ *
+ * The unit of dispatch is a batch (one query against a block of rows), so the indirect
+ * call is paid once per block and the query stays in registers. Kernels never allocate
+ * or fail, accept n == 0 and unaligned pointers, and handle their own tails.
+ * vec_scalar.c is the reference every other ISA is tested against.
+ */
+#ifndef MEM_CORE_VEC_H
+#define MEM_CORE_VEC_H
+
+#include <stddef.h>
+
+typedef enum mem_vec_isa {
+    MEM_VEC_SCALAR = 0,
+    MEM_VEC_AVX2,
+    MEM_VEC_AVX512,
+    MEM_VEC_NEON,
+    MEM_VEC_ISA_COUNT
+} mem_vec_isa_t;
+
+typedef float (*mem_vec_dot_fn)(const float *a, const float *b, size_t n);
+/* out[r] = dot(q, rows + r * stride) for r < n_rows; stride >= dim, in floats. */
+typedef void (*mem_vec_dot_rows_fn)(const float *q, const float *rows, size_t n_rows, size_t dim,
+                                    size_t stride, float *out);
+
+typedef struct mem_vec_ops {
+    mem_vec_isa_t isa;
+    const char *name; /* "scalar", "avx2", "avx512", "neon" */
+    mem_vec_dot_fn dot;
+    mem_vec_dot_rows_fn dot_rows;
+} mem_vec_ops_t;
+
+/* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
+const mem_vec_ops_t *mem_vec_ops_for(mem_vec_isa_t isa);
+/* The best ISA this host runs. */
+mem_vec_isa_t mem_vec_best_isa(void);
+/* Parse "scalar", "avx2", "avx512", "neon"; returns 0 on success, -1 otherwise. */
+int mem_vec_isa_parse(const char *name, mem_vec_isa_t *out);
+/* Choose the process-wide table once, before threads start (the one allowed global).
+ * Returns 0, or -1 when the host cannot run isa (the table is then left unchanged). */
+int mem_vec_init(mem_vec_isa_t isa);
+/* The chosen table (scalar until mem_vec_init succeeds). */
+const mem_vec_ops_t *mem_vec_ops(void);
+
+/* Scalar reference kernels (exported for tests and for the ISA files' tails). */
+float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
+void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
+                                 size_t stride, float *out);
+/* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or
+ * non-finite vector, which is left unchanged. */
+int mem_vec_normalize(float *v, size_t n);
+
+#endif

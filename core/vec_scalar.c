@@ -1,0 +1,39 @@
+/* vec_scalar.c - reference kernels: the specification every ISA is tested against
+ * SPDX-License-Identifier: MIT
+ *
+ * Summation order: left to right in float, one accumulator.
+ */
+#include "core/vec.h"
+
+#include <math.h>
+
+float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n)
+{
+    float acc = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        acc += a[i] * b[i];
+    return acc;
+}
+
+void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
+                                 size_t stride, float *out)
+{
+    for (size_t r = 0; r < n_rows; r++)
+        out[r] = mem_vec_dot_f32_scalar(q, rows + r * stride, dim);
+}
+
+int mem_vec_normalize(float *v, size_t n)
+{
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            return -1;
+        ss += (double)v[i] * (double)v[i];
+    }
+    if (!(ss > 0.0) || !isfinite(ss))
+        return -1;
+    double inv = 1.0 / sqrt(ss);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)((double)v[i] * inv);
+    return 0;
+}

@@ -1,0 +1,18 @@
+#!/bin/sh
+# deps.sh - install the Debian packages mnemod builds, tests and benchmarks with.
+# Installs only what is missing; uses sudo when not root. Safe to run repeatedly.
+set -eu
+PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
+libcmocka-dev curl python3 clang libclang-rt-14-dev"
+[ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,29 @@
+#!/bin/sh
+# run-tests.sh BUILD_DIR [unit|e2e] - run every unit binary, then the end-to-end suites.
+# Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
+B=${1:?build dir}
+WHAT=${2:-all}
+passed=0
+failed=0
+failures=""
+run() { # name, command...
+    name=$1; shift
+    if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures="$failures $name"; fi
+}
+if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
+    for t in "$B"/tests/unit/test_*; do
+        [ -x "$t" ] || continue
+        echo "== unit: $(basename "$t")"
+        run "$(basename "$t")" timeout 600 "$t"
+    done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
+    for t in tests/e2e/test_*.py; do
+        [ -e "$t" ] || continue
+        echo "== e2e: $(basename "$t")"
+        run "$(basename "$t")" timeout 900 python3 "$t" "$B/mnemod"
+    done
+fi
+[ -n "$failures" ] && echo "failed suites:$failures"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

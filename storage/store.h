@@ -1,0 +1,207 @@
+/* store.h - the durable store: namespaces, segments, the single writer, start-up reload
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. SQLite (WAL) holds every segment; each namespace also lives in memory as a
+ * core/ index (vectors in time order, degrees, flags, access statistics) guarded by a
+ * read-write lock: scans hold it shared, the writer exclusively and briefly.
+ * All writes are records (mem_store_op_t) executed by one writer thread: it takes every
+ * queued op, validates each against the in-memory state, writes it inside one
+ * transaction (group commit), applies it to memory, commits, then publishes the new rows
+ * (n_visible) and calls each op's done callback. A client error in one op fails that op
+ * only; a storage error (disk full, I/O) rolls the whole group back, reloads the touched
+ * namespaces from SQLite and fails every op of the group. Each applied record advances the
+ * namespace's seq and the store's lsn in the same transaction as its rows.
+ *
+ * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
+ * every read call from any thread (they may block briefly on SQLite reads and locks, so
+ * never call them from the event-loop thread).
+ */
+#ifndef MEM_STORAGE_STORE_H
+#define MEM_STORAGE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/compact.h"
+#include "core/err.h"
+#include "core/scan.h"
+#include "core/vec.h"
+
+#define MEM_STORE_NS_MAX 64  /* bytes of a namespace name */
+#define MEM_STORE_ID_MAX 128 /* bytes of a segment id */
+
+typedef struct mem_store mem_store_t;
+
+typedef struct mem_store_opts {
+    const char *path;          /* SQLite file */
+    bool sync_full;            /* synchronous=FULL (else NORMAL) */
+    float coherence_threshold; /* edge when cos >= this */
+    size_t max_namespaces;     /* creating one more is MEM_ELIMIT */
+    size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
+    const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
+} mem_store_opts_t;
+
+/* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
+ * namespace into memory and start the writer. MEM_OK, MEM_ECORRUPT, MEM_ESTORAGE, ENOMEM. */
+int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *err);
+/* Drain the write queue, stop the writer, checkpoint the WAL and close. NULL-safe. */
+void mem_store_close(mem_store_t *st);
+
+/* ---- writes: records executed by the writer thread ---- */
+
+typedef enum mem_store_op_kind {
+    MEM_STORE_OP_NS_CREATE,
+    MEM_STORE_OP_NS_DROP,
+    MEM_STORE_OP_INSERT,
+    MEM_STORE_OP_DELETE,
+    MEM_STORE_OP_COMPACT,
+} mem_store_op_kind_t;
+
+typedef struct mem_store_seg_in {
+    char id[MEM_STORE_ID_MAX + 1]; /* given or generated (UUIDv7) by the caller */
+    bool ts_given;                 /* false: the writer uses max(now_ms, namespace newest) */
+    int64_t ts_ms;                 /* Unix ms, when ts_given */
+    const char *text;              /* NULL when absent; text_len bytes, UTF-8 */
+    size_t text_len;
+    const float *vec; /* dim floats, already L2-normalised */
+    const char *source; /* NULL when absent */
+    size_t source_len;
+    const char *metadata; /* compact JSON object text, NULL when absent */
+    size_t metadata_len;
+    const char *const *supersedes; /* n_supersedes NUL-terminated ids */
+    size_t n_supersedes;
+} mem_store_seg_in_t;
+
+typedef struct mem_store_seg_out {
+    int64_t seq;
+    int64_t ts_ms;
+    bool existed; /* an identical segment was already stored: nothing written */
+} mem_store_seg_out_t;
+
+typedef struct mem_store_op mem_store_op_t;
+/* Called on the writer thread once op->rc and the outputs are final. */
+typedef void (*mem_store_done_fn)(mem_store_op_t *op, void *ud);
+
+struct mem_store_op {
+    mem_store_op_kind_t kind;
+    char ns[MEM_STORE_NS_MAX + 1];
+    size_t dim;     /* NS_CREATE: the dimension; INSERT: floats per vector */
+    int64_t now_ms; /* server clock when submitted */
+    /* INSERT: segs[n_segs] in ingest order; outs[n_segs] filled by the writer. */
+    const mem_store_seg_in_t *segs;
+    mem_store_seg_out_t *outs;
+    size_t n_segs;
+    /* DELETE: the id. */
+    char id[MEM_STORE_ID_MAX + 1];
+    /* COMPACT: ids to evict (those no longer active are skipped), archive or purge. */
+    const char *const *evict_ids;
+    size_t n_evict;
+    bool purge;
+    /* results */
+    int rc;       /* MEM_OK or MEM_E*, details in err */
+    mem_err_t err;
+    bool created; /* NS_CREATE: created now (201) rather than existing (200);
+                     INSERT: at least one segment was new (201) */
+    size_t n_applied; /* COMPACT: ids actually evicted */
+    /* private: owned by the store while queued */
+    mem_store_done_fn _done;
+    void *_ud;
+    mem_store_op_t *_next;
+};
+
+/* Queue op; the caller leaves op (and everything it points to) alone until done runs.
+ * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */
+int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done, void *ud);
+
+/* ---- reads: any thread but the event loop ---- */
+
+typedef struct mem_store_ns_stats {
+    char name[MEM_STORE_NS_MAX + 1];
+    size_t dim;
+    uint64_t count;      /* stored, not archived (superseded included) */
+    uint64_t superseded; /* superseded and not archived */
+    uint64_t archived;
+    bool empty;          /* no stored segment: oldest/newest are meaningless */
+    int64_t oldest_ms, newest_ms;
+    uint64_t graph_edges;
+    uint32_t max_degree;
+} mem_store_ns_stats_t;
+
+/* MEM_OK or MEM_ENOTFOUND. */
+int mem_store_ns_stats(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out, mem_err_t *err);
+/* All namespaces by name; *out is malloc'd, the caller frees it. */
+int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err);
+
+typedef struct mem_store_segment {
+    char *id;
+    int64_t seq, ts_ms;
+    char *text;     /* NULL when absent */
+    char *source;   /* NULL when absent */
+    char *metadata; /* JSON object text, NULL when absent */
+    char **supersedes;
+    size_t n_supersedes;
+    char *superseded_by; /* NULL when not superseded */
+    bool archived;
+    float *embedding; /* dim floats, only when asked */
+    size_t dim;
+} mem_store_segment_t;
+
+/* MEM_OK, MEM_ENOTFOUND (namespace or id). *out freed with mem_store_segment_free. */
+int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
+                  mem_store_segment_t **out, mem_err_t *err);
+void mem_store_segment_free(mem_store_segment_t *seg);
+
+typedef struct mem_store_query {
+    mem_scan_params_t scan;  /* scan.query has q_dim floats, normalised; scan.source ignored */
+    size_t q_dim;            /* MEM_EDIM when it differs from the namespace's */
+    const char *source;      /* NULL: any source; else only segments with this source */
+    size_t source_len;
+    bool record_access;      /* count an access for each returned segment, remember the query */
+} mem_store_query_t;
+
+typedef struct mem_store_result {
+    mem_scan_hit_t hit;
+    char *id;
+    int64_t ts_ms;
+    char *text;     /* NULL when absent */
+    char *source;   /* NULL when absent */
+    char *metadata; /* NULL when absent */
+} mem_store_result_t;
+
+/* Top-K of SPEC section 4. MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_ENOMEM.
+ * *out freed with mem_store_results_free; *kernel names the ISA used (static string). */
+int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
+                       mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
+                       mem_err_t *err);
+void mem_store_results_free(mem_store_result_t *res, size_t n);
+
+typedef struct mem_store_compact_req {
+    mem_compact_policy_t policy;
+    bool has_target;
+    size_t target;
+    double ratio;           /* when !has_target: target = floor(ratio * active) */
+    double alpha, beta, gamma, dedup_threshold;
+    bool context_given;     /* false: the namespace's last 20 retrieve queries */
+    const float *context;   /* n_context * dim floats when context_given */
+    size_t n_context;
+} mem_store_compact_req_t;
+
+/* Plan a compaction over the namespace's active segments (shared lock only).
+ * *evict_ids is malloc'd (array and strings), freed with mem_store_ids_free.
+ * *before = active count. MEM_OK, MEM_ENOTFOUND, MEM_EDIM (context), MEM_ENOMEM. */
+int mem_store_compact_plan(mem_store_t *st, const char *ns, const mem_store_compact_req_t *req,
+                           char ***evict_ids, size_t *n_evict, size_t *before, mem_err_t *err);
+void mem_store_ids_free(char **ids, size_t n);
+
+typedef struct mem_store_metrics {
+    uint64_t commits;          /* transactions committed (each one fsync with sync=full) */
+    uint64_t ops;              /* ops executed */
+    double commit_seconds_sum; /* time inside COMMIT */
+    uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */
+    size_t queue_depth;        /* ops waiting now */
+    size_t n_namespaces;
+} mem_store_metrics_t;
+void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
+
+#endif
