@@ -20,16 +20,15 @@
 
 #include "core/vec.h"
 
-#define SEED_WORD 0xcbf29ce484222325ULL /* FNV-1a offset basis */
-#define SEED_TRIGRAM 0x84222325cbf29ce4ULL
-#define FNV_PRIME 0x100000001b3ULL
-#define WEIGHT_WORD 1.0f
+#define SEED_WORD      0xcbf29ce484222325ULL /* FNV-1a offset basis */
+#define SEED_TRIGRAM   0x84222325cbf29ce4ULL
+#define FNV_PRIME      0x100000001b3ULL
+#define WEIGHT_WORD    1.0f
 #define WEIGHT_TRIGRAM 0.5f
 
 static bool is_word_byte(unsigned char c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c >= 0x80;
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
 }
 
 static unsigned char lower(unsigned char c)
@@ -58,10 +57,8 @@ static void add_feature(float *out, size_t dim, uint64_t h, float w, bool signed
 /* Byte i of "^word$" (n = word length, i in 0..n+1). */
 static unsigned char padded(const unsigned char *w, size_t n, size_t i)
 {
-    if (i == 0)
-        return '^';
-    if (i == n + 1)
-        return '$';
+    if (i == 0) return '^';
+    if (i == n + 1) return '$';
     return lower(w[i - 1]);
 }
 
@@ -103,8 +100,7 @@ static size_t accumulate(const unsigned char *s, size_t len, float *out, size_t 
 int mem_embed_text(const char *text, size_t len, float *out, size_t dim, mem_err_t *err)
 {
     if (dim < 1 || dim > MEM_EMBED_DIM_MAX)
-        return mem_err_set(err, MEM_EINVAL, "embed dim %zu outside 1..%d", dim,
-                           MEM_EMBED_DIM_MAX);
+        return mem_err_set(err, MEM_EINVAL, "embed dim %zu outside 1..%d", dim, MEM_EMBED_DIM_MAX);
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0;
     while (i < len && !is_word_byte(s[i]))

@@ -14,8 +14,8 @@
 
 #include "core/err.h"
 
-#define MEM_EMBED_VERSION 1
-#define MEM_EMBED_DIM_MAX 4096
+#define MEM_EMBED_VERSION     1
+#define MEM_EMBED_DIM_MAX     4096
 #define MEM_EMBED_DIM_DEFAULT 256
 
 /* Embed text[0..len) (need not end in NUL; any bytes) into out[0..dim), a unit vector.

@@ -20,8 +20,7 @@ __extension__ typedef unsigned __int128 u128;
 
 static int time_fail(mem_err_t *err, const char *field, const char *reason)
 {
-    if (field)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: %s", field, reason);
+    if (field) return mem_err_field(err, MEM_EINVAL, field, "%s: %s", field, reason);
     return mem_err_set(err, MEM_EINVAL, "%s", reason);
 }
 
@@ -29,9 +28,9 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;                                  /* [0, 399] */
+    int64_t yoe = y - era * 400;                                   /* [0, 399] */
     int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1; /* [0, 365] */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* [0, 146096] */
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           /* [0, 146096] */
     return era * 146097 + doe - 719468;
 }
 
@@ -66,12 +65,10 @@ static int days_in_month(int64_t y, int m)
 static bool take_digits(const char *s, size_t len, size_t *pos, int n, int *out)
 {
     int v = 0;
-    if (*pos + (size_t)n > len)
-        return false;
+    if (*pos + (size_t)n > len) return false;
     for (int i = 0; i < n; i++) {
         char c = s[*pos + (size_t)i];
-        if (c < '0' || c > '9')
-            return false;
+        if (c < '0' || c > '9') return false;
         v = v * 10 + (c - '0');
     }
     *pos += (size_t)n;
@@ -95,14 +92,12 @@ int mem_time_parse_rfc3339(const char *s, size_t len, const char *field, int64_t
                                      "YYYY-MM-DDTHH:MM:SS[.frac]Z or +hh:mm)";
     size_t pos = 0;
     int year, mon, day, hour, min, sec, ms = 0;
-    if (!s)
-        return time_fail(err, field, shape);
+    if (!s) return time_fail(err, field, shape);
     if (!take_digits(s, len, &pos, 4, &year) || !take_char(s, len, &pos, '-') ||
         !take_digits(s, len, &pos, 2, &mon) || !take_char(s, len, &pos, '-') ||
         !take_digits(s, len, &pos, 2, &day))
         return time_fail(err, field, shape);
-    if (pos == len)
-        return time_fail(err, field, "a date without a time of day (add THH:MM:SSZ)");
+    if (pos == len) return time_fail(err, field, "a date without a time of day (add THH:MM:SSZ)");
     if (!take_char(s, len, &pos, 'T') && !take_char(s, len, &pos, 't'))
         return time_fail(err, field, shape);
     if (!take_digits(s, len, &pos, 2, &hour) || !take_char(s, len, &pos, ':') ||
@@ -112,8 +107,7 @@ int mem_time_parse_rfc3339(const char *s, size_t len, const char *field, int64_t
     if (take_char(s, len, &pos, '.')) {
         size_t start = pos;
         while (pos < len && s[pos] >= '0' && s[pos] <= '9') {
-            if (pos - start < 3)
-                ms = ms * 10 + (s[pos] - '0');
+            if (pos - start < 3) ms = ms * 10 + (s[pos] - '0');
             pos++;
         }
         if (pos == start)
@@ -122,8 +116,7 @@ int mem_time_parse_rfc3339(const char *s, size_t len, const char *field, int64_t
             ms *= 10;
     }
     int offset_min = 0;
-    if (pos == len)
-        return time_fail(err, field, "no zone or offset (add Z for UTC, or +hh:mm)");
+    if (pos == len) return time_fail(err, field, "no zone or offset (add Z for UTC, or +hh:mm)");
     if (s[pos] == 'Z' || s[pos] == 'z') {
         pos++;
     } else if (s[pos] == '+' || s[pos] == '-') {
@@ -138,19 +131,16 @@ int mem_time_parse_rfc3339(const char *s, size_t len, const char *field, int64_t
     } else {
         return time_fail(err, field, shape);
     }
-    if (pos != len)
-        return time_fail(err, field, "unexpected characters after the zone");
-    if (mon < 1 || mon > 12)
-        return time_fail(err, field, "month out of range (01-12)");
+    if (pos != len) return time_fail(err, field, "unexpected characters after the zone");
+    if (mon < 1 || mon > 12) return time_fail(err, field, "month out of range (01-12)");
     if (day < 1 || day > days_in_month(year, mon))
         return time_fail(err, field, "day out of range for its month");
-    if (hour > 23)
-        return time_fail(err, field, "hour out of range (00-23)");
-    if (min > 59)
-        return time_fail(err, field, "minute out of range (00-59)");
+    if (hour > 23) return time_fail(err, field, "hour out of range (00-23)");
+    if (min > 59) return time_fail(err, field, "minute out of range (00-59)");
     if (sec > 59)
-        return time_fail(err, field, "second out of range (00-59; leap seconds are not "
-                                     "representable)");
+        return time_fail(err, field,
+                         "second out of range (00-59; leap seconds are not "
+                         "representable)");
     int64_t t = days_from_civil(year, mon, day) * MS_PER_DAY +
                 ((int64_t)hour * 3600 + min * 60 + sec) * 1000 + ms - (int64_t)offset_min * 60000;
     if (t < MEM_TIME_MIN_MS || t > MEM_TIME_MAX_MS)
@@ -166,8 +156,7 @@ int mem_time_parse_rfc3339_z(const char *s, const char *field, int64_t *out_ms, 
 
 int mem_time_from_unix_s(double secs, const char *field, int64_t *out_ms, mem_err_t *err)
 {
-    if (!isfinite(secs))
-        return time_fail(err, field, "not a finite number of seconds");
+    if (!isfinite(secs)) return time_fail(err, field, "not a finite number of seconds");
     /* Range check before any conversion to an integer (which would be undefined). */
     if (secs < (double)MEM_TIME_MIN_MS / 1000.0 - 1.0 ||
         secs > (double)MEM_TIME_MAX_MS / 1000.0 + 1.0)
@@ -182,10 +171,8 @@ int mem_time_from_unix_s(double secs, const char *field, int64_t *out_ms, mem_er
 
 size_t mem_time_format_rfc3339(int64_t ms, char *buf, size_t cap)
 {
-    if (cap > 0)
-        buf[0] = '\0';
-    if (cap < MEM_TIME_RFC3339_BUFSZ || ms < MEM_TIME_MIN_MS || ms > MEM_TIME_MAX_MS)
-        return 0;
+    if (cap > 0) buf[0] = '\0';
+    if (cap < MEM_TIME_RFC3339_BUFSZ || ms < MEM_TIME_MIN_MS || ms > MEM_TIME_MAX_MS) return 0;
     int64_t days = ms / MS_PER_DAY, rem = ms % MS_PER_DAY;
     if (rem < 0) {
         rem += MS_PER_DAY;
@@ -226,8 +213,7 @@ static bool take_number(const char *s, size_t len, size_t *pos, num_t *n)
         (*pos)++;
         ndig++;
     }
-    if (ndig == 0)
-        return false;
+    if (ndig == 0) return false;
     if (*pos < len && s[*pos] == '.') {
         (*pos)++;
         size_t fstart = *pos;
@@ -255,16 +241,14 @@ static void skip_spaces(const char *s, size_t len, size_t *pos)
 static bool unit_eq(const char *s, size_t len, const char *unit, bool icase)
 {
     size_t n = strlen(unit);
-    if (len != n)
-        return false;
+    if (len != n) return false;
     for (size_t i = 0; i < n; i++) {
         char a = s[i], b = unit[i];
         if (icase) {
             a = (a >= 'A' && a <= 'Z') ? (char)(a - 'A' + 'a') : a;
             b = (b >= 'A' && b <= 'Z') ? (char)(b - 'A' + 'a') : b;
         }
-        if (a != b)
-            return false;
+        if (a != b) return false;
     }
     return true;
 }
@@ -280,8 +264,7 @@ int mem_time_parse_duration(const char *s, size_t len, double bare_unit_s, const
     num_t n;
     if (!s || len == 0)
         return time_fail(err, field, "empty duration (expected seconds or e.g. 90d, 36h, 15m)");
-    if (s[0] == '-')
-        return time_fail(err, field, "a duration cannot be negative");
+    if (s[0] == '-') return time_fail(err, field, "a duration cannot be negative");
     if (!take_number(s, len, &pos, &n))
         return time_fail(err, field,
                          "not a duration (expected a number with an optional unit ms, s, m, "
@@ -291,8 +274,7 @@ int mem_time_parse_duration(const char *s, size_t len, double bare_unit_s, const
     if (pos < len) {
         size_t i;
         for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-            if (unit_eq(s + pos, len - pos, units[i].name, false))
-                break;
+            if (unit_eq(s + pos, len - pos, units[i].name, false)) break;
         if (i == sizeof(units) / sizeof(units[0]))
             return time_fail(err, field, "unknown duration unit (use ms, s, m, h, d or w)");
         unit = units[i].secs;
@@ -304,26 +286,23 @@ int mem_time_parse_duration(const char *s, size_t len, double bare_unit_s, const
     return MEM_OK;
 }
 
-int mem_time_parse_duration_z(const char *s, double bare_unit_s, const char *field,
-                              double *out_s, mem_err_t *err)
+int mem_time_parse_duration_z(const char *s, double bare_unit_s, const char *field, double *out_s,
+                              mem_err_t *err)
 {
     return mem_time_parse_duration(s, s ? strlen(s) : 0, bare_unit_s, field, out_s, err);
 }
 
 int mem_time_check_duration_s(double secs, const char *field, double *out_s, mem_err_t *err)
 {
-    if (!isfinite(secs))
-        return time_fail(err, field, "not a finite number of seconds");
-    if (secs < 0)
-        return time_fail(err, field, "a duration cannot be negative");
+    if (!isfinite(secs)) return time_fail(err, field, "not a finite number of seconds");
+    if (secs < 0) return time_fail(err, field, "a duration cannot be negative");
     if (secs > MEM_TIME_MAX_DURATION_S)
         return time_fail(err, field, "duration too large (at most 10000 years)");
     *out_s = secs;
     return MEM_OK;
 }
 
-int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *out,
-                        mem_err_t *err)
+int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *out, mem_err_t *err)
 {
     static const struct {
         const char *name;
@@ -345,10 +324,8 @@ int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *ou
     };
     size_t pos = 0;
     num_t n;
-    if (!s || len == 0)
-        return time_fail(err, field, "empty size (expected bytes or e.g. 16MiB)");
-    if (s[0] == '-')
-        return time_fail(err, field, "a size cannot be negative");
+    if (!s || len == 0) return time_fail(err, field, "empty size (expected bytes or e.g. 16MiB)");
+    if (s[0] == '-') return time_fail(err, field, "a size cannot be negative");
     if (!take_number(s, len, &pos, &n))
         return time_fail(err, field,
                          "not a size (expected a number with an optional unit B, KiB, MiB, "
@@ -358,8 +335,7 @@ int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *ou
     if (pos < len) {
         size_t i;
         for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-            if (unit_eq(s + pos, len - pos, units[i].name, true))
-                break;
+            if (unit_eq(s + pos, len - pos, units[i].name, true)) break;
         if (i == sizeof(units) / sizeof(units[0]))
             return time_fail(err, field,
                              "unknown size unit (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)");
@@ -368,8 +344,7 @@ int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *ou
         return time_fail(err, field, "a size in bytes must be a whole number");
     }
     u128 total = (u128)n.ip * mult + (u128)n.fnum * mult / n.fden;
-    if (n.overflow || total > (u128)SIZE_MAX)
-        return time_fail(err, field, "size too large");
+    if (n.overflow || total > (u128)SIZE_MAX) return time_fail(err, field, "size too large");
     *out = (size_t)total;
     return MEM_OK;
 }

@@ -55,8 +55,8 @@ size_t mem_time_format_rfc3339(int64_t ms, char *buf, size_t cap);
  * empty, negative, exponents, unknown units, results above MEM_TIME_MAX_DURATION_S. */
 int mem_time_parse_duration(const char *s, size_t len, double bare_unit_s, const char *field,
                             double *out_s, mem_err_t *err);
-int mem_time_parse_duration_z(const char *s, double bare_unit_s, const char *field,
-                              double *out_s, mem_err_t *err);
+int mem_time_parse_duration_z(const char *s, double bare_unit_s, const char *field, double *out_s,
+                              mem_err_t *err);
 /* Check a duration given as a JSON number of seconds: finite, >= 0, <= the maximum. */
 int mem_time_check_duration_s(double secs, const char *field, double *out_s, mem_err_t *err);
 
@@ -66,8 +66,7 @@ int mem_time_check_duration_s(double secs, const char *field, double *out_s, mem
  * A fractional result is truncated to whole bytes. Rejected: empty, negative, unknown
  * units, a bare fraction of a byte ("0.5"), values above SIZE_MAX. Zero is accepted here;
  * callers that need > 0 check it. */
-int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *out,
-                        mem_err_t *err);
+int mem_time_parse_size(const char *s, size_t len, const char *field, size_t *out, mem_err_t *err);
 int mem_time_parse_size_z(const char *s, const char *field, size_t *out, mem_err_t *err);
 
 #endif

@@ -1,15 +1,17 @@
 /* test_core_embed.c - the lexical embedder: determinism, norm, ranking, dims, errors
  * SPDX-License-Identifier: MIT
  */
+/* cmocka.h needs stdarg.h, stddef.h and setjmp.h first */
+/* clang-format off */
 #include <math.h>
-#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
-
 #include <cmocka.h>
+/* clang-format on */
 
 #include "core/embed.h"
 

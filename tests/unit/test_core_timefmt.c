@@ -1,14 +1,16 @@
 /* test_core_timefmt.c - RFC 3339, Unix seconds, durations and sizes
  * SPDX-License-Identifier: MIT
  */
+/* cmocka.h needs stdarg.h, stddef.h and setjmp.h first */
+/* clang-format off */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
 #include <cmocka.h>
+/* clang-format on */
 
 #include "core/timefmt.h"
 
@@ -17,8 +19,7 @@ static int64_t ts_ok(const char *s)
     int64_t ms = 0x5555;
     mem_err_t err = {0};
     int rc = mem_time_parse_rfc3339(s, strlen(s), "timestamp", &ms, &err);
-    if (rc != MEM_OK)
-        fail_msg("expected %s to parse, got: %s", s, err.msg);
+    if (rc != MEM_OK) fail_msg("expected %s to parse, got: %s", s, err.msg);
     return ms;
 }
 
@@ -27,8 +28,7 @@ static void ts_bad(const char *s, const char *needle)
     int64_t ms = 0x5555;
     mem_err_t err = {0};
     int rc = mem_time_parse_rfc3339(s, strlen(s), "timestamp", &ms, &err);
-    if (rc != MEM_EINVAL)
-        fail_msg("expected %s to be rejected, got %lld", s, (long long)ms);
+    if (rc != MEM_EINVAL) fail_msg("expected %s to be rejected, got %lld", s, (long long)ms);
     assert_int_equal(ms, 0x5555); /* out-param untouched */
     assert_string_equal(err.field, "timestamp");
     assert_non_null(strstr(err.msg, "timestamp: "));
@@ -132,8 +132,7 @@ static void test_rfc3339_slice_not_nul_terminated(void **state)
     assert_int_equal(mem_time_parse_rfc3339_z("2026-07-31", NULL, &ms, &err), MEM_EINVAL);
     assert_string_equal(err.field, "");
     assert_null(strstr(err.msg, ": a date")); /* no field prefix */
-    assert_int_equal(mem_time_parse_rfc3339_z("2026-07-31T09:30:00.250Z", NULL, &ms, NULL),
-                     MEM_OK);
+    assert_int_equal(mem_time_parse_rfc3339_z("2026-07-31T09:30:00.250Z", NULL, &ms, NULL), MEM_OK);
     assert_int_equal(ms, 1785490200250LL);
 }
 
