@@ -43,6 +43,12 @@ int mem_vec_init(mem_vec_isa_t isa);
 /* The chosen table (scalar until mem_vec_init succeeds). */
 const mem_vec_ops_t *mem_vec_ops(void);
 
+/* The per-ISA tables (defined only where compiled in: vec_avx2.c, vec_avx512.c on x86-64,
+ * vec_neon.c on aarch64). Use mem_vec_ops_for, which checks that the host can run them. */
+extern const mem_vec_ops_t mem_vec_ops_avx2_table;
+extern const mem_vec_ops_t mem_vec_ops_avx512_table;
+extern const mem_vec_ops_t mem_vec_ops_neon_table;
+
 /* Scalar reference kernels (exported for tests and for the ISA files' tails). */
 float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
 void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
