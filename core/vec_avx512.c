@@ -10,12 +10,16 @@
  *
  * dot_rows handles eight rows at a time: the query chunk is loaded once per eight rows,
  * the eight accumulators are independent FMA chains, and the eight horizontal sums are
- * done together by a transpose-and-add tree that ends in one 8-float store.
+ * done together by a transpose-and-add tree that ends in one 8-float store. dot_rows
+ * sums every row in the same order (one chain, then the tree), the last partial group
+ * included, so equal rows score bit-equal; dot (two chains) may differ from it in the
+ * last bits.
  */
 #include "core/vec.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include <stdint.h>
 
 static inline __mmask16 tail_mask(size_t rem)
 {
@@ -62,6 +66,48 @@ static float dot_avx512(const float *restrict a, const float *restrict b, size_t
     return hsum16(_mm512_add_ps(acc0, acc1));
 }
 
+/* Eight dot products with one summation order per row (whichever slot it sits in), so
+ * equal rows get bit-equal scores and ties stay ties. */
+static inline __m256 dot8_avx512(const float *restrict q, const float *const x[8], size_t full,
+                                 __mmask16 m)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+           a3 = _mm512_setzero_ps(), a4 = _mm512_setzero_ps(), a5 = _mm512_setzero_ps(),
+           a6 = _mm512_setzero_ps(), a7 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i < full; i += 16) {
+        __m512 qv = _mm512_loadu_ps(q + i);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x[0] + i), qv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x[1] + i), qv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x[2] + i), qv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x[3] + i), qv, a3);
+        a4 = _mm512_fmadd_ps(_mm512_loadu_ps(x[4] + i), qv, a4);
+        a5 = _mm512_fmadd_ps(_mm512_loadu_ps(x[5] + i), qv, a5);
+        a6 = _mm512_fmadd_ps(_mm512_loadu_ps(x[6] + i), qv, a6);
+        a7 = _mm512_fmadd_ps(_mm512_loadu_ps(x[7] + i), qv, a7);
+    }
+    if (m) {
+        __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
+        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[0] + i), qv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[1] + i), qv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[2] + i), qv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[3] + i), qv, a3);
+        a4 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[4] + i), qv, a4);
+        a5 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[5] + i), qv, a5);
+        a6 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[6] + i), qv, a6);
+        a7 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[7] + i), qv, a7);
+    }
+    /* lo: lane L holds [s0 s1 s2 s3] partial sums of lane L, hi: [s4 s5 s6 s7] */
+    __m512 lo = lane_sums4(a0, a1, a2, a3), hi = lane_sums4(a4, a5, a6, a7);
+    /* x2 = [lo.L0 lo.L2 hi.L0 hi.L2], y2 = [lo.L1 lo.L3 hi.L1 hi.L3] */
+    __m512 x2 = _mm512_shuffle_f32x4(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    __m512 y2 = _mm512_shuffle_f32x4(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    __m512 s = _mm512_add_ps(x2, y2); /* [lo(L0+L1) lo(L2+L3) hi(L0+L1) hi(L2+L3)] */
+    __m512 t = _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0)); /* [loA hiA loB hiB] */
+    return _mm256_add_ps(_mm512_castps512_ps256(t),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+}
+
 static void dot_rows_avx512(const float *restrict q, const float *restrict rows, size_t n_rows,
                             size_t dim, size_t stride, float *restrict out)
 {
@@ -69,46 +115,42 @@ static void dot_rows_avx512(const float *restrict q, const float *restrict rows,
     __mmask16 m = tail_mask(dim - full);
     size_t r = 0;
     for (; r + 8 <= n_rows; r += 8) {
-        const float *x = rows + r * stride;
-        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
-               a3 = _mm512_setzero_ps(), a4 = _mm512_setzero_ps(), a5 = _mm512_setzero_ps(),
-               a6 = _mm512_setzero_ps(), a7 = _mm512_setzero_ps();
-        size_t i = 0;
-        for (; i < full; i += 16) {
-            __m512 qv = _mm512_loadu_ps(q + i);
-            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), qv, a0);
-            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + stride + i), qv, a1);
-            a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 2 * stride + i), qv, a2);
-            a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 3 * stride + i), qv, a3);
-            a4 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 4 * stride + i), qv, a4);
-            a5 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 5 * stride + i), qv, a5);
-            a6 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 6 * stride + i), qv, a6);
-            a7 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 7 * stride + i), qv, a7);
-        }
-        if (m) {
-            __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
-            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i), qv, a0);
-            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + stride + i), qv, a1);
-            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 2 * stride + i), qv, a2);
-            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 3 * stride + i), qv, a3);
-            a4 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 4 * stride + i), qv, a4);
-            a5 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 5 * stride + i), qv, a5);
-            a6 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 6 * stride + i), qv, a6);
-            a7 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + 7 * stride + i), qv, a7);
-        }
-        /* lo: lanes hold [s0 s1 s2 s3] partial sums, hi: [s4 s5 s6 s7] */
-        __m512 lo = lane_sums4(a0, a1, a2, a3), hi = lane_sums4(a4, a5, a6, a7);
-        /* x2 = [lo.L0 lo.L2 hi.L0 hi.L2], y2 = [lo.L1 lo.L3 hi.L1 hi.L3] */
-        __m512 x2 = _mm512_shuffle_f32x4(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-        __m512 y2 = _mm512_shuffle_f32x4(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-        __m512 s = _mm512_add_ps(x2, y2); /* [lo(L0+L1) lo(L2+L3) hi(L0+L1) hi(L2+L3)] */
-        __m512 t = _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0)); /* [loA hiA loB hiB] */
-        __m256 res = _mm256_add_ps(_mm512_castps512_ps256(t),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
-        _mm256_storeu_ps(out + r, res);
+        const float *x[8];
+        for (int j = 0; j < 8; j++)
+            x[j] = rows + (r + (size_t)j) * stride;
+        _mm256_storeu_ps(out + r, dot8_avx512(q, x, full, m));
     }
-    for (; r < n_rows; r++)
-        out[r] = dot_avx512(q, rows + r * stride, dim);
+    if (r < n_rows) {
+        const float *x[8];
+        float tmp[8];
+        for (size_t j = 0; j < 8; j++)
+            x[j] = rows + (r + j < n_rows ? r + j : n_rows - 1) * stride;
+        _mm256_storeu_ps(tmp, dot8_avx512(q, x, full, m));
+        for (size_t j = 0; r + j < n_rows; j++)
+            out[r + j] = tmp[j];
+    }
+}
+
+static size_t select_ge_avx512(const float *restrict x, size_t n, float cut,
+                               uint32_t *restrict idx_out)
+{
+    __m512 c = _mm512_set1_ps(cut);
+    __m512i iv = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i step = _mm512_set1_epi32(16);
+    size_t k = 0, i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __mmask16 m = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), c, _CMP_GE_OQ);
+        _mm512_mask_compressstoreu_epi32(idx_out + k, m, iv);
+        k += (size_t)__builtin_popcount((unsigned)m);
+        iv = _mm512_add_epi32(iv, step);
+    }
+    if (i < n) {
+        __mmask16 t = tail_mask(n - i);
+        __mmask16 m = _mm512_mask_cmp_ps_mask(t, _mm512_maskz_loadu_ps(t, x + i), c, _CMP_GE_OQ);
+        _mm512_mask_compressstoreu_epi32(idx_out + k, m, iv);
+        k += (size_t)__builtin_popcount((unsigned)m);
+    }
+    return k;
 }
 
 const mem_vec_ops_t mem_vec_ops_avx512_table = {
@@ -116,5 +158,6 @@ const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .name = "avx512",
     .dot = dot_avx512,
     .dot_rows = dot_rows_avx512,
+    .select_ge = select_ge_avx512,
 };
 #endif

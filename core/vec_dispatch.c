@@ -13,6 +13,7 @@ static const mem_vec_ops_t scalar_ops = {
     .name = "scalar",
     .dot = mem_vec_dot_f32_scalar,
     .dot_rows = mem_vec_dot_rows_f32_scalar,
+    .select_ge = mem_vec_select_ge_scalar,
 };
 
 /* The one mutable global core/ allows: written once by mem_vec_init before threads start. */

@@ -68,5 +68,6 @@ const mem_vec_ops_t mem_vec_ops_neon_table = {
     .name = "neon",
     .dot = dot_neon,
     .dot_rows = dot_rows_neon,
+    .select_ge = mem_vec_select_ge_scalar,
 };
 #endif

@@ -144,6 +144,64 @@ static void test_dot_rows_every_isa(void **state)
     }
 }
 
+static void test_dot_rows_equal_rows_equal_scores(void **state)
+{
+    (void)state;
+    /* a row scores the same in any slot of a group and in the last partial group */
+    size_t dims[] = {1, 17, 128, 129};
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        uint64_t s = seed + 99;
+        for (size_t di = 0; di < 4; di++) {
+            size_t dim = dims[di], nr = 21;
+            float q[129], rows[21 * 129], out[21];
+            fill(q, dim, FILL_RANDOM, &s);
+            fill(rows, dim, FILL_RANDOM, &s);
+            for (size_t r = 1; r < nr; r++)
+                memcpy(rows + r * dim, rows, dim * sizeof(float));
+            ops->dot_rows(q, rows, nr, dim, dim, out);
+            for (size_t r = 1; r < nr; r++)
+                if (out[r] != out[0]) {
+                    print_error("%s dim=%zu row %zu: %.9g != %.9g\n", ops->name, dim, r,
+                                (double)out[r], (double)out[0]);
+                    fail();
+                }
+        }
+    }
+}
+
+static void test_select_ge_every_isa(void **state)
+{
+    (void)state;
+    float x[67];
+    uint32_t got[67];
+    uint64_t s = seed + 5;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        assert_non_null(ops->select_ge);
+        for (size_t n = 0; n <= 67; n++) {
+            fill(x, n, FILL_RANDOM, &s);
+            if (n > 5)
+                x[5] = NAN; /* never selected */
+            if (n > 9)
+                x[9] = 0.25f; /* equal to the cut: selected */
+            size_t k = ops->select_ge(x, n, 0.25f, got);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++)
+                if (x[i] >= 0.25f) {
+                    assert_true(want < k);
+                    assert_int_equal(got[want], i);
+                    want++;
+                }
+            assert_int_equal(k, want);
+        }
+    }
+}
+
 static void test_scalar_is_reference_order(void **state)
 {
     (void)state;
@@ -218,6 +276,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dot_every_isa),
         cmocka_unit_test(test_dot_rows_every_isa),
+        cmocka_unit_test(test_dot_rows_equal_rows_equal_scores),
+        cmocka_unit_test(test_select_ge_every_isa),
         cmocka_unit_test(test_scalar_is_reference_order),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_normalize),
