@@ -30,12 +30,16 @@ typedef void (*mem_vec_dot_rows_fn)(const float *q, const float *rows, size_t n_
  * block whose similarity can still enter the top K. */
 typedef size_t (*mem_vec_select_ge_fn)(const float *x, size_t n, float cut, uint32_t *idx_out);
 
+/* Sum of n floats: a pure read pass at full width (the benches' memory floor). */
+typedef float (*mem_vec_sum_fn)(const float *x, size_t n);
+
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     mem_vec_dot_fn dot;
     mem_vec_dot_rows_fn dot_rows;
     mem_vec_select_ge_fn select_ge; /* added by the engine; NULL = use the scalar one */
+    mem_vec_sum_fn sum;             /* added by the engine */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -60,6 +64,7 @@ extern const mem_vec_ops_t mem_vec_ops_neon_table;
 float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
 void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
                                  size_t stride, float *out);
+float mem_vec_sum_f32_scalar(const float *x, size_t n);
 size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
 /* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or
  * non-finite vector, which is left unchanged. */

@@ -133,11 +133,30 @@ static size_t select_ge_avx2(const float *restrict x, size_t n, float cut,
     return k;
 }
 
+static float sum_avx2(const float *restrict x, size_t n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
+           a3 = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    for (; i + 8 <= n; i += 8)
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+    if (i < n)
+        a1 = _mm256_add_ps(a1, _mm256_maskload_ps(x + i, tail_mask(n - i)));
+    return hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}
+
 const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .isa = MEM_VEC_AVX2,
     .name = "avx2",
     .dot = dot_avx2,
     .dot_rows = dot_rows_avx2,
     .select_ge = select_ge_avx2,
+    .sum = sum_avx2,
 };
 #endif

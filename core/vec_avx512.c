@@ -153,11 +153,30 @@ static size_t select_ge_avx512(const float *restrict x, size_t n, float cut,
     return k;
 }
 
+static float sum_avx512(const float *restrict x, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+           a3 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i + 16 <= n; i += 16)
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+    if (i < n)
+        a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
 const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .isa = MEM_VEC_AVX512,
     .name = "avx512",
     .dot = dot_avx512,
     .dot_rows = dot_rows_avx512,
     .select_ge = select_ge_avx512,
+    .sum = sum_avx512,
 };
 #endif

@@ -63,11 +63,26 @@ static void dot_rows_neon(const float *restrict q, const float *restrict rows, s
         out[r] = dot_neon(q, rows + r * stride, dim);
 }
 
+static float sum_neon(const float *restrict x, size_t n)
+{
+    float32x4_t a0 = vdupq_n_f32(0.0f), a1 = vdupq_n_f32(0.0f);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 = vaddq_f32(a0, vld1q_f32(x + i));
+        a1 = vaddq_f32(a1, vld1q_f32(x + i + 4));
+    }
+    float acc = vaddvq_f32(vaddq_f32(a0, a1));
+    for (; i < n; i++)
+        acc += x[i];
+    return acc;
+}
+
 const mem_vec_ops_t mem_vec_ops_neon_table = {
     .isa = MEM_VEC_NEON,
     .name = "neon",
     .dot = dot_neon,
     .dot_rows = dot_rows_neon,
     .select_ge = mem_vec_select_ge_scalar,
+    .sum = sum_neon,
 };
 #endif

@@ -202,6 +202,31 @@ static void test_select_ge_every_isa(void **state)
     }
 }
 
+static void test_sum_every_isa(void **state)
+{
+    (void)state;
+    float *x = malloc((4099 + 3) * sizeof(float)), *ones = malloc((4099 + 3) * sizeof(float));
+    assert_non_null(x);
+    assert_non_null(ones);
+    for (size_t i = 0; i < 4099 + 3; i++)
+        ones[i] = 1.0f;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        assert_non_null(ops->sum);
+        uint64_t s = seed + 11;
+        for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
+            for (size_t off = 0; off <= 3; off += 3) {
+                size_t n = lengths[li];
+                fill(x + off, n, FILL_RANDOM, &s);
+                check_close(ops->name, "sum", n, off, ops->sum(x + off, n), x + off, ones);
+            }
+    }
+    free(x);
+    free(ones);
+}
+
 static void test_scalar_is_reference_order(void **state)
 {
     (void)state;
@@ -278,6 +303,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dot_rows_every_isa),
         cmocka_unit_test(test_dot_rows_equal_rows_equal_scores),
         cmocka_unit_test(test_select_ge_every_isa),
+        cmocka_unit_test(test_sum_every_isa),
         cmocka_unit_test(test_scalar_is_reference_order),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_normalize),
