@@ -109,7 +109,7 @@ double mem_compact__structural_time(const mem_compact_input_t *in, const double 
 }
 
 typedef struct rank_item {
-    double score;
+    double score, score2;
     size_t idx;
     uint8_t tier;
 } rank_item_t;
@@ -121,17 +121,25 @@ static int rank_cmp(const void *pa, const void *pb)
         return a->tier < b->tier ? -1 : 1;
     if (a->score != b->score)
         return a->score > b->score ? -1 : 1;
+    if (a->score2 != b->score2)
+        return a->score2 > b->score2 ? -1 : 1;
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
 int mem_compact__keep_ranked(size_t n, const uint8_t *tier, const double *score, size_t target,
                              uint8_t *keep)
 {
+    return mem_compact__keep_ranked2(n, tier, score, NULL, target, keep);
+}
+
+int mem_compact__keep_ranked2(size_t n, const uint8_t *tier, const double *score,
+                              const double *score2, size_t target, uint8_t *keep)
+{
     rank_item_t *items = malloc(n * sizeof(*items));
     if (!items)
         return MEM_ENOMEM;
     for (size_t i = 0; i < n; i++)
-        items[i] = (rank_item_t){score[i], i, tier ? tier[i] : 0};
+        items[i] = (rank_item_t){score[i], score2 ? score2[i] : 0.0, i, tier ? tier[i] : 0};
     qsort(items, n, sizeof(*items), rank_cmp);
     memset(keep, 0, n);
     for (size_t r = 0; r < target && r < n; r++)

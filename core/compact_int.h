@@ -35,6 +35,11 @@ int mem_compact__importance(const mem_compact_input_t *in, const double *rec, do
 int mem_compact__keep_ranked(size_t n, const uint8_t *tier, const double *score, size_t target,
                              uint8_t *keep);
 
+/* The same with a second score that breaks ties of the first (descending), before the
+ * index. score2 may be NULL. */
+int mem_compact__keep_ranked2(size_t n, const uint8_t *tier, const double *score,
+                              const double *score2, size_t target, uint8_t *keep);
+
 /* One function per policy; 1 <= target < n on entry, input validated. */
 int mem_compact__coherence_weighted(const mem_compact_input_t *in, size_t target, uint8_t *keep);
 int mem_compact__dedup_gated(const mem_compact_input_t *in, size_t target, uint8_t *keep);
