@@ -150,7 +150,8 @@ static int flush_degrees(mem_store_t *st, mem_store_ns_t *ns, mem_err_t *err)
             rc = write_degree(st, ns, pos, err);
         return rc;
     }
-    qsort(ns->touched, ns->n_touched, sizeof(size_t), cmp_size);
+    if (ns->n_touched)
+        qsort(ns->touched, ns->n_touched, sizeof(size_t), cmp_size);
     for (size_t i = 0; i < ns->n_touched && rc == MEM_OK; i++)
         if (i == 0 || ns->touched[i] != ns->touched[i - 1])
             rc = write_degree(st, ns, ns->touched[i], err);

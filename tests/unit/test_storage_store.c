@@ -80,17 +80,22 @@ static mem_store_t *open_default(void)
 
 /* Deterministic vectors: a few clusters so the coherence graph has edges. */
 static uint64_t rng_state = 42;
-static double rnd(void)
+static double rnd_r(uint64_t *state)
 {
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+static void make_vec_r(float *v, int cluster, uint64_t *state)
+{
+    for (int i = 0; i < DIM; i++)
+        v[i] = (float)(rnd_r(state) - 0.5) * 0.8f + (i == cluster % DIM ? 2.0f : 0.0f);
+    assert_int_equal(mem_vec_normalize(v, DIM), 0);
 }
 
 static void make_vec(float *v, int cluster)
 {
-    for (int i = 0; i < DIM; i++)
-        v[i] = (float)(rnd() - 0.5) * 0.8f + (i == cluster % DIM ? 2.0f : 0.0f);
-    assert_int_equal(mem_vec_normalize(v, DIM), 0);
+    make_vec_r(v, cluster, &rng_state);
 }
 
 /* Submit and wait for completion. */
@@ -121,12 +126,10 @@ static mem_store_op_t last_op;
 
 static void vec_for(float *v, const char *id, int cluster)
 {
-    uint64_t saved = rng_state;
-    rng_state = 1469598103934665603ull;
+    uint64_t h = 1469598103934665603ull;
     for (const char *p = id; *p; p++)
-        rng_state = (rng_state ^ (unsigned char)*p) * 1099511628211ull;
-    make_vec(v, cluster);
-    rng_state = saved;
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    make_vec_r(v, cluster, &h);
 }
 
 static void prep_insert(const char *ns, const seg_spec_t *specs, size_t n, bool batch,
@@ -593,6 +596,37 @@ static void *conc_thread(void *arg)
     return NULL;
 }
 
+static int readers_stop;
+static unsigned long reader_ok;
+
+/* Retrieves and stats racing the writer (for the sanitizers). */
+static void *reader_thread(void *arg)
+{
+    mem_store_t *st = arg;
+    float qv[DIM];
+    vec_for(qv, "t0-0", 0);
+    while (!__atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE)) {
+        mem_store_query_t q = {.q_dim = DIM, .record_access = true};
+        q.scan.query = qv;
+        q.scan.k = 5;
+        q.scan.since_ms = INT64_MIN;
+        q.scan.until_ms = INT64_MAX;
+        mem_store_result_t *res = NULL;
+        size_t n = 0;
+        int rc = mem_store_retrieve(st, "c0", &q, &res, &n, NULL, NULL, NULL);
+        if (rc == MEM_OK) {
+            reader_ok++;
+            mem_store_results_free(res, n);
+        } else if (rc != MEM_ENOTFOUND) {
+            fail_msg("retrieve: %d", rc);
+        }
+        mem_store_ns_stats_t s;
+        mem_store_ns_stats(st, "c1", &s, NULL);
+        sched_yield();
+    }
+    return NULL;
+}
+
 static void test_concurrent_group_commit(void **state)
 {
     mem_store_opts_t o = base_opts();
@@ -610,7 +644,9 @@ static void test_concurrent_group_commit(void **state)
     snprintf(last_op.ns, sizeof(last_op.ns), "gate");
     last_op.dim = DIM;
     assert_int_equal(mem_store_submit(st, &last_op, gate_done, &conc_shared), MEM_OK);
-    pthread_t th[THREADS];
+    pthread_t th[THREADS], rd;
+    readers_stop = 0;
+    pthread_create(&rd, NULL, reader_thread, st);
     for (int t = 0; t < THREADS; t++)
         pthread_create(&th[t], NULL, conc_thread, (void *)(intptr_t)t);
     for (int t = 0; t < THREADS; t++)
@@ -620,6 +656,8 @@ static void test_concurrent_group_commit(void **state)
         pthread_cond_wait(&conc_shared.cv, &conc_shared.mu);
     pthread_mutex_unlock(&conc_shared.mu);
     mem_store_sync(st);
+    __atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rd, NULL);
     assert_int_equal(conc_shared.failed, 0);
     mem_store_metrics_t m1;
     mem_store_get_metrics(st, &m1);
