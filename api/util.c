@@ -20,6 +20,10 @@
 #include "core/embed.h"
 #define HAVE_CORE_EMBED 1
 #endif
+#if __has_include("core/timefmt.h")
+#include "core/timefmt.h"
+#define HAVE_CORE_TIMEFMT 1
+#endif
 #endif
 
 /* ---- pool ---- */
@@ -84,7 +88,44 @@ double mem_api__took_ms(double t0_s)
     return round(ms * 1000.0) / 1000.0;
 }
 
-/* ---- civil time (proleptic Gregorian, no libc zone handling) ---- */
+/* ---- timestamps and durations ----
+ * core/timefmt.h (config helper) is the implementation; until it is in the tree, a local
+ * copy with the same rules is compiled instead. */
+
+#ifdef HAVE_CORE_TIMEFMT
+static int ts_parse(const char *s, size_t len, const char *field, int64_t *ms, mem_err_t *err)
+{
+    return mem_time_parse_rfc3339(s, len, field, ms, err);
+}
+
+static int ts_from_unix(double secs, const char *field, int64_t *ms, mem_err_t *err)
+{
+    return mem_time_from_unix_s(secs, field, ms, err);
+}
+
+void mem_api__ts_format(int64_t ms, char out[32])
+{
+    mem_time_format_rfc3339(ms, out, 32);
+}
+
+static int dur_parse(const char *s, size_t len, const char *field, double *out, mem_err_t *err)
+{
+    return mem_time_parse_duration(s, len, 1.0, field, out, err);
+}
+
+static int dur_check(double x, const char *field, double *out, mem_err_t *err)
+{
+    return mem_time_check_duration_s(x, field, out, err);
+}
+
+int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
+{
+    return mem_time_parse_rfc3339(s, len, NULL, ms, NULL) == MEM_OK ? 0 : -1;
+}
+#else
+#define TIME_MIN_MS (-62167219200000LL) /* 0000-01-01T00:00:00.000Z */
+#define TIME_MAX_MS 253402300799999LL   /* 9999-12-31T23:59:59.999Z */
+#define MAX_DURATION_S 315576000000.0
 
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
@@ -133,12 +174,10 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
     unsigned y, mo, d, h, mi, sec, frac_ms = 0;
     /* YYYY-MM-DDTHH:MM:SS is 19 bytes; a zone follows */
     if (len < 20 || digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) || s[7] != '-' ||
-        digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-        digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
-        digits(s + 17, 2, &sec))
+        digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') || digits(s + 11, 2, &h) ||
+        s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' || digits(s + 17, 2, &sec))
         return -1;
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
-        sec > 59)
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
         return -1;
     size_t i = 19;
     if (s[i] == '.') {
@@ -168,9 +207,29 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
         return -1;
     }
     int64_t days = days_from_civil(y, mo, d);
-    int64_t secs = days * 86400 + (int64_t)h * 3600 + mi * 60 + sec - off_s;
-    *ms = secs * 1000 + frac_ms;
+    int64_t t = (days * 86400 + (int64_t)h * 3600 + mi * 60 + sec - off_s) * 1000 + frac_ms;
+    if (t < TIME_MIN_MS || t > TIME_MAX_MS)
+        return -1;
+    *ms = t;
     return 0;
+}
+
+static int ts_parse(const char *s, size_t len, const char *field, int64_t *ms, mem_err_t *err)
+{
+    if (mem_api__rfc3339_parse(s, len, ms) != 0)
+        return mem_err_field(err, MEM_EINVAL, field,
+                             "%s: expected an RFC 3339 timestamp with a zone or offset", field);
+    return MEM_OK;
+}
+
+static int ts_from_unix(double secs, const char *field, int64_t *ms, mem_err_t *err)
+{
+    if (!isfinite(secs) || secs * 1000.0 < (double)TIME_MIN_MS ||
+        secs * 1000.0 > (double)TIME_MAX_MS)
+        return mem_err_field(err, MEM_EINVAL, field, "%s: Unix seconds out of range", field);
+    double us = round(secs * 1e6);
+    *ms = (int64_t)floor(us / 1000.0);
+    return MEM_OK;
 }
 
 void mem_api__ts_format(int64_t ms, char out[32])
@@ -186,100 +245,92 @@ void mem_api__ts_format(int64_t ms, char out[32])
     int l = snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, m,
                      d, (unsigned)(sod / 3600), (unsigned)(sod % 3600 / 60),
                      (unsigned)(sod % 60), (unsigned)msr);
-    if (l < 0 || l > 31)
-        l = 0; /* outside years 0..9999: cannot happen for decoded input */
+    if (l < 0 || l > 31 || ms < TIME_MIN_MS || ms > TIME_MAX_MS)
+        l = 0;
     memcpy(out, buf, (size_t)l);
     out[l] = '\0';
 }
 
-/* Year 0001-01-01 .. 9999-12-31 in Unix seconds: the range RFC 3339 can print. */
-#define TS_MIN_S (-62135596800.0)
-#define TS_MAX_S (253402300799.0)
+static int dur_check(double x, const char *field, double *out, mem_err_t *err)
+{
+    if (!isfinite(x) || x < 0 || x > MAX_DURATION_S)
+        return mem_err_field(err, MEM_EINVAL, field, "%s: must be between 0 and %g seconds",
+                             field, MAX_DURATION_S);
+    *out = x;
+    return MEM_OK;
+}
+
+static int dur_parse(const char *str, size_t len, const char *field, double *out, mem_err_t *err)
+{
+    size_t i = 0, nd = 0;
+    bool dot = false;
+    char buf[40];
+    for (; i < len && ((str[i] >= '0' && str[i] <= '9') || (str[i] == '.' && !dot)); i++) {
+        if (str[i] == '.')
+            dot = true;
+        else
+            nd++;
+    }
+    if (nd == 0 || i >= sizeof(buf))
+        goto bad;
+    memcpy(buf, str, i);
+    buf[i] = '\0';
+    size_t u = i;
+    while (u < len && str[u] == ' ')
+        u++;
+    double unit;
+    size_t ul = len - u;
+    const char *us = str + u;
+    if (ul == 0 && u == i)
+        unit = 1;
+    else if (ul == 2 && memcmp(us, "ms", 2) == 0)
+        unit = 0.001;
+    else if (ul == 1 && *us == 's')
+        unit = 1;
+    else if (ul == 1 && *us == 'm')
+        unit = 60;
+    else if (ul == 1 && *us == 'h')
+        unit = 3600;
+    else if (ul == 1 && *us == 'd')
+        unit = 86400;
+    else if (ul == 1 && *us == 'w')
+        unit = 7 * 86400;
+    else
+        goto bad;
+    return dur_check(strtod(buf, NULL) * unit, field, out, err);
+bad:
+    return mem_err_field(err, MEM_EINVAL, field,
+                         "%s: expected seconds or a duration like \"90d\", \"36h\", \"15m\", "
+                         "\"30s\", \"2w\"",
+                         field);
+}
+#endif
 
 int mem_api__decode_ts(const json_t *v, const char *field, int64_t *ms, mem_err_t *err)
 {
-    if (json_is_string(v)) {
-        int64_t t;
-        if (mem_api__rfc3339_parse(json_string_value(v), json_string_length(v), &t) != 0)
-            return mem_err_field(err, MEM_EINVAL, field,
-                                 "%s: expected an RFC 3339 timestamp with a zone or offset "
-                                 "(\"2026-07-31T09:30:00Z\") or Unix seconds",
-                                 field);
-        *ms = t;
+    if (json_is_string(v))
+        return ts_parse(json_string_value(v), json_string_length(v), field, ms, err);
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x < -62167219200LL || x > 253402300799LL)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: Unix seconds out of range", field);
+        *ms = (int64_t)x * 1000;
         return MEM_OK;
     }
-    if (json_is_number(v)) {
-        double x = json_number_value(v);
-        if (!isfinite(x) || x < TS_MIN_S || x > TS_MAX_S)
-            return mem_err_field(err, MEM_EINVAL, field,
-                                 "%s: Unix seconds out of range (years 1 to 9999)", field);
-        /* Truncate to the millisecond; the small bias absorbs binary representation error
-         * (1785490200.123 is stored as ...122.99999). */
-        *ms = json_is_integer(v) ? (int64_t)json_integer_value(v) * 1000
-                                 : (int64_t)floor(x * 1000.0 + 1e-4);
-        return MEM_OK;
-    }
+    if (json_is_real(v))
+        return ts_from_unix(json_real_value(v), field, ms, err);
     return mem_err_field(err, MEM_EINVAL, field,
                          "%s: expected an RFC 3339 timestamp string or Unix seconds", field);
 }
 
-#define DUR_MAX_S 1e11 /* about 3000 years */
-
 int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_err_t *err)
 {
-    double x;
-    if (json_is_number(v)) {
-        x = json_number_value(v);
-    } else if (json_is_string(v)) {
-        const char *str = json_string_value(v);
-        size_t len = json_string_length(v);
-        size_t i = 0, nd = 0;
-        bool dot = false;
-        char buf[40];
-        for (; i < len && ((str[i] >= '0' && str[i] <= '9') || (str[i] == '.' && !dot)); i++) {
-            if (str[i] == '.')
-                dot = true;
-            else
-                nd++;
-        }
-        if (nd == 0 || i + 1 != len || i >= sizeof(buf))
-            return mem_err_field(err, MEM_EINVAL, field,
-                                 "%s: expected seconds or a duration like \"90d\", \"36h\", "
-                                 "\"15m\", \"30s\", \"2w\"",
-                                 field);
-        memcpy(buf, str, i);
-        buf[i] = '\0';
-        double unit;
-        switch (str[i]) {
-        case 's':
-            unit = 1;
-            break;
-        case 'm':
-            unit = 60;
-            break;
-        case 'h':
-            unit = 3600;
-            break;
-        case 'd':
-            unit = 86400;
-            break;
-        case 'w':
-            unit = 7 * 86400;
-            break;
-        default:
-            return mem_err_field(err, MEM_EINVAL, field,
-                                 "%s: unknown unit '%c' (use s, m, h, d or w)", field, str[i]);
-        }
-        x = strtod(buf, NULL) * unit;
-    } else {
-        return mem_err_field(err, MEM_EINVAL, field,
-                             "%s: expected seconds or a duration string like \"90d\"", field);
-    }
-    if (!isfinite(x) || x < 0 || x > DUR_MAX_S)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: must be between 0 and %g seconds", field,
-                             DUR_MAX_S);
-    *s = x;
-    return MEM_OK;
+    if (json_is_number(v))
+        return dur_check(json_number_value(v), field, s, err);
+    if (json_is_string(v))
+        return dur_parse(json_string_value(v), json_string_length(v), field, s, err);
+    return mem_err_field(err, MEM_EINVAL, field,
+                         "%s: expected seconds or a duration string like \"90d\"", field);
 }
 
 /* ---- UUIDv7 (RFC 9562): 48-bit ms, version 7, 74 random bits ---- */
@@ -322,7 +373,7 @@ void mem_api__uuid7(int64_t ms, char out[37])
 #ifdef HAVE_CORE_EMBED
 int mem_api__embed(const char *text, size_t len, float *out, size_t dim)
 {
-    return mem_embed_text(text, len, out, dim);
+    return mem_embed_text(text, len, out, dim, NULL);
 }
 #else
 /* Stand-in until core/embed.c lands: hashed lowercase words and character trigrams,
