@@ -41,7 +41,8 @@ $(B)/core/vec_avx2.o:   ISA := -mavx2 -mfma
 $(B)/core/vec_avx512.o: ISA := -mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(ISA) -c $< -o $@
+	@echo "  CC  $<"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(ISA) -c $< -o $@
 
 $(B)/libmnemod.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
