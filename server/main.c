@@ -1,10 +1,46 @@
-/* main.c - start-up and shutdown order (placeholder until the loop lands)
+/* main.c - start-up: configuration, kernel choice, then the loop
  * SPDX-License-Identifier: MIT
+ *
+ * Order: config -> logging -> mem_vec_init (before any thread) -> loop, which opens the
+ * store on the pool while /healthz already answers 503 "loading".
  */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
-int main(void)
+#include "config/config.h"
+#include "core/vec.h"
+#include "server/log.h"
+#include "server/loop.h"
+
+extern char **environ;
+
+int main(int argc, char **argv)
 {
-    fprintf(stderr, "mnemod: server not assembled yet\n");
-    return 1;
+    static mem_cfg_t cfg;
+    static char text[16384];
+    mem_err_t err;
+    mem_err_clear(&err);
+    int rc = mem_cfg_load(&cfg, argc, argv, environ, text, sizeof(text), &err);
+    if (rc == MEM_CFG_EXIT_OK) {
+        fputs(text, stdout);
+        return 0;
+    }
+    if (rc != MEM_CFG_RUN) {
+        fprintf(stderr, "mnemod: %s\n", err.msg);
+        return 2;
+    }
+    mem_srv_log_setup(cfg.log_level, cfg.log_json);
+    signal(SIGPIPE, SIG_IGN);
+
+    mem_vec_isa_t isa = mem_vec_best_isa();
+    if (cfg.simd[0]) {
+        if (mem_vec_isa_parse(cfg.simd, &isa) != 0 || !mem_vec_ops_for(isa)) {
+            fprintf(stderr, "mnemod: invalid value for MNEMOD_SIMD: \"%s\" is not supported by this CPU\n",
+                    cfg.simd);
+            return 2;
+        }
+    }
+    mem_vec_init(isa);
+    return mem_srv_run(&cfg, mem_vec_ops());
 }

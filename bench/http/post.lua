@@ -1,0 +1,42 @@
+-- post.lua - wrk script: POST bodies read from files, round-robin, optional mix.
+-- Env: MNEMOD_BODIES=file1,file2  MNEMOD_PATHS=/p1,/p2  MNEMOD_WEIGHTS=90,10
+local bodies, paths, weights, total = {}, {}, {}, 0
+local function split(s)
+  local t = {}
+  for x in string.gmatch(s or "", "[^,]+") do t[#t + 1] = x end
+  return t
+end
+local files = split(os.getenv("MNEMOD_BODIES"))
+local ps = split(os.getenv("MNEMOD_PATHS"))
+local ws = split(os.getenv("MNEMOD_WEIGHTS"))
+for i, f in ipairs(files) do
+  local h = assert(io.open(f, "rb"))
+  bodies[i] = h:read("*a")
+  h:close()
+  paths[i] = ps[i] or ps[1]
+  weights[i] = tonumber(ws[i] or "1")
+  total = total + weights[i]
+end
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local counter = 0
+request = function()
+  counter = counter + 1
+  local pick = counter % total
+  local acc = 0
+  for i = 1, #bodies do
+    acc = acc + weights[i]
+    if pick < acc then
+      return wrk.format("POST", paths[i], nil, bodies[i])
+    end
+  end
+  return wrk.format("POST", paths[1], nil, bodies[1])
+end
+done = function(summary, latency, requests)
+  local errs = summary.errors.connect + summary.errors.read + summary.errors.write +
+               summary.errors.status + summary.errors.timeout
+  io.write(string.format(
+    "WRKJSON {\"requests\":%d,\"seconds\":%.3f,\"rps\":%.1f,\"p50_us\":%d,\"p99_us\":%d,\"mean_us\":%.1f,\"errors\":%d,\"status_errors\":%d}\n",
+    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50), latency:percentile(99), latency.mean, errs, summary.errors.status))
+end

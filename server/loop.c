@@ -1,0 +1,734 @@
+/* loop.c - libuv loop + libmicrohttpd in external epoll mode, suspend/resume, drain
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. MHD runs without threads: a uv_poll_t watches its epoll fd and a uv_timer_t its
+ * timeout; both call mhd_run(), which runs MHD and re-arms the timer (a timeout of 0
+ * means "run again now": edge-triggered epoll with data still buffered). A request is
+ * read on the loop, then its connection is suspended and the handler runs on the libuv
+ * pool. A write record goes from there to the store's writer; its completion comes back
+ * through a uv_async_t (wake-ups merge, so the receiver drains a list). Resuming a
+ * connection needs an explicit mhd_run(): in external mode MHD has no wake-up channel.
+ * Shutdown: quiesce (stop accepting), wait until no request is in flight (MHD must never
+ * be stopped with suspended connections), stop MHD, close the store (flush + checkpoint),
+ * close every handle, and uv_loop_close() must then succeed.
+ */
+#include "server/loop.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+#include <uv.h>
+
+#include "api/api.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/notify.h"
+#include "storage/store.h"
+
+typedef struct srv srv_t;
+
+enum req_state { RS_READING, RS_WORKING, RS_READY };
+
+typedef struct conn_req {
+    srv_t *srv;
+    struct MHD_Connection *conn;
+    enum req_state state;
+    char *body;
+    size_t len, cap;
+    bool too_big;
+    char method[16];
+    char *url;
+    char *query;
+    char *ctype;
+    char req_id[40];
+    uint64_t start_ns;
+    mem_api_req_t areq;
+    mem_api_resp_t aresp;
+    uv_work_t work;
+    struct conn_req *next_done; /* guarded by srv->done_lock */
+    struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
+    int status;
+} conn_req_t;
+
+struct srv {
+    uv_loop_t loop;
+    struct MHD_Daemon *mhd;
+    uv_poll_t poll;
+    uv_timer_t timer;
+    uv_signal_t sigint, sigterm;
+    uv_async_t async;
+    uv_work_t open_work;
+    const mem_cfg_t *cfg;
+    const mem_vec_ops_t *ops;
+    mem_store_t *store; /* NULL while loading; set on the loop thread */
+    bool loading;
+    int open_rc;
+    mem_err_t open_err;
+    mem_api_ctx_t api;
+    pthread_mutex_t done_lock;
+    conn_req_t *done_head; /* guarded by done_lock */
+    size_t in_flight;      /* suspended connections (loop thread) */
+    bool draining;
+    bool stopped;
+    int exit_code;
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void mhd_run(srv_t *s);
+static void maybe_finish_shutdown(srv_t *s);
+
+/* ---- responses ---- */
+
+static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
+{
+    struct MHD_Response *mr = MHD_create_response_from_buffer_with_free_callback(
+        resp->body_len, resp->body, free);
+    if (!mr)
+        return NULL;
+    resp->body = NULL; /* MHD frees it now */
+    resp->body_len = 0;
+    MHD_add_response_header(mr, "Content-Type",
+                            resp->content_type ? resp->content_type : "application/json");
+    MHD_add_response_header(mr, "X-Request-Id", r->req_id);
+    if (resp->retry_after_s > 0) {
+        char ra[16];
+        snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
+        MHD_add_response_header(mr, "Retry-After", ra);
+    }
+    if (resp->status == 401)
+        MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
+    r->status = resp->status;
+    return mr;
+}
+
+static void observe(conn_req_t *r, const char *route)
+{
+    double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    mem_srv_metrics_observe(route, r->status, secs);
+    mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
+    if (mem_srv_log_enabled(lvl))
+        mem_srv_log(lvl, "request", "id=%s method=%s path=\"%s\" status=%d ms=%.3f", r->req_id,
+                    r->method, r->url, r->status, secs * 1000.0);
+}
+
+/* Reply directly from the access handler (the connection is not suspended). */
+static enum MHD_Result reply_now(conn_req_t *r, mem_api_resp_t *resp)
+{
+    struct MHD_Response *mr = build_response(r, resp);
+    if (!mr)
+        return MHD_NO;
+    enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)resp->status, mr);
+    MHD_destroy_response(mr);
+    observe(r, resp->route[0] ? resp->route : "other");
+    return ok;
+}
+
+static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, const char *route,
+                                   const char *msg)
+{
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_err_set(&err, code, "%s", msg);
+    err.retry_after_s = retry_after;
+    mem_api_resp_t resp;
+    memset(&resp, 0, sizeof(resp));
+    mem_api_error(&resp, &err);
+    if (retry_after)
+        resp.retry_after_s = retry_after;
+    snprintf(resp.route, sizeof(resp.route), "%s", route);
+    enum MHD_Result ok = reply_now(r, &resp);
+    mem_api_resp_deinit(&resp);
+    return ok;
+}
+
+static enum MHD_Result reply_text(conn_req_t *r, int status, const char *ctype, char *body,
+                                  size_t len, const char *route)
+{
+    mem_api_resp_t resp;
+    memset(&resp, 0, sizeof(resp));
+    resp.status = status;
+    resp.body = body;
+    resp.body_len = len;
+    resp.content_type = ctype;
+    snprintf(resp.route, sizeof(resp.route), "%s", route);
+    enum MHD_Result ok = reply_now(r, &resp);
+    mem_api_resp_deinit(&resp);
+    return ok;
+}
+
+/* Loop thread: the worker or the writer is done with r; resume its connection. */
+static void resume_with(conn_req_t *r)
+{
+    srv_t *s = r->srv;
+    r->ready = build_response(r, &r->aresp);
+    r->state = RS_READY;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    mhd_run(s); /* no wake-up channel in external mode: run MHD ourselves */
+    maybe_finish_shutdown(s);
+}
+
+/* ---- heavy work on the pool ---- */
+
+static void on_write_done(mem_store_op_t *op, void *ud)
+{
+    conn_req_t *r = ud;
+    srv_t *s = r->srv;
+    /* Encoding the answer is small, pure work: do it here, on the writer thread. */
+    mem_api_finish(&s->api, &r->aresp);
+    pthread_mutex_lock(&s->done_lock);
+    r->next_done = s->done_head;
+    s->done_head = r;
+    pthread_mutex_unlock(&s->done_lock);
+    uv_async_send(&s->async);
+}
+
+static void on_async(uv_async_t *h)
+{
+    srv_t *s = h->data;
+    pthread_mutex_lock(&s->done_lock);
+    conn_req_t *list = s->done_head;
+    s->done_head = NULL;
+    pthread_mutex_unlock(&s->done_lock);
+    while (list) {
+        conn_req_t *r = list;
+        list = r->next_done;
+        resume_with(r);
+    }
+}
+
+static void work_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    if (strcmp(r->url, "/metrics") == 0) {
+        size_t len = 0;
+        char *text = mem_srv_metrics_render(s->store, s->ops->name, &len);
+        if (text) {
+            r->aresp.status = 200;
+            r->aresp.body = text;
+            r->aresp.body_len = len;
+            r->aresp.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            snprintf(r->aresp.route, sizeof(r->aresp.route), "metrics");
+            return;
+        }
+        mem_err_t err;
+        mem_err_set(&err, MEM_ENOMEM, "out of memory rendering metrics");
+        mem_api_error(&r->aresp, &err);
+        return;
+    }
+    mem_api_handle(&s->api, &r->areq, &r->aresp);
+}
+
+static void after_work_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    if (r->aresp.pending) {
+        int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
+        if (rc == MEM_OK)
+            return; /* resumed by on_async */
+        mem_err_t err;
+        mem_err_clear(&err);
+        mem_err_set(&err, rc, "the write queue is full, retry later");
+        err.retry_after_s = 1;
+        mem_api_resp_deinit(&r->aresp);
+        memset(&r->aresp, 0, sizeof(r->aresp));
+        mem_api_error(&r->aresp, &err);
+        r->aresp.retry_after_s = 1;
+        snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
+    }
+    resume_with(r);
+}
+
+/* ---- MHD callbacks ---- */
+
+static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
+{
+    /* The router needs the raw path: "a%2Fb" is an invalid namespace, not a sub-path. */
+    return strlen(s);
+}
+
+struct qbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct qbuf *q = cls;
+    size_t need = strlen(key) + (value ? strlen(value) + 1 : 0) + 2;
+    if (q->len + need > q->cap) {
+        size_t cap = (q->cap + need) * 2;
+        char *p = realloc(q->p, cap);
+        if (!p) {
+            q->failed = true;
+            return MHD_NO;
+        }
+        q->p = p;
+        q->cap = cap;
+    }
+    q->len += (size_t)snprintf(q->p + q->len, q->cap - q->len, "%s%s%s%s", q->len ? "&" : "",
+                               key, value ? "=" : "", value ? value : "");
+    return MHD_YES;
+}
+
+static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
+{
+    const char *given = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+    if (given && *given && strlen(given) < sizeof(r->req_id)) {
+        bool clean = true;
+        for (const char *p = given; *p; p++)
+            if (*p < 0x21 || *p > 0x7e || *p == '"')
+                clean = false;
+        if (clean) {
+            snprintf(r->req_id, sizeof(r->req_id), "%s", given);
+            return;
+        }
+    }
+    unsigned char rnd[8] = {0};
+    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+        uint64_t t = mono_ns();
+        memcpy(rnd, &t, sizeof(rnd));
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(r->req_id + 2 * i, 3, "%02x", rnd[i]);
+}
+
+/* Constant-time comparison of the Authorization header with "Bearer <key>". */
+static bool authorized(const srv_t *s, struct MHD_Connection *c)
+{
+    const char *key = s->cfg->api_key;
+    if (!key[0])
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    h += 7;
+    size_t hl = strlen(h), kl = strlen(key);
+    unsigned char diff = (unsigned char)(hl != kl);
+    for (size_t i = 0; i < kl; i++)
+        diff |= (unsigned char)(key[i] ^ (i < hl ? h[i] : 0));
+    return diff == 0;
+}
+
+static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, const char *method)
+{
+    conn_req_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->srv = s;
+    r->conn = c;
+    r->start_ns = mono_ns();
+    snprintf(r->method, sizeof(r->method), "%s", method);
+    r->url = strdup(url);
+    struct qbuf q = {0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &q);
+    r->query = q.failed ? NULL : (q.p ? q.p : strdup(""));
+    if (q.failed)
+        free(q.p);
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    r->ctype = ct ? strdup(ct) : NULL;
+    make_request_id(r, c);
+    if (!r->url || !r->query || (ct && !r->ctype)) {
+        free(r->url);
+        free(r->query);
+        free(r->ctype);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void req_free(conn_req_t *r)
+{
+    if (!r)
+        return;
+    if (r->ready)
+        MHD_destroy_response(r->ready);
+    mem_api_resp_deinit(&r->aresp);
+    free(r->body);
+    free(r->url);
+    free(r->query);
+    free(r->ctype);
+    free(r);
+}
+
+static bool needs_auth(const srv_t *s, const char *url)
+{
+    if (strcmp(url, "/healthz") == 0)
+        return false;
+    if (strcmp(url, "/metrics") == 0)
+        return !s->cfg->metrics_public;
+    return true;
+}
+
+static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
+{
+    if (r->too_big) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
+        return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
+    }
+    if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
+        bool ok = s->store && !s->draining;
+        const char *txt = ok ? "{\"status\":\"ok\"}"
+                             : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
+        char *body = strdup(txt);
+        if (!body)
+            return MHD_NO;
+        return reply_text(r, ok ? 200 : 503, "application/json", body, strlen(body), "healthz");
+    }
+    if (s->draining)
+        return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
+    if (needs_auth(s, r->url) && !authorized(s, r->conn))
+        return reply_error(r, MEM_EUNAUTH, 0, "other",
+                           "missing or wrong bearer token (Authorization: Bearer KEY)");
+    if (!s->store && strcmp(r->url, "/metrics") != 0)
+        return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
+    if (s->in_flight >= s->cfg->max_queue)
+        return reply_error(r, MEM_EBUSY, 1, "overload",
+                           "too many requests in progress (max-queue), retry later");
+
+    r->areq.method = r->method;
+    r->areq.path = r->url;
+    r->areq.query = r->query;
+    r->areq.content_type = r->ctype;
+    r->areq.body = r->body ? r->body : "";
+    r->areq.body_len = r->len;
+    r->state = RS_WORKING;
+    r->work.data = r;
+    MHD_suspend_connection(r->conn);
+    s->in_flight++;
+    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
+    if (rc != 0) {
+        mem_err_t err;
+        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
+        mem_api_error(&r->aresp, &err);
+        r->aresp.retry_after_s = 1;
+        resume_with(r);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+    srv_t *s = cls;
+    conn_req_t *r = *con_cls;
+    if (!r) {
+        r = req_new(s, c, url, method);
+        if (!r)
+            return MHD_NO;
+        *con_cls = r;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl) {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (errno || *end || n > s->cfg->max_body)
+                r->too_big = true;
+        }
+        return MHD_YES;
+    }
+    if (r->state == RS_READY) {
+        struct MHD_Response *mr = r->ready;
+        r->ready = NULL;
+        if (!mr)
+            return MHD_NO;
+        enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, mr);
+        MHD_destroy_response(mr);
+        observe(r, r->aresp.route[0] ? r->aresp.route : "other");
+        return ok;
+    }
+    if (r->state == RS_WORKING)
+        return MHD_YES;
+    if (*upload_size) {
+        double elapsed = (double)(mono_ns() - r->start_ns) / 1e9;
+        if (elapsed > s->cfg->request_timeout_s) {
+            mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s seconds=%.1f", r->req_id, elapsed);
+            return MHD_NO; /* drop the connection: the body did not arrive in time */
+        }
+        if (!r->too_big && r->len + *upload_size > s->cfg->max_body)
+            r->too_big = true;
+        if (!r->too_big) {
+            if (r->len + *upload_size > r->cap) {
+                size_t cap = r->cap ? r->cap : 4096;
+                while (cap < r->len + *upload_size)
+                    cap *= 2;
+                char *b = realloc(r->body, cap);
+                if (!b)
+                    return MHD_NO;
+                r->body = b;
+                r->cap = cap;
+            }
+            memcpy(r->body + r->len, upload_data, *upload_size);
+            r->len += *upload_size;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(s, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    conn_req_t *r = *con_cls;
+    if (r && r->state == RS_WORKING)
+        return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
+    req_free(r);
+    *con_cls = NULL;
+}
+
+/* ---- loop plumbing ---- */
+
+static void on_timer(uv_timer_t *t)
+{
+    mhd_run(t->data);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    mhd_run(p->data);
+}
+
+static void mhd_run(srv_t *s)
+{
+    if (!s->mhd || s->stopped)
+        return;
+    MHD_run(s->mhd);
+    MHD_UNSIGNED_LONG_LONG timeout;
+    if (MHD_get_timeout(s->mhd, &timeout) == MHD_YES)
+        uv_timer_start(&s->timer, on_timer, timeout, 0);
+    else
+        uv_timer_stop(&s->timer);
+}
+
+static void close_cb(uv_handle_t *h)
+{
+}
+
+static void finish_shutdown(srv_t *s)
+{
+    s->stopped = true;
+    uv_poll_stop(&s->poll);
+    uv_close((uv_handle_t *)&s->poll, close_cb);
+    uv_timer_stop(&s->timer);
+    uv_close((uv_handle_t *)&s->timer, close_cb);
+    MHD_stop_daemon(s->mhd);
+    s->mhd = NULL;
+    if (s->store) {
+        mem_store_close(s->store); /* flushes the writer and checkpoints the WAL */
+        s->store = NULL;
+    }
+    uv_close((uv_handle_t *)&s->async, close_cb);
+    uv_close((uv_handle_t *)&s->sigint, close_cb);
+    uv_close((uv_handle_t *)&s->sigterm, close_cb);
+    mem_srv_log(MEM_LOG_INFO, "stopped", "status=%d", s->exit_code);
+}
+
+static void maybe_finish_shutdown(srv_t *s)
+{
+    if (s->draining && !s->stopped && s->in_flight == 0 && !s->loading)
+        finish_shutdown(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    srv_t *s = h->data;
+    if (s->draining)
+        return;
+    mem_srv_log(MEM_LOG_INFO, "draining", "signal=%d in_flight=%zu", signum, s->in_flight);
+    mem_srv_notify("STOPPING=1");
+    s->draining = true;
+    MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+    maybe_finish_shutdown(s);
+}
+
+static void open_work_cb(uv_work_t *w)
+{
+    srv_t *s = w->data;
+    mem_store_opts_t opts = {
+        .path = s->cfg->data_path,
+        .sync_full = s->cfg->sync_full,
+        .coherence_threshold = (float)s->cfg->coherence_threshold,
+        .max_namespaces = s->cfg->max_namespaces,
+        .max_queue = s->cfg->max_queue,
+        .ops = s->ops,
+    };
+    mem_store_t *st = NULL;
+    s->open_rc = mem_store_open(&opts, &st, &s->open_err);
+    if (s->open_rc == MEM_OK)
+        s->store = st; /* published to the loop by after_open_cb (uv orders it) */
+}
+
+static void after_open_cb(uv_work_t *w, int status)
+{
+    srv_t *s = w->data;
+    s->loading = false;
+    if (s->open_rc != MEM_OK) {
+        fprintf(stderr, "mnemod: cannot open %s: %s\n", s->cfg->data_path, s->open_err.msg);
+        s->exit_code = 1;
+        if (!s->draining) {
+            s->draining = true;
+            MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+            if (lfd != MHD_INVALID_SOCKET)
+                close(lfd);
+        }
+        maybe_finish_shutdown(s);
+        return;
+    }
+    s->api.store = s->store;
+    mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
+    mem_srv_notify("READY=1");
+    maybe_finish_shutdown(s);
+}
+
+static int listen_addr(const mem_cfg_t *cfg, struct sockaddr_storage *ss, bool *v6)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    const char *host = cfg->listen_host[0] ? cfg->listen_host : "0.0.0.0";
+    if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)cfg->listen_port);
+        *v6 = false;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)cfg->listen_port);
+        *v6 = true;
+        return 0;
+    }
+    if (strcmp(host, "localhost") == 0) {
+        in4->sin_family = AF_INET;
+        in4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        in4->sin_port = htons((uint16_t)cfg->listen_port);
+        *v6 = false;
+        return 0;
+    }
+    return -1;
+}
+
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+    return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
+{
+    srv_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return 1;
+    s->cfg = cfg;
+    s->ops = ops;
+    s->api.cfg = cfg;
+    s->api.ops = ops;
+    s->api.now_ms = wall_ms;
+    pthread_mutex_init(&s->done_lock, NULL);
+    int code = 1;
+
+    char threads[16];
+    snprintf(threads, sizeof(threads), "%d", cfg->threads);
+    setenv("UV_THREADPOOL_SIZE", threads, 1); /* read by libuv at its first queued work */
+
+    struct sockaddr_storage ss;
+    bool v6 = false;
+    if (listen_addr(cfg, &ss, &v6) != 0) {
+        fprintf(stderr, "mnemod: invalid --listen host \"%s\"\n", cfg->listen_host);
+        goto out_free;
+    }
+    if (!cfg->api_key[0] && !is_loopback(&ss))
+        mem_srv_log(MEM_LOG_WARN, "no_api_key",
+                    "msg=\"listening on a non-loopback address without an API key\" host=%s",
+                    cfg->listen_host);
+    if (uv_loop_init(&s->loop) != 0)
+        goto out_free;
+
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    s->mhd = MHD_start_daemon(
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(cfg->idle_timeout_s + 0.999),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw,
+        NULL, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+    if (!s->mhd) {
+        fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host,
+                cfg->listen_port, strerror(errno));
+        goto out_loop;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    const union MHD_DaemonInfo *port = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    uv_poll_init(&s->loop, &s->poll, info->epoll_fd);
+    s->poll.data = s;
+    uv_poll_start(&s->poll, UV_READABLE, on_poll);
+    uv_timer_init(&s->loop, &s->timer);
+    s->timer.data = s;
+    uv_async_init(&s->loop, &s->async, on_async);
+    s->async.data = s;
+    uv_signal_init(&s->loop, &s->sigint);
+    uv_signal_init(&s->loop, &s->sigterm);
+    s->sigint.data = s->sigterm.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    mem_srv_log(MEM_LOG_INFO, "listening", "host=%s port=%u kernel=%s threads=%d version=%s",
+                cfg->listen_host, port ? (unsigned)port->port : 0u, ops->name, cfg->threads,
+                MNEMOD_VERSION);
+
+    s->loading = true;
+    s->open_work.data = s;
+    uv_queue_work(&s->loop, &s->open_work, open_work_cb, after_open_cb);
+    mhd_run(s);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    code = s->exit_code;
+    if (s->mhd) { /* the loop ended without a shutdown: should not happen */
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        code = 1;
+    }
+out_loop:
+    if (uv_loop_close(&s->loop) != 0) {
+        mem_srv_log(MEM_LOG_ERROR, "loop_close", "msg=\"handles still open at exit\"");
+        code = 1;
+    }
+out_free:
+    pthread_mutex_destroy(&s->done_lock);
+    free(s);
+    return code;
+}

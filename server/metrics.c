@@ -1,0 +1,214 @@
+/* metrics.c - request counters, latency histograms, store and namespace gauges
+ * SPDX-License-Identifier: MIT
+ */
+#include "server/metrics.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUTES 32
+#define MAX_PAIRS 128
+#define N_BUCKETS 12
+
+static const double bucket_s[N_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                           0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+static const double scan_buckets[] = {0.01, 0.05, 0.1, 0.2, 0.5, 0.8, 1.0};
+#define N_SCAN_BUCKETS (sizeof(scan_buckets) / sizeof(scan_buckets[0]))
+
+struct route_hist {
+    char route[48];
+    unsigned long long buckets[N_BUCKETS];
+    unsigned long long count;
+    double sum;
+};
+struct pair {
+    char route[48];
+    int status;
+    unsigned long long count;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct route_hist hists[MAX_ROUTES]; /* guarded by lock */
+static size_t n_hists;
+static struct pair pairs[MAX_PAIRS];
+static size_t n_pairs;
+static unsigned long long scan_counts[N_SCAN_BUCKETS];
+static unsigned long long scan_total;
+static double scan_sum;
+
+void mem_srv_metrics_observe(const char *route, int status, double seconds)
+{
+    pthread_mutex_lock(&lock);
+    size_t i;
+    for (i = 0; i < n_pairs; i++)
+        if (pairs[i].status == status && strcmp(pairs[i].route, route) == 0)
+            break;
+    if (i == n_pairs && n_pairs < MAX_PAIRS) {
+        snprintf(pairs[i].route, sizeof(pairs[i].route), "%s", route);
+        pairs[i].status = status;
+        n_pairs++;
+    }
+    if (i < n_pairs)
+        pairs[i].count++;
+    for (i = 0; i < n_hists; i++)
+        if (strcmp(hists[i].route, route) == 0)
+            break;
+    if (i == n_hists && n_hists < MAX_ROUTES) {
+        snprintf(hists[i].route, sizeof(hists[i].route), "%s", route);
+        n_hists++;
+    }
+    if (i < n_hists) {
+        for (size_t b = 0; b < N_BUCKETS; b++)
+            if (seconds <= bucket_s[b])
+                hists[i].buckets[b]++;
+        hists[i].count++;
+        hists[i].sum += seconds;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void mem_srv_metrics_observe_scan(double fraction)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t b = 0; b < N_SCAN_BUCKETS; b++)
+        if (fraction <= scan_buckets[b])
+            scan_counts[b]++;
+    scan_total++;
+    scan_sum += fraction;
+    pthread_mutex_unlock(&lock);
+}
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)n) * 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+/* Namespace names match [A-Za-z0-9_.-], so they need no escaping in label values. */
+char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
+{
+    struct buf b = {.p = malloc(4096), .cap = 4096};
+    if (!b.p)
+        return NULL;
+    b.p[0] = '\0';
+    pthread_mutex_lock(&lock);
+    put(&b, "# HELP mnemod_http_requests_total HTTP requests by route and status.\n"
+            "# TYPE mnemod_http_requests_total counter\n");
+    for (size_t i = 0; i < n_pairs; i++)
+        put(&b, "mnemod_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n", pairs[i].route,
+            pairs[i].status, pairs[i].count);
+    put(&b, "# HELP mnemod_http_request_duration_seconds Time from request to reply.\n"
+            "# TYPE mnemod_http_request_duration_seconds histogram\n");
+    for (size_t i = 0; i < n_hists; i++) {
+        for (size_t k = 0; k < N_BUCKETS; k++)
+            put(&b, "mnemod_http_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                hists[i].route, bucket_s[k], hists[i].buckets[k]);
+        put(&b, "mnemod_http_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+            hists[i].route, hists[i].count);
+        put(&b, "mnemod_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", hists[i].route,
+            hists[i].sum);
+        put(&b, "mnemod_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
+            hists[i].route, hists[i].count);
+    }
+    put(&b, "# HELP mnemod_retrieve_scanned_fraction Segments scored / segments stored.\n"
+            "# TYPE mnemod_retrieve_scanned_fraction histogram\n");
+    for (size_t k = 0; k < N_SCAN_BUCKETS; k++)
+        put(&b, "mnemod_retrieve_scanned_fraction_bucket{le=\"%g\"} %llu\n", scan_buckets[k],
+            scan_counts[k]);
+    put(&b, "mnemod_retrieve_scanned_fraction_bucket{le=\"+Inf\"} %llu\n", scan_total);
+    put(&b, "mnemod_retrieve_scanned_fraction_sum %.9f\n", scan_sum);
+    put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
+    pthread_mutex_unlock(&lock);
+
+    put(&b, "# HELP mnemod_scan_kernel The SIMD kernel in use.\n# TYPE mnemod_scan_kernel gauge\n"
+            "mnemod_scan_kernel{kernel=\"%s\"} 1\n",
+        kernel);
+    put(&b, "# HELP mnemod_ready 1 once the store is loaded.\n# TYPE mnemod_ready gauge\n"
+            "mnemod_ready %d\n",
+        st ? 1 : 0);
+    if (st) {
+        mem_store_metrics_t m;
+        mem_store_get_metrics(st, &m);
+        static const double commit_ms[8] = {0.5, 1, 2, 5, 10, 25, 50, 100};
+        put(&b, "# HELP mnemod_writer_queue_depth Write records waiting for the writer.\n"
+                "# TYPE mnemod_writer_queue_depth gauge\nmnemod_writer_queue_depth %zu\n",
+            m.queue_depth);
+        put(&b, "# HELP mnemod_writer_ops_total Write records executed.\n"
+                "# TYPE mnemod_writer_ops_total counter\nmnemod_writer_ops_total %llu\n",
+            (unsigned long long)m.ops);
+        put(&b, "# HELP mnemod_fsyncs_total Transactions committed (one fsync each with "
+                "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
+            (unsigned long long)m.commits);
+        put(&b, "# HELP mnemod_commit_duration_seconds Group-commit latency.\n"
+                "# TYPE mnemod_commit_duration_seconds histogram\n");
+        for (size_t k = 0; k < 8; k++)
+            put(&b, "mnemod_commit_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                commit_ms[k] / 1000.0, (unsigned long long)m.commit_buckets[k]);
+        put(&b,
+            "mnemod_commit_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+            "mnemod_commit_duration_seconds_sum %.9f\nmnemod_commit_duration_seconds_count "
+            "%llu\n",
+            (unsigned long long)m.commits, m.commit_seconds_sum, (unsigned long long)m.commits);
+        mem_store_ns_stats_t *ns = NULL;
+        size_t n = 0;
+        if (mem_store_ns_list(st, &ns, &n, NULL) == MEM_OK) {
+            put(&b, "# HELP mnemod_namespaces Namespaces stored.\n# TYPE mnemod_namespaces "
+                    "gauge\nmnemod_namespaces %zu\n",
+                n);
+            put(&b, "# HELP mnemod_segments Segments stored, not archived.\n"
+                    "# TYPE mnemod_segments gauge\n");
+            for (size_t i = 0; i < n; i++)
+                put(&b, "mnemod_segments{namespace=\"%s\"} %llu\n", ns[i].name,
+                    (unsigned long long)ns[i].count);
+            put(&b, "# HELP mnemod_segments_archived Segments archived by compaction.\n"
+                    "# TYPE mnemod_segments_archived gauge\n");
+            for (size_t i = 0; i < n; i++)
+                put(&b, "mnemod_segments_archived{namespace=\"%s\"} %llu\n", ns[i].name,
+                    (unsigned long long)ns[i].archived);
+            put(&b, "# HELP mnemod_graph_edges Coherence-graph edges.\n"
+                    "# TYPE mnemod_graph_edges gauge\n");
+            for (size_t i = 0; i < n; i++)
+                put(&b, "mnemod_graph_edges{namespace=\"%s\"} %llu\n", ns[i].name,
+                    (unsigned long long)ns[i].graph_edges);
+            free(ns);
+        }
+    }
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}

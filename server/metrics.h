@@ -1,0 +1,22 @@
+/* metrics.h - Prometheus counters and histograms of the HTTP layer
+ * SPDX-License-Identifier: MIT
+ *
+ * Observations come from the loop thread; rendering may happen on a worker. A leaf mutex
+ * guards the tables.
+ */
+#ifndef MEM_SERVER_METRICS_H
+#define MEM_SERVER_METRICS_H
+
+#include <stddef.h>
+
+#include "storage/store.h"
+
+/* Count one finished request: route label, HTTP status, seconds from arrival to reply. */
+void mem_srv_metrics_observe(const char *route, int status, double seconds);
+/* Count one retrieve's scanned fraction (scanned / segments in the namespace). */
+void mem_srv_metrics_observe_scan(double fraction);
+/* Render everything (HTTP tables, store metrics, namespaces, kernel) as Prometheus text.
+ * st may be NULL while loading. Returns a malloc'd NUL-terminated string, or NULL. */
+char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len);
+
+#endif
