@@ -1,0 +1,441 @@
+"""test_durability.py - restart keeps everything; kill -9 in the middle of concurrent
+inserts loses no acknowledged segment and leaves no half batch (issue 2); compaction end to
+end with every policy, dry run, archive, purge and restart (issue 3)."""
+
+import http.client
+import json
+import os
+import random
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import test, eq, check, near, expect_error, expect_ok  # noqa: E402
+
+SEED = int(os.environ.get("MNEMOD_TEST_SEED", "20260906"))
+DAY = 86400000
+CRASH_BUDGET_S = float(os.environ.get("MNEMOD_CRASH_SECONDS", "60"))
+POLICIES = ["coherence_weighted", "dedup_gated", "structural_time", "structural_keyframe", None]
+
+
+def listing(srv, ns, dim, **extra):
+    """Every visible segment of ns via retrieve (k=1000, no decay), sorted by seq."""
+    req = {"embedding": [1.0] + [0.0] * (dim - 1), "k": 1000}
+    req.update(extra)
+    body = expect_ok(srv.retrieve(ns, req), 200, "listing %s" % ns)
+    return sorted(body["results"], key=lambda r: r["seq"])
+
+
+def all_segments(srv, ns, ids):
+    out = {}
+    for sid in ids:
+        st, _, body = srv.seg(ns, sid, embedding=True)
+        if st == 200:
+            out[sid] = body
+        else:
+            eq(st, 404, "GET %s/%s" % (ns, sid))
+    return out
+
+
+# ------------------------------------------------------------------ restart
+
+@test
+def test_restart_keeps_everything():
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED)
+        t0 = h.now_ms() - 30 * DAY
+        ids = {"r_a": [], "r_b": []}
+        for ns, dim in (("r_a", 6), ("r_b", 3)):
+            segs = []
+            for i in range(40):
+                sid = "%s-%d" % (ns, i)
+                segs.append({"id": sid, "embedding": h.rand_vec(rng, dim), "timestamp": h.rfc3339_ms(t0 + i * 3600000),
+                             "text": "memory %d of %s" % (i, ns), "source": "s%d" % (i % 3),
+                             "metadata": {"i": i, "tags": ["a", "b"]}})
+                ids[ns].append(sid)
+            expect_ok(srv.insert(ns, {"segments": segs[:25]}), 201)
+            for s in segs[25:]:
+                expect_ok(srv.insert(ns, s), 201)
+        expect_ok(srv.insert("r_a", {"id": "r_a-sup", "embedding": [1, 0, 0, 0, 0, 0],
+                                     "timestamp": h.rfc3339_ms(t0 + 50 * 3600000),
+                                     "supersedes": ["r_a-3", "r_a-4"]}), 201)
+        ids["r_a"].append("r_a-sup")
+        # delete the newest of r_b: its clock must survive the restart
+        newest_b = h.rfc3339_ms(t0 + 39 * 3600000)
+        expect_ok(srv.delete("/v1/namespaces/r_b/segments/r_b-39"))
+        expect_ok(srv.put("/v1/namespaces/r_empty", {"dim": 7}), 201)
+        expect_ok(srv.insert("r_text", {"id": "tx", "text": "restart me gently"}), 201)
+        ids["r_text"] = ["tx"]
+
+        def state():
+            lst = sorted(expect_ok(srv.get("/v1/namespaces"))["namespaces"], key=lambda x: x["name"])
+            segs = {ns: all_segments(srv, ns, v) for ns, v in ids.items()}
+            lists = {"r_a": listing(srv, "r_a", 6, include_superseded=True),
+                     "r_b": listing(srv, "r_b", 3),
+                     "r_text": expect_ok(srv.retrieve("r_text", {"query": "restart me gently"}))["results"]}
+            return lst, segs, lists
+
+        before = state()
+        eq(len(before[1]["r_b"]), 39, "deleted segment gone")
+        for cycle in range(2):
+            srv.restart()
+            after = state()
+            eq([{k: v for k, v in x.items()} for x in after[0]], before[0], "namespace stats after restart %d" % cycle)
+            eq(after[1], before[1], "every segment (with its embedding) after restart %d" % cycle)
+            for ns in before[2]:
+                eq([(r["id"], r["seq"], r["timestamp"]) for r in after[2][ns]],
+                   [(r["id"], r["seq"], r["timestamp"]) for r in before[2][ns]], "listing of %s" % ns)
+                for a, b in zip(after[2][ns], before[2][ns]):
+                    near(a["score"], b["score"], 1e-6, "score after restart")
+        # the clock and the seq survive
+        expect_error(srv.insert("r_b", {"id": "late", "embedding": [1, 1, 1],
+                                        "timestamp": h.rfc3339_ms(t0 + 38 * 3600000 + 1)}), 409,
+                     "non_monotonic_timestamp", "clock of a deleted newest survives restart")
+        b = expect_ok(srv.insert("r_b", {"id": "late", "embedding": [1, 1, 1], "timestamp": newest_b}), 201)
+        eq(b["inserted"][0]["seq"], 41, "seq continues after restart (40 inserted, one deleted)")
+        st = expect_ok(srv.ns_stats("r_empty"))
+        eq((st["count"], st["dim"]), (0, 7), "empty namespace survives")
+        expect_error(srv.insert("r_empty", {"embedding": [1, 2]}), 400, "dimension_mismatch")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+# ------------------------------------------------------------------ crash
+
+class Writer(threading.Thread):
+    """Inserts into one namespace until stopped or the server goes away, recording what
+    was attempted and what was acknowledged."""
+
+    def __init__(self, port, ns, tag, rng, dim, ts_base=None, cap=400):
+        super().__init__(daemon=True)
+        self.port, self.ns, self.tag, self.rng, self.dim = port, ns, tag, rng, dim
+        self.ts = ts_base          # None: no timestamps (server clock)
+        self.cap = cap
+        self.attempts = []         # (ids, acked records {id: (seq, ts)} or None)
+        self.stop = threading.Event()
+        self.errors = []
+
+    def run(self):
+        n = 0
+        conn = None
+        while not self.stop.is_set() and n < self.cap:
+            size = 1 if self.rng.random() < 0.5 else self.rng.randint(2, 20)
+            segs = []
+            for _ in range(size):
+                s = {"id": "%s-%d" % (self.tag, n), "embedding": h.rand_vec(self.rng, self.dim)}
+                if self.ts is not None:
+                    if self.rng.random() < 0.7:
+                        self.ts += self.rng.randint(0, 5000)
+                    s["timestamp"] = h.rfc3339_ms(self.ts)
+                segs.append(s)
+                n += 1
+            body = segs[0] if size == 1 and self.rng.random() < 0.5 else {"segments": segs}
+            ids = [s["id"] for s in segs]
+            entry = [ids, None]
+            self.attempts.append(entry)
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                conn.request("POST", "/v1/namespaces/%s/segments" % self.ns, body=json.dumps(body),
+                             headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                data = r.read()
+                if r.status == 201:
+                    recs = json.loads(data)["inserted"]
+                    entry[1] = {x["id"]: (x["seq"], x["timestamp"]) for x in recs}
+                elif r.status == 503:
+                    time.sleep(0.05)
+                else:
+                    self.errors.append("unexpected %d %s" % (r.status, data[:200]))
+                    return
+            except (OSError, http.client.HTTPException, ValueError):
+                return      # the server was killed: this attempt is unacknowledged
+        if conn is not None:
+            conn.close()
+
+
+def verify_namespace(srv, ns, dim, attempts, what):
+    """Every acknowledged segment present with its seq and timestamp; no half batch; seq
+    unique; timestamps non-decreasing in seq order; nothing that was never sent."""
+    st, _, body = srv.ns_stats(ns)
+    if st == 404:       # killed before its first commit: nothing may have been acknowledged
+        check(all(recs is None for _, recs in attempts), "%s: namespace lost with acknowledged data" % what)
+        return 0, 0, 0, None
+    st = expect_ok((st, _, body), 200, "%s: stats" % what)
+    rows = listing(srv, ns, dim, include_superseded=True)
+    eq(st["count"], len(rows), "%s: stats count equals the listing" % what)
+    present = {r["id"]: r for r in rows}
+    sent = set()
+    acked = 0
+    for ids, recs in attempts:
+        sent.update(ids)
+        have = [i in present for i in ids]
+        check(all(have) or not any(have), "%s: half batch %s present %s" % (what, ids, have))
+        if recs is not None:
+            for sid in ids:
+                check(sid in present, "%s: acknowledged %s lost" % (what, sid))
+                eq((present[sid]["seq"], present[sid]["timestamp"]), recs[sid],
+                   "%s: seq/timestamp of acknowledged %s" % (what, sid))
+                acked += 1
+    check(set(present) <= sent, "%s: segments never sent: %s" % (what, sorted(set(present) - sent)[:5]))
+    seqs = [r["seq"] for r in rows]
+    eq(len(set(seqs)), len(seqs), "%s: seq unique" % what)
+    tss = [h.parse_ts(r["timestamp"]) for r in rows]
+    check(all(a <= b for a, b in zip(tss, tss[1:])), "%s: timestamps monotonic in seq order" % what)
+    return acked, len(rows), (max(seqs) if seqs else 0), (max(tss) if tss else None)
+
+
+@test
+def test_crash_kill9_during_concurrent_inserts():
+    srv = h.Server().start()
+    rng = random.Random(SEED + 1)
+    dim = 8
+    history = []          # (ns, attempts) over every cycle
+    deadline = time.monotonic() + CRASH_BUDGET_S
+    cycles = acked_total = 0
+    try:
+        while cycles < 2 or (time.monotonic() < deadline and cycles < 8):
+            c = cycles
+            base = h.now_ms() - 20 * DAY
+            writers = [Writer(srv.port, "crash%d_now" % c, "c%dn0" % c, random.Random(rng.random()), dim, cap=450),
+                       Writer(srv.port, "crash%d_now" % c, "c%dn1" % c, random.Random(rng.random()), dim, cap=450)]
+            for i in range(3):
+                writers.append(Writer(srv.port, "crash%d_t%d" % (c, i), "c%dt%d" % (c, i),
+                                      random.Random(rng.random()), dim, ts_base=base + i * DAY, cap=900))
+            for w in writers:
+                w.start()
+            time.sleep(rng.uniform(0.2, 1.5))
+            srv.kill9()
+            for w in writers:
+                w.join(40)
+                check(not w.is_alive(), "writer thread stuck after kill -9")
+                check(not w.errors, "writer errors before the kill: %s" % w.errors[:3])
+            srv.start()
+            by_ns = {}
+            for w in writers:
+                by_ns.setdefault(w.ns, []).extend(w.attempts)
+            history.extend(by_ns.items())
+            # every namespace of every cycle so far must be intact
+            for ns, attempts in history:
+                acked, n, max_seq, max_ts = verify_namespace(srv, ns, dim, attempts, "cycle %d %s" % (c, ns))
+                if ns.startswith("crash%d_" % c):
+                    acked_total += acked
+            # and the server goes on: a new segment gets a larger seq and a timestamp >= the newest
+            for ns, attempts in history[-len(by_ns):]:
+                st, _, _ = srv.ns_stats(ns)
+                if st == 404:
+                    check(all(recs is None for _, recs in attempts), "%s: acked but missing" % ns)
+                    continue
+                rows = listing(srv, ns, dim, include_superseded=True)
+                b = expect_ok(srv.insert(ns, {"embedding": [1.0] * dim}), 201, "insert after restart")
+                rec = b["inserted"][0]
+                check(rec["seq"] > max(r["seq"] for r in rows), "%s: seq goes on after the crash" % ns)
+                check(h.parse_ts(rec["timestamp"]) >= max(h.parse_ts(r["timestamp"]) for r in rows),
+                      "%s: clock goes on after the crash" % ns)
+                attempts.append(([rec["id"]], {rec["id"]: (rec["seq"], rec["timestamp"])}))
+            cycles += 1
+        check(acked_total > 0, "no insert was acknowledged at all")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+# ------------------------------------------------------------------ compaction
+
+def clustered(rng, n, dim, n_centers=5, noise=0.5):
+    for _ in range(10):
+        centers = [h.rand_vec(rng, dim) for _ in range(n_centers)]
+        raws = [[x + rng.gauss(0, noise) for x in rng.choice(centers)] for _ in range(n)]
+        rows = [{"id": "m%d" % i, "vec": h.unit(v)} for i, v in enumerate(raws)]
+        if not h.near_threshold(rows):
+            return raws
+    return raws
+
+
+def load(srv, ns, raws, t0):
+    segs = [{"id": "m%d" % i, "embedding": v, "timestamp": h.rfc3339_ms(t0 + i * 60000), "text": "memory %d" % i}
+            for i, v in enumerate(raws)]
+    expect_ok(srv.insert(ns, {"segments": segs}), 201)
+    return [s["id"] for s in segs]
+
+
+def graph_from_server(srv, ns, ids):
+    rows = []
+    for sid, g in all_segments(srv, ns, ids).items():
+        rows.append({"id": sid, "vec": g["embedding"], "archived": bool(g.get("archived")),
+                     "superseded": bool(g.get("superseded_by"))})
+    _, edges, maxd = h.graph_stats(rows)
+    return edges, maxd
+
+
+def check_compact_body(body, before, target, policy):
+    for f in ("before", "after", "policy", "evicted", "took_ms"):
+        check(f in body, "compact response field %r missing: %s" % (f, body))
+    eq(body["before"], before, "before")
+    eq(body["after"], min(target, before), "after")
+    check(isinstance(body["policy"], str) and body["policy"], "policy named")
+    if policy is not None:
+        eq(body["policy"], policy, "policy echoed")
+    ev = body["evicted"]
+    check(isinstance(ev, list) and all(isinstance(x, str) for x in ev), "evicted is a list of ids")
+    eq(len(ev), before - body["after"], "evicted count")
+    eq(len(set(ev)), len(ev), "evicted ids unique")
+    check(isinstance(body["took_ms"], (int, float)) and body["took_ms"] >= 0, "took_ms")
+
+
+@test
+def test_compaction_every_policy_dry_run_archive_restart():
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 2)
+        dim, n, target = 8, 60, 25
+        raws = clustered(rng, n, dim)
+        t0 = h.now_ms() - 10 * DAY
+        names = {}
+        for p in POLICIES:
+            ns = "cmp_%s" % (p or "default")
+            names[p] = ns
+            ids = load(srv, ns, raws, t0)
+        results = {}
+        for p in POLICIES:
+            ns = names[p]
+            snap = (expect_ok(srv.ns_stats(ns)), all_segments(srv, ns, ids))
+            edges, maxd = graph_from_server(srv, ns, ids)
+            eq((snap[0]["graph_edges"], snap[0]["max_degree"]), (edges, maxd), "%s: graph before" % ns)
+            check(edges > 0, "clustered corpus has edges")
+            req = {"target": target, "dry_run": True}
+            if p:
+                req["policy"] = p
+            dry = expect_ok(srv.compact(ns, req), 200, "dry run %s" % ns)
+            check_compact_body(dry, n, target, p)
+            check(set(dry["evicted"]) <= set(ids), "evicted ids are segments")
+            eq((expect_ok(srv.ns_stats(ns)), all_segments(srv, ns, ids)), snap, "%s: dry run changes nothing" % ns)
+            del req["dry_run"]
+            real = expect_ok(srv.compact(ns, req), 200, "compact %s" % ns)
+            check_compact_body(real, n, target, p)
+            eq(real["evicted"], dry["evicted"], "%s: the dry run predicted the eviction (deterministic)" % ns)
+            results[p] = set(real["evicted"])
+            st = expect_ok(srv.ns_stats(ns))
+            eq((st["count"], st["archived"]), (target, n - target), "%s: stats after compaction" % ns)
+            segs = all_segments(srv, ns, ids)
+            eq(len(segs), n, "%s: archived segments are kept" % ns)
+            for sid, g in segs.items():
+                eq(bool(g.get("archived")), sid in results[p], "%s: archived flag of %s" % (ns, sid))
+            edges, maxd = graph_from_server(srv, ns, ids)
+            eq((st["graph_edges"], st["max_degree"]), (edges, maxd), "%s: graph over active segments" % ns)
+            got = {r["id"] for r in listing(srv, ns, dim)}
+            eq(got, set(ids) - results[p], "%s: archived vanish from retrieve" % ns)
+            got = {r["id"] for r in listing(srv, ns, dim, include_archived=True)}
+            eq(got, set(ids), "%s: include_archived brings them back" % ns)
+            # a second compaction to a larger target is a no-op
+            noop = expect_ok(srv.compact(ns, {"target": n, "policy": p} if p else {"target": n}), 200)
+            eq((noop["before"], noop["after"], noop["evicted"]), (target, target, []), "%s: target >= count" % ns)
+        # with no accesses and no context, coherence_weighted keeps the newest
+        eq(results["coherence_weighted"], {"m%d" % i for i in range(n - target)},
+           "coherence_weighted without accesses evicts the oldest")
+        # restart: same state
+        before = {p: (expect_ok(srv.ns_stats(ns)), all_segments(srv, ns, ids)) for p, ns in names.items()}
+        srv.restart()
+        for p, ns in names.items():
+            eq((expect_ok(srv.ns_stats(ns)), all_segments(srv, ns, ids)), before[p], "%s: same after restart" % ns)
+            got = {r["id"] for r in listing(srv, ns, dim)}
+            eq(got, set(ids) - results[p], "%s: archived stay archived after restart" % ns)
+        # purge deletes for good
+        ns = names[None]
+        pr = expect_ok(srv.compact(ns, {"target": 10, "purge": True}), 200, "purge")
+        check_compact_body(pr, target, 10, None)
+        check(not (set(pr["evicted"]) & results[None]), "purge considers only active segments")
+        for sid in pr["evicted"]:
+            expect_error(srv.seg(ns, sid), 404, "not_found", "purged %s" % sid)
+        st = expect_ok(srv.ns_stats(ns))
+        eq((st["count"], st["archived"]), (10, n - target), "stats after purge")
+        srv.restart()
+        st2 = expect_ok(srv.ns_stats(ns))
+        eq(st2, st, "purge survives restart")
+        for sid in pr["evicted"]:
+            expect_error(srv.seg(ns, sid), 404, "not_found", "purged %s after restart" % sid)
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_compaction_ratio_weights_context():
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 3)
+        dim, n = 6, 41
+        raws = clustered(rng, n, dim, n_centers=4)
+        t0 = h.now_ms() - 5 * DAY
+        ns = "cmp_ratio"
+        ids = load(srv, ns, raws, t0)
+        body = expect_ok(srv.compact(ns, {"ratio": 0.5, "policy": "coherence_weighted", "dry_run": True}), 200)
+        eq(body["after"], 20, "ratio 0.5 of 41 -> floor 20")
+        body = expect_ok(srv.compact(ns, {"ratio": 1, "dry_run": True}), 200)
+        eq((body["after"], body["evicted"]), (41, []), "ratio 1 is a no-op")
+        # coherence only, one context vector: keep the 15 most similar (ties: older first)
+        ctx = h.rand_vec(rng, dim)
+        cu = h.unit(ctx)
+        vecs = {sid: g["embedding"] for sid, g in all_segments(srv, ns, ids).items()}
+        coh = [(max(0.0, h.dot(cu, vecs["m%d" % i])), i) for i in range(n)]
+        keep = sorted(coh, key=lambda x: (-x[0], x[1]))[:15]
+        margin = sorted(coh, key=lambda x: (-x[0], x[1]))
+        body = expect_ok(srv.compact(ns, {"target": 15, "policy": "coherence_weighted", "dry_run": True,
+                                          "weights": {"recency": 0, "frequency": 0, "coherence": 1},
+                                          "context": [ctx]}), 200)
+        if abs(margin[14][0] - margin[15][0]) > 1e-5:
+            eq(set(body["evicted"]), {"m%d" % i for i in range(n)} - {"m%d" % i for _, i in keep},
+               "coherence-only eviction")
+        # recency only with an explicit empty context: the oldest go
+        body = expect_ok(srv.compact(ns, {"target": 30, "policy": "coherence_weighted", "context": [],
+                                          "weights": {"recency": 1, "frequency": 0, "coherence": 0}}), 200)
+        eq(set(body["evicted"]), {"m%d" % i for i in range(11)}, "recency-only eviction")
+        # dedup_gated: near-duplicates share a recency step; all-zero weights tie -> older kept first
+        body = expect_ok(srv.compact(ns, {"target": 5, "policy": "dedup_gated", "dry_run": True, "context": [],
+                                          "weights": {"recency": 0, "frequency": 0, "coherence": 0}}), 200)
+        active = ["m%d" % i for i in range(11, n)]
+        eq(set(body["evicted"]), set(active[5:]), "all ties: the lower (older) positions are kept")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_compaction_concurrent_inserts_survive():
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 4)
+        dim, n = 32, 3000
+        ns = "cmp_conc"
+        t0 = h.now_ms() - 30 * DAY
+        for k in range(0, n, 500):
+            segs = [{"id": "b%d" % i, "embedding": h.rand_vec(rng, dim), "timestamp": h.rfc3339_ms(t0 + i * 1000)}
+                    for i in range(k, k + 500)]
+            expect_ok(srv.insert(ns, {"segments": segs}), 201)
+        w = Writer(srv.port, ns, "live", random.Random(7), dim, cap=300)
+        w.start()
+        body = expect_ok(srv.compact(ns, {"target": 1000}), 200, "compact while inserting")
+        check(body["after"] <= 1000 or body["before"] > n, "compaction result")
+        w.join(60)
+        check(not w.errors, "inserts during compaction failed: %s" % w.errors[:3])
+        acked = [(ids, recs) for ids, recs in w.attempts if recs is not None]
+        check(acked, "some inserts were acknowledged during the compaction")
+        for ids, recs in acked:
+            for sid in ids:
+                g = expect_ok(srv.seg(ns, sid), 200, "inserted during compaction: %s" % sid)
+                eq((g["seq"], g["timestamp"]), recs[sid], "seq/timestamp of %s" % sid)
+        srv.restart()
+        for ids, recs in acked:
+            for sid in ids:
+                expect_ok(srv.seg(ns, sid), 200, "after restart: %s" % sid)
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+if __name__ == "__main__":
+    h.main()

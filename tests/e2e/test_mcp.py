@@ -1,0 +1,220 @@
+"""test_mcp.py - a scripted MCP (JSON-RPC 2.0 over streamable HTTP) session on POST /mcp,
+SPEC section 8."""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import test, eq, check, expect_ok  # noqa: E402
+
+ACCEPT = "application/json, text/event-stream"
+TOOLS = {"memory_insert", "memory_retrieve", "memory_compact", "memory_forget"}
+
+
+class Session:
+    def __init__(self, srv):
+        self.srv = srv
+        self.sid = None
+        self.next_id = 1
+
+    def post(self, msg):
+        hdrs = {"Accept": ACCEPT, "MCP-Protocol-Version": "2025-06-18"}
+        if self.sid:
+            hdrs["Mcp-Session-Id"] = self.sid
+        return self.srv.call("POST", "/mcp", msg, headers=hdrs)
+
+    def rpc(self, method, params=None, status=200):
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.next_id += 1
+        st, hdr, body = self.post(msg)
+        eq(st, status, "%s: HTTP status (body %s)" % (method, body))
+        check(hdr.get("content-type", "").startswith("application/json"),
+              "%s: response content-type %r" % (method, hdr.get("content-type")))
+        check(isinstance(body, dict), "%s: JSON object body" % method)
+        eq(body.get("jsonrpc"), "2.0", "%s: jsonrpc" % method)
+        eq(body.get("id"), msg["id"], "%s: id echoed" % method)
+        check(("result" in body) != ("error" in body), "%s: exactly one of result/error" % method)
+        return body, hdr
+
+    def initialize(self, version="2025-06-18"):
+        body, hdr = self.rpc("initialize", {"protocolVersion": version, "capabilities": {},
+                                            "clientInfo": {"name": "mnemod-e2e", "version": "1.0"}})
+        if hdr.get("mcp-session-id"):
+            self.sid = hdr["mcp-session-id"]
+        return body
+
+    def call_tool(self, name, args):
+        body, _ = self.rpc("tools/call", {"name": name, "arguments": args})
+        check("result" in body, "tools/call %s: result (got %s)" % (name, body))
+        return body["result"]
+
+
+def tool_json(result, what):
+    """The tool result carries the REST JSON as text content and as structuredContent."""
+    check(isinstance(result.get("content"), list) and result["content"], "%s: content list" % what)
+    c = result["content"][0]
+    eq(c.get("type"), "text", "%s: content type" % what)
+    parsed = json.loads(c["text"])
+    eq(result.get("structuredContent"), parsed, "%s: structuredContent equals the text content" % what)
+    return parsed
+
+
+def S():
+    return h.shared()
+
+
+@test
+def test_mcp_initialize_and_notifications():
+    srv = S()
+    s = Session(srv)
+    body = s.initialize("2025-06-18")
+    res = body["result"]
+    eq(res.get("protocolVersion"), "2025-06-18", "protocolVersion echoed")
+    check(isinstance(res.get("serverInfo"), dict) and res["serverInfo"].get("name"), "serverInfo.name")
+    check(isinstance(res.get("capabilities"), dict) and "tools" in res["capabilities"], "capabilities.tools")
+    st, _, _ = s.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    eq(st, 202, "a notification is 202 Accepted")
+    # 2025-03-26 is supported too
+    res = Session(srv).initialize("2025-03-26")["result"]
+    eq(res.get("protocolVersion"), "2025-03-26", "2025-03-26 echoed")
+    # an unsupported (older) version gets the newest supported one
+    res = Session(srv).initialize("2024-11-05")["result"]
+    v = res.get("protocolVersion")
+    check(isinstance(v, str) and v >= "2025-06-18", "unsupported version answered with the newest: %r" % v)
+
+
+@test
+def test_mcp_tools_list():
+    s = Session(S())
+    s.initialize()
+    body, _ = s.rpc("tools/list", {})
+    tools = body["result"].get("tools")
+    check(isinstance(tools, list), "tools list")
+    by = {t.get("name"): t for t in tools}
+    eq(set(by), TOOLS, "the four tools")
+    for name, t in by.items():
+        check(isinstance(t.get("description"), str) and t["description"], "%s: description" % name)
+        sch = t.get("inputSchema")
+        check(isinstance(sch, dict) and sch.get("type") == "object", "%s: inputSchema object" % name)
+        check(isinstance(sch.get("properties"), dict), "%s: inputSchema.properties" % name)
+        check("namespace" in sch["properties"], "%s: namespace property" % name)
+    props = by["memory_retrieve"]["inputSchema"]["properties"]
+    for p in ("query", "embedding", "k", "half_life", "recency_bias", "decay", "origin", "coherence_weight",
+              "since", "until"):
+        check(p in props, "memory_retrieve exposes %s" % p)
+    for p in ("text", "embedding", "timestamp", "source", "metadata", "supersedes"):
+        check(p in by["memory_insert"]["inputSchema"]["properties"], "memory_insert exposes %s" % p)
+    for p in ("target", "ratio", "policy", "dry_run"):
+        check(p in by["memory_compact"]["inputSchema"]["properties"], "memory_compact exposes %s" % p)
+    check("id" in by["memory_forget"]["inputSchema"]["properties"], "memory_forget exposes id")
+
+
+@test
+def test_mcp_insert_retrieve_compact_forget():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    s.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    ns = "mcp_ns"
+    ids = []
+    for text in ("the wifi password is hunter2", "the build server is ci-7", "bob likes green tea"):
+        r = s.call_tool("memory_insert", {"namespace": ns, "text": text, "source": "mcp"})
+        check(not r.get("isError"), "insert is not an error: %s" % r)
+        data = tool_json(r, "memory_insert")
+        check(isinstance(data.get("inserted"), list) and len(data["inserted"]) == 1, "inserted record")
+        ids.append(data["inserted"][0]["id"])
+    # the REST side sees them
+    st = expect_ok(srv.ns_stats(ns))
+    eq(st["count"], 3, "REST count after MCP inserts")
+    r = s.call_tool("memory_retrieve", {"namespace": ns, "query": "what is the wifi password", "k": 2,
+                                        "half_life": "30d", "recency_bias": 1, "decay": "gaussian"})
+    check(not r.get("isError"), "retrieve is not an error: %s" % r)
+    data = tool_json(r, "memory_retrieve")
+    eq(data.get("namespace"), ns, "namespace")
+    check(data["results"] and data["results"][0]["id"] == ids[0], "retrieve finds the inserted memory: %s" % data)
+    eq(data["results"][0].get("text"), "the wifi password is hunter2", "text")
+    # the same JSON as the REST answer (modulo timing)
+    rest = expect_ok(srv.retrieve(ns, {"query": "what is the wifi password", "k": 2, "half_life": "30d",
+                                       "recency_bias": 1, "decay": "gaussian"}))
+    eq([x["id"] for x in data["results"]], [x["id"] for x in rest["results"]], "MCP and REST agree")
+    # compact dry run
+    r = s.call_tool("memory_compact", {"namespace": ns, "target": 2, "dry_run": True})
+    check(not r.get("isError"), "compact is not an error: %s" % r)
+    data = tool_json(r, "memory_compact")
+    eq((data.get("before"), data.get("after"), len(data.get("evicted", []))), (3, 2, 1), "compact dry run")
+    eq(expect_ok(srv.ns_stats(ns))["archived"], 0, "dry run archived nothing")
+    # forget
+    r = s.call_tool("memory_forget", {"namespace": ns, "id": ids[0]})
+    check(not r.get("isError"), "forget is not an error: %s" % r)
+    h.expect_error(srv.seg(ns, ids[0]), 404, "not_found", "forgotten segment")
+    r = s.call_tool("memory_retrieve", {"namespace": ns, "query": "wifi password", "k": 10})
+    check(all(x["id"] != ids[0] for x in tool_json(r, "retrieve")["results"]), "forgotten is not retrieved")
+
+
+@test
+def test_mcp_default_namespace():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    r = s.call_tool("memory_insert", {"text": "stored without a namespace"})
+    check(not r.get("isError"), "insert without namespace: %s" % r)
+    sid = tool_json(r, "insert")["inserted"][0]["id"]
+    g = expect_ok(srv.seg("default", sid), 200, "the default namespace is 'default'")
+    eq(g.get("text"), "stored without a namespace", "text")
+
+
+@test
+def test_mcp_invalid_input_is_tool_error():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    ns = "mcp_err"
+    s.call_tool("memory_insert", {"namespace": ns, "text": "something to find"})
+    for args, rest_path, rest_body in [
+        ({"namespace": ns, "query": "x", "k": 0}, "/v1/namespaces/%s/retrieve" % ns, {"query": "x", "k": 0}),
+        ({"namespace": ns, "query": "x", "decay": "cubic"}, "/v1/namespaces/%s/retrieve" % ns,
+         {"query": "x", "decay": "cubic"}),
+        ({"namespace": ns, "query": "x", "half_life": "9x"}, "/v1/namespaces/%s/retrieve" % ns,
+         {"query": "x", "half_life": "9x"}),
+        ({"namespace": "mcp_nowhere", "query": "x"}, "/v1/namespaces/mcp_nowhere/retrieve", {"query": "x"}),
+    ]:
+        r = s.call_tool("memory_retrieve", args)
+        eq(r.get("isError"), True, "isError for %s" % args)
+        text = r["content"][0]["text"]
+        st, _, rest = srv.post(rest_path, rest_body)
+        check(400 <= st < 500, "REST rejects it too")
+        msg = rest["error"]["message"]
+        check(msg in text, "the tool error carries the REST message %r: %r" % (msg, text))
+    r = s.call_tool("memory_insert", {"namespace": ns, "text": "x", "embedding": "nope"})
+    eq(r.get("isError"), True, "bad insert input")
+    r = s.call_tool("memory_forget", {"namespace": ns, "id": "ghost"})
+    eq(r.get("isError"), True, "forget unknown id")
+    r = s.call_tool("memory_compact", {"namespace": ns, "ratio": 7})
+    eq(r.get("isError"), True, "compact bad ratio")
+    eq(expect_ok(srv.ns_stats(ns))["count"], 1, "nothing written by the bad calls")
+
+
+@test
+def test_mcp_protocol_errors():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    body, _ = s.rpc("no/such/method", {})
+    eq(body.get("error", {}).get("code"), -32601, "unknown method")
+    body, _ = s.rpc("tools/call", {"name": "memory_teleport", "arguments": {}})
+    check(("error" in body) or body.get("result", {}).get("isError") is True, "unknown tool is an error")
+    st, _, _ = srv.get("/mcp", headers={"Accept": "text/event-stream"})
+    eq(st, 405, "GET /mcp")
+    st, _, body = srv.post("/mcp", b"{not json", headers={"Accept": ACCEPT})
+    check(st in (200, 400), "malformed JSON-RPC status %r" % st)
+    check(isinstance(body, dict) and body.get("error", {}).get("code") == -32700, "parse error -32700: %s" % body)
+    # the server still serves REST after all this
+    eq(srv.get("/healthz")[0], 200, "healthz")
+
+
+if __name__ == "__main__":
+    h.main()
