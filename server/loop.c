@@ -456,6 +456,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             if (errno || *end || n > s->cfg->max_body)
                 r->too_big = true;
         }
+        /* Answer 413 before the body arrives: a client announcing a huge body must not
+         * make us read (or wait for) it. MHD closes the connection after this reply. */
+        if (r->too_big)
+            return dispatch(s, r);
         return MHD_YES;
     }
     if (r->state == RS_READY) {
