@@ -56,7 +56,7 @@ if command -v man >/dev/null 2>&1; then
         coherence-threshold coherence-weight api-key-file metrics-public max-body max-batch \
         max-future-skew threads sync max-connections idle-timeout request-timeout max-queue \
         max-namespaces log-level log-format simd; do
-        man -l "$MAN" 2>/dev/null | grep -q -- "--$flag" || bad "man page lacks --$flag"
+        LC_ALL=C man -l "$MAN" 2>/dev/null | grep -q -- "--$flag" || bad "man page lacks --$flag"
     done
     ok "man page lists every flag"
 else
@@ -78,6 +78,12 @@ if command -v systemd-analyze >/dev/null 2>&1; then
         bad "systemd-analyze security exposure '${level:-?}' > 2.0"
         grep '✗' "$tmp/sec.log" | sed 's/^/     /'
     fi
+    # The API-key credential variant (commented out in the unit) must verify as well.
+    sed -e 's/^#LoadCredential=/LoadCredential=/' -e 's/^#Environment=/Environment=/' \
+        "$tmp/units/mnemod.service" >"$tmp/units/mnemod-key.service"
+    check "systemd-analyze verify (LoadCredential variant)" sh -c "MANPATH='$D/usr/local/share/man' \
+        systemd-analyze verify '$tmp/units/mnemod-key.service' >'$tmp/verify2.log' 2>&1; \
+        rc=\$?; cat '$tmp/verify2.log'; [ \$rc -eq 0 ] && ! grep -q . '$tmp/verify2.log'"
     for key in 'Type=notify' 'DynamicUser=yes' 'StateDirectory=mnemod' \
         'EnvironmentFile=-/etc/mnemod/mnemod.env' 'NoNewPrivileges=yes' 'ProtectSystem=strict' \
         'ProtectHome=yes' 'PrivateTmp=yes' 'SystemCallFilter=@system-service'; do
