@@ -662,6 +662,36 @@ static void test_sample_config(void **state)
     }
 }
 
+static void test_describe(void **state)
+{
+    (void)state;
+    char line[2048];
+    expect_ok(NOARGS, NULL);
+    size_t n = mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_int_equal(n, strlen(line));
+    assert_null(strchr(line, '\n'));
+    assert_non_null(strstr(line, "listen=127.0.0.1:6636 data=./mnemod.db config=none "));
+    assert_non_null(strstr(line, " half_life_s=0 decay=exponential "));
+    assert_non_null(strstr(line, " auth=off "));
+    assert_non_null(strstr(line, " max_body=16777216 "));
+    assert_non_null(strstr(line, " simd=auto"));
+    expect_ok(ARGS("--listen", "[::1]:1", "--decay", "weibull:1.5", "--half-life", "1", "--sync",
+                   "normal", "--log-format", "json"),
+              (const char *const[]){"MNEMOD_API_KEY=topsecret", NULL});
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, "listen=[::1]:1 "));
+    assert_non_null(strstr(line, " half_life_s=86400 decay=weibull:1.5 "));
+    assert_non_null(strstr(line, " auth=on "));
+    assert_non_null(strstr(line, " sync=normal "));
+    assert_non_null(strstr(line, " log_format=json "));
+    assert_null(strstr(line, "topsecret"));
+    /* measuring, and truncation */
+    assert_int_equal(mem_cfg_describe(&R.cfg, NULL, 0), strlen(line));
+    char small[16];
+    mem_cfg_describe(&R.cfg, small, sizeof(small));
+    assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -678,6 +708,7 @@ int main(void)
         cmocka_unit_test_teardown(test_file_errors, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
+        cmocka_unit_test_teardown(test_describe, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
