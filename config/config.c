@@ -746,6 +746,34 @@ size_t mem_cfg_help(char *buf, size_t len)
     return used;
 }
 
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    static const char *const levels[] = {"debug", "info", "warn", "error"};
+    char decay[32];
+    if (cfg->decay.kind == MEM_DECAY_WEIBULL)
+        snprintf(decay, sizeof(decay), "weibull:%g", cfg->decay.shape);
+    else
+        snprintf(decay, sizeof(decay), "%s", mem_decay_kind_name(cfg->decay.kind));
+    int n = snprintf(
+        buf, len,
+        "listen=%s%s%s:%d data=%s config=%s half_life_s=%g decay=%s decay_offset_s=%g "
+        "recency_bias=%g embed_dim=%zu coherence_threshold=%g coherence_weight=%g auth=%s "
+        "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
+        "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
+        "max_namespaces=%zu log_level=%s log_format=%s simd=%s",
+        strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
+        strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
+        cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
+        cfg->decay.offset_s, cfg->decay.recency_bias, cfg->embed_dim, cfg->coherence_threshold,
+        cfg->coherence_weight, cfg->api_key[0] ? "on" : "off", cfg->metrics_public ? 1 : 0,
+        cfg->max_body, cfg->max_batch, cfg->max_future_skew_s, cfg->threads,
+        cfg->sync_full ? "full" : "normal", cfg->max_connections, cfg->idle_timeout_s,
+        cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
+        (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
+        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto");
+    return n > 0 ? (size_t)n : 0;
+}
+
 int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,
                  size_t out_len, mem_err_t *err)
 {

@@ -63,5 +63,9 @@ void mem_cfg_defaults(mem_cfg_t *cfg);
 /* Write the --help text (every flag, its environment variable and default) into buf like
  * snprintf; returns the full length. buf may be NULL with len 0 to measure. */
 size_t mem_cfg_help(char *buf, size_t len);
+/* One key=value line (no newline) describing the effective settings, for the start-up log:
+ * "listen=127.0.0.1:6636 data=./mnemod.db half_life_s=0 decay=exponential ... auth=off".
+ * The API key itself is never written (auth=on|off). snprintf semantics. */
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len);
 
 #endif

@@ -614,6 +614,84 @@ static void test_api_key(void **state)
                "set only one of MNEMOD_API_KEY and MNEMOD_API_KEY_FILE");
 }
 
+/* etc/mnemod.conf.sample documents every key with its default: uncommenting every
+ * "# key = value" line must give the defaults back, and every flag must be there. */
+static void test_sample_config(void **state)
+{
+    (void)state;
+    const char *path =
+        getenv("MEM_TEST_SAMPLE_CONF") ? getenv("MEM_TEST_SAMPLE_CONF") : "etc/mnemod.conf.sample";
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open %s (run from the repository root)", path);
+    static char uncommented[16384], line[512];
+    size_t used = 0;
+    int keys = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char key[64];
+        int n = 0;
+        if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
+        if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0)
+            continue; /* an example path; a CPU-dependent default */
+        used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
+        keys++;
+    }
+    fclose(f);
+    assert_true(keys >= 20);
+    expect_ok(ARGS("--config", tmp_file(uncommented)), NULL);
+    mem_cfg_t want;
+    mem_cfg_defaults(&want);
+    strcpy(want.config_path, R.cfg.config_path);
+    assert_memory_equal(&want, &R.cfg, sizeof(want));
+    /* every flag of --help has a "# flag = " line */
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    static char help[MEM_CFG_TEXT_MAX];
+    strcpy(help, R.out);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    static char sample[32768];
+    size_t len = fread(sample, 1, sizeof(sample) - 1, f);
+    sample[len] = '\0';
+    fclose(f);
+    for (const char *p = strstr(help, "\n  --"); p; p = strstr(p + 1, "\n  --")) {
+        char flag[64], needle[80];
+        if (sscanf(p + 5, "%63[a-z-]", flag) != 1 || strcmp(flag, "help") == 0 ||
+            strcmp(flag, "version") == 0 || strcmp(flag, "config") == 0)
+            continue;
+        snprintf(needle, sizeof(needle), "\n# %s = ", flag);
+        if (!strstr(sample, needle)) fail_msg("%s does not document %s", path, flag);
+    }
+}
+
+static void test_describe(void **state)
+{
+    (void)state;
+    char line[2048];
+    expect_ok(NOARGS, NULL);
+    size_t n = mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_int_equal(n, strlen(line));
+    assert_null(strchr(line, '\n'));
+    assert_non_null(strstr(line, "listen=127.0.0.1:6636 data=./mnemod.db config=none "));
+    assert_non_null(strstr(line, " half_life_s=0 decay=exponential "));
+    assert_non_null(strstr(line, " auth=off "));
+    assert_non_null(strstr(line, " max_body=16777216 "));
+    assert_non_null(strstr(line, " simd=auto"));
+    expect_ok(ARGS("--listen", "[::1]:1", "--decay", "weibull:1.5", "--half-life", "1", "--sync",
+                   "normal", "--log-format", "json"),
+              (const char *const[]){"MNEMOD_API_KEY=topsecret", NULL});
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, "listen=[::1]:1 "));
+    assert_non_null(strstr(line, " half_life_s=86400 decay=weibull:1.5 "));
+    assert_non_null(strstr(line, " auth=on "));
+    assert_non_null(strstr(line, " sync=normal "));
+    assert_non_null(strstr(line, " log_format=json "));
+    assert_null(strstr(line, "topsecret"));
+    /* measuring, and truncation */
+    assert_int_equal(mem_cfg_describe(&R.cfg, NULL, 0), strlen(line));
+    char small[16];
+    mem_cfg_describe(&R.cfg, small, sizeof(small));
+    assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +707,8 @@ int main(void)
         cmocka_unit_test_teardown(test_file_format, cleanup),
         cmocka_unit_test_teardown(test_file_errors, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
+        cmocka_unit_test_teardown(test_sample_config, cleanup),
+        cmocka_unit_test_teardown(test_describe, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -365,6 +365,56 @@ static void test_size(void **state)
     assert_int_equal(v, 8192);
 }
 
+/* Mutated inputs: never a crash (ASan), never an out-of-range success, and whatever is
+ * accepted formats and re-parses to the same instant. */
+static void test_mutations(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"2026-07-31T11:30:00.123456+02:00",
+                                        "2000-02-29T23:59:59.999Z", "90d", "1.5h", "16MiB"};
+    static const char alphabet[] = "0123456789:-+.TtZz dhmswKMGiB\x00\xff";
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    char buf[64], out[MEM_TIME_RFC3339_BUFSZ];
+    for (int iter = 0; iter < 200000; iter++) {
+        const char *seed = seeds[iter % 5];
+        size_t len = strlen(seed);
+        memcpy(buf, seed, len);
+        for (int m = 0; m < 1 + iter % 3; m++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            size_t at = (size_t)(x % len);
+            switch ((x >> 20) % 3) {
+            case 0: /* replace */
+                buf[at] = alphabet[(x >> 32) % (sizeof(alphabet) - 1)];
+                break;
+            case 1: /* truncate */
+                len = at;
+                break;
+            default: /* duplicate a byte */
+                if (len + 1 < sizeof(buf)) {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    len++;
+                }
+            }
+            if (len == 0) break;
+        }
+        int64_t ms;
+        if (mem_time_parse_rfc3339(buf, len, "t", &ms, NULL) == MEM_OK) {
+            assert_true(ms >= MEM_TIME_MIN_MS && ms <= MEM_TIME_MAX_MS);
+            assert_int_equal(mem_time_format_rfc3339(ms, out, sizeof(out)), 24);
+            int64_t again;
+            assert_int_equal(mem_time_parse_rfc3339_z(out, NULL, &again, NULL), MEM_OK);
+            assert_int_equal(again, ms);
+        }
+        double d;
+        if (mem_time_parse_duration(buf, len, 1, "d", &d, NULL) == MEM_OK)
+            assert_true(d >= 0 && d <= MEM_TIME_MAX_DURATION_S);
+        size_t sz;
+        (void)mem_time_parse_size(buf, len, "s", &sz, NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -379,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_duration),
         cmocka_unit_test(test_duration_number),
         cmocka_unit_test(test_size),
+        cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
