@@ -46,18 +46,22 @@ $(B)/%.o: %.c
 
 $(B)/libmnemod.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	@echo "  AR  $@"
+	@rm -f $@ && ar rcs $@ $^
 
 $(B)/mnemod: $(SRV_OBJS) $(B)/libmnemod.a
-	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJS) $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(LDFLAGS) -o $@ $(SRV_OBJS) $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libmnemod.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(B)/libmnemod.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
 
 run: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod
