@@ -435,6 +435,54 @@ static int set_simd(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* ---- cluster mode (issue 7) ---- */
+
+static int set_nats_url(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strlen(val) >= sizeof(cfg->nats_url)) return why_set(why, n, NULL, "is too long");
+    for (const char *p = val; *p; p++)
+        if (isspace((unsigned char)*p)) return why_set(why, n, val, "contains white space");
+    if (strncmp(val, "nats://", 7) != 0 && strncmp(val, "tls://", 6) != 0)
+        return why_set(why, n, val, "is not a comma-separated list of nats:// URLs");
+    snprintf(cfg->nats_url, sizeof(cfg->nats_url), "%s", val);
+    return 0;
+}
+
+static int set_node_id(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    size_t len = strlen(val);
+    if (len < 1 || len >= sizeof(cfg->node_id))
+        return why_set(why, n, val, "must be 1..63 characters");
+    for (const char *p = val; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+            return why_set(why, n, val, "may only contain A-Z a-z 0-9 _ -");
+    snprintf(cfg->node_id, sizeof(cfg->node_id), "%s", val);
+    return 0;
+}
+
+static int set_streams(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 256, &v, why, n) != 0) return -1;
+    cfg->streams = (size_t)v;
+    return 0;
+}
+
+static int set_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 5, &v, why, n) != 0) return -1;
+    cfg->replicas = (int)v;
+    return 0;
+}
+
+static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strlen(val) >= sizeof(cfg->advertise)) return why_set(why, n, NULL, "is too long");
+    snprintf(cfg->advertise, sizeof(cfg->advertise), "%s", val);
+    return 0;
+}
+
 /* ---- the table ---------------------------------------------------------------------------- */
 
 static const opt_t opts[] = {
@@ -490,6 +538,17 @@ static const opt_t opts[] = {
      set_log_format, 0},
     {"simd", "MNEMOD_SIMD", "ISA", "auto", "force a scan kernel: scalar, avx2, avx512, neon",
      set_simd, 0},
+    {NULL, "MNEMOD_NATS_URL", "URLS", "none",
+     "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
+     0},
+    {NULL, "MNEMOD_NODE_ID", "ID", "none", "cluster mode: this node's unique id (required)",
+     set_node_id, 0},
+    {NULL, "MNEMOD_STREAMS", "N", "4", "cluster mode: JetStream streams namespaces hash onto",
+     set_streams, 0},
+    {NULL, "MNEMOD_REPLICAS", "N", "3", "cluster mode: replicas of each stream, 1..5",
+     set_replicas, 0},
+    {NULL, "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
+     "cluster mode: the address this node advertises in the node registry", set_advertise, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -715,6 +774,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_namespaces = 10000;
     cfg->log_level = MEM_LOG_INFO;
     cfg->log_json = false;
+    cfg->streams = 4;
+    cfg->replicas = 3;
 }
 
 size_t mem_cfg_help(char *buf, size_t len)
@@ -826,5 +887,7 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
         if (o->set != set_config && (rc = apply(cfg, o, val, strlen(val), "", err)) != MEM_OK)
             return rc;
     }
+    if (cfg->nats_url[0] && !cfg->node_id[0])
+        return mem_err_set(err, MEM_EINVAL, "MNEMOD_NODE_ID is required with MNEMOD_NATS_URL");
     return MEM_CFG_RUN;
 }

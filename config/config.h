@@ -41,6 +41,12 @@ typedef struct mem_cfg {
     bool log_json;
     char simd[16]; /* "" = detect */
     char config_path[4096];
+    /* Cluster mode (issue 7; environment only). Off while nats_url is "". */
+    char nats_url[1024]; /* MNEMOD_NATS_URL: comma-separated nats:// URLs */
+    char node_id[64];    /* MNEMOD_NODE_ID: [A-Za-z0-9_-]{1,63}; required with nats_url */
+    size_t streams;      /* MNEMOD_STREAMS: JetStream streams namespaces hash onto, 1..256 */
+    int replicas;        /* MNEMOD_REPLICAS: replicas per stream, 1..5 */
+    char advertise[256]; /* MNEMOD_ADVERTISE: host:port other nodes and clients use; "" = listen */
 } mem_cfg_t;
 
 enum {

@@ -692,6 +692,37 @@ static void test_describe(void **state)
     assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
+/* Cluster mode settings (issue 7): environment only, off by default, validated. */
+static void test_cluster(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_string_equal(R.cfg.nats_url, "");
+    assert_string_equal(R.cfg.node_id, "");
+    assert_int_equal(R.cfg.streams, 4);
+    assert_int_equal(R.cfg.replicas, 3);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=nats://127.0.0.1:4222,nats://h:4223",
+                                            "MNEMOD_NODE_ID=node-a_1", "MNEMOD_STREAMS=8",
+                                            "MNEMOD_REPLICAS=1", "MNEMOD_ADVERTISE=10.0.0.1:6636",
+                                            NULL});
+    assert_string_equal(R.cfg.nats_url, "nats://127.0.0.1:4222,nats://h:4223");
+    assert_string_equal(R.cfg.node_id, "node-a_1");
+    assert_int_equal(R.cfg.streams, 8);
+    assert_int_equal(R.cfg.replicas, 1);
+    assert_string_equal(R.cfg.advertise, "10.0.0.1:6636");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=nats://127.0.0.1:4222", NULL},
+               "MNEMOD_NODE_ID");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=http://x", "MNEMOD_NODE_ID=a", NULL},
+               "MNEMOD_NATS_URL");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_NODE_ID=a.b", NULL}, "MNEMOD_NODE_ID");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_STREAMS=0", NULL}, "MNEMOD_STREAMS");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_STREAMS=257", NULL}, "MNEMOD_STREAMS");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_REPLICAS=6", NULL}, "MNEMOD_REPLICAS");
+    /* an empty variable counts as unset: still single-node */
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=", NULL});
+    assert_string_equal(R.cfg.nats_url, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +740,7 @@ int main(void)
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),
+        cmocka_unit_test_teardown(test_cluster, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
