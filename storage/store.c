@@ -262,6 +262,7 @@ void mem_store_close(mem_store_t *st)
     for (size_t i = 0; i < st->n_nss; i++)
         mem_store__ns_release(st->nss[i]);
     free(st->nss);
+    mem_store__log_free(st);
     pthread_rwlock_destroy(&st->reg_lock);
     pthread_mutex_destroy(&st->q_mu);
     pthread_cond_destroy(&st->q_cv);

@@ -111,11 +111,25 @@ struct mem_store_op {
     mem_store_done_fn _done;
     void *_ud;
     mem_store_op_t *_next;
+    /* Cluster log (issue 7; leave NULL/0 in single-node mode). An op that is a replicated
+     * log record names its stream and its sequence there. The writer then stores
+     * (log_stream, log_seq) in the table applied_log inside the op's own savepoint, so the
+     * position commits atomically with the record's rows; it is stored even when the op
+     * fails with a client error (a deterministic outcome every replica shares). An op whose
+     * log_seq is at or below the stored position is skipped: rc MEM_OK, log_skipped set,
+     * nothing written (idempotent replay). An op whose log_seq is not the stored position
+     * + 1 (when a position is stored) fails with MEM_EBUSY "log gap", writing nothing. */
+    const char *log_stream; /* NUL-terminated, at most 63 bytes */
+    uint64_t log_seq;
+    bool log_skipped; /* result */
 };
 
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
  * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */
 int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done, void *ud);
+
+/* Cluster log: the applied position of stream (0 when none). Any thread. */
+uint64_t mem_store_log_applied(mem_store_t *st, const char *stream);
 
 /* ---- reads: any thread but the event loop ---- */
 

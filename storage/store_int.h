@@ -102,6 +102,13 @@ struct mem_store {
 
     /* metrics, under q_mu */
     mem_store_metrics_t m;
+
+    /* cluster log positions (applied.c), under q_mu; changed by the writer only */
+    struct mem_store_logpos {
+        char stream[64];
+        uint64_t seq;
+    } *logpos;
+    size_t n_logpos;
 };
 
 /* schema.c */
@@ -124,6 +131,15 @@ void mem_store__ns_release(mem_store_ns_t *ns);
 mem_store_ns_t *mem_store__reg_find(mem_store_t *st, const char *name); /* no ref taken */
 int mem_store__reg_add(mem_store_t *st, mem_store_ns_t *ns);
 void mem_store__reg_remove(mem_store_t *st, mem_store_ns_t *ns);
+
+/* applied.c: cluster log positions (store.h, struct mem_store_op, log_*) */
+int mem_store__log_prepare(mem_store_t *st, mem_err_t *err); /* table + load, at open */
+/* Before exec: 0 apply, 1 skip (already applied), or MEM_EBUSY (gap; op->err set). */
+int mem_store__log_check(mem_store_t *st, mem_store_op_t *op);
+/* In the op's savepoint, after exec (success or client error): store the position. */
+int mem_store__log_write(mem_store_t *st, mem_store_op_t *op, mem_err_t *err);
+void mem_store__log_reload(mem_store_t *st); /* after a rolled-back group */
+void mem_store__log_free(mem_store_t *st);
 
 /* writer.c */
 int mem_store__writer_start(mem_store_t *st, mem_err_t *err);

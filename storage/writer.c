@@ -53,7 +53,7 @@ int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err)
         if (rc != SQLITE_OK)
             return mem_store__err_sqlite(err, st->db, rc, "prepare");
     }
-    return MEM_OK;
+    return mem_store__log_prepare(st, err); /* cluster log positions (applied.c) */
 }
 
 static bool is_storage_error(int rc)
@@ -766,12 +766,16 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     mem_store_op_t *op;
     for (op = head; op && fatal_rc == MEM_OK; op = op->_next) {
         if ((rc = mem_store__exec(st->db, "SAVEPOINT op", &op->err)) == MEM_OK) {
-            rc = exec_op(st, &g, op);
+            /* cluster log record (applied.c): skip when applied, refuse a gap */
+            int lg = op->log_stream ? mem_store__log_check(st, op) : 0;
+            rc = lg == 0 ? exec_op(st, &g, op) : (lg == 1 ? MEM_OK : lg);
             op->rc = rc;
             if (rc == MEM_OK || !is_storage_error(rc)) {
                 if (rc != MEM_OK) /* validation writes nothing; this is belt and braces */
                     sqlite3_exec(st->db, "ROLLBACK TO op", NULL, NULL, NULL);
-                int rc2 = mem_store__exec(st->db, "RELEASE op", &fatal);
+                int rc2 = lg == 0 && op->log_stream ? mem_store__log_write(st, op, &fatal) : MEM_OK;
+                if (rc2 == MEM_OK)
+                    rc2 = mem_store__exec(st->db, "RELEASE op", &fatal);
                 if (rc2 != MEM_OK)
                     rc = rc2;
                 else
@@ -809,6 +813,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
         for (size_t i = 0; i < g.n; i++)
             group_reset_ns(g.ns[i]);
         reload_touched(st, &g);
+        mem_store__log_reload(st); /* cluster log positions as committed */
         for (op = head; op; op = op->_next)
             if (op->rc == MEM_OK || is_storage_error(op->rc) || op->err.code == 0) {
                 op->rc = fatal_rc;
