@@ -31,9 +31,11 @@
 #include <uv.h>
 
 #include "api/api.h"
+#include "cluster/cluster.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
+#include "server/replicate.h"
 #include "storage/store.h"
 
 typedef struct srv srv_t;
@@ -59,6 +61,9 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
+    bool replicated;   /* cluster mode: the write went through the log on the worker */
+    char *repl_query;  /* cluster mode: the query/body with min_seq taken out */
+    char *repl_body;
 } conn_req_t;
 
 struct srv {
@@ -72,6 +77,7 @@ struct srv {
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
     mem_store_t *store; /* NULL while loading; set on the loop thread */
+    mem_cluster_t *cluster; /* cluster mode (MNEMOD_NATS_URL) only; set with store */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -228,6 +234,17 @@ static void work_cb(uv_work_t *w)
     if (strcmp(r->url, "/metrics") == 0) {
         size_t len = 0;
         char *text = mem_srv_metrics_render(s->store, s->ops->name, &len);
+        size_t clen = 0;
+        char *ctext = text && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
+        if (ctext) { /* cluster mode: append the replication lag */
+            char *both = realloc(text, len + clen + 1);
+            if (both) {
+                memcpy(both + len, ctext, clen + 1);
+                text = both;
+                len += clen;
+            }
+            free(ctext);
+        }
         if (text) {
             r->aresp.status = 200;
             r->aresp.body = text;
@@ -241,6 +258,16 @@ static void work_cb(uv_work_t *w)
         mem_api_error(&r->aresp, &err);
         return;
     }
+    if (s->cluster) { /* cluster mode: reads may wait for min_seq, writes go through the log */
+        if (mem_srv_repl_before(s->cluster, &r->areq, &r->repl_query, &r->repl_body, &r->aresp))
+            return;
+        mem_api_handle(&s->api, &r->areq, &r->aresp);
+        if (r->aresp.pending) {
+            mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
+            r->replicated = true;
+        }
+        return;
+    }
     mem_api_handle(&s->api, &r->areq, &r->aresp);
 }
 
@@ -248,7 +275,7 @@ static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
-    if (r->aresp.pending) {
+    if (r->aresp.pending && !r->replicated) {
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
         if (rc == MEM_OK)
             return; /* resumed by on_async */
@@ -373,6 +400,8 @@ static void req_free(conn_req_t *r)
     if (r->ready)
         MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
+    free(r->repl_query);
+    free(r->repl_body);
     free(r->body);
     free(r->url);
     free(r->query);
@@ -549,6 +578,10 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->timer, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    if (s->cluster) {
+        mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
+        s->cluster = NULL;
+    }
     if (s->store) {
         mem_store_close(s->store); /* flushes the writer and checkpoints the WAL */
         s->store = NULL;
@@ -592,6 +625,15 @@ static void open_work_cb(uv_work_t *w)
     };
     mem_store_t *st = NULL;
     s->open_rc = mem_store_open(&opts, &st, &s->open_err);
+    if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
+        mem_cluster_t *cl = NULL;
+        s->open_rc = mem_cluster_open(s->cfg, st, &cl, &s->open_err);
+        if (s->open_rc != MEM_OK) {
+            mem_store_close(st);
+            return;
+        }
+        s->cluster = cl;
+    }
     if (s->open_rc == MEM_OK)
         s->store = st; /* published to the loop by after_open_cb (uv orders it) */
 }

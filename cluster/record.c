@@ -1,0 +1,292 @@
+/* record.c - a write op as a replicated log record
+ * SPDX-License-Identifier: MIT
+ *
+ * Layout: "MNR1", u8 kind, u8 flags (1 batch, 2 purge), str msgid, str ns, u64 dim,
+ * i64 now_ms, then per kind: INSERT u32 n, n x (str id, u8 ts_given, i64 ts_ms, opt text,
+ * opt source, opt metadata, u32 n_sup, n_sup x str, dim x f32); DELETE str id; COMPACT
+ * u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then str. Host byte
+ * order (every supported target is little-endian).
+ */
+#include "cluster/record.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wbuf {
+    unsigned char *p;
+    size_t len, cap;
+    int fail;
+} wbuf_t;
+
+static void put(wbuf_t *w, const void *src, size_t n)
+{
+    if (w->fail)
+        return;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->len + n)
+            cap *= 2;
+        unsigned char *p = realloc(w->p, cap);
+        if (!p) {
+            w->fail = 1;
+            return;
+        }
+        w->p = p;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->len, src, n);
+    w->len += n;
+}
+
+static void put_u8(wbuf_t *w, uint8_t v) { put(w, &v, 1); }
+static void put_u32(wbuf_t *w, uint32_t v) { put(w, &v, 4); }
+static void put_u64(wbuf_t *w, uint64_t v) { put(w, &v, 8); }
+
+static void put_str(wbuf_t *w, const char *s, size_t n)
+{
+    put_u32(w, (uint32_t)n);
+    put(w, s, n);
+    put_u8(w, 0);
+}
+
+static void put_opt(wbuf_t *w, const char *s, size_t n)
+{
+    put_u8(w, s != NULL);
+    if (s)
+        put_str(w, s, n);
+}
+
+unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len)
+{
+    wbuf_t w = {0};
+    put(&w, "MNR1", 4);
+    put_u8(&w, (uint8_t)op->kind);
+    put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0)));
+    put_str(&w, msgid, strlen(msgid));
+    put_str(&w, op->ns, strlen(op->ns));
+    put_u64(&w, (uint64_t)op->dim);
+    put_u64(&w, (uint64_t)op->now_ms);
+    switch (op->kind) {
+    case MEM_STORE_OP_INSERT:
+        put_u32(&w, (uint32_t)op->n_segs);
+        for (size_t i = 0; i < op->n_segs; i++) {
+            const mem_store_seg_in_t *s = &op->segs[i];
+            put_str(&w, s->id, strlen(s->id));
+            put_u8(&w, s->ts_given);
+            put_u64(&w, (uint64_t)s->ts_ms);
+            put_opt(&w, s->text, s->text_len);
+            put_opt(&w, s->source, s->source_len);
+            put_opt(&w, s->metadata, s->metadata_len);
+            put_u32(&w, (uint32_t)s->n_supersedes);
+            for (size_t k = 0; k < s->n_supersedes; k++)
+                put_str(&w, s->supersedes[k], strlen(s->supersedes[k]));
+            put(&w, s->vec, op->dim * sizeof(float));
+        }
+        break;
+    case MEM_STORE_OP_DELETE:
+        put_str(&w, op->id, strlen(op->id));
+        break;
+    case MEM_STORE_OP_COMPACT:
+        put_u32(&w, (uint32_t)op->n_evict);
+        for (size_t i = 0; i < op->n_evict; i++)
+            put_str(&w, op->evict_ids[i], strlen(op->evict_ids[i]));
+        break;
+    case MEM_STORE_OP_NS_CREATE:
+    case MEM_STORE_OP_NS_DROP:
+        break;
+    }
+    if (w.fail) {
+        free(w.p);
+        return NULL;
+    }
+    *len = w.len;
+    return w.p;
+}
+
+typedef struct rbuf {
+    const unsigned char *p;
+    size_t len, off;
+    int fail;
+} rbuf_t;
+
+static const unsigned char *get(rbuf_t *r, size_t n)
+{
+    if (r->fail || n > r->len - r->off) {
+        r->fail = 1;
+        return NULL;
+    }
+    const unsigned char *p = r->p + r->off;
+    r->off += n;
+    return p;
+}
+
+static uint8_t get_u8(rbuf_t *r)
+{
+    const unsigned char *p = get(r, 1);
+    return p ? *p : 0;
+}
+
+static uint32_t get_u32(rbuf_t *r)
+{
+    uint32_t v = 0;
+    const unsigned char *p = get(r, 4);
+    if (p)
+        memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t get_u64(rbuf_t *r)
+{
+    uint64_t v = 0;
+    const unsigned char *p = get(r, 8);
+    if (p)
+        memcpy(&v, p, 8);
+    return v;
+}
+
+/* A NUL-terminated string inside the buffer. */
+static const char *get_str(rbuf_t *r, size_t *n)
+{
+    uint32_t l = get_u32(r);
+    const unsigned char *p = get(r, (size_t)l + 1);
+    if (!p || p[l] != 0) {
+        r->fail = 1;
+        return NULL;
+    }
+    if (n)
+        *n = l;
+    return (const char *)p;
+}
+
+static int copy_str(rbuf_t *r, char *dst, size_t cap)
+{
+    size_t n = 0;
+    const char *s = get_str(r, &n);
+    if (!s || n >= cap || strlen(s) != n)
+        return -1;
+    memcpy(dst, s, n + 1);
+    return 0;
+}
+
+void mem_cluster_rec_free(mem_cluster_rec_t *r)
+{
+    if (!r)
+        return;
+    free(r->buf);
+    free(r->segs);
+    free(r->outs);
+    free(r->vecs);
+    free(r->ptrs);
+    free(r);
+}
+
+/* Count the string pointers an insert needs (first pass). */
+static int count_insert(rbuf_t r, size_t n, size_t dim, size_t *n_ptrs)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n && !r.fail; i++) {
+        get_str(&r, NULL);
+        get(&r, 9);
+        for (int f = 0; f < 3; f++)
+            if (get_u8(&r))
+                get_str(&r, NULL);
+        uint32_t ns = get_u32(&r);
+        for (uint32_t k = 0; k < ns && !r.fail; k++)
+            get_str(&r, NULL);
+        total += ns;
+        get(&r, dim * sizeof(float));
+    }
+    *n_ptrs = total;
+    return r.fail ? -1 : 0;
+}
+
+mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
+{
+    mem_cluster_rec_t *rec = calloc(1, sizeof(*rec));
+    if (!rec)
+        return NULL;
+    rec->buf = malloc(len ? len : 1);
+    if (!rec->buf)
+        goto bad;
+    memcpy(rec->buf, data, len);
+    rbuf_t r = {.p = rec->buf, .len = len};
+    const unsigned char *magic = get(&r, 4);
+    if (!magic || memcmp(magic, "MNR1", 4) != 0)
+        goto bad;
+    mem_store_op_t *op = &rec->op;
+    uint8_t kind = get_u8(&r), flags = get_u8(&r);
+    if (kind > MEM_STORE_OP_COMPACT)
+        goto bad;
+    op->kind = (mem_store_op_kind_t)kind;
+    op->batch = (flags & 1) != 0;
+    op->purge = (flags & 2) != 0;
+    if (copy_str(&r, rec->msgid, sizeof(rec->msgid)) || copy_str(&r, op->ns, sizeof(op->ns)))
+        goto bad;
+    op->dim = (size_t)get_u64(&r);
+    op->now_ms = (int64_t)get_u64(&r);
+    if (r.fail || op->dim > 4096)
+        goto bad;
+    if (op->kind == MEM_STORE_OP_INSERT) {
+        uint32_t n = get_u32(&r);
+        size_t n_ptrs = 0;
+        if (r.fail || n == 0 || n > 1000000 || count_insert(r, n, op->dim, &n_ptrs))
+            goto bad;
+        rec->segs = calloc(n, sizeof(*rec->segs));
+        rec->outs = calloc(n, sizeof(*rec->outs));
+        rec->vecs = malloc((size_t)n * (op->dim ? op->dim : 1) * sizeof(float));
+        rec->ptrs = calloc(n_ptrs ? n_ptrs : 1, sizeof(char *));
+        if (!rec->segs || !rec->outs || !rec->vecs || !rec->ptrs)
+            goto bad;
+        size_t used = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            mem_store_seg_in_t *s = &rec->segs[i];
+            if (copy_str(&r, s->id, sizeof(s->id)))
+                goto bad;
+            s->ts_given = get_u8(&r) != 0;
+            s->ts_ms = (int64_t)get_u64(&r);
+            if (get_u8(&r))
+                s->text = get_str(&r, &s->text_len);
+            if (get_u8(&r))
+                s->source = get_str(&r, &s->source_len);
+            if (get_u8(&r))
+                s->metadata = get_str(&r, &s->metadata_len);
+            uint32_t ns = get_u32(&r);
+            if (r.fail || used + ns > n_ptrs)
+                goto bad;
+            s->supersedes = rec->ptrs + used;
+            s->n_supersedes = ns;
+            for (uint32_t k = 0; k < ns; k++)
+                rec->ptrs[used++] = get_str(&r, NULL);
+            const unsigned char *v = get(&r, op->dim * sizeof(float));
+            if (!v)
+                goto bad;
+            float *dst = rec->vecs + (size_t)i * op->dim;
+            memcpy(dst, v, op->dim * sizeof(float));
+            s->vec = dst;
+        }
+        op->segs = rec->segs;
+        op->outs = rec->outs;
+        op->n_segs = n;
+    } else if (op->kind == MEM_STORE_OP_DELETE) {
+        if (copy_str(&r, op->id, sizeof(op->id)))
+            goto bad;
+    } else if (op->kind == MEM_STORE_OP_COMPACT) {
+        uint32_t n = get_u32(&r);
+        if (r.fail || n > len)
+            goto bad;
+        rec->ptrs = calloc(n ? n : 1, sizeof(char *));
+        if (!rec->ptrs)
+            goto bad;
+        for (uint32_t i = 0; i < n; i++)
+            rec->ptrs[i] = get_str(&r, NULL);
+        op->evict_ids = rec->ptrs;
+        op->n_evict = n;
+    }
+    if (r.fail || r.off != r.len)
+        goto bad;
+    return rec;
+bad:
+    mem_cluster_rec_free(rec);
+    return NULL;
+}

@@ -1,0 +1,29 @@
+/* record.h - a write op as a replicated log record (binary, little-endian hosts)
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef MEM_CLUSTER_RECORD_H
+#define MEM_CLUSTER_RECORD_H
+
+#include <stddef.h>
+
+#include "storage/store.h"
+
+#define MEM_CLUSTER_MSGID_MAX 96
+
+typedef struct mem_cluster_rec {
+    mem_store_op_t op; /* first: a done callback gets &rec->op */
+    char msgid[MEM_CLUSTER_MSGID_MAX];
+    unsigned char *buf; /* the payload copy strings point into */
+    mem_store_seg_in_t *segs;
+    mem_store_seg_out_t *outs;
+    float *vecs;
+    const char **ptrs; /* supersedes lists and evict ids */
+} mem_cluster_rec_t;
+
+/* Encode op (every input the writer reads, nothing it computes) and msgid. malloc'd. */
+unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len);
+/* NULL when buf is not a well-formed record (or out of memory). */
+mem_cluster_rec_t *mem_cluster_rec_decode(const void *buf, size_t len);
+void mem_cluster_rec_free(mem_cluster_rec_t *r);
+
+#endif
