@@ -1,13 +1,19 @@
 /* cluster.c - replicated namespaces on NATS JetStream (see cluster.h for the design)
  * SPDX-License-Identifier: MIT
  *
+ * Reading the log. Each stream has a fetcher thread that reads records by sequence with
+ * JetStream direct get (stream option AllowDirect: any replica answers, no consumer state
+ * lives on the servers, so losing a server or the meta leader does not stall it) and
+ * submits them to the store in order, pipelined; the store's writer thread completes them
+ * (on_applied). When the next sequence does not exist yet the fetcher sleeps until a
+ * wake-up (an empty core-NATS message on mnemod.wake.<i>, published by the origin after
+ * each acknowledged write) or 250 ms. An apply that failed (storage error, or a gap) makes
+ * the fetcher wait for the queue and restart after the stored position.
+ *
  * Threads and locks. cl->mu (leaf) guards the per-stream positions, the per-namespace
  * last record sequences, the waiters and the counters; cl->cv is broadcast whenever a
- * record is applied. NATS delivers each stream's records on its own thread (on_msg), which
- * submits them to the store in order; the store's writer thread completes them
- * (on_applied). A maintenance thread re-subscribes a stream whose apply failed (storage
- * error or a gap: it restarts after the stored position), refreshes stream info and
- * writes this node's heartbeat into the KV bucket.
+ * record is applied. A maintenance thread refreshes stream info and writes this node's
+ * heartbeat into the KV bucket.
  */
 #include "cluster/cluster.h"
 
@@ -53,6 +59,7 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len) { return NULL; }
 #define CONFLICT_RETRIES    10
 #define HEARTBEAT_MS        1000
 #define NODE_DEAD_MS        5000
+#define IDLE_POLL_MS        250 /* no wake-up: look for a new record this often */
 #define KV_BUCKET           "mnemod_nodes"
 
 typedef struct cl_stream {
@@ -60,14 +67,18 @@ typedef struct cl_stream {
     int idx;
     char name[32];   /* MNEMOD_<i> */
     char filter[32]; /* mnemod.<i>.* */
-    natsSubscription *sub; /* mu */
-    uint64_t submitted;    /* mu: last sequence handed to the store */
+    char wake_subject[48]; /* mnemod.wake.<i> */
+    natsSubscription *wake_sub;
+    pthread_t fetcher;
+    bool fetcher_started;
+    pthread_cond_t wake_cv; /* with mu */
+    bool wake;              /* mu */
     uint64_t applied;      /* mu: last sequence applied here */
     uint64_t last_seq;     /* mu: the stream's last sequence (refreshed) */
     uint64_t msgs;         /* mu */
     char leader[64];       /* mu */
-    bool broken;           /* mu: an apply failed; re-subscribe after the stored position */
-    uint64_t resubscribes; /* mu */
+    bool broken;           /* mu: an apply failed; restart after the stored position */
+    uint64_t resubscribes; /* mu: restarts */
 } cl_stream_t;
 
 typedef struct cl_nspos {
@@ -145,12 +156,18 @@ static void logf_(const char *level, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void logf_(const char *level, const char *event, const char *fmt, ...)
 {
-    char msg[512];
+    char msg[512], ts[32];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "level=%s event=cluster_%s %s\n", level, event, msg);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    struct tm tm;
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, "ts=%s.%03ldZ level=%s event=cluster_%s %s\n", ts, now.tv_nsec / 1000000L,
+            level, event, msg);
 }
 
 /* ---- placement ---- */
@@ -245,34 +262,32 @@ static void on_applied(mem_store_op_t *op, void *ud)
     mem_cluster_rec_free(rec);
 }
 
-/* NATS delivery thread of stream s: hand records to the store, in order. */
-static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+static void wake_stream(mem_cluster_t *cl, cl_stream_t *s)
+{
+    pthread_mutex_lock(&cl->mu);
+    s->wake = true;
+    pthread_cond_signal(&s->wake_cv);
+    pthread_mutex_unlock(&cl->mu);
+}
+
+static void on_wake(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     cl_stream_t *s = closure;
-    mem_cluster_t *cl = s->cl;
-    jsMsgMetaData *meta = NULL;
-    if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) {
-        natsMsg_Destroy(msg);
-        return;
-    }
-    uint64_t seq = meta->Sequence.Stream;
-    jsMsgMetaData_Destroy(meta);
-    pthread_mutex_lock(&cl->mu);
-    bool skip = sub != s->sub || s->broken || seq <= s->submitted || cl->stop;
-    pthread_mutex_unlock(&cl->mu);
-    if (skip) {
-        natsMsg_Destroy(msg);
-        return;
-    }
+    natsMsg_Destroy(msg);
+    wake_stream(s->cl, s);
+}
+
+/* Hand one record to the store (waits while the write queue is full). false: stopping. */
+static bool submit_record(mem_cluster_t *cl, cl_stream_t *s, natsMsg *msg, uint64_t seq)
+{
     mem_cluster_rec_t *rec =
         mem_cluster_rec_decode(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
-    natsMsg_Destroy(msg);
     if (!rec) {
         /* Not ours or corrupt: apply an empty insert, which fails validation everywhere
          * alike and moves the position on. */
         rec = calloc(1, sizeof(*rec));
         if (!rec)
-            return;
+            return true; /* retried: the position did not move */
         rec->op.kind = MEM_STORE_OP_INSERT;
         snprintf(rec->op.ns, sizeof(rec->op.ns), "invalid");
         logf_("warn", "bad_record", "stream=%s seq=%llu", s->name, (unsigned long long)seq);
@@ -280,65 +295,84 @@ static void on_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     rec->op.log_stream = s->name;
     rec->op.log_seq = seq;
     for (;;) {
-        int rc = mem_store_submit(cl->st, &rec->op, on_applied, s);
-        if (rc == MEM_OK)
-            break;
+        if (mem_store_submit(cl->st, &rec->op, on_applied, s) == MEM_OK)
+            return true;
         pthread_mutex_lock(&cl->mu);
         bool stop = cl->stop;
         pthread_mutex_unlock(&cl->mu);
         if (stop) {
             mem_cluster_rec_free(rec);
-            return;
+            return false;
         }
-        sleep_ms(5); /* the write queue is full: back-pressure on the consumer */
+        sleep_ms(5); /* the write queue is full: back-pressure */
     }
-    pthread_mutex_lock(&cl->mu);
-    if (seq > s->submitted)
-        s->submitted = seq;
-    pthread_mutex_unlock(&cl->mu);
 }
 
-static natsStatus subscribe(mem_cluster_t *cl, cl_stream_t *s)
+/* Fetcher thread of stream s: read records by sequence, apply them in order. */
+static void *fetch_main(void *arg)
 {
-    uint64_t pos = mem_store_log_applied(cl->st, s->name);
-    pthread_mutex_lock(&cl->mu);
-    s->submitted = pos;
-    if (pos > s->applied)
-        s->applied = pos;
-    s->broken = false;
-    pthread_mutex_unlock(&cl->mu);
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = s->name;
-    so.Ordered = true;
-    if (pos > 0) {
-        so.Config.DeliverPolicy = js_DeliverByStartSequence;
-        so.Config.OptStartSeq = pos + 1;
-    } else {
-        so.Config.DeliverPolicy = js_DeliverAll;
+    cl_stream_t *s = arg;
+    mem_cluster_t *cl = s->cl;
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 1000;
+    bool direct = true;
+    uint64_t next = mem_store_log_applied(cl->st, s->name) + 1;
+    for (;;) {
+        pthread_mutex_lock(&cl->mu);
+        bool stop = cl->stop, broken = s->broken;
+        pthread_mutex_unlock(&cl->mu);
+        if (stop)
+            break;
+        if (broken) { /* an apply failed: settle the queue, restart after what is stored */
+            mem_store_sync(cl->st);
+            next = mem_store_log_applied(cl->st, s->name) + 1;
+            pthread_mutex_lock(&cl->mu);
+            s->broken = false;
+            s->resubscribes++;
+            pthread_mutex_unlock(&cl->mu);
+            logf_("info", "restart", "stream=%s from=%llu", s->name, (unsigned long long)next);
+        }
+        natsMsg *m = NULL;
+        jsErrCode ec = 0;
+        natsStatus ns;
+        if (direct) {
+            jsDirectGetMsgOptions dg;
+            jsDirectGetMsgOptions_Init(&dg);
+            dg.Sequence = next;
+            ns = js_DirectGetMsg(&m, cl->js, s->name, &jo, &dg);
+            if (ns == NATS_NO_RESPONDERS && mem_store_log_applied(cl->st, s->name) == 0 &&
+                next == 1)
+                ns = NATS_NOT_FOUND; /* empty stream: nothing to read yet */
+        } else {
+            ns = js_GetMsg(&m, cl->js, s->name, next, &jo, &ec);
+        }
+        if (ns == NATS_OK) {
+            uint64_t seq = natsMsg_GetSequence(m);
+            if (seq == 0)
+                seq = next;
+            bool go = seq == next ? submit_record(cl, s, m, seq) : true;
+            natsMsg_Destroy(m);
+            if (!go)
+                break;
+            if (seq == next)
+                next++;
+            continue;
+        }
+        if (ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
+            pthread_mutex_lock(&cl->mu);
+            if (!s->wake && !cl->stop) {
+                struct timespec ts;
+                deadline_ts(&ts, IDLE_POLL_MS);
+                pthread_cond_timedwait(&s->wake_cv, &cl->mu, &ts);
+            }
+            s->wake = false;
+            pthread_mutex_unlock(&cl->mu);
+            continue;
+        }
+        sleep_ms(50); /* no replica answers right now (failover, reconnect): retry */
     }
-    natsSubscription *sub = NULL;
-    jsErrCode ec = 0;
-    natsStatus ns = js_Subscribe(&sub, cl->js, s->filter, on_msg, s, NULL, &so, &ec);
-    if (ns != NATS_OK)
-        return ns;
-    natsSubscription_SetPendingLimits(sub, -1, 256 * 1024 * 1024);
-    pthread_mutex_lock(&cl->mu);
-    s->sub = sub;
-    pthread_mutex_unlock(&cl->mu);
-    return NATS_OK;
-}
-
-static void unsubscribe(mem_cluster_t *cl, cl_stream_t *s)
-{
-    pthread_mutex_lock(&cl->mu);
-    natsSubscription *sub = s->sub;
-    s->sub = NULL;
-    pthread_mutex_unlock(&cl->mu);
-    if (sub) {
-        natsSubscription_Unsubscribe(sub);
-        natsSubscription_Destroy(sub);
-    }
+    return NULL;
 }
 
 /* ---- streams, registry, heartbeat ---- */
@@ -365,6 +399,7 @@ static natsStatus ensure_stream(mem_cluster_t *cl, cl_stream_t *s, mem_err_t *er
     sc.Storage = js_FileStorage;
     sc.Replicas = cl->cfg->replicas;
     sc.Duplicates = (int64_t)120 * 1000000000; /* de-duplication window: 2 min */
+    sc.AllowDirect = true; /* replicas answer reads by sequence (the fetchers) */
     ns = js_AddStream(&si, cl->js, &sc, NULL, &ec);
     if (ns == NATS_OK || ec == JSStreamNameExistErr) {
         jsStreamInfo_Destroy(si);
@@ -411,6 +446,22 @@ static void refresh_streams(mem_cluster_t *cl)
     }
 }
 
+static natsStatus start_stream(mem_cluster_t *cl, cl_stream_t *s)
+{
+    uint64_t pos = mem_store_log_applied(cl->st, s->name);
+    pthread_mutex_lock(&cl->mu);
+    if (pos > s->applied)
+        s->applied = pos;
+    pthread_mutex_unlock(&cl->mu);
+    natsStatus ns = natsConnection_Subscribe(&s->wake_sub, cl->nc, s->wake_subject, on_wake, s);
+    if (ns != NATS_OK)
+        return ns;
+    if (pthread_create(&s->fetcher, NULL, fetch_main, s) != 0)
+        return NATS_NO_MEMORY;
+    s->fetcher_started = true;
+    return NATS_OK;
+}
+
 static void *maint_main(void *arg)
 {
     mem_cluster_t *cl = arg;
@@ -422,28 +473,10 @@ static void *maint_main(void *arg)
             deadline_ts(&ts, 200);
             pthread_cond_timedwait(&cl->cv, &cl->mu, &ts);
         }
-        bool stop = cl->stop;
+        bool stop = cl->stop;  /* cv is broadcast on every apply: pace the heartbeat below */
         pthread_mutex_unlock(&cl->mu);
         if (stop)
             break;
-        for (size_t i = 0; i < cl->k; i++) {
-            cl_stream_t *s = &cl->streams[i];
-            pthread_mutex_lock(&cl->mu);
-            bool broken = s->broken;
-            pthread_mutex_unlock(&cl->mu);
-            if (!broken)
-                continue;
-            unsubscribe(cl, s);
-            mem_store_sync(cl->st); /* let the queued records of the old consumer settle */
-            natsStatus ns = subscribe(cl, s);
-            pthread_mutex_lock(&cl->mu);
-            s->resubscribes++;
-            if (ns != NATS_OK)
-                s->broken = true; /* try again on the next round */
-            pthread_mutex_unlock(&cl->mu);
-            logf_(ns == NATS_OK ? "info" : "warn", "resubscribe", "stream=%s status=\"%s\"",
-                  s->name, natsStatus_GetText(ns));
-        }
         if (mono_ms() - last_beat >= HEARTBEAT_MS) {
             last_beat = mono_ms();
             heartbeat(cl);
@@ -529,6 +562,8 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
         s->idx = (int)i;
         snprintf(s->name, sizeof(s->name), "MNEMOD_%zu", i);
         snprintf(s->filter, sizeof(s->filter), "mnemod.%zu.*", i);
+        snprintf(s->wake_subject, sizeof(s->wake_subject), "mnemod.wake.%zu", i);
+        pthread_cond_init(&s->wake_cv, NULL);
     }
     int rc = MEM_OK;
     if (connect_nats(cl, err) != NATS_OK) {
@@ -562,15 +597,12 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
         sleep_ms(250);
     }
     for (size_t i = 0; i < cl->k; i++) {
-        natsStatus ns;
-        while ((ns = subscribe(cl, &cl->streams[i])) != NATS_OK) {
-            if (mono_ms() > deadline) {
-                mem_err_set(err, MEM_EBUSY, "cannot subscribe to %s: %s", cl->streams[i].name,
-                            natsStatus_GetText(ns));
-                rc = MEM_EBUSY;
-                goto fail;
-            }
-            sleep_ms(250);
+        natsStatus ns = start_stream(cl, &cl->streams[i]);
+        if (ns != NATS_OK) {
+            mem_err_set(err, MEM_EBUSY, "cannot start reading %s: %s", cl->streams[i].name,
+                        natsStatus_GetText(ns));
+            rc = MEM_EBUSY;
+            goto fail;
         }
     }
     heartbeat(cl);
@@ -601,8 +633,16 @@ void mem_cluster_close(mem_cluster_t *cl)
     pthread_mutex_unlock(&cl->mu);
     if (cl->maint_started)
         pthread_join(cl->maint, NULL);
-    for (size_t i = 0; cl->streams && i < cl->k; i++)
-        unsubscribe(cl, &cl->streams[i]);
+    for (size_t i = 0; cl->streams && i < cl->k; i++) {
+        cl_stream_t *s = &cl->streams[i];
+        pthread_cond_broadcast(&s->wake_cv);
+        if (s->fetcher_started)
+            pthread_join(s->fetcher, NULL); /* it stops submitting before it returns */
+        if (s->wake_sub) {
+            natsSubscription_Unsubscribe(s->wake_sub);
+            natsSubscription_Destroy(s->wake_sub);
+        }
+    }
     if (cl->kv)
         kvStore_Delete(cl->kv, cl->cfg->node_id);
     kvStore_Destroy(cl->kv);
@@ -615,6 +655,8 @@ void mem_cluster_close(mem_cluster_t *cl)
     nats_CloseAndWait(5000); /* delivery threads have ended: nothing submits any more */
     if (cl->st)
         mem_store_sync(cl->st); /* every submitted record completes (on_applied frees it) */
+    for (size_t i = 0; cl->streams && i < cl->k; i++)
+        pthread_cond_destroy(&cl->streams[i].wake_cv);
     free(cl->streams);
     free(cl->nspos);
     pthread_mutex_destroy(&cl->mu);
@@ -714,6 +756,8 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, uint64_t *log_seq, 
         if (ns == NATS_OK) {
             seq = pa->Sequence;
             jsPubAck_Destroy(pa);
+            wake_stream(cl, s);
+            natsConnection_Publish(cl->nc, s->wake_subject, NULL, 0); /* the other nodes */
             break;
         }
         if (ec == JSStreamWrongLastSequenceErr) {
@@ -859,7 +903,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
         json_object_set_new(o, "messages", json_integer((json_int_t)s->msgs));
         json_object_set_new(o, "leader", json_string(s->leader));
         json_object_set_new(o, "replicas", json_integer(cl->cfg->replicas));
-        json_object_set_new(o, "resubscribes", json_integer((json_int_t)s->resubscribes));
+        json_object_set_new(o, "restarts", json_integer((json_int_t)s->resubscribes));
         json_array_append_new(streams, o);
     }
     for (size_t i = 0; i < n; i++) {

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""test_cluster.py - mnemod cluster mode on a three-server NATS JetStream cluster (issue 7).
+
+Usage: python3 tests/cluster/test_cluster.py build/release/mnemod
+
+Three nats-server processes (JetStream, replicas 3) and three mnemod nodes on loopback, each
+with its own ports and data directory, started and stopped by PID. Two writers append
+segments in batches through two different nodes while a third thread checks read-your-
+writes across nodes (write on A, read on B with min_seq) and a reader checks that reads keep
+answering. Mid-write the test SIGKILLs the NATS server leading the first writer's stream,
+and separately mnemod node C; both are restarted and must converge. Every batch that got a
+2xx must be present exactly once, in order (seq 1..N in write order), on every node, and all
+nodes must hold the same (namespace, seq, id) lists. The write outage is measured and
+printed. Stdlib only; no timing assertions (outages are reported, not asserted)."""
+import os
+import random
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+
+import harness  # noqa: E402
+import natscluster  # noqa: E402
+
+DIM = 8
+BATCH = 100
+PER_WRITER = int(os.environ.get("CLUSTER_TEST_SEGMENTS", "5000"))  # x2 writers
+WINDOW = 500  # ms of timestamps fetched per retrieve when listing a namespace
+DEADLINE_S = 240
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def vec(rng):
+    v = [rng.uniform(-1, 1) for _ in range(DIM)]
+    v[0] += 2.0
+    return v
+
+
+def call(node, method, path, body=None, timeout=60.0):
+    try:
+        return node.call(method, path, body, timeout=timeout)
+    except Exception as e:  # connection refused/reset while a node is down
+        return None, {}, repr(e)
+
+
+class Writer(threading.Thread):
+    """Appends PER_WRITER segments to ns through node in batches; retries a batch until it
+    gets a 2xx (the retry is idempotent: same ids, same content)."""
+
+    def __init__(self, name, node, ns, base_ms, seed):
+        super().__init__(name=name, daemon=True)
+        self.node, self.ns, self.base_ms = node, ns, base_ms
+        self.rng = random.Random(seed)
+        self.acked = []          # ids in write order, of batches that got a 2xx
+        self.progress = 0        # batches done
+        self.failures = 0        # non-2xx answers or connection errors
+        self.fail_codes = {}
+        self.outages = []        # (first failure start, next success end) in monotonic s
+        self.max_gap = 0.0       # longest time between two consecutive 2xx answers
+        self.log_seqs = []
+        self.error = None
+
+    def run(self):
+        try:
+            self._run()
+        except Exception as e:  # reported by the main thread
+            self.error = e
+
+    def _run(self):
+        last_ok = time.monotonic()
+        n_batches = PER_WRITER // BATCH
+        for b in range(n_batches):
+            segs = []
+            for i in range(BATCH):
+                k = b * BATCH + i
+                segs.append({"id": "%s-%06d" % (self.ns, k), "embedding": vec(self.rng),
+                             "timestamp": (self.base_ms + k) / 1000.0, "source": self.ns})
+            fail_start = None
+            deadline = time.monotonic() + 120
+            while True:
+                t0 = time.monotonic()
+                st, _, body = call(self.node, "POST", "/v1/namespaces/%s/segments" % self.ns,
+                                   {"segments": segs})
+                t1 = time.monotonic()
+                if st in (200, 201):
+                    self.max_gap = max(self.max_gap, t1 - last_ok)
+                    last_ok = t1
+                    if fail_start is not None:
+                        self.outages.append((fail_start, t1))
+                    got = [r["id"] for r in body["inserted"]]
+                    check(got == [s["id"] for s in segs], "inserted ids differ from the batch")
+                    self.acked.extend(got)
+                    self.log_seqs.append(body["log_seq"])
+                    break
+                self.failures += 1
+                if self.failures <= 3:
+                    print("  %s: batch %d answered %r %s" % (self.name, b, st, str(body)[:160]))
+                key = st if st is not None else "conn"
+                self.fail_codes[key] = self.fail_codes.get(key, 0) + 1
+                check(st in (None, 503), "batch %d: unexpected answer %r %r" % (b, st, body))
+                if fail_start is None:
+                    fail_start = t0
+                check(time.monotonic() < deadline, "batch %d: no 2xx for 120 s" % b)
+                time.sleep(0.05)
+            self.progress = b + 1
+
+
+class RywChecker(threading.Thread):
+    """Write one segment on A, read it on B with min_seq: must always be visible."""
+
+    def __init__(self, a, b):
+        super().__init__(name="ryw", daemon=True)
+        self.a, self.b = a, b
+        self.stop = False
+        self.checked = 0
+        self.skipped = 0
+        self.error = None
+        self.rng = random.Random(7)
+
+    def run(self):
+        i = 0
+        try:
+            while not self.stop:
+                sid = "r-%05d" % i
+                i += 1
+                st, _, body = call(self.a, "POST", "/v1/namespaces/ryw/segments",
+                                   {"id": sid, "embedding": vec(self.rng)})
+                if st not in (200, 201):
+                    self.skipped += 1      # the log is down: nothing to check
+                    time.sleep(0.05)
+                    continue
+                seq = body["log_seq"]
+                st, _, got = call(self.b, "GET", "/v1/namespaces/ryw/segments/%s?min_seq=%d"
+                                  % (sid, seq))
+                check(st == 200 and got.get("id") == sid,
+                      "read-your-writes: %s (log_seq %d) on B: %r %r" % (sid, seq, st, got))
+                st, _, got = call(self.b, "POST", "/v1/namespaces/ryw/retrieve",
+                                  {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
+                                   "min_seq": seq})
+                check(st == 200 and sid in [r["id"] for r in got["results"]],
+                      "read-your-writes (retrieve): %s missing on B: %r" % (sid, st))
+                self.checked += 1
+        except Exception as e:
+            self.error = e
+
+
+class Reader(threading.Thread):
+    """Reads keep answering on the live nodes while the log is disturbed."""
+
+    def __init__(self, nodes, namespaces):
+        super().__init__(name="reader", daemon=True)
+        self.nodes, self.namespaces = nodes, namespaces
+        self.stop = False
+        self.ok = 0
+        self.bad = []
+
+    def run(self):
+        i = 0
+        while not self.stop:
+            node = self.nodes[i % len(self.nodes)]
+            ns = self.namespaces[i % len(self.namespaces)]
+            i += 1
+            st, _, body = call(node, "POST", "/v1/namespaces/%s/retrieve" % ns,
+                               {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 5}, timeout=10)
+            if st == 200 or (st == 404 and self.ok == 0):
+                self.ok += 1
+            else:
+                self.bad.append((ns, st, str(body)[:200]))
+            time.sleep(0.01)
+
+
+def list_ns(node, ns, base_ms, n):
+    """(seq, id) of every segment of ns, through retrieve windows over the timestamps."""
+    out = {}
+    for lo in range(0, n, WINDOW):
+        since = (base_ms + lo) / 1000.0
+        until = (base_ms + min(n, lo + WINDOW) - 1) / 1000.0
+        st, _, body = call(node, "POST", "/v1/namespaces/%s/retrieve" % ns,
+                           {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000, "since": since,
+                            "until": until})
+        check(st == 200, "listing %s on %s: %r %r" % (ns, node.port, st, body))
+        for r in body["results"]:
+            check(r["id"] not in out, "%s: id %s listed twice" % (ns, r["id"]))
+            out[r["id"]] = r["seq"]
+    return sorted((s, i) for i, s in out.items())
+
+
+def wait_caught_up(nodes, timeout=60):
+    """Every node's applied position reaches every stream's last sequence."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lasts, applied = {}, []
+        for n in nodes:
+            st, _, body = call(n, "GET", "/v1/cluster")
+            if st != 200:
+                break
+            for s in body["streams"]:
+                lasts[s["name"]] = max(lasts.get(s["name"], 0), s["last_seq"])
+            applied.append({s["name"]: s["applied_seq"] for s in body["streams"]})
+        else:
+            if all(a.get(k, 0) >= v for a in applied for k, v in lasts.items()):
+                return
+        time.sleep(0.25)
+    raise Failure("nodes did not catch up within %d s" % timeout)
+
+
+def leader_of(node, ns):
+    st, _, body = call(node, "GET", "/v1/cluster")
+    check(st == 200, "GET /v1/cluster: %r" % st)
+    stream = [x for x in body["namespaces"] if x["name"] == ns][0]["stream"]
+    leader = [s for s in body["streams"] if s["name"] == stream][0]["leader"]
+    return stream, leader
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: test_cluster.py path/to/mnemod", file=sys.stderr)
+        return 2
+    harness.BINARY = os.path.abspath(sys.argv[1])
+    t_start = time.monotonic()
+    nats = natscluster.NatsCluster()
+    nodes = []
+    try:
+        nats.start_all()
+        for i, name in enumerate("ABC"):
+            env = {"MNEMOD_NATS_URL": nats.url(i), "MNEMOD_NODE_ID": "node-" + name,
+                   "MNEMOD_STREAMS": "4", "MNEMOD_REPLICAS": "3", "MNEMOD_LOG_LEVEL": "warn"}
+            nodes.append(harness.Server(env=env).start(timeout=90))
+        a, b, c = nodes
+        print("cluster: 3 nats-server (JetStream R3) + 3 mnemod up in %.1f s"
+              % (time.monotonic() - t_start))
+
+        base = int(time.time() * 1000) - 3600 * 1000
+        # create both namespaces first so the leader lookup works
+        for ns, node in (("w1", a), ("w2", b)):
+            st, _, body = call(node, "PUT", "/v1/namespaces/" + ns, {"dim": DIM})
+            check(st in (200, 201), "create %s: %r %r" % (ns, st, body))
+        w1 = Writer("w1", a, "w1", base, 1)
+        w2 = Writer("w2", b, "w2", base, 2)
+        ryw = RywChecker(a, b)
+        reader = Reader([a, b], ["w1", "w2"])
+        for t in (w1, w2, ryw, reader):
+            t.start()
+
+        n_batches = PER_WRITER // BATCH
+
+        def wait_progress(frac):
+            while min(w1.progress, w2.progress) < n_batches * frac:
+                check(w1.error is None and w2.error is None, "writer failed: %r %r"
+                      % (w1.error, w2.error))
+                check(time.monotonic() - t_start < DEADLINE_S, "test deadline")
+                time.sleep(0.02)
+
+        wait_progress(0.25)
+        stream, leader = leader_of(a, "w1")
+        li = nats.index_of(leader)
+        t_kill = time.monotonic()
+        nats.kill(li)
+        print("killed nats-server %s (leader of %s, the stream of w1) at %d/%d batches"
+              % (leader, stream, w1.progress, n_batches))
+
+        wait_progress(0.5)
+        c.kill9()
+        print("killed mnemod node C (SIGKILL) at %d/%d batches" % (w1.progress, n_batches))
+
+        wait_progress(0.7)
+        nats.start(li)
+        nats.wait_port(li)
+        print("restarted nats-server %s (%.1f s after its kill)" % (leader, time.monotonic() - t_kill))
+
+        for w in (w1, w2):
+            w.join(DEADLINE_S)
+            check(not w.is_alive(), "writer %s did not finish" % w.name)
+            check(w.error is None, "writer %s: %r" % (w.name, w.error))
+        ryw.stop = True
+        reader.stop = True
+        ryw.join(60)
+        reader.join(30)
+        check(ryw.error is None, "read-your-writes: %r" % (ryw.error,))
+        check(ryw.checked > 0, "read-your-writes never checked")
+        check(not reader.bad, "reads failed on live nodes: %r" % reader.bad[:5])
+
+        for w in (w1, w2):
+            gaps = [e - s for s, e in w.outages]
+            print("writer %s via %s: %d segments acked, %d failed attempts %r, longest write "
+                  "outage %.2f s, longest gap between 2xx %.2f s"
+                  % (w.name, "A" if w is w1 else "B", len(w.acked), w.failures, w.fail_codes,
+                     max(gaps) if gaps else 0.0, w.max_gap))
+            check(w.log_seqs == sorted(w.log_seqs) and len(set(w.log_seqs)) == len(w.log_seqs),
+                  "%s: log_seq not strictly increasing" % w.name)
+        print("read-your-writes across nodes: %d checked (write on A, read on B with min_seq), "
+              "%d writes refused during outages" % (ryw.checked, ryw.skipped))
+        print("reads during the run: %d answered, %d failed" % (reader.ok, len(reader.bad)))
+
+        # node C rejoins from its applied positions
+        t0 = time.monotonic()
+        c.start(timeout=90)
+        wait_caught_up(nodes)
+        print("node C rejoined and caught up in %.1f s" % (time.monotonic() - t0))
+
+        # exactly once, in order, identical everywhere
+        expect = {}
+        for w in (w1, w2):
+            expect[w.ns] = [(i + 1, sid) for i, sid in enumerate(w.acked)]
+        for node, name in zip(nodes, "ABC"):
+            for ns, want in expect.items():
+                got = list_ns(node, ns, base, PER_WRITER)
+                check(got == want, "node %s, %s: %d segments, want %d (first difference at %r)"
+                      % (name, ns, len(got), len(want),
+                         next(((g, w) for g, w in zip(got, want) if g != w), None)))
+                st, _, stats = call(node, "GET", "/v1/namespaces/" + ns)
+                check(st == 200 and stats["count"] == len(want), "node %s %s count %r"
+                      % (name, ns, stats))
+        ryw_lists = []
+        for node in nodes:
+            st, _, body = call(node, "POST", "/v1/namespaces/ryw/retrieve",
+                               {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000})
+            check(st == 200, "ryw list: %r" % st)
+            ryw_lists.append(sorted((r["seq"], r["id"]) for r in body["results"]))
+        check(ryw_lists[0] == ryw_lists[1] == ryw_lists[2], "ryw namespace differs across nodes")
+        print("convergence: %d + %d + %d (namespace, seq, id) identical on A, B, C; every 2xx "
+              "write present exactly once, in write order"
+              % (len(expect["w1"]), len(expect["w2"]), len(ryw_lists[0])))
+
+        # metrics export the lag
+        st, _, text = call(a, "GET", "/metrics")
+        check(st == 200 and "mnemod_cluster_stream_lag{" in text, "metrics lack the lag")
+
+        if os.environ.get("CLUSTER_TEST_VERBOSE"):
+            for n, name in zip(nodes, "ABC"):
+                print("--- node %s log:\n%s" % (name, "\n".join(
+                    l for l in n.log_tail(400).splitlines() if "healthz" not in l)))
+        for n in nodes:
+            n.stop()
+        print("PASS cluster test in %.1f s" % (time.monotonic() - t_start))
+        return 0
+    except Failure as e:
+        print("FAIL %s" % e)
+        for n, name in zip(nodes, "ABC"):
+            print("--- node %s log:\n%s" % (name, n.log_tail(15)))
+        return 1
+    finally:
+        for n in nodes:
+            n.cleanup()
+        nats.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
