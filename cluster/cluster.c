@@ -711,8 +711,11 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, uint64_t *log_seq, 
              (unsigned long long)__atomic_add_fetch(&cl->msg_ctr, 1, __ATOMIC_RELAXED));
     size_t len = 0;
     unsigned char *buf = mem_cluster_rec_encode(op, w.msgid, &len);
-    if (!buf)
-        return op->rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!buf) {
+        op->rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        op->err = *err;
+        return op->rc;
+    }
 
     pthread_mutex_lock(&cl->mu);
     cl->n_writes++;
@@ -813,10 +816,13 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, uint64_t *log_seq, 
             err->retry_after_s = 1;
         }
     }
+    bool applied = w.done;
     waiter_remove(cl, &w);
     pthread_mutex_unlock(&cl->mu);
-    if (rc != MEM_OK && rc != op->rc && rc != MEM_CLUSTER_CONFLICT)
+    if (!applied && rc != MEM_CLUSTER_CONFLICT) { /* not applied here: the cluster error */
         op->rc = rc;
+        op->err = *err;
+    }
     return rc;
 }
 

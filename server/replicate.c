@@ -196,10 +196,6 @@ void mem_srv_repl_write(mem_cluster_t *cl, const mem_api_ctx_t *ctx, mem_api_res
         answer(resp, 409, body, route);
         return;
     }
-    if (rc != MEM_OK && op->rc == MEM_OK) { /* not applied at all: report the cluster error */
-        op->rc = rc;
-        op->err = err;
-    }
     mem_api_finish(ctx, resp);
     if (log_seq && resp->status >= 200 && resp->status < 300 && resp->body &&
         resp->body_len >= 2 && resp->body[0] == '{' && strcmp(resp->route, "mcp") != 0) {
