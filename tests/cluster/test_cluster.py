@@ -55,12 +55,15 @@ def call(node, method, path, body=None, timeout=60.0):
 
 
 class Writer(threading.Thread):
-    """Appends PER_WRITER segments to ns through node in batches; retries a batch until it
-    gets a 2xx (the retry is idempotent: same ids, same content)."""
+    """Appends PER_WRITER segments to ns through nodes[0] in batches; retries a batch until it
+    gets a 2xx (the retry is idempotent: same ids, same content), on the next node when the
+    current one stops answering."""
 
-    def __init__(self, name, node, ns, base_ms, seed):
+    def __init__(self, name, nodes, ns, base_ms, seed):
         super().__init__(name=name, daemon=True)
-        self.node, self.ns, self.base_ms = node, ns, base_ms
+        self.nodes, self.ns, self.base_ms = nodes, ns, base_ms
+        self.node = nodes[0]
+        self.switches = []       # (batch, from port, to port): fail-over to the next node
         self.rng = random.Random(seed)
         self.acked = []          # ids in write order, of batches that got a 2xx
         self.progress = 0        # batches done
@@ -90,7 +93,8 @@ class Writer(threading.Thread):
             deadline = time.monotonic() + 120
             while True:
                 t0 = time.monotonic()
-                st, _, body = call(self.node, "POST", "/v1/namespaces/%s/segments" % self.ns,
+                node = self.node
+                st, _, body = call(node, "POST", "/v1/namespaces/%s/segments" % self.ns,
                                    {"segments": segs})
                 t1 = time.monotonic()
                 if st in (200, 201):
@@ -109,6 +113,9 @@ class Writer(threading.Thread):
                 key = st if st is not None else "conn"
                 self.fail_codes[key] = self.fail_codes.get(key, 0) + 1
                 check(st in (None, 503), "batch %d: unexpected answer %r %r" % (b, st, body))
+                if st is None and len(self.nodes) > 1:  # the node is gone: use the next one
+                    self.node = self.nodes[(self.nodes.index(node) + 1) % len(self.nodes)]
+                    self.switches.append((b, node.port, self.node.port))
                 if fail_start is None:
                     fail_start = t0
                 check(time.monotonic() < deadline, "batch %d: no 2xx for 120 s" % b)
@@ -243,11 +250,11 @@ def main():
 
         base = int(time.time() * 1000) - 3600 * 1000
         # create both namespaces first so the leader lookup works
-        for ns, node in (("w1", a), ("w2", b)):
+        for ns, node in (("w1", a), ("w2", c)):
             st, _, body = call(node, "PUT", "/v1/namespaces/" + ns, {"dim": DIM})
             check(st in (200, 201), "create %s: %r %r" % (ns, st, body))
-        w1 = Writer("w1", a, "w1", base, 1)
-        w2 = Writer("w2", b, "w2", base, 2)
+        w1 = Writer("w1", [a], "w1", base, 1)
+        w2 = Writer("w2", [c, b], "w2", base, 2)  # through C, fails over to B
         ryw = RywChecker(a, b)
         reader = Reader([a, b], ["w1", "w2"])
         for t in (w1, w2, ryw, reader):
@@ -272,7 +279,8 @@ def main():
 
         wait_progress(0.5)
         c.kill9()
-        print("killed mnemod node C (SIGKILL) at %d/%d batches" % (w1.progress, n_batches))
+        print("killed mnemod node C (SIGKILL; writer w2 was writing through it) at %d/%d batches"
+              % (w2.progress, n_batches))
 
         wait_progress(0.7)
         nats.start(li)
@@ -294,9 +302,10 @@ def main():
         for w in (w1, w2):
             gaps = [e - s for s, e in w.outages]
             print("writer %s via %s: %d segments acked, %d failed attempts %r, longest write "
-                  "outage %.2f s, longest gap between 2xx %.2f s"
-                  % (w.name, "A" if w is w1 else "B", len(w.acked), w.failures, w.fail_codes,
-                     max(gaps) if gaps else 0.0, w.max_gap))
+                  "outage %.2f s, longest gap between 2xx %.2f s%s"
+                  % (w.name, "A" if w is w1 else "C then B", len(w.acked), w.failures,
+                     w.fail_codes, max(gaps) if gaps else 0.0, w.max_gap,
+                     ", failed over at batch %d" % w.switches[0][0] if w.switches else ""))
             check(w.log_seqs == sorted(w.log_seqs) and len(set(w.log_seqs)) == len(w.log_seqs),
                   "%s: log_seq not strictly increasing" % w.name)
         print("read-your-writes across nodes: %d checked (write on A, read on B with min_seq), "
@@ -367,6 +376,11 @@ def main():
                                {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000})
             got = sorted((r["seq"], r["id"]) for r in body["results"])
             check(got == want, "shared namespace differs on %s" % name)
+        # the monotonic-timestamp rule holds cluster-wide: B refuses what is older than A's
+        st, _, body = call(b, "POST", "/v1/namespaces/shared/segments",
+                           {"id": "old", "embedding": vec(random.Random(3)), "timestamp": 1000})
+        check(st == 409 and body["error"]["code"] == "non_monotonic_timestamp",
+              "an old timestamp through B: %r %r" % (st, body))
         retried = sum(call(n, "GET", "/v1/cluster")[2]["counters"]["conflicts"] for n in (a, b))
         print("same namespace written through A and B at once: %d + %d writes acked, %d + %d "
               "answered 409 write_conflict, %d stale expected sequences retried, one order on "
