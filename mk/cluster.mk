@@ -12,7 +12,10 @@ $(B)/mnemod: LDLIBS += $(shell pkg-config --libs libnats)
 endif
 
 .PHONY: cluster-test
-# Three nats-server processes + three mnemod nodes on loopback; not part of `make test`.
+# Three nats-server processes + three mnemod nodes on loopback (leader kill, node kill,
+# rejoin, read-your-writes), then a partition in a network namespace (skipped unless root
+# with ip and iptables). Not part of `make test`.
 cluster-test: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod
 	python3 tests/cluster/test_cluster.py $(B)/mnemod
+	python3 tests/cluster/test_partition.py $(B)/mnemod
