@@ -135,3 +135,25 @@ uint64_t mem_store_log_applied(mem_store_t *st, const char *stream)
     pthread_mutex_unlock(&st->q_mu);
     return seq;
 }
+
+int mem_store_snapshot(mem_store_t *st, const char *dest_path, mem_err_t *err)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (rc != SQLITE_OK) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "snapshot: cannot open %s: %s", st->path,
+                         db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    char *sql = sqlite3_mprintf("VACUUM INTO %Q", dest_path);
+    if (!sql) {
+        sqlite3_close(db);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    }
+    rc = mem_store__exec(db, sql, err);
+    sqlite3_free(sql);
+    sqlite3_close(db);
+    return rc;
+}

@@ -130,6 +130,10 @@ int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done
 
 /* Cluster log: the applied position of stream (0 when none). Any thread. */
 uint64_t mem_store_log_applied(mem_store_t *st, const char *stream);
+/* Cluster snapshot: write a consistent copy of the whole database (segments, namespaces and
+ * applied_log, as of one committed transaction) to dest_path, which must not exist
+ * (VACUUM INTO on a connection of its own). Any thread but the event loop. */
+int mem_store_snapshot(mem_store_t *st, const char *dest_path, mem_err_t *err);
 
 /* ---- reads: any thread but the event loop ---- */
 

@@ -138,10 +138,41 @@ static void test_positions(void **state)
     mem_store_close(st);
 }
 
+/* A snapshot is a consistent copy: a store opened on it has the rows and the positions. */
+static void test_snapshot(void **state)
+{
+    mem_store_t *st = open_store();
+    mem_store_op_t op;
+    mem_store_seg_out_t out;
+    assert_int_equal(insert(st, "s2", 4, "a", 0, 1000, &op, &out), MEM_OK);
+    assert_int_equal(insert(st, "s2", 5, "b", 1, 2000, &op, &out), MEM_OK);
+    char snap[sizeof(dbpath)];
+    snprintf(snap, sizeof(snap), "%.100s/snap.db", tmpdir);
+    mem_err_t err;
+    assert_int_equal(mem_store_snapshot(st, snap, &err), MEM_OK);
+    assert_int_not_equal(mem_store_snapshot(st, snap, &err), MEM_OK); /* exists: refused */
+    assert_int_equal(insert(st, "s2", 6, "c", 2, 3000, &op, &out), MEM_OK); /* after it */
+    mem_store_close(st);
+    char keep[sizeof(dbpath)];
+    snprintf(keep, sizeof(keep), "%s", dbpath);
+    snprintf(dbpath, sizeof(dbpath), "%s", snap);
+    st = open_store();
+    assert_int_equal(mem_store_log_applied(st, "s2"), 5);
+    assert_int_equal(count(st), 2);
+    /* replay continues right after the snapshot's position */
+    assert_int_equal(insert(st, "s2", 6, "c", 2, 3000, &op, &out), MEM_OK);
+    assert_false(op.log_skipped);
+    assert_int_equal(out.seq, 3);
+    mem_store_close(st);
+    teardown(NULL); /* the snapshot's files */
+    snprintf(dbpath, sizeof(dbpath), "%s", keep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_positions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
