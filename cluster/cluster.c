@@ -48,6 +48,15 @@ int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int ti
 }
 char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len) { return NULL; }
 char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len) { return NULL; }
+int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *err)
+{
+    return mem_err_set(err, MEM_EBUSY, "cluster mode unavailable");
+}
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
+{
+    *restored = false;
+    return MEM_OK;
+}
 
 #else
 
@@ -61,6 +70,9 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len) { return NULL; }
 #define NODE_DEAD_MS        5000
 #define IDLE_POLL_MS        250 /* no wake-up: look for a new record this often */
 #define KV_BUCKET           "mnemod_nodes"
+#define SNAP_STREAM         "MNEMOD_SNAP"
+#define SNAP_LATEST         "mnemod.snap.latest"
+#define SNAP_CHUNK          (512 * 1024)
 
 typedef struct cl_stream {
     struct mem_cluster *cl;
@@ -75,6 +87,8 @@ typedef struct cl_stream {
     bool wake;              /* mu */
     uint64_t applied;      /* mu: last sequence applied here */
     uint64_t last_seq;     /* mu: the stream's last sequence (refreshed) */
+    uint64_t first_seq;    /* mu: the stream's first sequence (refreshed; > 1 when trimmed) */
+    bool behind_trim;      /* mu: the records this node needs were trimmed: re-bootstrap */
     uint64_t msgs;         /* mu */
     char leader[64];       /* mu */
     bool broken;           /* mu: an apply failed; restart after the stored position */
@@ -361,6 +375,14 @@ static void *fetch_main(void *arg)
         }
         if (ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
             pthread_mutex_lock(&cl->mu);
+            if (s->first_seq > next && s->last_seq >= s->first_seq && !s->behind_trim) {
+                s->behind_trim = true; /* shown by /v1/cluster */
+                logf_("error", "behind_trimmed_log",
+                      "stream=%s next=%llu first=%llu msg=\"the records this node needs were "
+                      "trimmed: restart it with an empty data file to bootstrap from the "
+                      "snapshot\"",
+                      s->name, (unsigned long long)next, (unsigned long long)s->first_seq);
+            }
             if (!s->wake && !cl->stop) {
                 struct timespec ts;
                 deadline_ts(&ts, IDLE_POLL_MS);
@@ -412,17 +434,52 @@ static natsStatus ensure_stream(mem_cluster_t *cl, cl_stream_t *s, mem_err_t *er
     return ns;
 }
 
+static natsStatus ensure_snap_stream(mem_cluster_t *cl, mem_err_t *err)
+{
+    jsStreamInfo *si = NULL;
+    jsErrCode ec = 0;
+    if (js_GetStreamInfo(&si, cl->js, SNAP_STREAM, NULL, &ec) == NATS_OK) {
+        jsStreamInfo_Destroy(si);
+        return NATS_OK;
+    }
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    const char *subjects[1] = {"mnemod.snap.>"};
+    sc.Name = SNAP_STREAM;
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Storage = js_FileStorage;
+    sc.Replicas = cl->cfg->replicas;
+    natsStatus ns = js_AddStream(&si, cl->js, &sc, NULL, &ec);
+    jsStreamInfo_Destroy(si);
+    if (ns == NATS_OK || ec == JSStreamNameExistErr)
+        return NATS_OK;
+    mem_err_set(err, MEM_EBUSY, "cannot create stream %s: %s", SNAP_STREAM,
+                nats_GetLastError(NULL));
+    return ns;
+}
+
 static void heartbeat(mem_cluster_t *cl)
 {
     if (!cl->kv)
         return;
-    char val[512];
-    int n = snprintf(val, sizeof(val),
-                     "{\"id\":\"%s\",\"address\":\"%s\",\"heartbeat_ms\":%lld,\"started_ms\":%lld}",
-                     cl->cfg->node_id, cl->advertise, (long long)wall_ms(),
-                     (long long)cl->started_ms);
+    json_t *o = json_pack("{s:s,s:s,s:I,s:I}", "id", cl->cfg->node_id, "address", cl->advertise,
+                          "heartbeat_ms", (json_int_t)wall_ms(), "started_ms",
+                          (json_int_t)cl->started_ms);
+    json_t *ap = json_object();
+    pthread_mutex_lock(&cl->mu);
+    for (size_t i = 0; i < cl->k; i++)
+        json_object_set_new(ap, cl->streams[i].name,
+                            json_integer((json_int_t)cl->streams[i].applied));
+    pthread_mutex_unlock(&cl->mu);
+    json_object_set_new(o, "applied", ap);
+    char *val = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!val)
+        return;
     uint64_t rev = 0;
-    kvStore_Put(&rev, cl->kv, cl->cfg->node_id, val, n);
+    kvStore_Put(&rev, cl->kv, cl->cfg->node_id, val, (int)strlen(val));
+    free(val);
 }
 
 static void refresh_streams(mem_cluster_t *cl)
@@ -438,6 +495,7 @@ static void refresh_streams(mem_cluster_t *cl)
             continue;
         pthread_mutex_lock(&cl->mu);
         s->last_seq = si->State.LastSeq;
+        s->first_seq = si->State.FirstSeq;
         s->msgs = si->State.Msgs;
         snprintf(s->leader, sizeof(s->leader), "%s",
                  si->Cluster && si->Cluster->Leader ? si->Cluster->Leader : "");
@@ -580,6 +638,13 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
             }
             sleep_ms(250);
         }
+    }
+    while (ensure_snap_stream(cl, err) != NATS_OK) {
+        if (mono_ms() > deadline) {
+            rc = MEM_EBUSY;
+            goto fail;
+        }
+        sleep_ms(250);
     }
     kvConfig kc;
     kvConfig_Init(&kc);
@@ -901,8 +966,11 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
         cl_stream_t *s = &cl->streams[i];
         json_t *o = json_object();
         json_object_set_new(o, "name", json_string(s->name));
+        json_object_set_new(o, "first_seq", json_integer((json_int_t)s->first_seq));
         json_object_set_new(o, "last_seq", json_integer((json_int_t)s->last_seq));
         json_object_set_new(o, "applied_seq", json_integer((json_int_t)s->applied));
+        if (s->behind_trim)
+            json_object_set_new(o, "needs_bootstrap", json_true());
         json_object_set_new(o, "lag", json_integer(s->last_seq > s->applied
                                                        ? (json_int_t)(s->last_seq - s->applied)
                                                        : 0));
@@ -999,6 +1067,259 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
         return NULL;
     }
     return buf;
+}
+
+/* ---- snapshots ---- */
+
+/* The manifest on mnemod.snap.latest, or NULL (none, or unreachable: *missing says which). */
+static json_t *snap_manifest(jsCtx *js, bool *missing)
+{
+    natsMsg *m = NULL;
+    jsErrCode ec = 0;
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 2000;
+    natsStatus ns = js_GetLastMsg(&m, js, SNAP_STREAM, SNAP_LATEST, &jo, &ec);
+    *missing = ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr || ec == JSStreamNotFoundErr;
+    if (ns != NATS_OK)
+        return NULL;
+    json_t *o = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
+    natsMsg_Destroy(m);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        *missing = true;
+        return NULL;
+    }
+    return o;
+}
+
+static natsStatus publish_bytes(jsCtx *js, const char *subject, const void *data, int len)
+{
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 10000;
+    jsPubAck *pa = NULL;
+    jsErrCode ec = 0;
+    natsStatus ns = js_Publish(&pa, js, subject, data, len, &po, &ec);
+    jsPubAck_Destroy(pa);
+    return ns;
+}
+
+/* Per stream: the lowest applied position among live nodes (heartbeats), capped by cap[i]. */
+static void trim_floor(mem_cluster_t *cl, uint64_t *floor)
+{
+    kvKeysList keys = {0};
+    if (kvStore_Keys(&keys, cl->kv, NULL) != NATS_OK)
+        return;
+    int64_t now = wall_ms();
+    for (int i = 0; i < keys.Count; i++) {
+        kvEntry *e = NULL;
+        if (kvStore_Get(&e, cl->kv, keys.Keys[i]) != NATS_OK)
+            continue;
+        json_t *o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
+        kvEntry_Destroy(e);
+        json_int_t hb = json_integer_value(json_object_get(o, "heartbeat_ms"));
+        json_t *ap = json_object_get(o, "applied");
+        if (now - hb <= NODE_DEAD_MS) {
+            for (size_t k = 0; k < cl->k; k++) {
+                json_t *v = json_object_get(ap, cl->streams[k].name);
+                uint64_t a = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+                if (a < floor[k])
+                    floor[k] = a; /* a live node without a position keeps everything */
+            }
+        }
+        json_decref(o);
+    }
+    kvKeysList_Destroy(&keys);
+}
+
+int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *err)
+{
+    *json = NULL;
+    uint64_t *pos = calloc(cl->k, sizeof(*pos));
+    if (!pos)
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    /* Positions read before the copy are <= the copy's: a safe bound for trimming. */
+    for (size_t i = 0; i < cl->k; i++)
+        pos[i] = mem_store_log_applied(cl->st, cl->streams[i].name);
+    char id[128], path[sizeof(cl->cfg->data_path) + 160];
+    snprintf(id, sizeof(id), "%s-%lld", cl->cfg->node_id, (long long)wall_ms());
+    snprintf(path, sizeof(path), "%s.snapshot-%s", cl->cfg->data_path, id);
+    int rc = mem_store_snapshot(cl->st, path, err);
+    if (rc != MEM_OK) {
+        free(pos);
+        unlink(path);
+        return rc;
+    }
+    bool missing = false;
+    json_t *old = snap_manifest(cl->js, &missing);
+    FILE *f = fopen(path, "rb");
+    char *chunk = malloc(SNAP_CHUNK);
+    size_t chunks = 0, bytes = 0;
+    natsStatus ns = NATS_OK;
+    while (f && chunk && ns == NATS_OK) {
+        size_t n = fread(chunk, 1, SNAP_CHUNK, f);
+        if (n == 0)
+            break;
+        char subject[200];
+        snprintf(subject, sizeof(subject), "mnemod.snap.%s.%zu", id, chunks);
+        ns = publish_bytes(cl->js, subject, chunk, (int)n);
+        chunks++;
+        bytes += n;
+    }
+    bool read_ok = f && chunk && !ferror(f);
+    if (f)
+        fclose(f);
+    free(chunk);
+    unlink(path);
+    if (!read_ok || ns != NATS_OK) {
+        json_decref(old);
+        free(pos);
+        rc = read_ok ? MEM_EBUSY : MEM_ESTORAGE;
+        return mem_err_set(err, rc, "snapshot: %s",
+                           read_ok ? natsStatus_GetText(ns) : "cannot read the copy");
+    }
+    json_t *man = json_pack("{s:s,s:s,s:I,s:I,s:I}", "id", id, "node", cl->cfg->node_id, "chunks",
+                            (json_int_t)chunks, "bytes", (json_int_t)bytes, "created_ms",
+                            (json_int_t)wall_ms());
+    json_t *jp = json_object();
+    for (size_t i = 0; i < cl->k; i++)
+        json_object_set_new(jp, cl->streams[i].name, json_integer((json_int_t)pos[i]));
+    json_object_set_new(man, "positions", jp);
+    char *mtext = json_dumps(man, JSON_COMPACT);
+    ns = mtext ? publish_bytes(cl->js, SNAP_LATEST, mtext, (int)strlen(mtext)) : NATS_NO_MEMORY;
+    free(mtext);
+    if (ns != NATS_OK) {
+        json_decref(old);
+        json_decref(man);
+        free(pos);
+        return mem_err_set(err, MEM_EBUSY, "snapshot manifest: %s", natsStatus_GetText(ns));
+    }
+    const char *old_id = json_string_value(json_object_get(old, "id"));
+    if (old_id) { /* the previous snapshot's chunks are no longer needed */
+        char filter[200];
+        snprintf(filter, sizeof(filter), "mnemod.snap.%s.>", old_id);
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Stream.Purge.Subject = filter;
+        jsErrCode ec = 0;
+        js_PurgeStream(cl->js, SNAP_STREAM, &jo, &ec);
+    }
+    json_decref(old);
+    if (trim) {
+        trim_floor(cl, pos);
+        json_t *tr = json_object();
+        for (size_t i = 0; i < cl->k; i++) {
+            if (pos[i] == 0)
+                continue;
+            jsOptions jo;
+            jsOptions_Init(&jo);
+            jo.Stream.Purge.Sequence = pos[i] + 1; /* purge below, keep pos + 1 on */
+            jsErrCode ec = 0;
+            if (js_PurgeStream(cl->js, cl->streams[i].name, &jo, &ec) == NATS_OK)
+                json_object_set_new(tr, cl->streams[i].name,
+                                    json_integer((json_int_t)pos[i] + 1));
+        }
+        json_object_set_new(man, "trimmed_below", tr);
+    }
+    free(pos);
+    *json = json_dumps(man, JSON_COMPACT);
+    json_decref(man);
+    logf_("info", "snapshot", "id=%s chunks=%zu bytes=%zu trim=%d", id, chunks, bytes, trim);
+    return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
+}
+
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
+{
+    *restored = false;
+    if (access(cfg->data_path, F_OK) == 0)
+        return MEM_OK; /* not a fresh node: it resumes from its own positions */
+    if (nats_Open(-1) != NATS_OK)
+        return mem_err_set(err, MEM_ENOMEM, "cannot initialise the NATS library");
+    mem_cluster_t tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.cfg = cfg;
+    int rc = MEM_OK;
+    json_t *man = NULL;
+    char path[sizeof(cfg->data_path) + 32];
+    snprintf(path, sizeof(path), "%s.bootstrap", cfg->data_path);
+    FILE *f = NULL;
+    if (connect_nats(&tmp, err) != NATS_OK) {
+        rc = err->code ? err->code : MEM_EBUSY;
+        goto out;
+    }
+    int64_t deadline = mono_ms() + 60000;
+    bool missing = false;
+    while (!(man = snap_manifest(tmp.js, &missing)) && !missing) {
+        if (mono_ms() > deadline) {
+            rc = mem_err_set(err, MEM_EBUSY, "bootstrap: cannot read %s", SNAP_LATEST);
+            goto out;
+        }
+        sleep_ms(250);
+    }
+    if (!man)
+        goto out; /* no snapshot: replay the log from the start */
+    const char *id = json_string_value(json_object_get(man, "id"));
+    json_int_t chunks = json_integer_value(json_object_get(man, "chunks"));
+    if (!id || chunks <= 0) {
+        rc = mem_err_set(err, MEM_ECORRUPT, "bootstrap: malformed snapshot manifest");
+        goto out;
+    }
+    f = fopen(path, "wb");
+    if (!f) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "bootstrap: cannot create %s", path);
+        goto out;
+    }
+    size_t bytes = 0;
+    for (json_int_t i = 0; i < chunks; i++) {
+        char subject[200];
+        snprintf(subject, sizeof(subject), "mnemod.snap.%s.%lld", id, (long long)i);
+        natsMsg *m = NULL;
+        jsErrCode ec = 0;
+        natsStatus ns;
+        while ((ns = js_GetLastMsg(&m, tmp.js, SNAP_STREAM, subject, NULL, &ec)) != NATS_OK) {
+            if (mono_ms() > deadline || ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
+                rc = mem_err_set(err, MEM_EBUSY, "bootstrap: chunk %lld of %s: %s",
+                                 (long long)i, id, natsStatus_GetText(ns));
+                goto out;
+            }
+            sleep_ms(250);
+        }
+        size_t n = (size_t)natsMsg_GetDataLength(m);
+        bool ok = fwrite(natsMsg_GetData(m), 1, n, f) == n;
+        natsMsg_Destroy(m);
+        if (!ok) {
+            rc = mem_err_set(err, MEM_EFULL, "bootstrap: cannot write %s", path);
+            goto out;
+        }
+        bytes += n;
+    }
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        rc = mem_err_set(err, MEM_EFULL, "bootstrap: cannot write %s", path);
+        goto out;
+    }
+    fclose(f);
+    f = NULL;
+    if (rename(path, cfg->data_path) != 0) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "bootstrap: cannot rename to %s", cfg->data_path);
+        goto out;
+    }
+    *restored = true;
+    logf_("info", "bootstrap", "snapshot=%s chunks=%lld bytes=%zu data=\"%s\"", id,
+          (long long)chunks, bytes, cfg->data_path);
+out:
+    if (f) {
+        fclose(f);
+        unlink(path);
+    }
+    json_decref(man);
+    jsCtx_Destroy(tmp.js);
+    if (tmp.nc) {
+        natsConnection_Close(tmp.nc);
+        natsConnection_Destroy(tmp.nc);
+    }
+    natsOptions_Destroy(tmp.nopts);
+    return rc;
 }
 
 #endif /* MNEMOD_HAVE_NATS */

@@ -11,8 +11,9 @@
  * (Nats-Expected-Last-Subject-Sequence; a stale expectation is re-read from JetStream and
  * retried a bounded number of times, then MEM_CLUSTER_CONFLICT -> 409), and returns only
  * once JetStream acknowledged it AND this node applied it. Every node, the origin
- * included, tails every stream with an ordered consumer starting after its applied
- * position and submits each record to the store with (stream, sequence): the writer stores
+ * included, reads every stream in order from its applied position + 1 (JetStream direct
+ * get by sequence, so no consumer state lives on the servers) and submits each record to
+ * the store with (stream, sequence): the writer stores
  * that position in the same transaction as the rows and skips replays, so apply is
  * idempotent and, the log being totally ordered per stream, deterministic: validation
  * outcomes (monotonic timestamps, duplicate ids) are identical on every node and the
@@ -58,5 +59,17 @@ int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int ti
 char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len);
 /* Prometheus lines (mnemod_cluster_*), malloc'd, or NULL. */
 char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len);
+
+/* Snapshots (bootstrap and log trimming). A snapshot is a consistent copy of this node's
+ * whole database (every namespace and the applied position of every stream), published in
+ * 512 KiB chunks to the stream MNEMOD_SNAP (subjects mnemod.snap.<id>.<i>) with a manifest
+ * on mnemod.snap.latest; the previous snapshot's chunks are then purged. With trim, each
+ * stream is purged below min(the snapshot's position, every live node's applied position)
+ * + 1, so no live node loses a record it still needs. Blocks. *json is the answer body. */
+int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *err);
+/* Before the store opens: when cfg->data_path does not exist yet and a snapshot was
+ * published, restore it there (*restored = true); the node then replays the log after the
+ * snapshot's positions. No snapshot: nothing to do. Blocks (bounded). */
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err);
 
 #endif

@@ -624,6 +624,12 @@ static void open_work_cb(uv_work_t *w)
         .ops = s->ops,
     };
     mem_store_t *st = NULL;
+    if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
+        bool restored = false;
+        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
+        if (s->open_rc != MEM_OK)
+            return;
+    }
     s->open_rc = mem_store_open(&opts, &st, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
         mem_cluster_t *cl = NULL;

@@ -144,6 +144,36 @@ bool mem_srv_repl_before(mem_cluster_t *cl, mem_api_req_t *req, char **owned_que
             answer(resp, 200, body, "cluster");
         return true;
     }
+    if (strcmp(req->path, "/v1/cluster/snapshot") == 0) {
+        if (strcmp(req->method, "POST") != 0) {
+            fail(resp, MEM_EMETHOD, NULL, "method not allowed on /v1/cluster/snapshot (POST)");
+            resp->allow = "POST";
+            return true;
+        }
+        bool trim = false;
+        if (req->body_len) {
+            json_error_t je;
+            json_t *o = json_loadb(req->body, req->body_len, 0, &je);
+            json_t *t = json_object_get(o, "trim");
+            if (!json_is_object(o) || json_object_size(o) > (t ? 1u : 0u) ||
+                (t && !json_is_boolean(t))) {
+                json_decref(o);
+                fail(resp, MEM_EINVAL, "trim", "body: {\"trim\": true|false} expected");
+                return true;
+            }
+            trim = json_is_true(t);
+            json_decref(o);
+        }
+        char *body = NULL;
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (mem_cluster_snapshot(cl, trim, &body, &err) != MEM_OK) {
+            fail(resp, err.code ? err.code : MEM_EBUSY, NULL, err.msg);
+            return true;
+        }
+        answer(resp, 200, body, "cluster");
+        return true;
+    }
     char ns[MEM_STORE_NS_MAX + 1];
     if (!path_ns(req->path, ns, sizeof(ns)))
         return false;

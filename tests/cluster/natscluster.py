@@ -48,14 +48,25 @@ class NatsCluster:
         log.close()
 
     def start_all(self):
-        for i in range(self.n):
-            self.start(i)
-        for i in range(self.n):
-            self.wait_port(i)
+        for attempt in range(3):  # a port taken between probe and bind: new ports, again
+            for i in range(self.n):
+                self.start(i)
+            try:
+                for i in range(self.n):
+                    self.wait_port(i)
+                return
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+                self.stop_all()
+                self.client_ports = [_free_port() for _ in range(self.n)]
+                self.route_ports = [_free_port() for _ in range(self.n)]
 
     def wait_port(self, i, timeout=20.0):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if self.procs[i] is not None and self.procs[i].poll() is not None:
+                break
             try:
                 socket.create_connection(("127.0.0.1", self.client_ports[i]), 0.5).close()
                 return
