@@ -936,6 +936,7 @@ static json_t *nodes_json(mem_cluster_t *cl)
 
 char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
 {
+    refresh_streams(cl); /* fresh last sequences: lag is what it is now */
     json_t *root = json_object();
     json_object_set_new(root, "node", json_string(cl->cfg->node_id));
     json_object_set_new(root, "address", json_string(cl->advertise));

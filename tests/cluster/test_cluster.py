@@ -262,14 +262,19 @@ def main():
 
         n_batches = PER_WRITER // BATCH
 
-        def wait_progress(frac):
-            while min(w1.progress, w2.progress) < n_batches * frac:
+        def wait_progress(w, frac):
+            while w.progress < n_batches * frac:
                 check(w1.error is None and w2.error is None, "writer failed: %r %r"
                       % (w1.error, w2.error))
                 check(time.monotonic() - t_start < DEADLINE_S, "test deadline")
-                time.sleep(0.02)
+                time.sleep(0.01)
 
-        wait_progress(0.25)
+        wait_progress(w2, 0.25)
+        c.kill9()
+        print("killed mnemod node C (SIGKILL; writer w2 was writing through it) at %d/%d batches"
+              % (w2.progress, n_batches))
+
+        wait_progress(w1, 0.4)
         stream, leader = leader_of(a, "w1")
         li = nats.index_of(leader)
         t_kill = time.monotonic()
@@ -277,12 +282,7 @@ def main():
         print("killed nats-server %s (leader of %s, the stream of w1) at %d/%d batches"
               % (leader, stream, w1.progress, n_batches))
 
-        wait_progress(0.5)
-        c.kill9()
-        print("killed mnemod node C (SIGKILL; writer w2 was writing through it) at %d/%d batches"
-              % (w2.progress, n_batches))
-
-        wait_progress(0.7)
+        wait_progress(w1, 0.7)
         nats.start(li)
         nats.wait_port(li)
         print("restarted nats-server %s (%.1f s after its kill)" % (leader, time.monotonic() - t_kill))
@@ -371,11 +371,16 @@ def main():
             check(seqs == sorted(seqs), "shared: %s's writes out of order: %r" % (name, seqs))
         want = sorted((x[0], x[1]) for name in "AB" for x in shared[name])
         check([x[0] for x in want] == list(range(1, len(want) + 1)), "shared: seqs not 1..N")
+        top = max(x[2] for name in "AB" for x in shared[name])
         for node, name in zip(nodes, "ABC"):
             st, _, body = call(node, "POST", "/v1/namespaces/shared/retrieve",
-                               {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000})
+                               {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
+                                "min_seq": top})
+            check(st == 200, "shared on %s: %r %r" % (name, st, body))
             got = sorted((r["seq"], r["id"]) for r in body["results"])
-            check(got == want, "shared namespace differs on %s" % name)
+            check(got == want, "shared namespace differs on %s: %d rows, want %d; first "
+                  "difference %r" % (name, len(got), len(want),
+                                     next(((g, w) for g, w in zip(got, want) if g != w), None)))
         # the monotonic-timestamp rule holds cluster-wide: B refuses what is older than A's
         st, _, body = call(b, "POST", "/v1/namespaces/shared/segments",
                            {"id": "old", "embedding": vec(random.Random(3)), "timestamp": 1000})
