@@ -37,7 +37,9 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
                        "MNEMOD_NATS_URL is set but this mnemod was built without libnats "
                        "(install libnats-dev and rebuild)");
 }
-void mem_cluster_close(mem_cluster_t *cl) {}
+void mem_cluster_close(mem_cluster_t *cl)
+{
+}
 int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, uint64_t *log_seq, mem_err_t *err)
 {
     return mem_err_set(err, MEM_EBUSY, "cluster mode unavailable");
@@ -46,8 +48,14 @@ int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int ti
 {
     return MEM_EBUSY;
 }
-char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len) { return NULL; }
-char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len) { return NULL; }
+char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
+{
+    return NULL;
+}
+char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
+{
+    return NULL;
+}
 int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *err)
 {
     return mem_err_set(err, MEM_EBUSY, "cluster mode unavailable");
@@ -60,8 +68,9 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
 
 #else
 
-#include <jansson.h>
 #include <nats/nats.h>
+
+#include <jansson.h>
 
 #define PUBLISH_DEADLINE_MS 15000 /* keep retrying the publish (same message id) this long */
 #define APPLY_DEADLINE_MS   15000 /* then wait this long for the local apply */
@@ -77,22 +86,22 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
 typedef struct cl_stream {
     struct mem_cluster *cl;
     int idx;
-    char name[32];   /* MNEMOD_<i> */
-    char filter[32]; /* mnemod.<i>.* */
+    char name[32];         /* MNEMOD_<i> */
+    char filter[32];       /* mnemod.<i>.* */
     char wake_subject[48]; /* mnemod.wake.<i> */
     natsSubscription *wake_sub;
     pthread_t fetcher;
     bool fetcher_started;
     pthread_cond_t wake_cv; /* with mu */
     bool wake;              /* mu */
-    uint64_t applied;      /* mu: last sequence applied here */
-    uint64_t last_seq;     /* mu: the stream's last sequence (refreshed) */
-    uint64_t first_seq;    /* mu: the stream's first sequence (refreshed; > 1 when trimmed) */
-    bool behind_trim;      /* mu: the records this node needs were trimmed: re-bootstrap */
-    uint64_t msgs;         /* mu */
-    char leader[64];       /* mu */
-    bool broken;           /* mu: an apply failed; restart after the stored position */
-    uint64_t resubscribes; /* mu: restarts */
+    uint64_t applied;       /* mu: last sequence applied here */
+    uint64_t last_seq;      /* mu: the stream's last sequence (refreshed) */
+    uint64_t first_seq;     /* mu: the stream's first sequence (refreshed; > 1 when trimmed) */
+    bool behind_trim;       /* mu: the records this node needs were trimmed: re-bootstrap */
+    uint64_t msgs;          /* mu */
+    char leader[64];        /* mu */
+    bool broken;            /* mu: an apply failed; restart after the stored position */
+    uint64_t resubscribes;  /* mu: restarts */
 } cl_stream_t;
 
 typedef struct cl_nspos {
@@ -130,8 +139,8 @@ struct mem_cluster {
     uint64_t msg_ctr; /* atomic */
     uint64_t boot;
     /* counters, mu */
-    uint64_t n_writes, n_conflicts, n_pub_retries, n_pub_failures, n_apply_timeouts,
-        n_applied, n_apply_failures;
+    uint64_t n_writes, n_conflicts, n_pub_retries, n_pub_failures, n_apply_timeouts, n_applied,
+        n_apply_failures;
 };
 
 static int64_t wall_ms(void)
@@ -206,8 +215,7 @@ static void subject_of(const mem_cluster_t *cl, const char *ns, char *out, size_
 static cl_nspos_t *nspos_find(mem_cluster_t *cl, const char *ns)
 {
     for (size_t i = 0; i < cl->n_nspos; i++)
-        if (strcmp(cl->nspos[i].ns, ns) == 0)
-            return &cl->nspos[i];
+        if (strcmp(cl->nspos[i].ns, ns) == 0) return &cl->nspos[i];
     return NULL;
 }
 
@@ -218,8 +226,7 @@ static void nspos_set(mem_cluster_t *cl, const char *ns, uint64_t seq)
         if (cl->n_nspos == cl->cap_nspos) {
             size_t cap = cl->cap_nspos ? cl->cap_nspos * 2 : 16;
             cl_nspos_t *n = realloc(cl->nspos, cap * sizeof(*n));
-            if (!n)
-                return; /* only an optimisation: the next write re-reads JetStream */
+            if (!n) return; /* only an optimisation: the next write re-reads JetStream */
             cl->nspos = n;
             cl->cap_nspos = cap;
         }
@@ -227,8 +234,7 @@ static void nspos_set(mem_cluster_t *cl, const char *ns, uint64_t seq)
         snprintf(p->ns, sizeof(p->ns), "%s", ns);
         p->last = 0;
     }
-    if (seq > p->last)
-        p->last = seq;
+    if (seq > p->last) p->last = seq;
 }
 
 /* ---- applying records ---- */
@@ -252,16 +258,14 @@ static void on_applied(mem_store_op_t *op, void *ud)
     uint64_t pos = mem_store_log_applied(cl->st, s->name);
     pthread_mutex_lock(&cl->mu);
     if (pos >= op->log_seq) {
-        if (op->log_seq > s->applied)
-            s->applied = op->log_seq;
+        if (op->log_seq > s->applied) s->applied = op->log_seq;
         if (!op->log_skipped) {
             cl->n_applied++;
             nspos_set(cl, op->ns, op->log_seq);
         }
         for (cl_waiter_t *w = cl->waiters; w; w = w->next)
             if (!w->done && strcmp(w->msgid, rec->msgid) == 0) {
-                if (!op->log_skipped)
-                    copy_results(w->op, op);
+                if (!op->log_skipped) copy_results(w->op, op);
                 w->seq = op->log_seq;
                 w->done = true;
             }
@@ -300,8 +304,7 @@ static bool submit_record(mem_cluster_t *cl, cl_stream_t *s, natsMsg *msg, uint6
         /* Not ours or corrupt: apply an empty insert, which fails validation everywhere
          * alike and moves the position on. */
         rec = calloc(1, sizeof(*rec));
-        if (!rec)
-            return true; /* retried: the position did not move */
+        if (!rec) return true; /* retried: the position did not move */
         rec->op.kind = MEM_STORE_OP_INSERT;
         snprintf(rec->op.ns, sizeof(rec->op.ns), "invalid");
         logf_("warn", "bad_record", "stream=%s seq=%llu", s->name, (unsigned long long)seq);
@@ -309,8 +312,7 @@ static bool submit_record(mem_cluster_t *cl, cl_stream_t *s, natsMsg *msg, uint6
     rec->op.log_stream = s->name;
     rec->op.log_seq = seq;
     for (;;) {
-        if (mem_store_submit(cl->st, &rec->op, on_applied, s) == MEM_OK)
-            return true;
+        if (mem_store_submit(cl->st, &rec->op, on_applied, s) == MEM_OK) return true;
         pthread_mutex_lock(&cl->mu);
         bool stop = cl->stop;
         pthread_mutex_unlock(&cl->mu);
@@ -336,8 +338,7 @@ static void *fetch_main(void *arg)
         pthread_mutex_lock(&cl->mu);
         bool stop = cl->stop, broken = s->broken;
         pthread_mutex_unlock(&cl->mu);
-        if (stop)
-            break;
+        if (stop) break;
         if (broken) { /* an apply failed: settle the queue, restart after what is stored */
             mem_store_sync(cl->st);
             next = mem_store_log_applied(cl->st, s->name) + 1;
@@ -363,14 +364,11 @@ static void *fetch_main(void *arg)
         }
         if (ns == NATS_OK) {
             uint64_t seq = natsMsg_GetSequence(m);
-            if (seq == 0)
-                seq = next;
+            if (seq == 0) seq = next;
             bool go = seq == next ? submit_record(cl, s, m, seq) : true;
             natsMsg_Destroy(m);
-            if (!go)
-                break;
-            if (seq == next)
-                next++;
+            if (!go) break;
+            if (seq == next) next++;
             continue;
         }
         if (ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
@@ -452,8 +450,7 @@ static natsStatus ensure_snap_stream(mem_cluster_t *cl, mem_err_t *err)
     sc.Replicas = cl->cfg->replicas;
     natsStatus ns = js_AddStream(&si, cl->js, &sc, NULL, &ec);
     jsStreamInfo_Destroy(si);
-    if (ns == NATS_OK || ec == JSStreamNameExistErr)
-        return NATS_OK;
+    if (ns == NATS_OK || ec == JSStreamNameExistErr) return NATS_OK;
     mem_err_set(err, MEM_EBUSY, "cannot create stream %s: %s", SNAP_STREAM,
                 nats_GetLastError(NULL));
     return ns;
@@ -461,11 +458,10 @@ static natsStatus ensure_snap_stream(mem_cluster_t *cl, mem_err_t *err)
 
 static void heartbeat(mem_cluster_t *cl)
 {
-    if (!cl->kv)
-        return;
-    json_t *o = json_pack("{s:s,s:s,s:I,s:I}", "id", cl->cfg->node_id, "address", cl->advertise,
-                          "heartbeat_ms", (json_int_t)wall_ms(), "started_ms",
-                          (json_int_t)cl->started_ms);
+    if (!cl->kv) return;
+    json_t *o =
+        json_pack("{s:s,s:s,s:I,s:I}", "id", cl->cfg->node_id, "address", cl->advertise,
+                  "heartbeat_ms", (json_int_t)wall_ms(), "started_ms", (json_int_t)cl->started_ms);
     json_t *ap = json_object();
     pthread_mutex_lock(&cl->mu);
     for (size_t i = 0; i < cl->k; i++)
@@ -475,8 +471,7 @@ static void heartbeat(mem_cluster_t *cl)
     json_object_set_new(o, "applied", ap);
     char *val = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    if (!val)
-        return;
+    if (!val) return;
     uint64_t rev = 0;
     kvStore_Put(&rev, cl->kv, cl->cfg->node_id, val, (int)strlen(val));
     free(val);
@@ -491,8 +486,7 @@ static void refresh_streams(mem_cluster_t *cl)
         cl_stream_t *s = &cl->streams[i];
         jsStreamInfo *si = NULL;
         jsErrCode ec = 0;
-        if (js_GetStreamInfo(&si, cl->js, s->name, &jo, &ec) != NATS_OK)
-            continue;
+        if (js_GetStreamInfo(&si, cl->js, s->name, &jo, &ec) != NATS_OK) continue;
         pthread_mutex_lock(&cl->mu);
         s->last_seq = si->State.LastSeq;
         s->first_seq = si->State.FirstSeq;
@@ -508,14 +502,11 @@ static natsStatus start_stream(mem_cluster_t *cl, cl_stream_t *s)
 {
     uint64_t pos = mem_store_log_applied(cl->st, s->name);
     pthread_mutex_lock(&cl->mu);
-    if (pos > s->applied)
-        s->applied = pos;
+    if (pos > s->applied) s->applied = pos;
     pthread_mutex_unlock(&cl->mu);
     natsStatus ns = natsConnection_Subscribe(&s->wake_sub, cl->nc, s->wake_subject, on_wake, s);
-    if (ns != NATS_OK)
-        return ns;
-    if (pthread_create(&s->fetcher, NULL, fetch_main, s) != 0)
-        return NATS_NO_MEMORY;
+    if (ns != NATS_OK) return ns;
+    if (pthread_create(&s->fetcher, NULL, fetch_main, s) != 0) return NATS_NO_MEMORY;
     s->fetcher_started = true;
     return NATS_OK;
 }
@@ -531,10 +522,9 @@ static void *maint_main(void *arg)
             deadline_ts(&ts, 200);
             pthread_cond_timedwait(&cl->cv, &cl->mu, &ts);
         }
-        bool stop = cl->stop;  /* cv is broadcast on every apply: pace the heartbeat below */
+        bool stop = cl->stop; /* cv is broadcast on every apply: pace the heartbeat below */
         pthread_mutex_unlock(&cl->mu);
-        if (stop)
-            break;
+        if (stop) break;
         if (mono_ms() - last_beat >= HEARTBEAT_MS) {
             last_beat = mono_ms();
             heartbeat(cl);
@@ -556,18 +546,12 @@ static natsStatus connect_nats(mem_cluster_t *cl, mem_err_t *err)
          t = strtok_r(NULL, ",", &save))
         list[n++] = t;
     natsStatus ns = natsOptions_Create(&cl->nopts);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetServers(cl->nopts, list, n);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetMaxReconnect(cl->nopts, -1);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetReconnectWait(cl->nopts, 100);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetTimeout(cl->nopts, 1000);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetName(cl->nopts, cl->cfg->node_id);
-    if (ns == NATS_OK)
-        ns = natsOptions_SetRetryOnFailedConnect(cl->nopts, true, NULL, NULL);
+    if (ns == NATS_OK) ns = natsOptions_SetServers(cl->nopts, list, n);
+    if (ns == NATS_OK) ns = natsOptions_SetMaxReconnect(cl->nopts, -1);
+    if (ns == NATS_OK) ns = natsOptions_SetReconnectWait(cl->nopts, 100);
+    if (ns == NATS_OK) ns = natsOptions_SetTimeout(cl->nopts, 1000);
+    if (ns == NATS_OK) ns = natsOptions_SetName(cl->nopts, cl->cfg->node_id);
+    if (ns == NATS_OK) ns = natsOptions_SetRetryOnFailedConnect(cl->nopts, true, NULL, NULL);
     if (ns != NATS_OK) {
         mem_err_set(err, MEM_EINVAL, "MNEMOD_NATS_URL: %s", nats_GetLastError(NULL));
         return ns;
@@ -593,8 +577,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     if (nats_Open(-1) != NATS_OK)
         return mem_err_set(err, MEM_ENOMEM, "cannot initialise the NATS library");
     mem_cluster_t *cl = calloc(1, sizeof(*cl));
-    if (!cl)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!cl) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     cl->cfg = cfg;
     cl->st = st;
     cl->k = cfg->streams ? cfg->streams : 4;
@@ -605,8 +588,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     if (cfg->advertise[0])
         snprintf(cl->advertise, sizeof(cl->advertise), "%s", cfg->advertise);
     else
-        snprintf(cl->advertise, sizeof(cl->advertise), "%s:%d", cfg->listen_host,
-                 cfg->listen_port);
+        snprintf(cl->advertise, sizeof(cl->advertise), "%s:%d", cfg->listen_host, cfg->listen_port);
     pthread_mutex_init(&cl->mu, NULL);
     pthread_cond_init(&cl->cv, NULL);
     cl->streams = calloc(cl->k, sizeof(*cl->streams));
@@ -690,14 +672,12 @@ fail:
 
 void mem_cluster_close(mem_cluster_t *cl)
 {
-    if (!cl)
-        return;
+    if (!cl) return;
     pthread_mutex_lock(&cl->mu);
     cl->stop = true;
     pthread_cond_broadcast(&cl->cv);
     pthread_mutex_unlock(&cl->mu);
-    if (cl->maint_started)
-        pthread_join(cl->maint, NULL);
+    if (cl->maint_started) pthread_join(cl->maint, NULL);
     for (size_t i = 0; cl->streams && i < cl->k; i++) {
         cl_stream_t *s = &cl->streams[i];
         pthread_cond_broadcast(&s->wake_cv);
@@ -708,8 +688,7 @@ void mem_cluster_close(mem_cluster_t *cl)
             natsSubscription_Destroy(s->wake_sub);
         }
     }
-    if (cl->kv)
-        kvStore_Delete(cl->kv, cl->cfg->node_id);
+    if (cl->kv) kvStore_Delete(cl->kv, cl->cfg->node_id);
     kvStore_Destroy(cl->kv);
     jsCtx_Destroy(cl->js);
     if (cl->nc) {
@@ -717,9 +696,8 @@ void mem_cluster_close(mem_cluster_t *cl)
         natsConnection_Destroy(cl->nc);
     }
     natsOptions_Destroy(cl->nopts);
-    nats_CloseAndWait(5000); /* delivery threads have ended: nothing submits any more */
-    if (cl->st)
-        mem_store_sync(cl->st); /* every submitted record completes (on_applied frees it) */
+    nats_CloseAndWait(5000);            /* delivery threads have ended: nothing submits any more */
+    if (cl->st) mem_store_sync(cl->st); /* every submitted record completes (on_applied frees it) */
     for (size_t i = 0; cl->streams && i < cl->k; i++)
         pthread_cond_destroy(&cl->streams[i].wake_cv);
     free(cl->streams);
@@ -865,13 +843,11 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, uint64_t *log_seq, 
         struct timespec ts;
         deadline_ts(&ts, APPLY_DEADLINE_MS);
         while (!w.done && !cl->stop)
-            if (pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) == ETIMEDOUT)
-                break;
+            if (pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) == ETIMEDOUT) break;
         if (w.done) {
             *log_seq = w.seq ? w.seq : seq;
             rc = op->rc;
-            if (rc != MEM_OK)
-                *err = op->err;
+            if (rc != MEM_OK) *err = op->err;
         } else {
             cl->n_apply_timeouts++;
             rc = mem_err_set(err, MEM_EBUSY,
@@ -898,8 +874,7 @@ int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int ti
     deadline_ts(&ts, timeout_ms);
     pthread_mutex_lock(&cl->mu);
     while (s->applied < min_seq && !cl->stop)
-        if (pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) == ETIMEDOUT)
-            break;
+        if (pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) == ETIMEDOUT) break;
     bool ok = s->applied >= min_seq;
     pthread_mutex_unlock(&cl->mu);
     return ok ? MEM_OK : MEM_EBUSY;
@@ -911,13 +886,11 @@ static json_t *nodes_json(mem_cluster_t *cl)
 {
     json_t *arr = json_array();
     kvKeysList keys = {0};
-    if (!cl->kv || kvStore_Keys(&keys, cl->kv, NULL) != NATS_OK)
-        return arr;
+    if (!cl->kv || kvStore_Keys(&keys, cl->kv, NULL) != NATS_OK) return arr;
     int64_t now = wall_ms();
     for (int i = 0; i < keys.Count; i++) {
         kvEntry *e = NULL;
-        if (kvStore_Get(&e, cl->kv, keys.Keys[i]) != NATS_OK)
-            continue;
+        if (kvStore_Get(&e, cl->kv, keys.Keys[i]) != NATS_OK) continue;
         json_t *o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
         kvEntry_Destroy(e);
         if (!json_is_object(o)) {
@@ -942,8 +915,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     json_object_set_new(root, "address", json_string(cl->advertise));
     char url[256] = "";
     bool connected = natsConnection_Status(cl->nc) == NATS_CONN_STATUS_CONNECTED;
-    if (connected)
-        natsConnection_GetConnectedUrl(cl->nc, url, sizeof(url));
+    if (connected) natsConnection_GetConnectedUrl(cl->nc, url, sizeof(url));
     json_object_set_new(root, "nats_connected", json_boolean(connected));
     json_object_set_new(root, "nats_url", json_string(url));
     json_object_set_new(root, "nodes", nodes_json(cl));
@@ -970,11 +942,10 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
         json_object_set_new(o, "first_seq", json_integer((json_int_t)s->first_seq));
         json_object_set_new(o, "last_seq", json_integer((json_int_t)s->last_seq));
         json_object_set_new(o, "applied_seq", json_integer((json_int_t)s->applied));
-        if (s->behind_trim)
-            json_object_set_new(o, "needs_bootstrap", json_true());
-        json_object_set_new(o, "lag", json_integer(s->last_seq > s->applied
-                                                       ? (json_int_t)(s->last_seq - s->applied)
-                                                       : 0));
+        if (s->behind_trim) json_object_set_new(o, "needs_bootstrap", json_true());
+        json_object_set_new(
+            o, "lag",
+            json_integer(s->last_seq > s->applied ? (json_int_t)(s->last_seq - s->applied) : 0));
         json_object_set_new(o, "messages", json_integer((json_int_t)s->msgs));
         json_object_set_new(o, "leader", json_string(s->leader));
         json_object_set_new(o, "replicas", json_integer(cl->cfg->replicas));
@@ -988,13 +959,12 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
         json_object_set_new(o, "name", json_string(list[i].name));
         json_object_set_new(o, "stream", json_string(s->name));
         json_object_set_new(o, "applied_seq", json_integer((json_int_t)s->applied));
-        if (p)
-            json_object_set_new(o, "last_applied_record", json_integer((json_int_t)p->last));
+        if (p) json_object_set_new(o, "last_applied_record", json_integer((json_int_t)p->last));
         if (ns_last && i < 256 && ns_last[i] != UINT64_MAX) {
             json_object_set_new(o, "last_seq", json_integer((json_int_t)ns_last[i]));
-            json_object_set_new(o, "lag", json_integer(ns_last[i] > s->applied
-                                                           ? (json_int_t)(ns_last[i] - s->applied)
-                                                           : 0));
+            json_object_set_new(
+                o, "lag",
+                json_integer(ns_last[i] > s->applied ? (json_int_t)(ns_last[i] - s->applied) : 0));
         }
         json_array_append_new(nss, o);
     }
@@ -1014,8 +984,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     json_object_set_new(root, "counters", c);
     char *out = json_dumps(root, JSON_COMPACT);
     json_decref(root);
-    if (out)
-        *len = strlen(out);
+    if (out) *len = strlen(out);
     return out;
 }
 
@@ -1023,12 +992,12 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
 {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     bool connected = natsConnection_Status(cl->nc) == NATS_CONN_STATUS_CONNECTED;
     pthread_mutex_lock(&cl->mu);
-    fprintf(f, "# HELP mnemod_cluster_connected 1 when connected to a NATS server\n"
-               "# TYPE mnemod_cluster_connected gauge\nmnemod_cluster_connected %d\n",
+    fprintf(f,
+            "# HELP mnemod_cluster_connected 1 when connected to a NATS server\n"
+            "# TYPE mnemod_cluster_connected gauge\nmnemod_cluster_connected %d\n",
             connected ? 1 : 0);
     fprintf(f, "# HELP mnemod_cluster_stream_last_seq last sequence of the stream (JetStream)\n"
                "# TYPE mnemod_cluster_stream_last_seq gauge\n");
@@ -1038,8 +1007,8 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
     fprintf(f, "# HELP mnemod_cluster_stream_applied_seq last sequence applied on this node\n"
                "# TYPE mnemod_cluster_stream_applied_seq gauge\n");
     for (size_t i = 0; i < cl->k; i++)
-        fprintf(f, "mnemod_cluster_stream_applied_seq{stream=\"%s\"} %llu\n",
-                cl->streams[i].name, (unsigned long long)cl->streams[i].applied);
+        fprintf(f, "mnemod_cluster_stream_applied_seq{stream=\"%s\"} %llu\n", cl->streams[i].name,
+                (unsigned long long)cl->streams[i].applied);
     fprintf(f, "# HELP mnemod_cluster_stream_lag records of the stream not yet applied here\n"
                "# TYPE mnemod_cluster_stream_lag gauge\n");
     for (size_t i = 0; i < cl->k; i++) {
@@ -1082,8 +1051,7 @@ static json_t *snap_manifest(jsCtx *js, bool *missing)
     jo.Wait = 2000;
     natsStatus ns = js_GetLastMsg(&m, js, SNAP_STREAM, SNAP_LATEST, &jo, &ec);
     *missing = ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr || ec == JSStreamNotFoundErr;
-    if (ns != NATS_OK)
-        return NULL;
+    if (ns != NATS_OK) return NULL;
     json_t *o = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
     natsMsg_Destroy(m);
     if (!json_is_object(o)) {
@@ -1110,13 +1078,11 @@ static natsStatus publish_bytes(jsCtx *js, const char *subject, const void *data
 static void trim_floor(mem_cluster_t *cl, uint64_t *floor)
 {
     kvKeysList keys = {0};
-    if (kvStore_Keys(&keys, cl->kv, NULL) != NATS_OK)
-        return;
+    if (kvStore_Keys(&keys, cl->kv, NULL) != NATS_OK) return;
     int64_t now = wall_ms();
     for (int i = 0; i < keys.Count; i++) {
         kvEntry *e = NULL;
-        if (kvStore_Get(&e, cl->kv, keys.Keys[i]) != NATS_OK)
-            continue;
+        if (kvStore_Get(&e, cl->kv, keys.Keys[i]) != NATS_OK) continue;
         json_t *o = json_loadb(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), 0, NULL);
         kvEntry_Destroy(e);
         json_int_t hb = json_integer_value(json_object_get(o, "heartbeat_ms"));
@@ -1138,8 +1104,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
 {
     *json = NULL;
     uint64_t *pos = calloc(cl->k, sizeof(*pos));
-    if (!pos)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!pos) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     /* Positions read before the copy are <= the copy's: a safe bound for trimming. */
     for (size_t i = 0; i < cl->k; i++)
         pos[i] = mem_store_log_applied(cl->st, cl->streams[i].name);
@@ -1160,8 +1125,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
     natsStatus ns = NATS_OK;
     while (f && chunk && ns == NATS_OK) {
         size_t n = fread(chunk, 1, SNAP_CHUNK, f);
-        if (n == 0)
-            break;
+        if (n == 0) break;
         char subject[200];
         snprintf(subject, sizeof(subject), "mnemod.snap.%s.%zu", id, chunks);
         ns = publish_bytes(cl->js, subject, chunk, (int)n);
@@ -1169,8 +1133,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
         bytes += n;
     }
     bool read_ok = f && chunk && !ferror(f);
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     free(chunk);
     unlink(path);
     if (!read_ok || ns != NATS_OK) {
@@ -1211,15 +1174,13 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
         trim_floor(cl, pos);
         json_t *tr = json_object();
         for (size_t i = 0; i < cl->k; i++) {
-            if (pos[i] == 0)
-                continue;
+            if (pos[i] == 0) continue;
             jsOptions jo;
             jsOptions_Init(&jo);
             jo.Stream.Purge.Sequence = pos[i] + 1; /* purge below, keep pos + 1 on */
             jsErrCode ec = 0;
             if (js_PurgeStream(cl->js, cl->streams[i].name, &jo, &ec) == NATS_OK)
-                json_object_set_new(tr, cl->streams[i].name,
-                                    json_integer((json_int_t)pos[i] + 1));
+                json_object_set_new(tr, cl->streams[i].name, json_integer((json_int_t)pos[i] + 1));
         }
         json_object_set_new(man, "trimmed_below", tr);
     }
@@ -1258,8 +1219,7 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
         }
         sleep_ms(250);
     }
-    if (!man)
-        goto out; /* no snapshot: replay the log from the start */
+    if (!man) goto out; /* no snapshot: replay the log from the start */
     const char *id = json_string_value(json_object_get(man, "id"));
     json_int_t chunks = json_integer_value(json_object_get(man, "chunks"));
     if (!id || chunks <= 0) {
@@ -1280,8 +1240,8 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
         natsStatus ns;
         while ((ns = js_GetLastMsg(&m, tmp.js, SNAP_STREAM, subject, NULL, &ec)) != NATS_OK) {
             if (mono_ms() > deadline || ns == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
-                rc = mem_err_set(err, MEM_EBUSY, "bootstrap: chunk %lld of %s: %s",
-                                 (long long)i, id, natsStatus_GetText(ns));
+                rc = mem_err_set(err, MEM_EBUSY, "bootstrap: chunk %lld of %s: %s", (long long)i,
+                                 id, natsStatus_GetText(ns));
                 goto out;
             }
             sleep_ms(250);

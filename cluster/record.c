@@ -21,8 +21,7 @@ typedef struct wbuf {
 
 static void put(wbuf_t *w, const void *src, size_t n)
 {
-    if (w->fail)
-        return;
+    if (w->fail) return;
     if (w->len + n > w->cap) {
         size_t cap = w->cap ? w->cap : 256;
         while (cap < w->len + n)
@@ -39,9 +38,18 @@ static void put(wbuf_t *w, const void *src, size_t n)
     w->len += n;
 }
 
-static void put_u8(wbuf_t *w, uint8_t v) { put(w, &v, 1); }
-static void put_u32(wbuf_t *w, uint32_t v) { put(w, &v, 4); }
-static void put_u64(wbuf_t *w, uint64_t v) { put(w, &v, 8); }
+static void put_u8(wbuf_t *w, uint8_t v)
+{
+    put(w, &v, 1);
+}
+static void put_u32(wbuf_t *w, uint32_t v)
+{
+    put(w, &v, 4);
+}
+static void put_u64(wbuf_t *w, uint64_t v)
+{
+    put(w, &v, 8);
+}
 
 static void put_str(wbuf_t *w, const char *s, size_t n)
 {
@@ -53,8 +61,7 @@ static void put_str(wbuf_t *w, const char *s, size_t n)
 static void put_opt(wbuf_t *w, const char *s, size_t n)
 {
     put_u8(w, s != NULL);
-    if (s)
-        put_str(w, s, n);
+    if (s) put_str(w, s, n);
 }
 
 unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len)
@@ -131,8 +138,7 @@ static uint32_t get_u32(rbuf_t *r)
 {
     uint32_t v = 0;
     const unsigned char *p = get(r, 4);
-    if (p)
-        memcpy(&v, p, 4);
+    if (p) memcpy(&v, p, 4);
     return v;
 }
 
@@ -140,8 +146,7 @@ static uint64_t get_u64(rbuf_t *r)
 {
     uint64_t v = 0;
     const unsigned char *p = get(r, 8);
-    if (p)
-        memcpy(&v, p, 8);
+    if (p) memcpy(&v, p, 8);
     return v;
 }
 
@@ -154,8 +159,7 @@ static const char *get_str(rbuf_t *r, size_t *n)
         r->fail = 1;
         return NULL;
     }
-    if (n)
-        *n = l;
+    if (n) *n = l;
     return (const char *)p;
 }
 
@@ -163,16 +167,14 @@ static int copy_str(rbuf_t *r, char *dst, size_t cap)
 {
     size_t n = 0;
     const char *s = get_str(r, &n);
-    if (!s || n >= cap || strlen(s) != n)
-        return -1;
+    if (!s || n >= cap || strlen(s) != n) return -1;
     memcpy(dst, s, n + 1);
     return 0;
 }
 
 void mem_cluster_rec_free(mem_cluster_rec_t *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     free(r->buf);
     free(r->segs);
     free(r->outs);
@@ -189,8 +191,7 @@ static int count_insert(rbuf_t r, size_t n, size_t dim, size_t *n_ptrs)
         get_str(&r, NULL);
         get(&r, 9);
         for (int f = 0; f < 3; f++)
-            if (get_u8(&r))
-                get_str(&r, NULL);
+            if (get_u8(&r)) get_str(&r, NULL);
         uint32_t ns = get_u32(&r);
         for (uint32_t k = 0; k < ns && !r.fail; k++)
             get_str(&r, NULL);
@@ -204,20 +205,16 @@ static int count_insert(rbuf_t r, size_t n, size_t dim, size_t *n_ptrs)
 mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
 {
     mem_cluster_rec_t *rec = calloc(1, sizeof(*rec));
-    if (!rec)
-        return NULL;
+    if (!rec) return NULL;
     rec->buf = malloc(len ? len : 1);
-    if (!rec->buf)
-        goto bad;
+    if (!rec->buf) goto bad;
     memcpy(rec->buf, data, len);
     rbuf_t r = {.p = rec->buf, .len = len};
     const unsigned char *magic = get(&r, 4);
-    if (!magic || memcmp(magic, "MNR1", 4) != 0)
-        goto bad;
+    if (!magic || memcmp(magic, "MNR1", 4) != 0) goto bad;
     mem_store_op_t *op = &rec->op;
     uint8_t kind = get_u8(&r), flags = get_u8(&r);
-    if (kind > MEM_STORE_OP_COMPACT)
-        goto bad;
+    if (kind > MEM_STORE_OP_COMPACT) goto bad;
     op->kind = (mem_store_op_kind_t)kind;
     op->batch = (flags & 1) != 0;
     op->purge = (flags & 2) != 0;
@@ -225,42 +222,33 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         goto bad;
     op->dim = (size_t)get_u64(&r);
     op->now_ms = (int64_t)get_u64(&r);
-    if (r.fail || op->dim > 4096)
-        goto bad;
+    if (r.fail || op->dim > 4096) goto bad;
     if (op->kind == MEM_STORE_OP_INSERT) {
         uint32_t n = get_u32(&r);
         size_t n_ptrs = 0;
-        if (r.fail || n == 0 || n > 1000000 || count_insert(r, n, op->dim, &n_ptrs))
-            goto bad;
+        if (r.fail || n == 0 || n > 1000000 || count_insert(r, n, op->dim, &n_ptrs)) goto bad;
         rec->segs = calloc(n, sizeof(*rec->segs));
         rec->outs = calloc(n, sizeof(*rec->outs));
         rec->vecs = malloc((size_t)n * (op->dim ? op->dim : 1) * sizeof(float));
         rec->ptrs = calloc(n_ptrs ? n_ptrs : 1, sizeof(char *));
-        if (!rec->segs || !rec->outs || !rec->vecs || !rec->ptrs)
-            goto bad;
+        if (!rec->segs || !rec->outs || !rec->vecs || !rec->ptrs) goto bad;
         size_t used = 0;
         for (uint32_t i = 0; i < n; i++) {
             mem_store_seg_in_t *s = &rec->segs[i];
-            if (copy_str(&r, s->id, sizeof(s->id)))
-                goto bad;
+            if (copy_str(&r, s->id, sizeof(s->id))) goto bad;
             s->ts_given = get_u8(&r) != 0;
             s->ts_ms = (int64_t)get_u64(&r);
-            if (get_u8(&r))
-                s->text = get_str(&r, &s->text_len);
-            if (get_u8(&r))
-                s->source = get_str(&r, &s->source_len);
-            if (get_u8(&r))
-                s->metadata = get_str(&r, &s->metadata_len);
+            if (get_u8(&r)) s->text = get_str(&r, &s->text_len);
+            if (get_u8(&r)) s->source = get_str(&r, &s->source_len);
+            if (get_u8(&r)) s->metadata = get_str(&r, &s->metadata_len);
             uint32_t ns = get_u32(&r);
-            if (r.fail || used + ns > n_ptrs)
-                goto bad;
+            if (r.fail || used + ns > n_ptrs) goto bad;
             s->supersedes = rec->ptrs + used;
             s->n_supersedes = ns;
             for (uint32_t k = 0; k < ns; k++)
                 rec->ptrs[used++] = get_str(&r, NULL);
             const unsigned char *v = get(&r, op->dim * sizeof(float));
-            if (!v)
-                goto bad;
+            if (!v) goto bad;
             float *dst = rec->vecs + (size_t)i * op->dim;
             memcpy(dst, v, op->dim * sizeof(float));
             s->vec = dst;
@@ -269,22 +257,18 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         op->outs = rec->outs;
         op->n_segs = n;
     } else if (op->kind == MEM_STORE_OP_DELETE) {
-        if (copy_str(&r, op->id, sizeof(op->id)))
-            goto bad;
+        if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
     } else if (op->kind == MEM_STORE_OP_COMPACT) {
         uint32_t n = get_u32(&r);
-        if (r.fail || n > len)
-            goto bad;
+        if (r.fail || n > len) goto bad;
         rec->ptrs = calloc(n ? n : 1, sizeof(char *));
-        if (!rec->ptrs)
-            goto bad;
+        if (!rec->ptrs) goto bad;
         for (uint32_t i = 0; i < n; i++)
             rec->ptrs[i] = get_str(&r, NULL);
         op->evict_ids = rec->ptrs;
         op->n_evict = n;
     }
-    if (r.fail || r.off != r.len)
-        goto bad;
+    if (r.fail || r.off != r.len) goto bad;
     return rec;
 bad:
     mem_cluster_rec_free(rec);

@@ -28,11 +28,9 @@ static void fail(mem_api_resp_t *resp, int code, const char *field, const char *
         mem_err_field(&err, code, field, "%s", msg);
     else
         mem_err_set(&err, code, "%s", msg);
-    if (code == MEM_EBUSY)
-        err.retry_after_s = 1;
+    if (code == MEM_EBUSY) err.retry_after_s = 1;
     mem_api_error(resp, &err);
-    if (code == MEM_EBUSY)
-        resp->retry_after_s = 1;
+    if (code == MEM_EBUSY) resp->retry_after_s = 1;
     snprintf(resp->route, sizeof(resp->route), "cluster");
 }
 
@@ -40,12 +38,10 @@ static void fail(mem_api_resp_t *resp, int code, const char *field, const char *
 static bool path_ns(const char *path, char *ns, size_t cap)
 {
     static const char pre[] = "/v1/namespaces/";
-    if (strncmp(path, pre, sizeof(pre) - 1) != 0)
-        return false;
+    if (strncmp(path, pre, sizeof(pre) - 1) != 0) return false;
     const char *p = path + sizeof(pre) - 1, *e = strchr(p, '/');
     size_t n = e ? (size_t)(e - p) : strlen(p);
-    if (n == 0 || n >= cap)
-        return false;
+    if (n == 0 || n >= cap) return false;
     memcpy(ns, p, n);
     ns[n] = '\0';
     return true;
@@ -54,11 +50,9 @@ static bool path_ns(const char *path, char *ns, size_t cap)
 static int parse_seq(const char *s, size_t n, unsigned long long *out)
 {
     unsigned long long v = 0;
-    if (n == 0 || n > 19)
-        return -1;
+    if (n == 0 || n > 19) return -1;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
+        if (s[i] < '0' || s[i] > '9') return -1;
         v = v * 10 + (unsigned long long)(s[i] - '0');
     }
     *out = v;
@@ -71,8 +65,7 @@ static int query_min_seq(const char *q, char **rest, unsigned long long *seq)
     *rest = NULL;
     size_t len = strlen(q);
     char *out = malloc(len + 1);
-    if (!out)
-        return -1;
+    if (!out) return -1;
     size_t o = 0;
     int found = 0;
     for (const char *p = q; *p;) {
@@ -85,8 +78,7 @@ static int query_min_seq(const char *q, char **rest, unsigned long long *seq)
             }
             found = 1;
         } else if (n) {
-            if (o)
-                out[o++] = '&';
+            if (o) out[o++] = '&';
             memcpy(out + o, p, n);
             o += n;
         }
@@ -104,8 +96,7 @@ static int body_min_seq(const char *body, size_t len, char **rest, unsigned long
     bool has = false;
     for (size_t i = 0; i + 9 <= len && !has; i++)
         has = body[i] == '"' && memcmp(body + i, "\"min_seq\"", 9) == 0;
-    if (!has)
-        return 0;
+    if (!has) return 0;
     json_t *root = json_loadb(body, len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
@@ -175,8 +166,7 @@ bool mem_srv_repl_before(mem_cluster_t *cl, mem_api_req_t *req, char **owned_que
         return true;
     }
     char ns[MEM_STORE_NS_MAX + 1];
-    if (!path_ns(req->path, ns, sizeof(ns)))
-        return false;
+    if (!path_ns(req->path, ns, sizeof(ns))) return false;
     unsigned long long seq = 0;
     int found = 0;
     if (req->query && strstr(req->query, "min_seq=")) {
@@ -185,8 +175,7 @@ bool mem_srv_repl_before(mem_cluster_t *cl, mem_api_req_t *req, char **owned_que
             fail(resp, MEM_EINVAL, "min_seq", "min_seq: must be a non-negative integer");
             return true;
         }
-        if (*owned_query)
-            req->query = *owned_query;
+        if (*owned_query) req->query = *owned_query;
     }
     if (!found && req->body_len && strcmp(req->method, "POST") == 0) {
         found = body_min_seq(req->body, req->body_len, owned_body, &seq);
@@ -201,8 +190,7 @@ bool mem_srv_repl_before(mem_cluster_t *cl, mem_api_req_t *req, char **owned_que
     }
     if (found && mem_cluster_wait(cl, ns, seq, MIN_SEQ_WAIT_MS) != MEM_OK) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "this node has not applied the log up to min_seq %llu yet",
-                 seq);
+        snprintf(msg, sizeof(msg), "this node has not applied the log up to min_seq %llu yet", seq);
         fail(resp, MEM_EBUSY, NULL, msg);
         return true;
     }
@@ -217,8 +205,8 @@ void mem_srv_repl_write(mem_cluster_t *cl, const mem_api_ctx_t *ctx, mem_api_res
     mem_err_clear(&err);
     int rc = mem_cluster_write(cl, op, &log_seq, &err);
     if (rc == MEM_CLUSTER_CONFLICT) {
-        json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", "write_conflict", "message",
-                              err.msg);
+        json_t *o =
+            json_pack("{s:{s:s,s:s}}", "error", "code", "write_conflict", "message", err.msg);
         char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         char route[sizeof(resp->route)];
@@ -227,8 +215,8 @@ void mem_srv_repl_write(mem_cluster_t *cl, const mem_api_ctx_t *ctx, mem_api_res
         return;
     }
     mem_api_finish(ctx, resp);
-    if (log_seq && resp->status >= 200 && resp->status < 300 && resp->body &&
-        resp->body_len >= 2 && resp->body[0] == '{' && strcmp(resp->route, "mcp") != 0) {
+    if (log_seq && resp->status >= 200 && resp->status < 300 && resp->body && resp->body_len >= 2 &&
+        resp->body[0] == '{' && strcmp(resp->route, "mcp") != 0) {
         char pre[48];
         int n = snprintf(pre, sizeof(pre), "{\"log_seq\":%llu%s", (unsigned long long)log_seq,
                          resp->body[1] == '}' ? "" : ",");

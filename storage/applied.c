@@ -20,8 +20,7 @@
 static struct mem_store_logpos *find(mem_store_t *st, const char *stream)
 {
     for (size_t i = 0; i < st->n_logpos; i++)
-        if (strcmp(st->logpos[i].stream, stream) == 0)
-            return &st->logpos[i];
+        if (strcmp(st->logpos[i].stream, stream) == 0) return &st->logpos[i];
     return NULL;
 }
 
@@ -30,8 +29,7 @@ static int set_pos(mem_store_t *st, const char *stream, uint64_t seq)
     struct mem_store_logpos *p = find(st, stream);
     if (!p) {
         struct mem_store_logpos *n = realloc(st->logpos, (st->n_logpos + 1) * sizeof(*n));
-        if (!n)
-            return MEM_ENOMEM;
+        if (!n) return MEM_ENOMEM;
         st->logpos = n;
         p = &n[st->n_logpos++];
         snprintf(p->stream, sizeof(p->stream), "%s", stream);
@@ -44,8 +42,7 @@ static int load(mem_store_t *st, mem_err_t *err)
 {
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(st->db, "SELECT stream, seq FROM applied_log", -1, &s, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, st->db, rc, "read applied_log");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "read applied_log");
     pthread_mutex_lock(&st->q_mu);
     st->n_logpos = 0;
     int out = MEM_OK;
@@ -99,14 +96,12 @@ int mem_store__log_write(mem_store_t *st, mem_store_op_t *op, mem_err_t *err)
                                 "INSERT INTO applied_log(stream, seq) VALUES(?, ?)"
                                 " ON CONFLICT(stream) DO UPDATE SET seq = excluded.seq",
                                 -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, st->db, rc, "prepare applied_log");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "prepare applied_log");
     sqlite3_bind_text(s, 1, op->log_stream, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)op->log_seq);
     rc = sqlite3_step(s);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return mem_store__err_sqlite(err, st->db, rc, "write applied_log");
+    if (rc != SQLITE_DONE) return mem_store__err_sqlite(err, st->db, rc, "write applied_log");
     pthread_mutex_lock(&st->q_mu);
     rc = set_pos(st, op->log_stream, op->log_seq);
     pthread_mutex_unlock(&st->q_mu);

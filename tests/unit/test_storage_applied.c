@@ -24,8 +24,7 @@ static char dbpath[128];
 static int setup(void **state)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-applied-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
+    if (!mkdtemp(tmpdir)) return -1;
     snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
     return 0;
 }
@@ -44,8 +43,11 @@ static int teardown(void **state)
 
 static mem_store_t *open_store(void)
 {
-    mem_store_opts_t o = {.path = dbpath, .coherence_threshold = 0.55f, .max_namespaces = 10,
-                          .max_queue = 100, .ops = mem_vec_ops()};
+    mem_store_opts_t o = {.path = dbpath,
+                          .coherence_threshold = 0.55f,
+                          .max_namespaces = 10,
+                          .max_queue = 100,
+                          .ops = mem_vec_ops()};
     mem_store_t *st = NULL;
     mem_err_t err;
     assert_int_equal(mem_store_open(&o, &st, &err), MEM_OK);
@@ -82,8 +84,7 @@ static uint64_t count(mem_store_t *st)
 {
     mem_store_ns_stats_t s;
     mem_err_t err;
-    if (mem_store_ns_stats(st, "n", &s, &err) != MEM_OK)
-        return 0;
+    if (mem_store_ns_stats(st, "n", &s, &err) != MEM_OK) return 0;
     return s.count;
 }
 
@@ -150,7 +151,7 @@ static void test_snapshot(void **state)
     snprintf(snap, sizeof(snap), "%.100s/snap.db", tmpdir);
     mem_err_t err;
     assert_int_equal(mem_store_snapshot(st, snap, &err), MEM_OK);
-    assert_int_not_equal(mem_store_snapshot(st, snap, &err), MEM_OK); /* exists: refused */
+    assert_int_not_equal(mem_store_snapshot(st, snap, &err), MEM_OK);       /* exists: refused */
     assert_int_equal(insert(st, "s2", 6, "c", 2, 3000, &op, &out), MEM_OK); /* after it */
     mem_store_close(st);
     char keep[sizeof(dbpath)];
