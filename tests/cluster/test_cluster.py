@@ -72,6 +72,7 @@ class Writer(threading.Thread):
         self.outages = []        # (first failure start, next success end) in monotonic s
         self.max_gap = 0.0       # longest time between two consecutive 2xx answers
         self.log_seqs = []
+        self.latencies = []      # seconds per 2xx batch
         self.error = None
 
     def run(self):
@@ -98,6 +99,7 @@ class Writer(threading.Thread):
                                    {"segments": segs})
                 t1 = time.monotonic()
                 if st in (200, 201):
+                    self.latencies.append(t1 - t0)
                     self.max_gap = max(self.max_gap, t1 - last_ok)
                     last_ok = t1
                     if fail_start is not None:
@@ -301,10 +303,13 @@ def main():
 
         for w in (w1, w2):
             gaps = [e - s for s, e in w.outages]
-            print("writer %s via %s: %d segments acked, %d failed attempts %r, longest write "
-                  "outage %.2f s, longest gap between 2xx %.2f s%s"
-                  % (w.name, "A" if w is w1 else "C then B", len(w.acked), w.failures,
-                     w.fail_codes, max(gaps) if gaps else 0.0, w.max_gap,
+            lat = sorted(w.latencies)
+            print("writer %s via %s: %d segments acked in batches of %d (median %.1f ms a "
+                  "batch), %d failed attempts %r, longest write outage %.2f s, longest gap "
+                  "between 2xx %.2f s%s"
+                  % (w.name, "A" if w is w1 else "C then B", len(w.acked), BATCH,
+                     1000 * lat[len(lat) // 2], w.failures, w.fail_codes,
+                     max(gaps) if gaps else 0.0, w.max_gap,
                      ", failed over at batch %d" % w.switches[0][0] if w.switches else ""))
             check(w.log_seqs == sorted(w.log_seqs) and len(set(w.log_seqs)) == len(w.log_seqs),
                   "%s: log_seq not strictly increasing" % w.name)
