@@ -347,6 +347,7 @@ static void *fetch_main(void *arg)
             s->resubscribes++;
             pthread_mutex_unlock(&cl->mu);
             logf_("info", "restart", "stream=%s from=%llu", s->name, (unsigned long long)next);
+            sleep_ms(200); /* a local storage error would otherwise spin */
         }
         natsMsg *m = NULL;
         jsErrCode ec = 0;
@@ -525,7 +526,8 @@ static void *maint_main(void *arg)
         bool stop = cl->stop; /* cv is broadcast on every apply: pace the heartbeat below */
         pthread_mutex_unlock(&cl->mu);
         if (stop) break;
-        if (mono_ms() - last_beat >= HEARTBEAT_MS) {
+        if (mono_ms() - last_beat >= HEARTBEAT_MS &&
+            natsConnection_Status(cl->nc) == NATS_CONN_STATUS_CONNECTED) {
             last_beat = mono_ms();
             heartbeat(cl);
             refresh_streams(cl);
@@ -688,7 +690,8 @@ void mem_cluster_close(mem_cluster_t *cl)
             natsSubscription_Destroy(s->wake_sub);
         }
     }
-    if (cl->kv) kvStore_Delete(cl->kv, cl->cfg->node_id);
+    if (cl->kv && natsConnection_Status(cl->nc) == NATS_CONN_STATUS_CONNECTED)
+        kvStore_Delete(cl->kv, cl->cfg->node_id); /* leave the registry */
     kvStore_Destroy(cl->kv);
     jsCtx_Destroy(cl->js);
     if (cl->nc) {
@@ -909,7 +912,8 @@ static json_t *nodes_json(mem_cluster_t *cl)
 
 char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
 {
-    refresh_streams(cl); /* fresh last sequences: lag is what it is now */
+    bool up = natsConnection_Status(cl->nc) == NATS_CONN_STATUS_CONNECTED;
+    if (up) refresh_streams(cl); /* fresh last sequences: lag is what it is now */
     json_t *root = json_object();
     json_object_set_new(root, "node", json_string(cl->cfg->node_id));
     json_object_set_new(root, "address", json_string(cl->advertise));
@@ -918,7 +922,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     if (connected) natsConnection_GetConnectedUrl(cl->nc, url, sizeof(url));
     json_object_set_new(root, "nats_connected", json_boolean(connected));
     json_object_set_new(root, "nats_url", json_string(url));
-    json_object_set_new(root, "nodes", nodes_json(cl));
+    json_object_set_new(root, "nodes", up ? nodes_json(cl) : json_array());
     json_t *streams = json_array();
     mem_store_ns_stats_t *list = NULL;
     size_t n = 0;
@@ -926,7 +930,12 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     mem_store_ns_list(cl->st, &list, &n, &e);
     /* per-namespace last sequences from JetStream, outside the lock */
     uint64_t *ns_last = calloc(n ? n : 1, sizeof(*ns_last));
+    int64_t until = mono_ms() + 2000; /* the status answers even when JetStream is slow */
     for (size_t i = 0; ns_last && i < n && i < 256; i++) {
+        if (!up || mono_ms() > until) {
+            ns_last[i] = UINT64_MAX;
+            continue;
+        }
         char subject[200];
         subject_of(cl, list[i].name, subject, sizeof(subject));
         if (last_subject_seq(cl, cl->streams[stream_of(cl, list[i].name)].name, subject,
