@@ -645,6 +645,31 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
         }
         sleep_ms(250);
     }
+    /* A data file that applied more of a stream than the stream holds followed another log
+     * (a NATS cluster that was reset or replaced): replaying this one would skip records. */
+    for (size_t i = 0; i < cl->k; i++) {
+        cl_stream_t *s = &cl->streams[i];
+        uint64_t pos = mem_store_log_applied(st, s->name);
+        jsStreamInfo *si = NULL;
+        jsErrCode ec = 0;
+        while (pos && js_GetStreamInfo(&si, cl->js, s->name, NULL, &ec) != NATS_OK) {
+            if (mono_ms() > deadline) {
+                rc = mem_err_set(err, MEM_EBUSY, "cannot read stream %s", s->name);
+                goto fail;
+            }
+            sleep_ms(250);
+        }
+        uint64_t last = si ? si->State.LastSeq : 0;
+        jsStreamInfo_Destroy(si);
+        if (pos > last) {
+            rc = mem_err_set(err, MEM_EINVAL,
+                             "%s: this data file applied up to %llu but the stream ends at %llu: "
+                             "it followed another NATS cluster (start with no data file to "
+                             "bootstrap)",
+                             s->name, (unsigned long long)pos, (unsigned long long)last);
+            goto fail;
+        }
+    }
     for (size_t i = 0; i < cl->k; i++) {
         natsStatus ns = start_stream(cl, &cl->streams[i]);
         if (ns != NATS_OK) {
