@@ -13,9 +13,11 @@ endif
 
 .PHONY: cluster-test
 # Three nats-server processes + three mnemod nodes on loopback (leader kill, node kill,
-# rejoin, read-your-writes), then a partition in a network namespace (skipped unless root
-# with ip and iptables). Not part of `make test`.
+# rejoin, read-your-writes, snapshot bootstrap), then a partition in a network namespace
+# (skipped unless root with ip and iptables), then the single-node durability suite (restarts,
+# SIGKILL mid-stream) through the cluster write path. Not part of `make test`.
 cluster-test: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod
 	python3 tests/cluster/test_cluster.py $(B)/mnemod
 	python3 tests/cluster/test_partition.py $(B)/mnemod
+	MNEMOD_REAL=$(abspath $(B)/mnemod) python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats
