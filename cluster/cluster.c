@@ -332,7 +332,6 @@ static void *fetch_main(void *arg)
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = 1000;
-    bool direct = true;
     uint64_t next = mem_store_log_applied(cl->st, s->name) + 1;
     for (;;) {
         pthread_mutex_lock(&cl->mu);
@@ -351,18 +350,10 @@ static void *fetch_main(void *arg)
         }
         natsMsg *m = NULL;
         jsErrCode ec = 0;
-        natsStatus ns;
-        if (direct) {
-            jsDirectGetMsgOptions dg;
-            jsDirectGetMsgOptions_Init(&dg);
-            dg.Sequence = next;
-            ns = js_DirectGetMsg(&m, cl->js, s->name, &jo, &dg);
-            if (ns == NATS_NO_RESPONDERS && mem_store_log_applied(cl->st, s->name) == 0 &&
-                next == 1)
-                ns = NATS_NOT_FOUND; /* empty stream: nothing to read yet */
-        } else {
-            ns = js_GetMsg(&m, cl->js, s->name, next, &jo, &ec);
-        }
+        jsDirectGetMsgOptions dg;
+        jsDirectGetMsgOptions_Init(&dg);
+        dg.Sequence = next;
+        natsStatus ns = js_DirectGetMsg(&m, cl->js, s->name, &jo, &dg);
         if (ns == NATS_OK) {
             uint64_t seq = natsMsg_GetSequence(m);
             if (seq == 0) seq = next;
@@ -403,6 +394,15 @@ static natsStatus ensure_stream(mem_cluster_t *cl, cl_stream_t *s, mem_err_t *er
     jsStreamInfo *si = NULL;
     jsErrCode ec = 0;
     natsStatus ns = js_GetStreamInfo(&si, cl->js, s->name, NULL, &ec);
+    if (ns == NATS_OK && si->Config && !si->Config->AllowDirect) {
+        /* made by something else: the fetchers need reads by sequence from any replica */
+        mem_err_set(err, MEM_EINVAL,
+                    "stream %s exists without allow_direct (made by another tool?): set it or "
+                    "delete the stream",
+                    s->name);
+        jsStreamInfo_Destroy(si);
+        return NATS_INVALID_ARG;
+    }
     if (ns == NATS_OK) {
         jsStreamInfo_Destroy(si);
         return NATS_OK;
@@ -615,9 +615,10 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     /* The JetStream cluster may still be electing its meta leader: retry for a while. */
     int64_t deadline = mono_ms() + 60000;
     for (size_t i = 0; i < cl->k; i++) {
-        while (ensure_stream(cl, &cl->streams[i], err) != NATS_OK) {
-            if (mono_ms() > deadline) {
-                rc = MEM_EBUSY;
+        natsStatus ns;
+        while ((ns = ensure_stream(cl, &cl->streams[i], err)) != NATS_OK) {
+            if (ns == NATS_INVALID_ARG || mono_ms() > deadline) {
+                rc = err->code ? err->code : MEM_EBUSY;
                 goto fail;
             }
             sleep_ms(250);
