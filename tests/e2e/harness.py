@@ -518,6 +518,9 @@ def shared(args=(), env=None, key="default"):
     srv = _shared.get(key)
     if srv is None or not srv.alive():
         if srv is not None:
+            rc = srv.proc.poll() if srv.proc is not None else None
+            print("NOTE shared server %r died (exit status %r); restarting. log tail:\n%s"
+                  % (key, rc, srv.log_tail(20)), file=sys.stderr)
             srv.cleanup()
         srv = Server(args, env).start()
         _shared[key] = srv
