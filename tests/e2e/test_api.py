@@ -999,6 +999,76 @@ def test_content_type_variants_accepted():
     eq(expect_ok(srv.ns_stats(ns))["count"], 2, "count")
 
 
+# ------------------------------------------------------------------ limits and isolation
+
+@test
+def test_accepted_limits():
+    """The largest legal values are accepted (the rejections are in test_bad_input)."""
+    srv = S()
+    ns = fresh_ns("limits")
+    big = fresh_ns("dim4096")
+    expect_ok(srv.insert(big, {"id": "x", "embedding": [0.5] * 4096}), 201, "dim 4096")
+    eq(expect_ok(srv.ns_stats(big))["dim"], 4096, "dim 4096 stored")
+    sid = "i" * 128
+    expect_ok(srv.insert(ns, {"id": sid, "embedding": [1, 0]}), 201, "id of 128 bytes")
+    eq(expect_ok(srv.seg(ns, sid))["id"], sid, "128-byte id")
+    sid2 = "\u00e9" * 64          # 128 bytes of UTF-8
+    expect_ok(srv.insert(ns, {"id": sid2, "embedding": [1, 1]}), 201, "id of 128 UTF-8 bytes")
+    text = "abcdefgh" * (1024 * 128)   # exactly 1 MiB
+    expect_ok(srv.insert(ns, {"id": "t", "text": text, "embedding": [0, 1]}), 201, "text of exactly 1 MiB")
+    eq(len(expect_ok(srv.seg(ns, "t"))["text"]), 1024 * 1024, "1 MiB text stored")
+    utf = "\u00e9\u4e2d\U0001F600 \"quoted\" \\ \n\t"
+    expect_ok(srv.insert(ns, {"id": "u", "text": utf, "embedding": [1, 2], "source": utf,
+                              "metadata": {utf: [utf, 1e-300, -0.0, 12345678901234]}}), 201, "unicode")
+    g = expect_ok(srv.seg(ns, "u"))
+    eq((g["text"], g["source"]), (utf, utf), "unicode text and source round-trip")
+    eq(list(g["metadata"].keys()), [utf], "unicode metadata key")
+    eq(g["metadata"][utf][0], utf, "unicode metadata value")
+    eq(g["metadata"][utf][3], 12345678901234, "large integer in metadata")
+    batch = [{"embedding": [1, i + 1]} for i in range(1000)]
+    b = expect_ok(srv.insert(ns, {"segments": batch}), 201, "a batch of 1000")
+    eq(len(b["inserted"]), 1000, "1000 inserted")
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0], "k": 1000})["results"]
+    eq(len(res), 1000, "k = 1000")
+    for extra in ({"recency_bias": 0}, {"recency_bias": 1}, {"coherence_weight": 0}, {"coherence_weight": 1},
+                  {"decay": {"weibull": {"shape": 10}}, "half_life": 60}, {"decay": "none", "half_life": "1d"},
+                  {"min_score": -1}, {"offset": 0}, {"half_life_days": 0.5}):
+        req = {"embedding": [1, 0], "k": 3}
+        req.update(extra)
+        retrieve_ok(srv, ns, req, "legal %s" % extra)
+
+
+@test
+def test_namespace_isolation():
+    """Two namespaces holding identical vectors never see each other's segments or graph."""
+    srv = S()
+    a, b = fresh_ns("iso"), fresh_ns("iso")
+    t = h.now_ms() - 86400000
+    segs = [{"id": "s%d" % i, "embedding": [1, i * 0.1, 0], "timestamp": h.rfc3339_ms(t + i)} for i in range(5)]
+    expect_ok(srv.insert(a, {"segments": segs}), 201)
+    expect_ok(srv.insert(b, {"segments": segs[:2]}), 201)
+    expect_ok(srv.insert(b, {"id": "only-b", "embedding": [0, 0, 1], "timestamp": h.rfc3339_ms(t + 10)}), 201)
+    ra = retrieve_ok(srv, a, {"embedding": [1, 0, 0], "k": 100})["results"]
+    rb = retrieve_ok(srv, b, {"embedding": [1, 0, 0], "k": 100})["results"]
+    eq(sorted(r["id"] for r in ra), ["s0", "s1", "s2", "s3", "s4"], "namespace a")
+    eq(sorted(r["id"] for r in rb), ["only-b", "s0", "s1"], "namespace b")
+    eq([r["seq"] for r in sorted(rb, key=lambda r: r["seq"])], [1, 2, 3], "own seq")
+    sa, sb = expect_ok(srv.ns_stats(a)), expect_ok(srv.ns_stats(b))
+    eq((sa["graph_edges"], sa["max_degree"]), (10, 4), "graph of a")
+    eq((sb["graph_edges"], sb["max_degree"]), (1, 1), "graph of b")
+    expect_error(srv.seg(b, "s4"), 404, "not_found", "a's segment from b")
+    expect_ok(srv.delete("/v1/namespaces/%s/segments/s0" % b))
+    expect_ok(srv.seg(a, "s0"), 200, "deleting in b leaves a alone")
+    # supersedes cannot reach across namespaces
+    expect_error(srv.insert(b, {"id": "x", "embedding": [1, 0, 0], "supersedes": ["s3"]}), 400, "unknown_id")
+    # clocks are per namespace
+    expect_ok(srv.insert(b, {"embedding": [1, 0, 0], "timestamp": h.rfc3339_ms(t + 20)}), 201)
+    expect_ok(srv.insert(a, {"embedding": [1, 0, 0], "timestamp": h.rfc3339_ms(t + 5)}), 201,
+              "a's clock is not moved by b")
+    expect_ok(srv.delete("/v1/namespaces/" + a))
+    eq(expect_ok(srv.ns_stats(b))["count"], 3, "dropping a leaves b")
+
+
 # ------------------------------------------------------------------ the README scenario
 
 @test

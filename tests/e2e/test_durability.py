@@ -270,6 +270,35 @@ def test_crash_kill9_during_concurrent_inserts():
         srv.cleanup()
 
 
+@test
+def test_sigterm_drains_in_flight_inserts():
+    """SIGTERM while inserts are in flight: exit status 0, every 201 is on disk, the others
+    got 503 or no connection at all (never a 5xx other than 503)."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 5)
+        dim = 16
+        writers = [Writer(srv.port, "drain%d" % i, "d%d" % i, random.Random(rng.random()), dim, cap=10 ** 6)
+                   for i in range(4)]
+        for w in writers:
+            w.start()
+        time.sleep(0.5)
+        srv.stop()          # asserts exit status 0 within the bound
+        for w in writers:
+            w.join(40)
+            check(not w.is_alive(), "writer stuck after SIGTERM")
+            check(not w.errors, "statuses other than 201/503 during the drain: %s" % w.errors[:3])
+        srv.start()
+        total = 0
+        for w in writers:
+            acked, _, _, _ = verify_namespace(srv, w.ns, w.attempts, "after drain %s" % w.ns)
+            total += acked
+        check(total > 0, "some inserts were acknowledged before the drain")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
 # ------------------------------------------------------------------ compaction
 
 def clustered(rng, n, dim, n_centers=5, noise=0.5):
