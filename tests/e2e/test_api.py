@@ -927,6 +927,34 @@ def test_larger_corpus_pruning_is_exact():
             check(body["scanned"] <= 1500, "scanned <= count")
 
 
+@test
+def test_ties_across_blocks_never_dropped():
+    """Equal scores across time blocks: the newer seq wins even when pruning is on."""
+    srv = S()
+    ns = fresh_ns("tieblocks")
+    n = 4000
+    t_mid = h.now_ms() - 100 * 86400000
+    # timestamps symmetric around t_mid: pairs (t_mid - x, t_mid + x) decay the same from origin t_mid
+    offs = sorted(set(range(0, 2 * n, 2)))[:n // 2]
+    tss = sorted([t_mid - o * 1000 for o in offs] + [t_mid + o * 1000 for o in offs])
+    segs = [{"id": "z%d" % i, "embedding": [1, 0, 0], "timestamp": tss[i] / 1000.0} for i in range(n)]
+    for i in range(0, n, 1000):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 1000]}), 201)
+    rows = [{"id": s["id"], "seq": i + 1, "ts": tss[i], "vec": h.unit([1, 0, 0])} for i, s in enumerate(segs)]
+    for fam in ("exponential", "gaussian", "linear"):
+        for k in (1, 7, 50):
+            req = {"embedding": [1, 0, 0], "k": k, "origin": h.rfc3339_ms(t_mid), "half_life": "1h", "decay": fam}
+            res = retrieve_ok(srv, ns, req)["results"]
+            top, allr = h.reference(rows, [1, 0, 0], k=k, decay=fam, half_life_s=3600.0, origin_ms=t_mid,
+                                    graph=({}, 0, 0))
+            eq([r["id"] for r in res], [r["id"] for r in top], "%s k=%d: ties by newer seq" % (fam, k))
+    # every score equal (no decay): the k newest seqs, whatever the block order
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0, 0], "k": 5, "origin": h.rfc3339_ms(t_mid)})["results"]
+    eq([r["seq"] for r in res], [n, n - 1, n - 2, n - 3, n - 4], "all ties: newest seqs")
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0, 0], "k": 5, "half_life": "1d", "decay": "none"})["results"]
+    eq([r["seq"] for r in res], [n, n - 1, n - 2, n - 3, n - 4], "decay none: newest seqs")
+
+
 # ------------------------------------------------------------------ built-in embedder
 
 @test

@@ -452,5 +452,69 @@ def test_bad_many_requests_on_one_connection():
     assert_unchanged(srv, before, "keep-alive")
 
 
+@test
+def test_bad_many_idle_connections():
+    """Hundreds of idle connections (and half-sent requests) do not stop other clients."""
+    import socket
+    srv = server("default")
+    before = snapshot(srv)
+    socks = []
+    try:
+        for i in range(300):
+            c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+            if i % 3 == 1:
+                c.sendall(b"POST " + INS.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+            elif i % 3 == 2:
+                c.sendall(b"POST " + RET.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 100\r\n\r\n{\"embedding\":")
+            socks.append(c)
+        for _ in range(5):
+            expect_ok(srv.retrieve(VICTIM, {"embedding": E, "k": 3}), 200, "retrieve with 300 idle connections")
+        assert_unchanged(srv, before, "idle connections")
+    finally:
+        for c in socks:
+            c.close()
+    expect_ok(srv.get("/healthz"), 200, "after the idle connections closed")
+
+
+def _closed_within(sock, seconds):
+    """True when the server closes the connection (or answers and closes) within seconds."""
+    sock.settimeout(seconds)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            b = sock.recv(65536)
+            if not b:
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
+@test
+def test_bad_request_and_idle_timeouts():
+    """--request-timeout drops a request never completed; --idle-timeout closes an idle
+    keep-alive connection (bounded waits, generous margins)."""
+    import socket
+    srv = h.shared(["--request-timeout", "1s", "--idle-timeout", "1s"], key="timeouts")
+    c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    c.sendall(b"POST /v1/namespaces/t/segments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 100\r\n\r\n{\"embedding\":")
+    check(_closed_within(c, 20), "an incomplete request is dropped after --request-timeout")
+    c.close()
+    c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    check(_closed_within(c, 20), "an idle keep-alive connection is closed after --idle-timeout")
+    c.close()
+    c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    check(_closed_within(c, 20), "a connection that never sends is closed")
+    c.close()
+    expect_ok(srv.get("/healthz"), 200, "server still answers")
+    st, _, _ = srv.get("/v1/namespaces/t")
+    eq(st, 404, "the dropped insert wrote nothing")
+
+
 if __name__ == "__main__":
     h.main()
