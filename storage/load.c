@@ -19,8 +19,7 @@
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out)
 {
     mem_store_ns_t *ns = calloc(1, sizeof(*ns));
-    if (!ns)
-        return MEM_ENOMEM;
+    if (!ns) return MEM_ENOMEM;
     snprintf(ns->name, sizeof(ns->name), "%s", name);
     ns->ns_id = ns_id;
     ns->dim = dim;
@@ -47,8 +46,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
     sqlite3_stmt *st = NULL;
     mem_index_t *idx = ns->idx;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, "load segments");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
     sqlite3_bind_int64(st, 1, ns->ns_id);
     int64_t prev_seq = 0, prev_ts = INT64_MIN;
     uint64_t max_tick = 0;
@@ -59,9 +57,8 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         int64_t ts = sqlite3_column_int64(st, 2);
         const void *blob = sqlite3_column_blob(st, 3);
         size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
-        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 ||
-            id_len > MEM_STORE_ID_MAX || blob_len != ns->dim * sizeof(float) || !blob ||
-            seq > ns->last_seq) {
+        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 || id_len > MEM_STORE_ID_MAX ||
+            blob_len != ns->dim * sizeof(float) || !blob || seq > ns->last_seq) {
             rc = mem_err_set(err, MEM_ECORRUPT, "namespace %s: corrupt segment row at seq %lld",
                              ns->name, (long long)seq);
             goto out;
@@ -78,10 +75,8 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
             }
         }
         uint8_t flags = 0;
-        if (sqlite3_column_int(st, 5))
-            flags |= MEM_ROW_SUPERSEDED;
-        if (sqlite3_column_int(st, 6))
-            flags |= MEM_ROW_ARCHIVED;
+        if (sqlite3_column_int(st, 5)) flags |= MEM_ROW_SUPERSEDED;
+        if (sqlite3_column_int(st, 6)) flags |= MEM_ROW_ARCHIVED;
         /* The vector is copied through a float buffer: the blob need not be aligned. */
         size_t pos;
         float vbuf[64];
@@ -92,8 +87,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         }
         memcpy(vec, blob, blob_len);
         rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
-        if (vec != vbuf)
-            free(vec);
+        if (vec != vbuf) free(vec);
         if (rc != MEM_OK) {
             rc = mem_err_set(err, rc, "out of memory loading %s", ns->name);
             goto out;
@@ -104,8 +98,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         MEM_INDEX_ROW(idx, pos, degree) = (flags == 0 && deg > 0) ? (uint32_t)deg : 0;
         MEM_INDEX_ROW(idx, pos, access_count) = acc > 0 ? (uint32_t)acc : 0;
         MEM_INDEX_ROW(idx, pos, tick) = tick > 0 ? (uint64_t)tick : 0;
-        if (tick > 0 && (uint64_t)tick > max_tick)
-            max_tick = (uint64_t)tick;
+        if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
     }
     if (rc != SQLITE_DONE) {
         rc = mem_store__err_sqlite(err, db, rc, "load segments");
@@ -131,11 +124,10 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ECORRUPT, "corrupt namespace row %lld", (long long)ns_id);
     mem_store_ns_t *ns;
     int rc = mem_store__ns_new(name, ns_id, (size_t)dim, &ns);
-    if (rc != MEM_OK)
-        return mem_err_set(err, rc, "out of memory loading %s", name);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
     ns->last_seq = sqlite3_column_int64(row, 3);
-    ns->last_ts_ms = sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN
-                                                                : sqlite3_column_int64(row, 4);
+    ns->last_ts_ms =
+        sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
     int64_t clock = sqlite3_column_int64(row, 5);
     if ((rc = load_rows(ns, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
         mem_store__ns_release(ns);
@@ -152,8 +144,7 @@ int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store
 {
     sqlite3_stmt *row = NULL;
     int rc = sqlite3_prepare_v2(db, NS_COLS " WHERE name = ?", -1, &row, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, "load namespace");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load namespace");
     sqlite3_bind_text(row, 1, name, -1, SQLITE_STATIC);
     *out = NULL;
     rc = sqlite3_step(row);
@@ -171,12 +162,10 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err)
 {
     sqlite3_stmt *row = NULL;
     int rc = sqlite3_prepare_v2(st->db, NS_COLS " ORDER BY name", -1, &row, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, st->db, rc, "load namespaces");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "load namespaces");
     while ((rc = sqlite3_step(row)) == SQLITE_ROW) {
         mem_store_ns_t *ns;
-        if ((rc = ns_from_row(st, st->db, row, &ns, err)) != MEM_OK)
-            goto out;
+        if ((rc = ns_from_row(st, st->db, row, &ns, err)) != MEM_OK) goto out;
         if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
             mem_store__ns_release(ns);
             rc = mem_err_set(err, rc, "out of memory loading namespaces");

@@ -11,17 +11,18 @@
 #define MEM_STORAGE_STORE_INT_H
 
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <sqlite3.h>
 
 #include "core/index.h"
 #include "storage/store.h"
 
 #define MEM_STORE__SCHEMA_VERSION 1
 #define MEM_STORE__RECENT_QUERIES 20
-#define MEM_STORE__FLUSH_MS 1000 /* access statistics reach SQLite at least this often */
+#define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
@@ -29,20 +30,20 @@ typedef struct mem_store_ns {
     size_t dim;    /* immutable */
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
-    mem_index_t *idx;    /* guarded by lock; structure changed by the writer only */
-    int64_t last_seq;    /* writer thread only */
-    int64_t last_ts_ms;  /* writer thread only; INT64_MIN when nothing was ever stored */
-    bool dropped;        /* writer thread only */
+    mem_index_t *idx;   /* guarded by lock; structure changed by the writer only */
+    int64_t last_seq;   /* writer thread only */
+    int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
+    bool dropped;       /* writer thread only */
     /* writer thread only, per group: rows whose degree changed */
     size_t *touched;
     size_t n_touched, cap_touched;
-    bool in_group;       /* listed in the group's touched namespaces */
-    bool meta_dirty;     /* last_seq/last_ts_ms/clock to write at the end of the group */
+    bool in_group;   /* listed in the group's touched namespaces */
+    bool meta_dirty; /* last_seq/last_ts_ms/clock to write at the end of the group */
     /* guarded by acc_mu */
     pthread_mutex_t acc_mu;
-    size_t *dirty;       /* positions whose access statistics changed */
+    size_t *dirty; /* positions whose access statistics changed */
     size_t n_dirty, cap_dirty;
-    float *recent;       /* RECENT_QUERIES * dim floats, ring */
+    float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
 } mem_store_ns_t;
 
@@ -93,7 +94,7 @@ struct mem_store {
     bool stop;
     pthread_t writer;
     bool writer_started;
-    uint32_t max_page_count; /* atomic: wanted */
+    uint32_t max_page_count;     /* atomic: wanted */
     uint32_t applied_page_count; /* writer thread only */
 
     /* read connections */

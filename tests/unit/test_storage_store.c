@@ -5,17 +5,20 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* cmocka needs stdarg, stddef and setjmp first */
+// clang-format off
 #include <cmocka.h>
+// clang-format on
 #include <sqlite3.h>
 
 #include "core/graph.h"
@@ -31,8 +34,7 @@ static char dbpath[128];
 static int setup(void **state)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-store-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
+    if (!mkdtemp(tmpdir)) return -1;
     snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
     return 0;
 }
@@ -68,8 +70,7 @@ static mem_store_t *open_ok(const mem_store_opts_t *o)
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_store_open(o, &st, &err);
-    if (rc != MEM_OK)
-        fprintf(stderr, "open: %s\n", err.msg);
+    if (rc != MEM_OK) fprintf(stderr, "open: %s\n", err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
 }
@@ -104,8 +105,7 @@ static void make_vec(float *v, int cluster)
 static int run(mem_store_t *st, mem_store_op_t *op)
 {
     int rc = mem_store_submit(st, op, NULL, NULL);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     mem_store_sync(st);
     return op->rc;
 }
@@ -182,8 +182,7 @@ static int simple_op(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, 
     memset(&last_op, 0, sizeof(last_op));
     last_op.kind = kind;
     snprintf(last_op.ns, sizeof(last_op.ns), "%s", ns);
-    if (id)
-        snprintf(last_op.id, sizeof(last_op.id), "%s", id);
+    if (id) snprintf(last_op.id, sizeof(last_op.id), "%s", id);
     last_op.dim = dim;
     last_op.now_ms = 1000000;
     return run(st, &last_op);
@@ -234,8 +233,7 @@ static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, s
     mem_index_t *idx = ns->idx;
     assert_int_equal(idx->n_visible, idx->n_rows);
     for (size_t p = 0; p < idx->n_rows; p++) {
-        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED)
-            continue;
+        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED) continue;
         assert_true(n < cap);
         snprintf(rows[n].id, sizeof(rows[n].id), "%s", mem_index_id(idx, p));
         rows[n].seq = MEM_INDEX_ROW(idx, p, seq);
@@ -281,14 +279,15 @@ static void test_reload_equality(void **state)
     static char ids[300][16];
     for (int i = 0; i < 300; i++) {
         snprintf(ids[i], sizeof(ids[i]), "s%03d", i);
-        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i / 3, .cluster = i % 3};
+        specs[i] =
+            (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i / 3, .cluster = i % 3};
     }
     assert_int_equal(insert_n(st, "a", specs, 150, true, 5000), MEM_OK);
     assert_true(last_op.created);
     assert_int_equal(insert_n(st, "a", specs + 150, 150, true, 5000), MEM_OK);
     assert_int_equal(outs[149].seq, 300);
-    seg_spec_t sup = {.id = "new", .ts_given = true, .ts = 2000, .cluster = 1,
-                      .sup = {"s001", "s004", NULL}};
+    seg_spec_t sup = {
+        .id = "new", .ts_given = true, .ts = 2000, .cluster = 1, .sup = {"s001", "s004", NULL}};
     assert_int_equal(insert_n(st, "a", &sup, 1, false, 5000), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "s010", 0), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "new", 0), MEM_OK);
@@ -409,7 +408,8 @@ static void test_idempotent_and_dupid(void **state)
     d4.text = NULL;
     assert_int_equal(insert_n(st, "i", &d4, 1, false, 100), MEM_EDUPID);
     /* batch: identical stored members are skipped, the rest inserted */
-    seg_spec_t b[] = {a, {.id = "b", .ts_given = true, .ts = 20}, {.id = "b", .ts_given = true, .ts = 20}};
+    seg_spec_t b[] = {
+        a, {.id = "b", .ts_given = true, .ts = 20}, {.id = "b", .ts_given = true, .ts = 20}};
     assert_int_equal(insert_n(st, "i", b, 3, true, 100), MEM_OK);
     assert_true(last_op.created);
     assert_true(outs[0].existed);
@@ -419,7 +419,8 @@ static void test_idempotent_and_dupid(void **state)
     assert_int_equal(outs[2].seq, outs[1].seq);
     assert_int_equal(stats(st, "i").count, 2);
     /* in a batch, the same id with different content */
-    seg_spec_t c[] = {{.id = "c", .ts_given = true, .ts = 30}, {.id = "c", .ts_given = true, .ts = 31}};
+    seg_spec_t c[] = {{.id = "c", .ts_given = true, .ts = 30},
+                      {.id = "c", .ts_given = true, .ts = 31}};
     assert_int_equal(insert_n(st, "i", c, 2, true, 100), MEM_EDUPID);
     assert_string_equal(last_op.err.field, "segments[1].id");
     assert_false(exists(st, "i", "c"));
@@ -434,10 +435,11 @@ static void test_batch_atomic_and_supersedes(void **state)
     mem_store_t *st = open_default();
     assert_int_equal(insert1(st, "s", "old1", 10, 1), MEM_OK);
     assert_int_equal(insert1(st, "s", "old2", 11, 1), MEM_OK);
-    seg_spec_t bad[] = {{.id = "n0", .ts_given = true, .ts = 20, .cluster = 1},
-                        {.id = "n1", .ts_given = true, .ts = 20, .cluster = 1},
-                        {.id = "n2", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"old1", NULL}},
-                        {.id = "n3", .ts_given = true, .ts = 22, .sup = {"nope", NULL}}};
+    seg_spec_t bad[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n1", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n2", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n3", .ts_given = true, .ts = 22, .sup = {"nope", NULL}}};
     assert_int_equal(insert_n(st, "s", bad, 4, true, 100), MEM_EUNKNOWNID);
     assert_string_equal(last_op.err.field, "segments[3].supersedes");
     for (int i = 0; i < 3; i++)
@@ -449,8 +451,9 @@ static void test_batch_atomic_and_supersedes(void **state)
     assert_int_equal(stats(st, "s").superseded, 0);
 
     /* stored target and a target earlier in the same batch */
-    seg_spec_t ok[] = {{.id = "n0", .ts_given = true, .ts = 20, .cluster = 1, .sup = {"old1", NULL}},
-                       {.id = "n1", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"n0", "old2", NULL}}};
+    seg_spec_t ok[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n1", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"n0", "old2", NULL}}};
     assert_int_equal(insert_n(st, "s", ok, 2, true, 100), MEM_OK);
     assert_int_equal(mem_store_get(st, "s", "old1", false, &seg, NULL), MEM_OK);
     assert_string_equal(seg->superseded_by, "n0");
@@ -531,7 +534,7 @@ static void test_namespaces(void **state)
 
 /* Concurrent submitters: the first op's callback holds the writer until every other op is
  * queued, so the rest must share one transaction. */
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 25
 typedef struct conc {
     mem_store_t *st;
@@ -554,8 +557,7 @@ static void conc_done(mem_store_op_t *op, void *ud)
     conc_t *c = ud;
     pthread_mutex_lock(&c->mu);
     c->done++;
-    if (op->rc != MEM_OK)
-        c->failed++;
+    if (op->rc != MEM_OK) c->failed++;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
@@ -745,6 +747,40 @@ static void test_disk_full(void **state)
     mem_store_close(st);
 }
 
+static void test_damaged_pages(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[200];
+    static char ids[200][16];
+    static char text[2000];
+    memset(text, 't', sizeof(text) - 1);
+    for (int i = 0; i < 200; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "p%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = i, .text = text};
+    }
+    assert_int_equal(insert_n(st, "p", specs, 200, true, 100), MEM_OK);
+    mem_store_close(st); /* checkpointed: everything is in the main file */
+    FILE *f = fopen(dbpath, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    assert_true(size > 40 * 4096);
+    /* scribble over every page but the first (the header stays valid) */
+    for (long off = 4096; off < size; off += 4096) {
+        fseek(f, off, SEEK_SET);
+        for (int i = 0; i < 64; i++)
+            fputc(0xA5 ^ i, f);
+    }
+    fclose(f);
+    mem_store_opts_t o = base_opts();
+    mem_err_t err;
+    mem_err_clear(&err);
+    st = NULL;
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_null(st);
+    assert_true(strlen(err.msg) > 0);
+}
+
 static void test_corrupt_file(void **state)
 {
     FILE *f = fopen(dbpath, "wb");
@@ -859,8 +895,7 @@ static void test_access_counts(void **state)
         assert_int_equal(n, 2);
         assert_string_equal(res[0].id, "a4");
         assert_string_equal(res[0].text, "t");
-        if (r < 2)
-            mem_store_results_free(res, n);
+        if (r < 2) mem_store_results_free(res, n);
     }
     char top2[MEM_STORE_ID_MAX + 1];
     snprintf(top2, sizeof(top2), "%s", res[1].id);
@@ -907,8 +942,12 @@ static void test_compaction(void **state)
     assert_int_equal(insert_n(st, "k", specs, 40, true, 100), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "k", "c39", 0), MEM_OK);
     /* plan: target 30 of 39 active */
-    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED, .has_target = true,
-                                   .target = 30, .alpha = 0.25, .beta = 0.35, .gamma = 0.4,
+    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED,
+                                   .has_target = true,
+                                   .target = 30,
+                                   .alpha = 0.25,
+                                   .beta = 0.35,
+                                   .gamma = 0.4,
                                    .dedup_threshold = 0.02};
     char **ev = NULL;
     size_t n_ev = 0, before = 0;
@@ -1018,8 +1057,7 @@ static void test_queue_limit(void **state)
     for (;;) {
         mem_store_metrics_t m;
         mem_store_get_metrics(st, &m);
-        if (m.queue_depth == 0)
-            break;
+        if (m.queue_depth == 0) break;
         sched_yield();
     }
     assert_int_equal(mem_store_submit(st, &a, NULL, NULL), MEM_OK);
@@ -1054,10 +1092,8 @@ static int crash_fd;
 static void crash_ack(mem_store_op_t *op, void *ud)
 {
     crash_op_t *c = ud;
-    if (op->rc != MEM_OK)
-        _exit(3);
-    if (write(crash_fd, &c->k, sizeof(c->k)) != (ssize_t)sizeof(c->k))
-        _exit(4);
+    if (op->rc != MEM_OK) _exit(3);
+    if (write(crash_fd, &c->k, sizeof(c->k)) != (ssize_t)sizeof(c->k)) _exit(4);
 }
 
 static void crash_child(int fd, const char *ns)
@@ -1066,14 +1102,12 @@ static void crash_child(int fd, const char *ns)
     mem_store_opts_t o = base_opts();
     o.sync_full = true;
     mem_store_t *st = NULL;
-    if (mem_store_open(&o, &st, NULL) != MEM_OK)
-        _exit(2);
+    if (mem_store_open(&o, &st, NULL) != MEM_OK) _exit(2);
     enum { SLOTS = 64 };
     crash_op_t *ops = calloc(SLOTS, sizeof(*ops));
     for (uint32_t k = 0;; k++) {
         crash_op_t *c = &ops[k % SLOTS];
-        if (k >= SLOTS)
-            mem_store_sync(st); /* the slot's previous op is done */
+        if (k >= SLOTS) mem_store_sync(st); /* the slot's previous op is done */
         memset(c, 0, sizeof(*c));
         c->k = k;
         for (int j = 0; j < CRASH_BATCH; j++) {
@@ -1097,8 +1131,7 @@ static void crash_child(int fd, const char *ns)
         c->op.outs = c->outs;
         c->op.n_segs = CRASH_BATCH;
         c->op.batch = true;
-        if (mem_store_submit(st, &c->op, crash_ack, c) != MEM_OK)
-            _exit(5);
+        if (mem_store_submit(st, &c->op, crash_ack, c) != MEM_OK) _exit(5);
     }
 }
 
@@ -1106,8 +1139,7 @@ static void test_crash_consistency(void **state)
 {
     uint64_t seed = 20260906;
     const char *env = getenv("MNEMOD_TEST_SEED");
-    if (env)
-        seed = strtoull(env, NULL, 10);
+    if (env) seed = strtoull(env, NULL, 10);
     for (int cycle = 0; cycle < 6; cycle++) {
         char ns[16];
         snprintf(ns, sizeof(ns), "cr%d", cycle);
@@ -1125,8 +1157,7 @@ static void test_crash_consistency(void **state)
         bool killed = false;
         while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
             n_acks++;
-            if (k + 1 > max_ack)
-                max_ack = k + 1;
+            if (k + 1 > max_ack) max_ack = k + 1;
             if (!killed && n_acks >= kill_after) {
                 kill(pid, SIGKILL);
                 killed = true;
@@ -1151,8 +1182,8 @@ static void test_crash_consistency(void **state)
                 present += exists(st, ns, id);
             }
             if (present != 0 && present != CRASH_BATCH)
-                fail_msg("seed %llu cycle %d: batch %u half present (%d)",
-                         (unsigned long long)seed, cycle, b, present);
+                fail_msg("seed %llu cycle %d: batch %u half present (%d)", (unsigned long long)seed,
+                         cycle, b, present);
             if (present && gap)
                 fail_msg("seed %llu cycle %d: batch %u after a missing one",
                          (unsigned long long)seed, cycle, b);
@@ -1184,6 +1215,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_access_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
