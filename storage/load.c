@@ -38,6 +38,17 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_
     return MEM_OK;
 }
 
+void mem_store__ns_publish(mem_store_ns_t *ns)
+{
+    mem_index_t *idx = ns->idx;
+    idx->n_visible = idx->n_rows;
+    ns->pub_active = idx->n_active;
+    ns->pub_superseded = idx->n_superseded;
+    ns->pub_archived = idx->n_archived;
+    ns->pub_edges = idx->graph_edges;
+    ns->pub_max_degree = idx->max_degree;
+}
+
 static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t *err)
 {
     static const char sql[] =
@@ -108,7 +119,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
     /* mem_index_append advanced the clock once per row: put the stored one back. */
     idx->clock = clock > max_tick ? clock : max_tick;
     mem_index_recount_graph(idx);
-    idx->n_visible = idx->n_rows;
+    mem_store__ns_publish(ns);
 out:
     sqlite3_finalize(st);
     return rc;

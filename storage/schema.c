@@ -78,7 +78,8 @@ static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
     static const char sql[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
         "CREATE TABLE namespaces("
-        " id INTEGER PRIMARY KEY,"
+        " id INTEGER PRIMARY KEY AUTOINCREMENT," /* never reused: a reader of a dropped namespace
+                                                    never sees its successor */
         " name TEXT NOT NULL UNIQUE,"
         " dim INTEGER NOT NULL,"
         " last_seq INTEGER NOT NULL DEFAULT 0,"

@@ -273,11 +273,12 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     o->dim = ns->dim;
     pthread_rwlock_rdlock(&ns->lock);
     const mem_index_t *idx = ns->idx;
-    o->count = idx->n_active + idx->n_superseded;
-    o->superseded = idx->n_superseded;
-    o->archived = idx->n_archived;
-    o->graph_edges = idx->graph_edges;
-    o->max_degree = idx->max_degree;
+    /* committed state only: an open group's changes are not counted yet */
+    o->count = ns->pub_active + ns->pub_superseded;
+    o->superseded = ns->pub_superseded;
+    o->archived = ns->pub_archived;
+    o->graph_edges = ns->pub_edges;
+    o->max_degree = ns->pub_max_degree;
     o->empty = true;
     size_t first = 0, last = idx->n_visible;
     while (first < last && (MEM_INDEX_ROW(idx, first, flags) & MEM_ROW_DELETED))

@@ -34,6 +34,10 @@ typedef struct mem_store_ns {
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
+    /* committed counts for stats, guarded by lock; set at load and at each publish */
+    size_t pub_active, pub_superseded, pub_archived;
+    uint64_t pub_edges;
+    uint32_t pub_max_degree;
     /* writer thread only, per group: rows whose degree changed */
     size_t *touched;
     size_t n_touched, cap_touched;
@@ -68,6 +72,9 @@ enum mem_store__stmt {
     STMT_NS_DELETE,
     STMT_NS_DELETE_SEGS,
     STMT_META_LSN,
+    STMT_SAVEPOINT,
+    STMT_RELEASE,
+    STMT_ROLLBACK_TO,
     STMT_COUNT
 };
 
@@ -117,6 +124,8 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err);
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err);
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out);
+/* Lock held exclusively (or not yet shared): make the current index state the committed one. */
+void mem_store__ns_publish(mem_store_ns_t *ns);
 
 /* store.c */
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);

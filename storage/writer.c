@@ -44,6 +44,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
+    [STMT_SAVEPOINT] = "SAVEPOINT op",
+    [STMT_RELEASE] = "RELEASE op",
+    [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
 };
 
 int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err)
@@ -726,13 +729,13 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     if (rc != MEM_OK) fatal_rc = rc;
     mem_store_op_t *op;
     for (op = head; op && fatal_rc == MEM_OK; op = op->_next) {
-        if ((rc = mem_store__exec(st->db, "SAVEPOINT op", &op->err)) == MEM_OK) {
+        if ((rc = step_done(st, st->stmts[STMT_SAVEPOINT], "savepoint", &op->err)) == MEM_OK) {
             rc = exec_op(st, &g, op);
             op->rc = rc;
             if (rc == MEM_OK || !is_storage_error(rc)) {
                 if (rc != MEM_OK) /* validation writes nothing; this is belt and braces */
-                    sqlite3_exec(st->db, "ROLLBACK TO op", NULL, NULL, NULL);
-                int rc2 = mem_store__exec(st->db, "RELEASE op", &fatal);
+                    step_done(st, st->stmts[STMT_ROLLBACK_TO], "rollback to", NULL);
+                int rc2 = step_done(st, st->stmts[STMT_RELEASE], "release", &fatal);
                 if (rc2 != MEM_OK)
                     rc = rc2;
                 else
@@ -778,7 +781,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
             mem_store_ns_t *ns = g.ns[i];
             if (!ns->dropped) {
                 pthread_rwlock_wrlock(&ns->lock);
-                ns->idx->n_visible = ns->idx->n_rows;
+                mem_store__ns_publish(ns);
                 pthread_rwlock_unlock(&ns->lock);
             }
             group_reset_ns(ns);
