@@ -117,6 +117,7 @@ typedef struct seg_spec {
     const char *text;
     int cluster;
     const char *sup[3];
+    const char *source;
 } seg_spec_t;
 
 /* Build and run an insert of n specs; vectors are derived from (id, cluster) so that a
@@ -145,6 +146,8 @@ static void prep_insert(const char *ns, const seg_spec_t *specs, size_t n, bool 
         segs[i].ts_ms = specs[i].ts;
         segs[i].text = specs[i].text;
         segs[i].text_len = specs[i].text ? strlen(specs[i].text) : 0;
+        segs[i].source = specs[i].source;
+        segs[i].source_len = specs[i].source ? strlen(specs[i].source) : 0;
         vec_for(vec_store[i], specs[i].id, specs[i].cluster);
         segs[i].vec = vec_store[i];
         size_t k = 0;
@@ -872,6 +875,54 @@ static void test_retrieve_matches_reference(void **state)
     mem_store_close(st);
 }
 
+static void test_source_filter(void **state)
+{
+    mem_store_t *st = open_default();
+    seg_spec_t specs[] = {
+        {.id = "x1", .ts_given = true, .ts = 1, .source = "hermes", .cluster = 1},
+        {.id = "x2", .ts_given = true, .ts = 2, .source = "zeus", .cluster = 1},
+        {.id = "x3", .ts_given = true, .ts = 3, .cluster = 1},
+        {.id = "x4", .ts_given = true, .ts = 4, .source = "hermes", .cluster = 1}};
+    assert_int_equal(insert_n(st, "src", specs, 4, true, 100), MEM_OK);
+    float qv[DIM];
+    vec_for(qv, "x1", 1);
+    mem_store_query_t q = {.q_dim = DIM, .source = "hermes", .source_len = 6};
+    q.scan.query = qv;
+    q.scan.k = 10;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(res[i].source, "hermes");
+        assert_true(strcmp(res[i].id, "x1") == 0 || strcmp(res[i].id, "x4") == 0);
+    }
+    mem_store_results_free(res, n);
+    q.source = "nobody";
+    q.source_len = 6;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 0);
+    mem_store_results_free(res, n);
+    q.source = NULL;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(res[i].id, "x3") == 0) assert_null(res[i].source);
+    mem_store_results_free(res, n);
+    /* sources survive a restart (they are re-interned at load) */
+    mem_store_close(st);
+    st = open_default();
+    q.source = "zeus";
+    q.source_len = 4;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(res[0].id, "x2");
+    mem_store_results_free(res, n);
+    mem_store_close(st);
+}
+
 static void test_access_counts(void **state)
 {
     mem_store_t *st = open_default();
@@ -1217,6 +1268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_access_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_limit, setup, teardown),
