@@ -7,6 +7,8 @@
  * is needed. Rows read back are untrusted: a wrong embedding size, a seq or timestamp out
  * of order is MEM_ECORRUPT.
  */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np: a writer must not starve behind scans */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,11 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_
         free(ns);
         return rc;
     }
-    pthread_rwlock_init(&ns->lock, NULL);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&ns->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&ns->acc_mu, NULL);
     *out = ns;
     return MEM_OK;
