@@ -273,6 +273,16 @@ static void assert_degrees_match_rebuild(mem_store_t *st, const char *ns_name)
     mem_store__ns_release(ns);
 }
 
+static void wait_queue_empty(mem_store_t *st)
+{
+    for (;;) {
+        mem_store_metrics_t m;
+        mem_store_get_metrics(st, &m);
+        if (m.queue_depth == 0) return;
+        sched_yield();
+    }
+}
+
 /* ---- tests ---- */
 
 static void test_reload_equality(void **state)
@@ -736,6 +746,46 @@ static void test_disk_full(void **state)
     assert_int_equal(n, 3);
     assert_string_equal(res[0].id, "d3");
     mem_store_results_free(res, n);
+    /* one failing group holding a drop, an auto-create and a client error: the drop and the
+     * create are undone, the client error keeps its own code */
+    memset(&conc_shared, 0, sizeof(conc_shared));
+    pthread_mutex_init(&conc_shared.mu, NULL);
+    pthread_cond_init(&conc_shared.cv, NULL);
+    mem_store_op_t gate = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "f", .dim = DIM};
+    mem_store_op_t drop = {.kind = MEM_STORE_OP_NS_DROP, .ns = "f"};
+    mem_store_op_t bad = {.kind = MEM_STORE_OP_DELETE, .ns = "f", .id = "nope"};
+    mem_store_seg_in_t gseg = {.id = "g1", .text = big, .text_len = sizeof(big) - 1};
+    mem_store_seg_out_t gout;
+    float gv[DIM];
+    vec_for(gv, "g1", 0);
+    gseg.vec = gv;
+    mem_store_op_t gins = {.kind = MEM_STORE_OP_INSERT,
+                           .ns = "g",
+                           .dim = DIM,
+                           .now_ms = 5,
+                           .segs = &gseg,
+                           .outs = &gout,
+                           .n_segs = 1};
+    assert_int_equal(mem_store_submit(st, &gate, gate_done, &conc_shared), MEM_OK);
+    wait_queue_empty(st); /* the gate is in its own group, holding the writer */
+    assert_int_equal(mem_store_submit(st, &bad, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &drop, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &gins, NULL, NULL), MEM_OK);
+    pthread_mutex_lock(&conc_shared.mu);
+    conc_shared.submitted = THREADS * PER_THREAD; /* opens the gate */
+    pthread_cond_broadcast(&conc_shared.cv);
+    pthread_mutex_unlock(&conc_shared.mu);
+    mem_store_sync(st);
+    pthread_mutex_destroy(&conc_shared.mu);
+    pthread_cond_destroy(&conc_shared.cv);
+    assert_int_equal(gate.rc, MEM_OK);
+    assert_int_equal(bad.rc, MEM_ENOTFOUND);
+    assert_int_equal(drop.rc, MEM_EFULL);
+    assert_int_equal(gins.rc, MEM_EFULL);
+    assert_int_equal(mem_store_ns_stats(st, "g", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
+    assert_int_equal(stats(st, "f").count, s0.count);
+    assert_true(exists(st, "f", "d5"));
+    assert_degrees_match_rebuild(st, "f");
     /* space returns: the same batch now succeeds */
     mem_store_set_max_page_count(st, 0);
     assert_int_equal(insert_n(st, "f", b, 2, true, 100), MEM_OK);
