@@ -349,6 +349,23 @@ static void test_novelty_rotated_password(void **state)
     expect_keep(MEM_COMPACT_NOVELTY, &d, 2, (int[]){0, 2, -1});
 }
 
+/* cos exactly at MEM_COMPACT_RESTATE_COS counts as a restatement (>=), just below does not. */
+static void test_novelty_restate_threshold(void **state)
+{
+    (void)state;
+    corpus_t c;
+    corpus_init(&c, 3, 3);
+    set_vec(&c, 0, 5, 0, 0, 0);
+    set_vec(&c, 1, 0, 0, 1, 0);
+    set_vec(&c, 2, 4, 3, 0, 0); /* cos(0, 2) = 20 / 25 = 0.8 exactly */
+    c.access[0] = 5;
+    c.in.alpha = 0.0, c.in.beta = 1.0;
+    expect_keep(MEM_COMPACT_COHERENCE_WEIGHTED, &c, 2, (int[]){0, 1, -1});
+    expect_keep(MEM_COMPACT_NOVELTY, &c, 2, (int[]){1, 2, -1});
+    c.v[2][1] = 3.001f; /* cos just below 0.8: both are current */
+    expect_keep(MEM_COMPACT_NOVELTY, &c, 2, (int[]){0, 1, -1});
+}
+
 /* Random corpora: every policy keeps exactly min(target, n), twice the same. */
 static void test_exact_count_and_determinism(void **state)
 {
@@ -402,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_novelty_heads_and_echoes),
         cmocka_unit_test(test_novelty_reduces_to_coherence_weighted),
         cmocka_unit_test(test_novelty_rotated_password),
+        cmocka_unit_test(test_novelty_restate_threshold),
         cmocka_unit_test(test_exact_count_and_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
