@@ -116,9 +116,12 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
     mem_compact__recency(in, rec);
     mem_compact__coherence(in, coh);
     mem_compact__frequency(in, freq);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         score[i] = tier[i] == 0 ? in->alpha * rec[i] + in->beta * freq[i] + in->gamma * coh[i]
                                 : in->beta * freq[i] + in->gamma * coh[i];
+        if (tier[i] == 0)
+            rec[i] = 0.0; /* second key: newest first among the rest only */
+    }
     rc = mem_compact__keep_ranked2(n, tier, score, rec, target, keep);
 out:
     free(rec);
