@@ -12,6 +12,10 @@
  * against every active row of block I before the next chunk is loaded; degrees are
  * accumulated in one flat array and written back once.
  *
+ * The tcd figures (5000 x 128, rows normalised in double and stored as float, 0.55):
+ * 590 313 edges, max degree 249, mean gate 0.948294. No pair lies within 1.8e-5 of the
+ * threshold, so they hold for any summation order (scalar or SIMD): no special rounding.
+ *
  * Link/unlink: one pass over every block collects the neighbours (the only allocation),
  * then the change is applied without any failure point: degrees, graph_edges, and
  * max_degree through the index's degree histogram (core/index_int.h), O(degree) per call

@@ -55,13 +55,21 @@ static void random_vec(float *v, size_t dim, const float *centres, size_t n_cent
     assert_int_equal(mem_vec_normalize(v, dim), 0);
 }
 
+/* The graph's cosine: one row through ops->dot_rows, exactly what rebuild and link use. */
+static float pair_dot(const mem_vec_ops_t *ops, const float *a, const float *b, size_t dim)
+{
+    float out = 0.0f;
+    ops->dot_rows(a, b, 1, dim, dim, &out);
+    return out;
+}
+
 typedef struct expect {
     uint32_t *deg;
     uint64_t edges;
     uint32_t max;
 } expect_t;
 
-/* Naive O(n^2): the same float dot per pair (ops->dot), plus a double-precision check that
+/* Naive O(n^2): the same float dot per pair (pair_dot), plus a double-precision check that
  * may only disagree on pairs within 1e-5 of the threshold. */
 static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, expect_t *e)
 {
@@ -77,7 +85,7 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
             if (MEM_INDEX_ROW(idx, b, flags) != 0)
                 continue;
             const float *va = mem_index_vec(idx, a), *vb = mem_index_vec(idx, b);
-            float f = ops->dot(va, vb, idx->dim);
+            float f = pair_dot(ops, va, vb, idx->dim);
             double dd = 0.0;
             for (size_t d = 0; d < idx->dim; d++)
                 dd += (double)va[d] * (double)vb[d];
@@ -231,7 +239,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
             assert_int_equal(mem_vec_normalize(v, dim), 0);
             append_row(idx, v);
         }
-        float thr = ops->dot(mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
+        float thr = pair_dot(ops, mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
         assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
         check_naive(idx, thr, ops);
         assert_true(MEM_INDEX_ROW(idx, 3, degree) >= 1);
@@ -249,6 +257,49 @@ static void test_threshold_exactly_at_a_pair(void **state)
         }
         check_naive(idx, thr, ops);
         mem_index_free(idx);
+    }
+}
+
+/* What the graph needs from every kernel table: a row's score does not depend on its place
+ * in the batch or on the batch size, and dot(a, b) == dot(b, a) bit for bit. Without it a
+ * rebuild (tiles, upper triangle) and link/unlink (one row against all) could disagree on
+ * a pair at the threshold. */
+static void test_kernel_contract(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x2545f4914f6cdd1dull) | 1;
+    static const size_t dims[] = {1, 3, 5, 8, 15, 16, 17, 31, 32, 33, 37, 64, 100, 128, 129, 384};
+    enum { ROWS = 67 };
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+            size_t dim = dims[k], stride = (dim + 15) & ~(size_t)15;
+            float *rows = calloc(ROWS * stride, sizeof(float));
+            float q[384], all[ROWS], part[ROWS];
+            assert_non_null(rows);
+            for (size_t d = 0; d < dim; d++)
+                q[d] = (float)(2.0 * rng_unit() - 1.0);
+            for (size_t r = 0; r < ROWS; r++)
+                for (size_t d = 0; d < dim; d++)
+                    rows[r * stride + d] = (float)(2.0 * rng_unit() - 1.0);
+            ops->dot_rows(q, rows, ROWS, dim, stride, all);
+            for (size_t start = 0; start < ROWS; start += 5) {
+                ops->dot_rows(q, rows + start * stride, ROWS - start, dim, stride, part);
+                for (size_t r = start; r < ROWS; r++)
+                    if (memcmp(&part[r - start], &all[r], sizeof(float)) != 0)
+                        fail_msg("%s dim %zu: row %zu scores differently from offset %zu",
+                                 ops->name, dim, r, start);
+            }
+            for (size_t r = 0; r < ROWS; r++) {
+                float ab = pair_dot(ops, q, rows + r * stride, dim);
+                float ba = pair_dot(ops, rows + r * stride, q, dim);
+                assert_memory_equal(&ab, &all[r], sizeof(float));
+                assert_memory_equal(&ab, &ba, sizeof(float));
+            }
+            free(rows);
+        }
     }
 }
 
@@ -319,6 +370,7 @@ static void test_tcd_figures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_contract),
         cmocka_unit_test(test_empty_and_single),
         cmocka_unit_test(test_threshold_exactly_at_a_pair),
         cmocka_unit_test(test_sequences),
