@@ -201,6 +201,7 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "bench/data/stb";
     const char *out = argc > 2 ? argv[2] : "bench/results/stb.json";
+    mem_vec_init(mem_vec_best_isa()); /* as the server does: novelty's restatement pass uses it */
     for (int s = 0; s < N_SEEDS; s++)
         if (load(dir, seeds[s], "corpus", corpus[s], N_MEM * DIM) ||
             load(dir, seeds[s], "queries", queries[s], N_QUERIES * DIM))
@@ -353,7 +354,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(f, "{\n  \"machine\": {\"cpu\": \"%s\", \"cores\": %ld, \"isa\": \"%s\"},\n", cpu,
-            sysconf(_SC_NPROCESSORS_ONLN), mem_vec_ops_for(mem_vec_best_isa())->name);
+            sysconf(_SC_NPROCESSORS_ONLN), mem_vec_ops()->name);
     fprintf(f, "  \"default_policy\": \"%s\",\n", mem_compact_policy_name(MEM_COMPACT_DEFAULT));
     fprintf(f, "  \"seeds\": [");
     for (int s = 0; s < N_SEEDS; s++)
