@@ -38,8 +38,7 @@ static double dot_d(const float *a, const float *b, size_t dim)
         s0 += (double)a[d] * (double)b[d];
         s1 += (double)a[d + 1] * (double)b[d + 1];
     }
-    if (d < dim)
-        s0 += (double)a[d] * (double)b[d];
+    if (d < dim) s0 += (double)a[d] * (double)b[d];
     return s0 + s1;
 }
 
@@ -58,23 +57,21 @@ static int mark_outdated(const mem_compact_input_t *in, const size_t *heads, siz
     const double guard = (double)dim * 1.2e-7 + 1e-6;
     float *tile = malloc(TILE * dim * sizeof(float));
     float scores[TILE];
-    if (!tile)
-        return MEM_ENOMEM;
+    if (!tile) return MEM_ENOMEM;
     for (size_t j0 = 1; j0 < n_heads; j0 += TILE) {
         size_t j1 = j0 + TILE < n_heads ? j0 + TILE : n_heads;
         for (size_t j = j0; j < j1; j++)
             memcpy(tile + (j - j0) * dim, in->vecs[heads[j]], dim * sizeof(float));
         for (size_t a = 0; a + 1 < j1; a++) {
             size_t ha = heads[a];
-            if (tier[ha])
-                continue; /* already known to be outdated */
+            if (tier[ha]) continue; /* already known to be outdated */
             size_t b0 = a + 1 > j0 ? a + 1 : j0;
             ops->dot_rows(in->vecs[ha], tile + (b0 - j0) * dim, j1 - b0, dim, dim, scores);
             for (size_t b = b0; b < j1; b++) {
                 double c = (double)scores[b - b0] * inv_norm[ha] * inv_norm[heads[b]];
-                if (c < thr - guard)
-                    continue;
-                if (c >= thr + guard || mem_compact__cos(in->vecs[ha], in->vecs[heads[b]], dim) >= thr) {
+                if (c < thr - guard) continue;
+                if (c >= thr + guard ||
+                    mem_compact__cos(in->vecs[ha], in->vecs[heads[b]], dim) >= thr) {
                     tier[ha] = 1;
                     break;
                 }
@@ -94,8 +91,7 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
     uint8_t *tier = malloc(n);
     size_t *heads = calloc(n, sizeof(size_t));
     int rc = MEM_ENOMEM;
-    if (!rec || !score || !inv_norm || !tier || !heads)
-        goto out;
+    if (!rec || !score || !inv_norm || !tier || !heads) goto out;
 
     /* 1. heads and echoes */
     size_t n_heads = 0;
@@ -103,14 +99,12 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
         int echo = i > 0 && 1.0 - mem_compact__cos(in->vecs[i - 1], in->vecs[i], in->dim) <=
                                 in->dedup_threshold;
         tier[i] = echo ? 1 : 0;
-        if (!echo)
-            heads[n_heads++] = i;
+        if (!echo) heads[n_heads++] = i;
         double nn = dot_d(in->vecs[i], in->vecs[i], in->dim);
         inv_norm[i] = nn > 0.0 ? 1.0 / sqrt(nn) : 0.0;
     }
     /* 2. outdated heads: restated by a newer head */
-    if ((rc = mark_outdated(in, heads, n_heads, inv_norm, tier)) != MEM_OK)
-        goto out;
+    if ((rc = mark_outdated(in, heads, n_heads, inv_norm, tier)) != MEM_OK) goto out;
     /* 3. current heads by importance; the rest by beta*freq + gamma*coh, then newest */
     double *freq = score, *coh = inv_norm; /* reuse: score is written last */
     mem_compact__recency(in, rec);
@@ -119,8 +113,7 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
     for (size_t i = 0; i < n; i++) {
         score[i] = tier[i] == 0 ? in->alpha * rec[i] + in->beta * freq[i] + in->gamma * coh[i]
                                 : in->beta * freq[i] + in->gamma * coh[i];
-        if (tier[i] == 0)
-            rec[i] = 0.0; /* second key: newest first among the rest only */
+        if (tier[i] == 0) rec[i] = 0.0; /* second key: newest first among the rest only */
     }
     rc = mem_compact__keep_ranked2(n, tier, score, rec, target, keep);
 out:

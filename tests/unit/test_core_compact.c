@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: cmocka needs the headers above first */
 #include <cmocka.h>
+/* clang-format on */
 
 #include "core/compact.h"
 #include "core/err.h"
@@ -39,9 +41,16 @@ static void corpus_init(corpus_t *c, size_t n, size_t dim)
         c->ptr[i] = c->v[i];
         c->tick[i] = i + 1;
     }
-    c->in = (mem_compact_input_t){.n = n, .dim = dim, .vecs = c->ptr, .tick = c->tick,
-                                  .access = c->access, .context = NULL, .n_context = 0,
-                                  .alpha = 1.0, .beta = 0.0, .gamma = 0.0,
+    c->in = (mem_compact_input_t){.n = n,
+                                  .dim = dim,
+                                  .vecs = c->ptr,
+                                  .tick = c->tick,
+                                  .access = c->access,
+                                  .context = NULL,
+                                  .n_context = 0,
+                                  .alpha = 1.0,
+                                  .beta = 0.0,
+                                  .gamma = 0.0,
                                   .dedup_threshold = 0.02};
 }
 
@@ -166,10 +175,10 @@ static void test_dedup_gated(void **state)
     corpus_t c;
     corpus_init(&c, 5, 2);
     set_vec(&c, 0, 1, 0, 0, 0);
-    set_vec(&c, 1, 1, 0.1, 0, 0); /* 1 - cos = 0.005: no step */
-    set_vec(&c, 2, 0, 1, 0, 0);   /* step -> 1 */
-    set_vec(&c, 3, 0.1, 1, 0, 0); /* no step */
-    set_vec(&c, 4, 0, 1, 0, 0);   /* no step: counter 0 0 1 1 1 */
+    set_vec(&c, 1, 1, 0.1, 0, 0);                                /* 1 - cos = 0.005: no step */
+    set_vec(&c, 2, 0, 1, 0, 0);                                  /* step -> 1 */
+    set_vec(&c, 3, 0.1, 1, 0, 0);                                /* no step */
+    set_vec(&c, 4, 0, 1, 0, 0);                                  /* no step: counter 0 0 1 1 1 */
     expect_keep(MEM_COMPACT_DEDUP_GATED, &c, 1, (int[]){2, -1}); /* tie 2,3,4: lowest */
     expect_keep(MEM_COMPACT_DEDUP_GATED, &c, 3, (int[]){2, 3, 4, -1});
     expect_keep(MEM_COMPACT_DEDUP_GATED, &c, 4, (int[]){0, 2, 3, 4, -1});
@@ -251,7 +260,7 @@ static void test_keyframe(void **state)
     line(&c, (double[]){3, 3, 3, 3, 3, 3, 3}, 7);
     expect_keep(K, &c, 3, (int[]){0, 3, 6, -1});
     line(&c, (double[]){3, 3, 3, 3, 3, 3}, 6);
-    expect_keep(K, &c, 3, (int[]){0, 2, 5, -1}); /* level 2.5: tie -> 2 */
+    expect_keep(K, &c, 3, (int[]){0, 2, 5, -1});    /* level 2.5: tie -> 2 */
     expect_keep(K, &c, 4, (int[]){0, 2, 3, 5, -1}); /* levels 0, 5/3, 10/3, 5 */
 }
 
@@ -392,10 +401,10 @@ static void test_exact_count_and_determinism(void **state)
         for (int p = 0; p < MEM_COMPACT_POLICY_COUNT; p++)
             for (size_t target = 0; target <= n + 2; target++) {
                 uint8_t a[MAXN], b[MAXN];
-                assert_int_equal(
-                    mem_compact_plan((mem_compact_policy_t)p, &c.in, target, a, NULL), MEM_OK);
-                assert_int_equal(
-                    mem_compact_plan((mem_compact_policy_t)p, &c.in, target, b, NULL), MEM_OK);
+                assert_int_equal(mem_compact_plan((mem_compact_policy_t)p, &c.in, target, a, NULL),
+                                 MEM_OK);
+                assert_int_equal(mem_compact_plan((mem_compact_policy_t)p, &c.in, target, b, NULL),
+                                 MEM_OK);
                 assert_memory_equal(a, b, n);
                 size_t kept = 0;
                 for (size_t i = 0; i < n; i++) {

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: cmocka needs the headers above first */
 #include <cmocka.h>
+/* clang-format on */
 
 #include "core/err.h"
 #include "core/graph.h"
@@ -27,7 +29,10 @@ static uint64_t rng_next(void)
     rng_state = x;
     return x * 2685821657736338717ull;
 }
-static double rng_unit(void) { return (double)(rng_next() >> 11) / 9007199254740992.0; }
+static double rng_unit(void)
+{
+    return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
 static uint64_t test_seed(void)
 {
     const char *s = getenv("MEM_TEST_SEED");
@@ -39,8 +44,8 @@ static size_t append_row(mem_index_t *idx, const float *vec)
     char id[32];
     size_t pos = 0;
     int n = snprintf(id, sizeof(id), "m%zu", idx->n_rows);
-    assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows, (int64_t)idx->n_rows,
-                                      vec, 0, 0, &pos),
+    assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows,
+                                      (int64_t)idx->n_rows, vec, 0, 0, &pos),
                      MEM_OK);
     idx->n_visible = idx->n_rows;
     return pos;
@@ -79,19 +84,16 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
     e->edges = 0;
     e->max = 0;
     for (size_t a = 0; a < n; a++) {
-        if (MEM_INDEX_ROW(idx, a, flags) != 0)
-            continue;
+        if (MEM_INDEX_ROW(idx, a, flags) != 0) continue;
         for (size_t b = a + 1; b < n; b++) {
-            if (MEM_INDEX_ROW(idx, b, flags) != 0)
-                continue;
+            if (MEM_INDEX_ROW(idx, b, flags) != 0) continue;
             const float *va = mem_index_vec(idx, a), *vb = mem_index_vec(idx, b);
             float f = pair_dot(ops, va, vb, idx->dim);
             double dd = 0.0;
             for (size_t d = 0; d < idx->dim; d++)
                 dd += (double)va[d] * (double)vb[d];
             int edge = f >= thr;
-            if (fabs(dd - (double)thr) > 1e-5)
-                assert_int_equal(edge, dd >= (double)thr);
+            if (fabs(dd - (double)thr) > 1e-5) assert_int_equal(edge, dd >= (double)thr);
             if (edge) {
                 e->deg[a]++;
                 e->deg[b]++;
@@ -100,8 +102,7 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
         }
     }
     for (size_t a = 0; a < n; a++)
-        if (e->deg[a] > e->max)
-            e->max = e->deg[a];
+        if (e->deg[a] > e->max) e->max = e->deg[a];
 }
 
 static void check_against(const mem_index_t *idx, const expect_t *e)
@@ -211,8 +212,7 @@ static void test_sequences(void **state)
     rng_state = test_seed() | 1;
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         run_sequence(ops, 16, 0.55f, 400);
         run_sequence(ops, 37, 0.3f, 300);  /* odd dim: tails */
         run_sequence(ops, 5, 0.8f, 300);   /* dense graph, large degrees */
@@ -227,8 +227,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
     rng_state = (test_seed() ^ 0x9e3779b97f4a7c15ull) | 1;
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         const size_t dim = 24, n = 300; /* spans two blocks */
         mem_index_t *idx = NULL;
         assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
@@ -272,8 +271,7 @@ static void test_kernel_contract(void **state)
     enum { ROWS = 67 };
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
             size_t dim = dims[k], stride = (dim + 15) & ~(size_t)15;
             float *rows = calloc(ROWS * stride, sizeof(float));
@@ -335,8 +333,7 @@ static void test_tcd_figures(void **state)
 {
     (void)state;
     FILE *f = fopen("bench/data/tcd/corpus.f32", "rb");
-    if (!f)
-        skip();
+    if (!f) skip();
     const size_t n = 5000, dim = 128;
     float *buf = malloc(n * dim * sizeof(float));
     assert_non_null(buf);
@@ -344,8 +341,7 @@ static void test_tcd_figures(void **state)
     fclose(f);
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         mem_index_t *idx = NULL;
         assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
         for (size_t i = 0; i < n; i++) {
