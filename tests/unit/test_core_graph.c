@@ -328,6 +328,38 @@ static void test_empty_and_single(void **state)
     mem_index_free(idx);
 }
 
+/* Without the degree histogram (it failed to allocate) link/unlink fall back to a recount
+ * and stay exact; the next recount rebuilds it. */
+static void test_without_histogram(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x5851f42d4c957f2dull) | 1;
+    const mem_vec_ops_t *ops = mem_vec_ops_for(MEM_VEC_SCALAR);
+    const size_t dim = 6;
+    mem_index_t *idx = NULL;
+    assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+    float v[6];
+    for (size_t i = 0; i < 120; i++) {
+        for (size_t d = 0; d < dim; d++)
+            v[d] = (float)(2.0 * rng_unit() - 1.0);
+        assert_int_equal(mem_vec_normalize(v, dim), 0);
+        size_t pos = append_row(idx, v);
+        if (i == 60) { /* drop the histogram half way */
+            free(idx->_deg_hist);
+            idx->_deg_hist = NULL;
+            idx->_deg_hist_cap = 0;
+        }
+        assert_int_equal(mem_graph_link(idx, pos, 0.4f, ops, NULL, NULL), MEM_OK);
+        if (i % 7 == 3) {
+            assert_int_equal(mem_graph_unlink(idx, i / 2, 0.4f, ops, NULL, NULL), MEM_OK);
+            mem_index_set_flags(idx, i / 2, MEM_ROW_ARCHIVED);
+        }
+        check_naive(idx, 0.4f, ops);
+    }
+    assert_non_null(idx->_deg_hist); /* the fallback recount rebuilt it */
+    mem_index_free(idx);
+}
+
 /* The published tcd figures: rows normalised in double, stored as float, edge at >= 0.55. */
 static void test_tcd_figures(void **state)
 {
@@ -370,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_single),
         cmocka_unit_test(test_threshold_exactly_at_a_pair),
         cmocka_unit_test(test_sequences),
+        cmocka_unit_test(test_without_histogram),
         cmocka_unit_test(test_tcd_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
