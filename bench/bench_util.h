@@ -8,6 +8,7 @@
 #define MEM_BENCH_UTIL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -132,9 +133,12 @@ static void *bench_worker_main(void *p)
     uint64_t seen = 0;
     for (;;) {
         uint64_t cur;
+        unsigned spins = 0;
         while ((cur = atomic_load_explicit(&w->posted, memory_order_acquire)) == seen) {
             if (atomic_load(&w->stop))
                 return NULL;
+            if (++spins > 2000) /* shared machine: do not hog a core that others need */
+                sched_yield();
         }
         seen = cur;
         w->fn(w->arg);
@@ -160,8 +164,10 @@ static inline void bench_worker_post(bench_worker_t *w, void (*fn)(void *), void
 static inline void bench_worker_wait(bench_worker_t *w)
 {
     uint64_t want = atomic_load(&w->posted);
+    unsigned spins = 0;
     while (atomic_load_explicit(&w->done, memory_order_acquire) != want)
-        ;
+        if (++spins > 2000)
+            sched_yield();
 }
 
 static inline void bench_worker_stop(bench_worker_t *w)
