@@ -255,6 +255,42 @@ static float cut_below(double x)
     return c;
 }
 
+/* f_min of a block: its farthest time point from the origin, and no gate. */
+static double block_f_min(const scan_state_t *s, const mem_index_block_t *blk)
+{
+    const mem_scan_params_t *p = s->p;
+    int64_t far = (p->origin_ms - blk->ts_min > blk->ts_max - p->origin_ms) ? blk->ts_min
+                                                                          : blk->ts_max;
+    double age = mem_decay_age_s(&p->decay, p->origin_ms, far);
+    double d = mem_decay_factor(&p->decay, age);
+    double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * d;
+    return mem_decay_blend(t, 0.0, p->coherence_weight);
+}
+
+/* While the heap is not yet full: a lower bound on the final K-th score from this block
+ * alone. If at least K of its rows (all selected) have sim >= c > 0, each of them scores
+ * >= c * f_min, so the K-th best score is >= L = c * f_min and a row whose upper bound is
+ * below L cannot enter. c is found by bisection with select_ge (a count). 0 = no bound. */
+static double bootstrap_thr(const scan_state_t *s, const mem_index_block_t *blk, const float *sims,
+                            size_t n, uint32_t *scratch)
+{
+    double f_min = block_f_min(s, blk);
+    if (!(f_min > 0.0))
+        return 0.0;
+    float lo = 0.0f, hi = (float)s->sim_max;
+    if (s->select_ge(sims, n, FLT_MIN, scratch) < s->top.k)
+        return 0.0;
+    lo = FLT_MIN;
+    for (int it = 0; it < 10; it++) {
+        float mid = 0.5f * (lo + hi);
+        if (s->select_ge(sims, n, mid, scratch) >= s->top.k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (double)lo * f_min;
+}
+
 static void visit_block(scan_state_t *s, size_t b, double f_max)
 {
     const mem_index_t *idx = s->idx;
@@ -278,6 +314,10 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
 
     double thr = current_thr(s);
+    if (s->top.n < s->top.k && all && n >= s->top.k && f_max > 0.0) {
+        double boot = bootstrap_thr(s, blk, sims, n, cand);
+        thr = boot > thr ? boot : thr;
+    }
     size_t n_cand;
     if (thr > 0.0 && f_max > 0.0) {
         n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);

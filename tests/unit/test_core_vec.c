@@ -162,6 +162,8 @@ static void test_dot_rows_equal_rows_equal_scores(void **state)
             for (size_t r = 1; r < nr; r++)
                 memcpy(rows + r * dim, rows, dim * sizeof(float));
             ops->dot_rows(q, rows, nr, dim, dim, out);
+            if (isa != MEM_VEC_NEON) /* x86 kernels: dot uses dot_rows' order too */
+                assert_true(ops->dot(rows, q, dim) == out[0]);
             for (size_t r = 1; r < nr; r++)
                 if (out[r] != out[0]) {
                     print_error("%s dim=%zu row %zu: %.9g != %.9g\n", ops->name, dim, r,
