@@ -168,6 +168,7 @@ static void test_bad_inputs(void **state)
             fail_msg("case %zu (%s): expected %d, got %d %.*s", i, c->body, c->status, r.status,
                      (int)r.body_len, r.body ? r.body : "");
         check_error(&r, c->status, c->code, c->field);
+        assert_null(r.pending);
         mem_api_resp_deinit(&r);
     }
 }
