@@ -5,18 +5,20 @@
  * test_api_store, so scripts/run-tests.sh runs it). Plays server/: mem_api_handle, then for
  * a pending write mem_store_submit and, once the done callback ran, mem_api_finish.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
-
-#include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+#include <jansson.h>
 
 #include "api/api.h"
 
@@ -55,8 +57,7 @@ static void run(const char *method, const char *path, const char *query, const c
                          .body = body,
                          .body_len = body ? strlen(body) : 0};
     mem_api_handle(&ctx, &req, r);
-    if (!r->pending)
-        return;
+    if (!r->pending) return;
     pthread_mutex_lock(&mu);
     int before = done_count;
     pthread_mutex_unlock(&mu);
@@ -74,8 +75,8 @@ static json_t *expect(const char *method, const char *path, const char *body, in
     mem_api_resp_t r;
     run(method, path, NULL, body, &r);
     if (r.status != status)
-        fail_msg("%s %s %s: want %d, got %d %.*s", method, path, body ? body : "", status,
-                 r.status, (int)r.body_len, r.body ? r.body : "");
+        fail_msg("%s %s %s: want %d, got %d %.*s", method, path, body ? body : "", status, r.status,
+                 (int)r.body_len, r.body ? r.body : "");
     json_t *j = json_loadb(r.body, r.body_len, 0, NULL);
     assert_non_null(j);
     mem_api_resp_deinit(&r);
@@ -90,8 +91,7 @@ static const char *err_code(json_t *j)
 static int setup(void **state)
 {
     snprintf(dir, sizeof(dir), "/tmp/mnemod-api-XXXXXX");
-    if (!mkdtemp(dir))
-        return -1;
+    if (!mkdtemp(dir)) return -1;
     snprintf(dbpath, sizeof(dbpath), "%s/t.db", dir);
     mem_store_opts_t o = {.path = dbpath,
                           .sync_full = false,
@@ -150,19 +150,17 @@ static void test_session(void **state)
     json_t *ins = json_object_get(j, "inserted");
     assert_int_equal(json_array_size(ins), 3);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(ins, 0), "seq")), 1);
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(ins, 2), "timestamp")),
-        "2026-07-30T09:00:00.000Z");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ins, 2), "timestamp")),
+                        "2026-07-30T09:00:00.000Z");
     json_decref(j);
     /* idempotent retry */
     j = expect("POST", NS "/segments",
                "{\"id\":\"mid\",\"text\":\"wifi password rotated\",\"embedding\":[0.9,0.1,0],"
                "\"timestamp\":\"2026-07-20T09:00:00Z\",\"metadata\":{\"by\":\"ops\"}}",
                200);
-    assert_int_equal(
-        json_integer_value(json_object_get(json_array_get(json_object_get(j, "inserted"), 0),
-                                           "seq")),
-        2);
+    assert_int_equal(json_integer_value(
+                         json_object_get(json_array_get(json_object_get(j, "inserted"), 0), "seq")),
+                     2);
     json_decref(j);
     j = expect("POST", NS "/segments", "{\"id\":\"mid\",\"embedding\":[0,1,0]}", 409);
     assert_string_equal(err_code(j), "duplicate_id");
@@ -208,8 +206,8 @@ static void test_session(void **state)
     assert_non_null(json_object_get(json_array_get(res, 0), "age_seconds"));
     json_decref(j);
     /* as_of before the newest memory */
-    j = expect("POST", NS "/retrieve",
-               "{\"embedding\":[1,0,0],\"as_of\":\"2026-07-25T00:00:00Z\"}", 200);
+    j = expect("POST", NS "/retrieve", "{\"embedding\":[1,0,0],\"as_of\":\"2026-07-25T00:00:00Z\"}",
+               200);
     res = json_object_get(j, "results");
     assert_int_equal(json_array_size(res), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "id")), "mid");
@@ -218,10 +216,10 @@ static void test_session(void **state)
     json_decref(j);
 
     /* text only: a new namespace gets the embedder's dimension */
-    json_decref(expect("POST", "/v1/namespaces/t/segments",
-                       "{\"text\":\"buy oat milk on friday\"}", 201));
-    json_decref(expect("POST", "/v1/namespaces/t/segments", "{\"text\":\"call the dentist\"}",
-                       201));
+    json_decref(
+        expect("POST", "/v1/namespaces/t/segments", "{\"text\":\"buy oat milk on friday\"}", 201));
+    json_decref(
+        expect("POST", "/v1/namespaces/t/segments", "{\"text\":\"call the dentist\"}", 201));
     j = expect("POST", "/v1/namespaces/t/retrieve", "{\"query\":\"milk\",\"k\":1}", 200);
     res = json_object_get(j, "results");
     assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "text")),

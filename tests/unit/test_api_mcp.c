@@ -138,13 +138,13 @@ static void test_tools_list(void **state)
         json_t *props = json_object_get(schema, "properties");
         assert_non_null(json_object_get(props, "namespace"));
     }
-    json_t *rp = json_object_get(json_object_get(json_array_get(tools, 1), "inputSchema"),
-                                 "properties");
-    const char *want[] = {"query", "embedding", "k", "half_life", "recency_bias", "decay",
-                          "origin", "coherence_weight", "since", "until"};
+    json_t *rp =
+        json_object_get(json_object_get(json_array_get(tools, 1), "inputSchema"), "properties");
+    const char *want[] = {"query",        "embedding", "k",      "half_life",
+                          "recency_bias", "decay",     "origin", "coherence_weight",
+                          "since",        "until"};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        if (!json_object_get(rp, want[i]))
-            fail_msg("memory_retrieve schema lacks %s", want[i]);
+        if (!json_object_get(rp, want[i])) fail_msg("memory_retrieve schema lacks %s", want[i]);
     json_decref(j);
     mem_api_resp_deinit(&r);
 }
@@ -193,12 +193,10 @@ static void test_tools_call_retrieve(void **state)
         "\"memory_retrieve\",\"arguments\":{\"query\":\"x\"}}}",
         &r);
     j = tool_result(&r, "5", true);
-    assert_non_null(strstr(json_string_value(json_object_get(
-                               json_array_get(json_object_get(json_object_get(j, "result"),
-                                                              "content"),
-                                              0),
-                               "text")),
-                           "not_found"));
+    assert_non_null(strstr(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(j, "result"), "content"), 0), "text")),
+        "not_found"));
     json_decref(j);
     mem_api_resp_deinit(&r);
 }

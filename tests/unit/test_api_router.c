@@ -136,8 +136,9 @@ static void test_handle_404_405_bodies(void **state)
 static void test_content_type(void **state)
 {
     static const char *body = "{\"embedding\":[1,0,0]}";
-    const char *bad[] = {"text/plain", "application/x-www-form-urlencoded", "application/jsonx",
-                         "application/json-seq", "multipart/form-data; boundary=x", ""};
+    const char *bad[] = {
+        "text/plain",           "application/x-www-form-urlencoded", "application/jsonx",
+        "application/json-seq", "multipart/form-data; boundary=x",   ""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         mem_api_resp_t r;
         call_ct("POST", "/v1/namespaces/mem/retrieve", NULL, bad[i], body, &r);
@@ -171,7 +172,7 @@ static void test_query_strings(void **state)
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=true", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_true(fake.with_embedding);
-    assert_non_null(strstr(r.body, "\"embedding\":[0.600000024,0.800000012,0.0]"));
+    assert_non_null(strstr(r.body, "\"embedding\":[0.6,0.8,0.0]"));
     mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=false", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
@@ -211,8 +212,7 @@ static void test_reads(void **state)
     json_t *j = resp_json(&r);
     json_t *arr = json_object_get(j, "namespaces");
     assert_int_equal(json_array_size(arr), 3);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 2), "name")),
-                        "text");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(arr, 2), "name")), "text");
     json_decref(j);
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/mem/segments/a%2Fb", NULL, &r);
@@ -287,17 +287,19 @@ static void test_insert_round_trip(void **state)
     op->outs[1] = (mem_store_seg_out_t){.seq = 2, .ts_ms = FAKE_NOW_MS};
     op->created = true;
     writer_done(&r, MEM_OK);
-    assert_body(&r, 201,
-                "{\"inserted\":[{\"id\":\"a\",\"seq\":1,\"timestamp\":\"2026-07-31T09:26:40.000Z\"},"
-                "{\"id\":\"b\",\"seq\":2,\"timestamp\":\"2026-07-31T09:30:00.000Z\"}]}");
+    assert_body(
+        &r, 201,
+        "{\"inserted\":[{\"id\":\"a\",\"seq\":1,\"timestamp\":\"2026-07-31T09:26:40.000Z\"},"
+        "{\"id\":\"b\",\"seq\":2,\"timestamp\":\"2026-07-31T09:30:00.000Z\"}]}");
     mem_api_resp_deinit(&r);
 
     /* idempotent retry: nothing new is 200 */
     call("POST", "/v1/namespaces/mem/segments", "{\"id\":\"a\",\"embedding\":[1,0,0]}", &r);
     r.pending->outs[0] = (mem_store_seg_out_t){.seq = 9, .ts_ms = FAKE_NOW_MS, .existed = true};
     writer_done(&r, MEM_OK);
-    assert_body(&r, 200,
-                "{\"inserted\":[{\"id\":\"a\",\"seq\":9,\"timestamp\":\"2026-07-31T09:30:00.000Z\"}]}");
+    assert_body(
+        &r, 200,
+        "{\"inserted\":[{\"id\":\"a\",\"seq\":9,\"timestamp\":\"2026-07-31T09:30:00.000Z\"}]}");
     mem_api_resp_deinit(&r);
 
     /* the writer's errors become their SPEC bodies */
@@ -315,16 +317,15 @@ static void test_insert_round_trip(void **state)
     static const struct {
         int rc, status;
         const char *code;
-    } E[] = {{MEM_EDUPID, 409, "duplicate_id"},        {MEM_EUNKNOWNID, 400, "unknown_id"},
-             {MEM_EDIM, 400, "dimension_mismatch"},    {MEM_EFULL, 507, "insufficient_storage"},
-             {MEM_EBUSY, 503, "unavailable"},          {MEM_ESTORAGE, 500, "internal"},
+    } E[] = {{MEM_EDUPID, 409, "duplicate_id"},     {MEM_EUNKNOWNID, 400, "unknown_id"},
+             {MEM_EDIM, 400, "dimension_mismatch"}, {MEM_EFULL, 507, "insufficient_storage"},
+             {MEM_EBUSY, 503, "unavailable"},       {MEM_ESTORAGE, 500, "internal"},
              {MEM_ELIMIT, 400, "invalid_field"}};
     for (size_t i = 0; i < sizeof(E) / sizeof(E[0]); i++) {
         call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
         writer_done(&r, E[i].rc); /* err left empty: the code alone must do */
         check_error(&r, E[i].status, E[i].code, NULL);
-        if (E[i].rc == MEM_EBUSY)
-            assert_int_equal(r.retry_after_s, 1);
+        if (E[i].rc == MEM_EBUSY) assert_int_equal(r.retry_after_s, 1);
         mem_api_resp_deinit(&r);
     }
 }
@@ -403,7 +404,8 @@ static void test_compact_flow(void **state)
     /* target >= active count: no-op */
     call("POST", "/v1/namespaces/mem/compact", "{\"target\":10}", &r);
     assert_null(r.pending);
-    assert_non_null(strstr(r.body, "\"before\":5,\"after\":5,\"policy\":\"novelty\",\"evicted\":[]"));
+    assert_non_null(
+        strstr(r.body, "\"before\":5,\"after\":5,\"policy\":\"novelty\",\"evicted\":[]"));
     mem_api_resp_deinit(&r);
 }
 
@@ -412,10 +414,10 @@ static void test_error_map(void **state)
     static const struct {
         int code, status;
         const char *wire;
-    } E[] = {{MEM_EINVAL, 400, "invalid_field"},      {MEM_EJSON, 400, "invalid_json"},
-             {MEM_EUNAUTH, 401, "unauthorized"},      {MEM_ETOOBIG, 413, "payload_too_large"},
+    } E[] = {{MEM_EINVAL, 400, "invalid_field"},          {MEM_EJSON, 400, "invalid_json"},
+             {MEM_EUNAUTH, 401, "unauthorized"},          {MEM_ETOOBIG, 413, "payload_too_large"},
              {MEM_EMEDIA, 415, "unsupported_media_type"}, {MEM_ENOMEM, 503, "unavailable"},
-             {MEM_EFULL, 507, "insufficient_storage"}, {MEM_ECORRUPT, 500, "internal"}};
+             {MEM_EFULL, 507, "insufficient_storage"},    {MEM_ECORRUPT, 500, "internal"}};
     for (size_t i = 0; i < sizeof(E) / sizeof(E[0]); i++) {
         mem_api_resp_t r = {0};
         mem_err_t err;
@@ -435,8 +437,9 @@ static void test_error_map(void **state)
     assert_int_equal(r.retry_after_s, 7);
     /* a second error replaces the first body without leaking it */
     mem_api__fail(&r, MEM_EINVAL, "k", "k: \"quoted\" and \\ escaped");
-    assert_body(&r, 400, "{\"error\":{\"code\":\"invalid_field\",\"message\":\"k: \\\"quoted\\\" "
-                         "and \\\\ escaped\",\"field\":\"k\"}}");
+    assert_body(&r, 400,
+                "{\"error\":{\"code\":\"invalid_field\",\"message\":\"k: \\\"quoted\\\" "
+                "and \\\\ escaped\",\"field\":\"k\"}}");
     mem_api_resp_deinit(&r);
     mem_api_resp_deinit(&r); /* twice is harmless */
     mem_api_resp_deinit(NULL);
