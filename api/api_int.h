@@ -26,7 +26,6 @@
 #define MEM_API_MAX_SOURCE     256             /* bytes */
 #define MEM_API_MAX_SUPERSEDES 1024
 #define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
-#define MEM_API_JSON_FLAGS     (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9))
 
 /* ---- pool: every allocation of one request ---- */
 typedef struct mem_api__pool {
@@ -155,6 +154,10 @@ json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
+/* Compact JSON text of j (keys in insertion order), every real written as the shortest
+ * decimal that reads back as the same double (0.1, not 0.10000000000000001). malloc'd;
+ * NULL on ENOMEM. */
+char *mem_api__dump(const json_t *j);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
 /* The error body of SPEC section 3 for err (new reference). */

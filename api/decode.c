@@ -244,7 +244,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
         fname(f, sizeof(f), prefix, "metadata");
         if (!json_is_object(v))
             return mem_err_field(err, MEM_EINVAL, f, "%s: expected a JSON object", f);
-        char *m = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        char *m = mem_api__dump(v);
         if (!m) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         l = strlen(m);
         seg->metadata = mem_api__pstrndup(pool, m, l);

@@ -5,6 +5,7 @@
  * *_set_new calls release their value even on failure, so a NULL anywhere propagates up
  * without leaking). Timestamps go out as RFC 3339 UTC with milliseconds.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,9 +191,85 @@ fail:
     return NULL;
 }
 
+/* Shortest "%.{p}g" that reads back as x; integral values below 1e15 keep a fixed form
+ * ("100000.0", not "1e+05"). Always marks a real (".0" or an exponent). */
+static size_t fmt_real(double x, char *out, size_t cap)
+{
+    int l = 0;
+    if (x == floor(x) && fabs(x) < 1e15) {
+        l = snprintf(out, cap, "%.1f", x);
+    } else {
+        for (int p = 1; p <= 17; p++) {
+            l = snprintf(out, cap, "%.*g", p, x);
+            if (strtod(out, NULL) == x) break;
+        }
+        if (!strpbrk(out, ".eE")) l = snprintf(out, cap, "%.17g.0", x);
+    }
+    return l > 0 && (size_t)l < cap ? (size_t)l : 0;
+}
+
+char *mem_api__dump(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    if (!s) return NULL;
+    size_t len = strlen(s), cap = len + 64, o = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        free(s);
+        return NULL;
+    }
+    bool in_str = false;
+    for (size_t i = 0; i < len;) {
+        char c = s[i];
+        size_t tok = 1;
+        char num[40];
+        const char *src = s + i;
+        size_t n = 1;
+        if (in_str) {
+            if (c == '\\')
+                tok = n = 2; /* jansson never ends a string with a lone backslash */
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            tok = strspn(s + i, "0123456789+-.eE");
+            n = tok;
+            if (memchr(s + i, '.', tok) || memchr(s + i, 'e', tok) || memchr(s + i, 'E', tok)) {
+                char buf[64];
+                if (tok < sizeof(buf)) {
+                    memcpy(buf, s + i, tok);
+                    buf[tok] = '\0';
+                    size_t l = fmt_real(strtod(buf, NULL), num, sizeof(num));
+                    if (l) {
+                        src = num;
+                        n = l;
+                    }
+                }
+            }
+        }
+        if (o + n + 1 > cap) {
+            cap = (o + n + 1) * 2;
+            char *grown = realloc(out, cap);
+            if (!grown) {
+                free(out);
+                free(s);
+                return NULL;
+            }
+            out = grown;
+        }
+        memcpy(out + o, src, n);
+        o += n;
+        i += tok;
+    }
+    out[o] = '\0';
+    free(s);
+    return out;
+}
+
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)
 {
-    char *s = obj ? json_dumps(obj, MEM_API_JSON_FLAGS) : NULL;
+    char *s = obj ? mem_api__dump(obj) : NULL;
     json_decref(obj);
     if (!s) {
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");

@@ -51,7 +51,7 @@ void mem_api_error(mem_api_resp_t *resp, const mem_err_t *err)
     if (err->code == MEM_EBUSY || err->code == MEM_ENOMEM)
         resp->retry_after_s = err->retry_after_s > 0 ? err->retry_after_s : 1;
     json_t *body = mem_api__enc_error(err);
-    char *s = body ? json_dumps(body, MEM_API_JSON_FLAGS) : NULL;
+    char *s = body ? mem_api__dump(body) : NULL;
     json_decref(body);
     if (!s) {
         s = malloc(sizeof(OOM_BODY));

@@ -445,6 +445,29 @@ static void test_error_map(void **state)
     mem_api_resp_deinit(NULL);
 }
 
+static void test_dump_shortest_reals(void **state)
+{
+    json_t *j = json_loads("{\"a\":0.1,\"b\":[1234567.891,1e-7,100000.0,-0.0,1e300,0.83,7,-12],"
+                           "\"s\":\"x\\\"1.50\\\\\",\"t\":2.5e-300,\"u\":[1.0,-1.5E3]}",
+                           0, NULL);
+    assert_non_null(j);
+    char *s = mem_api__dump(j);
+    assert_string_equal(s, "{\"a\":0.1,\"b\":[1234567.891,1e-07,100000.0,-0.0,1e+300,0.83,7,-12],"
+                           "\"s\":\"x\\\"1.50\\\\\",\"t\":2.5e-300,\"u\":[1.0,-1500.0]}");
+    /* and it reads back as the same values */
+    json_t *back = json_loads(s, 0, NULL);
+    assert_true(json_equal(j, back));
+    json_decref(back);
+    free(s);
+    json_decref(j);
+    /* metadata is stored in that form, so it comes back as sent */
+    mem_api_resp_t r;
+    call("POST", "/v1/namespaces/mem/segments",
+         "{\"embedding\":[1,0,0],\"metadata\":{\"price\":19.99,\"n\":3,\"tags\":[\"a\"]}}", &r);
+    assert_string_equal(r.pending->segs[0].metadata, "{\"price\":19.99,\"n\":3,\"tags\":[\"a\"]}");
+    mem_api_resp_deinit(&r);
+}
+
 static int setup(void **state)
 {
     ctx_init();
@@ -464,6 +487,7 @@ int main(void)
         cmocka_unit_test_setup(test_namespace_writes, setup),
         cmocka_unit_test_setup(test_compact_flow, setup),
         cmocka_unit_test_setup(test_error_map, setup),
+        cmocka_unit_test_setup(test_dump_shortest_reals, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
