@@ -6,14 +6,14 @@
  * or a number with one unit (s, m, h, d, w). Parsing works on (ptr, len) slices and never
  * calls the C library's locale- or zone-dependent functions.
  */
-#include "api/api_int.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+
+#include "api/api_int.h"
 
 #if defined(__has_include)
 #if __has_include("core/embed.h")
@@ -35,11 +35,9 @@ typedef struct pool_block {
 
 void *mem_api__palloc(mem_api__pool_t *pool, size_t size)
 {
-    if (size > SIZE_MAX - sizeof(pool_block_t))
-        return NULL;
+    if (size > SIZE_MAX - sizeof(pool_block_t)) return NULL;
     pool_block_t *b = calloc(1, sizeof(pool_block_t) + (size ? size : 1));
-    if (!b)
-        return NULL;
+    if (!b) return NULL;
     b->next = pool->head;
     pool->head = b;
     return b->_align;
@@ -47,11 +45,9 @@ void *mem_api__palloc(mem_api__pool_t *pool, size_t size)
 
 char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len)
 {
-    if (len == SIZE_MAX)
-        return NULL;
+    if (len == SIZE_MAX) return NULL;
     char *p = mem_api__palloc(pool, len + 1);
-    if (p && len)
-        memcpy(p, s, len);
+    if (p && len) memcpy(p, s, len);
     return p;
 }
 
@@ -68,8 +64,7 @@ void mem_api__pool_free(mem_api__pool_t *pool)
 
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
 {
-    if (!resp->_state)
-        resp->_state = calloc(1, sizeof(mem_api__state_t));
+    if (!resp->_state) resp->_state = calloc(1, sizeof(mem_api__state_t));
     return resp->_state;
 }
 
@@ -83,8 +78,7 @@ double mem_api__mono_s(void)
 double mem_api__took_ms(double t0_s)
 {
     double ms = (mem_api__mono_s() - t0_s) * 1000.0;
-    if (ms < 0)
-        ms = 0;
+    if (ms < 0) ms = 0;
     return round(ms * 1000.0) / 1000.0;
 }
 
@@ -123,8 +117,8 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
     return mem_time_parse_rfc3339(s, len, NULL, ms, NULL) == MEM_OK ? 0 : -1;
 }
 #else
-#define TIME_MIN_MS (-62167219200000LL) /* 0000-01-01T00:00:00.000Z */
-#define TIME_MAX_MS 253402300799999LL   /* 9999-12-31T23:59:59.999Z */
+#define TIME_MIN_MS    (-62167219200000LL) /* 0000-01-01T00:00:00.000Z */
+#define TIME_MAX_MS    253402300799999LL   /* 9999-12-31T23:59:59.999Z */
 #define MAX_DURATION_S 315576000000.0
 
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
@@ -154,8 +148,7 @@ static int digits(const char *s, size_t n, unsigned *out)
 {
     unsigned v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
+        if (s[i] < '0' || s[i] > '9') return -1;
         v = v * 10 + (unsigned)(s[i] - '0');
     }
     *out = v;
@@ -183,15 +176,12 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
     if (s[i] == '.') {
         size_t nd = 0;
         for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, nd++)
-            if (nd < 3)
-                frac_ms = frac_ms * 10 + (unsigned)(s[i] - '0');
-        if (nd == 0)
-            return -1;
+            if (nd < 3) frac_ms = frac_ms * 10 + (unsigned)(s[i] - '0');
+        if (nd == 0) return -1;
         for (; nd < 3; nd++)
             frac_ms *= 10;
     }
-    if (i >= len)
-        return -1; /* no zone: SPEC says invalid */
+    if (i >= len) return -1; /* no zone: SPEC says invalid */
     int64_t off_s = 0;
     if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == len) {
         off_s = 0;
@@ -201,15 +191,13 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
             om > 59)
             return -1;
         off_s = (int64_t)oh * 3600 + om * 60;
-        if (s[i] == '-')
-            off_s = -off_s;
+        if (s[i] == '-') off_s = -off_s;
     } else {
         return -1;
     }
     int64_t days = days_from_civil(y, mo, d);
     int64_t t = (days * 86400 + (int64_t)h * 3600 + mi * 60 + sec - off_s) * 1000 + frac_ms;
-    if (t < TIME_MIN_MS || t > TIME_MAX_MS)
-        return -1;
+    if (t < TIME_MIN_MS || t > TIME_MAX_MS) return -1;
     *ms = t;
     return 0;
 }
@@ -242,11 +230,10 @@ void mem_api__ts_format(int64_t ms, char out[32])
     unsigned m, d;
     civil_from_days(days, &y, &m, &d);
     char buf[96];
-    int l = snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, m,
-                     d, (unsigned)(sod / 3600), (unsigned)(sod % 3600 / 60),
-                     (unsigned)(sod % 60), (unsigned)msr);
-    if (l < 0 || l > 31 || ms < TIME_MIN_MS || ms > TIME_MAX_MS)
-        l = 0;
+    int l = snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ", (long long)y, m, d,
+                     (unsigned)(sod / 3600), (unsigned)(sod % 3600 / 60), (unsigned)(sod % 60),
+                     (unsigned)msr);
+    if (l < 0 || l > 31 || ms < TIME_MIN_MS || ms > TIME_MAX_MS) l = 0;
     memcpy(out, buf, (size_t)l);
     out[l] = '\0';
 }
@@ -254,8 +241,8 @@ void mem_api__ts_format(int64_t ms, char out[32])
 static int dur_check(double x, const char *field, double *out, mem_err_t *err)
 {
     if (!isfinite(x) || x < 0 || x > MAX_DURATION_S)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: must be between 0 and %g seconds",
-                             field, MAX_DURATION_S);
+        return mem_err_field(err, MEM_EINVAL, field, "%s: must be between 0 and %g seconds", field,
+                             MAX_DURATION_S);
     *out = x;
     return MEM_OK;
 }
@@ -271,8 +258,7 @@ static int dur_parse(const char *str, size_t len, const char *field, double *out
         else
             nd++;
     }
-    if (nd == 0 || i >= sizeof(buf))
-        goto bad;
+    if (nd == 0 || i >= sizeof(buf)) goto bad;
     memcpy(buf, str, i);
     buf[i] = '\0';
     size_t u = i;
@@ -317,16 +303,14 @@ int mem_api__decode_ts(const json_t *v, const char *field, int64_t *ms, mem_err_
         *ms = (int64_t)x * 1000;
         return MEM_OK;
     }
-    if (json_is_real(v))
-        return ts_from_unix(json_real_value(v), field, ms, err);
+    if (json_is_real(v)) return ts_from_unix(json_real_value(v), field, ms, err);
     return mem_err_field(err, MEM_EINVAL, field,
                          "%s: expected an RFC 3339 timestamp string or Unix seconds", field);
 }
 
 int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_err_t *err)
 {
-    if (json_is_number(v))
-        return dur_check(json_number_value(v), field, s, err);
+    if (json_is_number(v)) return dur_check(json_number_value(v), field, s, err);
     if (json_is_string(v))
         return dur_parse(json_string_value(v), json_string_length(v), field, s, err);
     return mem_err_field(err, MEM_EINVAL, field,
@@ -341,8 +325,7 @@ void mem_api__uuid7(int64_t ms, char out[37])
     size_t got = 0;
     while (got < sizeof(b)) {
         ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
-        if (r <= 0)
-            break;
+        if (r <= 0) break;
         got += (size_t)r;
     }
     if (got < sizeof(b)) { /* no entropy source: still unique enough with the clock mixed in */
@@ -360,8 +343,7 @@ void mem_api__uuid7(int64_t ms, char out[37])
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
         out[o++] = hex[b[i] >> 4];
         out[o++] = hex[b[i] & 15];
     }
@@ -399,13 +381,11 @@ int mem_api__embed(const char *text, size_t len, float *out, size_t dim)
     memset(out, 0, dim * sizeof(float));
     for (size_t i = 0; i <= len; i++) {
         unsigned char c = i < len ? (unsigned char)text[i] : ' ';
-        bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                     c >= 0x80;
+        bool alnum =
+            (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
         if (alnum) {
-            if (c >= 'A' && c <= 'Z')
-                c = (unsigned char)(c - 'A' + 'a');
-            if (wl < sizeof(word))
-                word[wl++] = c;
+            if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+            if (wl < sizeof(word)) word[wl++] = c;
             continue;
         }
         if (wl) {
