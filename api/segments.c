@@ -42,6 +42,7 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
     op->segs = in.segs;
     op->n_segs = in.n_segs;
     op->dim = in.dim;
+    op->batch = in.batch;
     resp->pending = op;
 }
 
