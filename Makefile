@@ -41,22 +41,27 @@ $(B)/core/vec_avx2.o:   ISA := -mavx2 -mfma
 $(B)/core/vec_avx512.o: ISA := -mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(ISA) -c $< -o $@
+	@echo "  CC  $<"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(ISA) -c $< -o $@
 
 $(B)/libmnemod.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	@echo "  AR  $@"
+	@rm -f $@ && ar rcs $@ $^
 
 $(B)/mnemod: $(SRV_OBJS) $(B)/libmnemod.a
-	$(CC) $(LDFLAGS) -o $@ $(SRV_OBJS) $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(LDFLAGS) -o $@ $(SRV_OBJS) $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libmnemod.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(B)/libmnemod.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) $(LDLIBS)
 
 run: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod

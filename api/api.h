@@ -38,6 +38,7 @@ typedef struct mem_api_resp {
     size_t body_len;
     const char *content_type; /* static */
     int retry_after_s;        /* > 0: send Retry-After */
+    const char *allow;        /* static; non-NULL: send "Allow: <this>" (405 answers) */
     char route[48];           /* route label for metrics: "retrieve", "segments", ... */
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;

@@ -10,7 +10,12 @@
 #include "core/decay.h"
 #include "core/err.h"
 
-typedef enum mem_log_level { MEM_LOG_DEBUG, MEM_LOG_INFO, MEM_LOG_WARN, MEM_LOG_ERROR } mem_log_level_t;
+typedef enum mem_log_level {
+    MEM_LOG_DEBUG,
+    MEM_LOG_INFO,
+    MEM_LOG_WARN,
+    MEM_LOG_ERROR
+} mem_log_level_t;
 
 typedef struct mem_cfg {
     char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
@@ -22,10 +27,10 @@ typedef struct mem_cfg {
     double coherence_weight;    /* [0, 1] */
     char api_key[512];          /* "" = no auth */
     bool metrics_public;
-    size_t max_body;            /* bytes */
+    size_t max_body; /* bytes */
     size_t max_batch;
     double max_future_skew_s;
-    int threads;                /* libuv pool size */
+    int threads; /* libuv pool size */
     bool sync_full;
     size_t max_connections;
     double idle_timeout_s;
@@ -43,12 +48,24 @@ enum {
     MEM_CFG_EXIT_OK = 1, /* --help or --version printed to out: exit 0 */
 };
 
+/* Buffer size that holds the --help text (and the version line). */
+#define MEM_CFG_TEXT_MAX 8192
+
 /* Fill cfg from defaults, the optional --config file, env (NULL = none; a NULL-terminated
  * "KEY=value" array) and argv. Help/version text goes to out_text (may be NULL).
  * Returns MEM_CFG_RUN, MEM_CFG_EXIT_OK, or MEM_EINVAL with err->msg one line naming the
- * key (the caller prints it and exits 2). */
+ * key (the caller prints it and exits 2); MEM_ENOMEM if the file buffer cannot be had.
+ * Unknown MNEMOD_* variables in env are errors (a typo must not be ignored); an empty
+ * variable counts as unset. Reads the config file and the API key file (the only I/O). */
 int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,
                  size_t out_len, mem_err_t *err);
 void mem_cfg_defaults(mem_cfg_t *cfg);
+/* Write the --help text (every flag, its environment variable and default) into buf like
+ * snprintf; returns the full length. buf may be NULL with len 0 to measure. */
+size_t mem_cfg_help(char *buf, size_t len);
+/* One key=value line (no newline) describing the effective settings, for the start-up log:
+ * "listen=127.0.0.1:6636 data=./mnemod.db half_life_s=0 decay=exponential ... auth=off".
+ * The API key itself is never written (auth=on|off). snprintf semantics. */
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len);
 
 #endif

@@ -3,6 +3,10 @@
  *
  * A plan is pure: it reads vectors, ticks and access counts of the memories being
  * compacted (in time order) and marks which to keep. Ties go to the lower (older) index.
+ * Wire names: "coherence_weighted", "dedup_gated", "structural_time",
+ * "structural_keyframe", "novelty" (the default; see core/compact_novelty.c). Every
+ * quantity is computed in double from the given vectors, so a plan does not depend on the
+ * SIMD kernel in use and is deterministic.
  */
 #ifndef MEM_CORE_COMPACT_H
 #define MEM_CORE_COMPACT_H
@@ -17,11 +21,14 @@ typedef enum mem_compact_policy {
     MEM_COMPACT_DEDUP_GATED,
     MEM_COMPACT_STRUCTURAL_TIME,
     MEM_COMPACT_STRUCTURAL_KEYFRAME,
-    MEM_COMPACT_NOVELTY, /* the project's own policy, the default (name may change) */
+    MEM_COMPACT_NOVELTY, /* "novelty": the project's own policy, the default */
     MEM_COMPACT_POLICY_COUNT
 } mem_compact_policy_t;
 
 #define MEM_COMPACT_DEFAULT MEM_COMPACT_NOVELTY
+
+/* novelty: a head restated by a newer head with cos >= this is outdated. */
+#define MEM_COMPACT_RESTATE_COS 0.8
 
 typedef struct mem_compact_input {
     size_t n;                 /* memories, in time order */

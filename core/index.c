@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/index_int.h"
 
 #define SLOT_EMPTY 0u
 #define SLOT_TOMB UINT32_MAX
@@ -50,6 +51,7 @@ void mem_index_free(mem_index_t *idx)
     for (size_t s = 1; s <= idx->_n_sources; s++)
         free(idx->_sources[s]);
     free(idx->_sources);
+    free(idx->_deg_hist);
     free(idx);
 }
 
@@ -198,6 +200,10 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
     uint8_t *f = &MEM_INDEX_ROW(idx, pos, flags);
     if (*f & MEM_ROW_DELETED)
         return; /* a hole stays a hole */
+    /* core/graph.c unlinks a row (degree 0) before it leaves the active set and links it
+     * after it joins; a row that changes sides with edges still counted is a caller slip
+     * that costs one recount, so graph_edges/max_degree never describe inactive rows. */
+    int moved = (*f == 0) != (flags == 0) && MEM_INDEX_ROW(idx, pos, degree) != 0;
     count_flags(idx, *f, -1);
     count_flags(idx, flags, 1);
     *f = flags;
@@ -205,8 +211,11 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
         map_remove(idx, pos);
         free(idx->_ids[pos]);
         idx->_ids[pos] = NULL;
-        MEM_INDEX_ROW(idx, pos, degree) = 0;
     }
+    if (flags != 0)
+        MEM_INDEX_ROW(idx, pos, degree) = 0; /* inactive rows have no edges */
+    if (moved)
+        mem_index_recount_graph(idx);
 }
 
 int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len)
@@ -262,4 +271,56 @@ void mem_index_recount_graph(mem_index_t *idx)
     }
     idx->graph_edges = sum / 2;
     idx->max_degree = max;
+
+    /* The histogram: room for one more than the largest degree, so a link that raises the
+     * maximum by one rarely needs to grow it. On ENOMEM it is dropped (NULL) and
+     * core/graph.c falls back to recounting. */
+    size_t cap = (size_t)max + 2;
+    if (cap < 64)
+        cap = 64;
+    if (cap > idx->_deg_hist_cap) {
+        free(idx->_deg_hist);
+        idx->_deg_hist = malloc(cap * sizeof(*idx->_deg_hist));
+        idx->_deg_hist_cap = idx->_deg_hist ? cap : 0;
+    }
+    if (!idx->_deg_hist)
+        return;
+    memset(idx->_deg_hist, 0, idx->_deg_hist_cap * sizeof(*idx->_deg_hist));
+    for (size_t p = 0; p < idx->n_rows; p++)
+        if (MEM_INDEX_ROW(idx, p, flags) == 0 && MEM_INDEX_ROW(idx, p, degree) != 0)
+            idx->_deg_hist[MEM_INDEX_ROW(idx, p, degree)]++;
+}
+
+int mem_index__hist_reserve(mem_index_t *idx, size_t max_deg)
+{
+    if (!idx->_deg_hist)
+        return MEM_OK; /* no histogram: callers recount */
+    if (max_deg < idx->_deg_hist_cap)
+        return MEM_OK;
+    size_t cap = idx->_deg_hist_cap;
+    while (cap <= max_deg)
+        cap *= 2;
+    uint32_t *h = realloc(idx->_deg_hist, cap * sizeof(*h));
+    if (!h)
+        return MEM_ENOMEM;
+    memset(h + idx->_deg_hist_cap, 0, (cap - idx->_deg_hist_cap) * sizeof(*h));
+    idx->_deg_hist = h;
+    idx->_deg_hist_cap = cap;
+    return MEM_OK;
+}
+
+void mem_index__deg_set(mem_index_t *idx, size_t pos, uint32_t deg)
+{
+    uint32_t *d = &MEM_INDEX_ROW(idx, pos, degree);
+    if (idx->_deg_hist && MEM_INDEX_ROW(idx, pos, flags) == 0) {
+        if (*d)
+            idx->_deg_hist[*d]--;
+        if (deg)
+            idx->_deg_hist[deg]++;
+        if (deg > idx->max_degree)
+            idx->max_degree = deg;
+        while (idx->max_degree > 0 && idx->_deg_hist[idx->max_degree] == 0)
+            idx->max_degree--;
+    }
+    *d = deg;
 }

@@ -55,6 +55,8 @@ typedef struct mem_index {
     size_t _cap_slots, _used_slots;
     char **_sources;      /* interned sources, index 1.. */
     size_t _n_sources, _cap_sources;
+    uint32_t *_deg_hist;  /* active rows per degree (index >= 1), NULL when not built */
+    size_t _deg_hist_cap; /* entries in _deg_hist */
 } mem_index_t;
 
 /* Create an empty index for vectors of dim floats (1..4096). MEM_OK or MEM_ENOMEM/EINVAL. */
@@ -75,7 +77,8 @@ int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len);
 /* Interned id of a source, 0 when unknown. */
 int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len);
 const char *mem_index_source_name(const mem_index_t *idx, uint16_t source);
-/* Recompute graph_edges and max_degree from the active rows' degrees. */
+/* Recompute graph_edges and max_degree from the active rows' degrees (also rebuilds the
+ * private degree histogram that lets core/graph.c keep max_degree without a recount). */
 void mem_index_recount_graph(mem_index_t *idx);
 
 static inline mem_index_block_t *mem_index_block_of(const mem_index_t *idx, size_t pos)

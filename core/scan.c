@@ -1,8 +1,36 @@
 /* scan.c - top-K retrieval: the scalar reference and the fast path
  * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. mem_scan_reference scores every visible row with the scalar kernel and keeps a
+ * sorted top-K: it is the oracle. mem_scan_run gives the same answer faster:
+ *
+ * 1. Blocks first. Every block (256 time-ordered rows) with a visible row and a time
+ *    range meeting [since, until] gets an upper bound U on its scores:
+ *      U = f_max * sim_max,  f_max = blend(t(age_min), gate_max, w)
+ *    age_min is the age of the block's time point nearest to the origin (two-sided, so an
+ *    origin in the past works), gate_max is 1 (the loose bound) and sim_max = |q| times
+ *    a rounding margin. Decay, time weight and blend are monotone in their inputs, in
+ *    floating point too, so no row's f exceeds f_max. Blocks are visited in order of U,
+ *    newest first among equals.
+ * 2. Pruning (SPEC section 4 "Early stop"). thr = max(K-th score once K rows are held,
+ *    min_score). Once thr > 0 and a block's U < thr, no row of it (negative similarities
+ *    give scores <= 0) can enter: it and every later block are skipped. Strict, so a tie
+ *    that a newer seq would win is never dropped. With a coherence weight, a block the
+ *    loose bound keeps but whose bound without any gate would prune gets its exact
+ *    gate_max (max degree of its active rows) and is skipped if that still prunes it.
+ * 3. One fused visit per block: dot_rows into 256 floats on the stack, select_ge keeps
+ *    only the rows whose sim can reach thr / f_max, and only those are filtered
+ *    (flags, time, source) and scored exactly (decay, gate, blend in double, the same
+ *    expressions as the reference) into a bounded heap of K hits. No full score array.
+ *
+ * Scores equal the reference's for equal similarities; with a SIMD kernel the
+ * similarity can differ from the scalar one in the last bits (the kernel error bound).
  */
 #include "core/scan.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool mem_scan_hit_before(const mem_scan_hit_t *a, const mem_scan_hit_t *b)
@@ -42,6 +70,24 @@ static bool row_selected(const mem_index_t *idx, const mem_scan_params_t *p, siz
     return true;
 }
 
+/* The exact score of a selected row with similarity sim: shared by both paths. */
+static void score_row(const mem_index_t *idx, const mem_scan_params_t *p, size_t pos, float sim,
+                      mem_scan_hit_t *h)
+{
+    const mem_index_block_t *blk = mem_index_block_of(idx, pos);
+    size_t r = pos % MEM_INDEX_BLOCK_ROWS;
+    h->pos = pos;
+    h->seq = blk->seq[r];
+    h->sim = sim;
+    h->age_s = mem_decay_age_s(&p->decay, p->origin_ms, blk->ts_ms[r]);
+    h->decay = mem_decay_factor(&p->decay, h->age_s);
+    double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * h->decay;
+    h->gate = (blk->flags[r] == 0 && idx->max_degree > 0)
+                  ? (double)blk->degree[r] / (double)idx->max_degree
+                  : 0.0;
+    h->score = (double)h->sim * mem_decay_blend(t, h->gate, p->coherence_weight);
+}
+
 void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_scan_hit_t *hits,
                         size_t *n_hits, size_t *n_scanned)
 {
@@ -51,17 +97,8 @@ void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_
             continue;
         scanned++;
         mem_scan_hit_t h;
-        h.pos = pos;
-        h.seq = MEM_INDEX_ROW(idx, pos, seq);
-        h.sim = mem_vec_dot_f32_scalar(p->query, mem_index_vec(idx, pos), idx->dim);
-        h.age_s = mem_decay_age_s(&p->decay, p->origin_ms, MEM_INDEX_ROW(idx, pos, ts_ms));
-        h.decay = mem_decay_factor(&p->decay, h.age_s);
-        double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * h.decay;
-        uint8_t f = MEM_INDEX_ROW(idx, pos, flags);
-        h.gate = (f == 0 && idx->max_degree > 0)
-                     ? (double)MEM_INDEX_ROW(idx, pos, degree) / (double)idx->max_degree
-                     : 0.0;
-        h.score = (double)h.sim * mem_decay_blend(t, h.gate, p->coherence_weight);
+        score_row(idx, p, pos,
+                  mem_vec_dot_f32_scalar(p->query, mem_index_vec(idx, pos), idx->dim), &h);
         if (p->has_min_score && !(h.score >= p->min_score))
             continue;
         topk_offer(hits, &n, p->k, &h);
@@ -70,10 +107,377 @@ void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_
     *n_scanned = scanned;
 }
 
+/* ---- the fast path ---------------------------------------------------------------- */
+
+/* Bounded heap of the K best hits; the root is the one that ranks last. */
+typedef struct topk {
+    mem_scan_hit_t *h;
+    size_t n, k;
+} topk_t;
+
+static void heap_push(topk_t *t, const mem_scan_hit_t *x)
+{
+    size_t i;
+    if (t->n < t->k) {
+        i = t->n++;
+        while (i > 0) {
+            size_t parent = (i - 1) / 2;
+            if (!mem_scan_hit_before(&t->h[parent], x))
+                break;
+            t->h[i] = t->h[parent];
+            i = parent;
+        }
+        t->h[i] = *x;
+        return;
+    }
+    if (!mem_scan_hit_before(x, &t->h[0]))
+        return;
+    i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1, worst = c;
+        if (c >= t->n)
+            break;
+        if (c + 1 < t->n && mem_scan_hit_before(&t->h[c], &t->h[c + 1]))
+            worst = c + 1;
+        if (!mem_scan_hit_before(x, &t->h[worst]))
+            break;
+        t->h[i] = t->h[worst];
+        i = worst;
+    }
+    t->h[i] = *x;
+}
+
+static int hit_cmp(const void *a, const void *b)
+{
+    const mem_scan_hit_t *x = a, *y = b;
+    return mem_scan_hit_before(x, y) ? -1 : mem_scan_hit_before(y, x) ? 1 : 0;
+}
+
+static void sort_hits(mem_scan_hit_t *h, size_t n)
+{
+    if (n > 1)
+        qsort(h, n, sizeof(*h), hit_cmp);
+}
+
+typedef struct scan_state {
+    const mem_index_t *idx;
+    const mem_scan_params_t *p;
+    const mem_vec_ops_t *ops;
+    mem_vec_select_ge_fn select_ge;
+    topk_t top;
+    double sim_max; /* >= every similarity the kernel can return */
+    size_t scanned;
+} scan_state_t;
+
+/* Current admission threshold: a row whose score is < thr cannot enter. */
+static double current_thr(const scan_state_t *s)
+{
+    double thr = s->top.n == s->top.k ? s->top.h[0].score : -HUGE_VAL;
+    if (s->p->has_min_score && s->p->min_score > thr)
+        thr = s->p->min_score;
+    return thr;
+}
+
+static size_t visible_in_block(const mem_index_t *idx, size_t b)
+{
+    size_t start = b * MEM_INDEX_BLOCK_ROWS;
+    if (start >= idx->n_visible)
+        return 0;
+    size_t n = idx->n_visible - start;
+    size_t in_blk = idx->blocks[b]->n_rows;
+    return n < in_blk ? n : in_blk;
+}
+
+/* f_max of block b (before the sim factor), with the given gate bound. */
+static double block_f_max(const scan_state_t *s, const mem_index_block_t *blk, double gate_max)
+{
+    const mem_scan_params_t *p = s->p;
+    int64_t nearest = p->origin_ms < blk->ts_min   ? blk->ts_min
+                      : p->origin_ms > blk->ts_max ? blk->ts_max
+                                                   : p->origin_ms;
+    double age = mem_decay_age_s(&p->decay, p->origin_ms, nearest);
+    double d = mem_decay_factor(&p->decay, age);
+    double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * d;
+    return mem_decay_blend(t, gate_max, p->coherence_weight);
+}
+
+static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n)
+{
+    if (idx->max_degree == 0)
+        return 0.0;
+    uint32_t m = 0;
+    for (size_t r = 0; r < n; r++) {
+        uint32_t d = blk->flags[r] == 0 ? blk->degree[r] : 0;
+        m = d > m ? d : m;
+    }
+    return (double)m / (double)idx->max_degree;
+}
+
+/* 1 when every visible row of the block passes the filters (the common case). */
+static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n)
+{
+    if (p->source >= 0 || blk->ts_min < p->since_ms || blk->ts_max > p->until_ms)
+        return false;
+    uint64_t any = 0;
+    size_t r = 0;
+    for (; r + 8 <= n; r += 8) {
+        uint64_t w;
+        memcpy(&w, blk->flags + r, 8);
+        any |= w;
+    }
+    for (; r < n; r++)
+        any |= blk->flags[r];
+    return any == 0;
+}
+
+static bool flags_selected(const mem_scan_params_t *p, uint8_t f)
+{
+    return !(f & MEM_ROW_DELETED) && (!(f & MEM_ROW_SUPERSEDED) || p->include_superseded) &&
+           (!(f & MEM_ROW_ARCHIVED) || p->include_archived);
+}
+
+static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r)
+{
+    return flags_selected(p, blk->flags[r]) && blk->ts_ms[r] >= p->since_ms &&
+           blk->ts_ms[r] <= p->until_ms &&
+           (p->source < 0 || blk->source[r] == (uint16_t)p->source);
+}
+
+/* The largest float c with c <= x * (1 - 1e-12): sim < c guarantees sim * f < thr. */
+static float cut_below(double x)
+{
+    x = x > 0 ? x * (1.0 - 1e-12) : x * (1.0 + 1e-12);
+    if (x > (double)FLT_MAX)
+        return HUGE_VALF;
+    float c = (float)x;
+    if ((double)c > x)
+        c = nextafterf(c, -HUGE_VALF);
+    return c;
+}
+
+/* f_min of a block: its farthest time point from the origin, and no gate. */
+static double block_f_min(const scan_state_t *s, const mem_index_block_t *blk)
+{
+    const mem_scan_params_t *p = s->p;
+    int64_t far = (p->origin_ms - blk->ts_min > blk->ts_max - p->origin_ms) ? blk->ts_min
+                                                                          : blk->ts_max;
+    double age = mem_decay_age_s(&p->decay, p->origin_ms, far);
+    double d = mem_decay_factor(&p->decay, age);
+    double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * d;
+    return mem_decay_blend(t, 0.0, p->coherence_weight);
+}
+
+/* While the heap is not yet full: a lower bound on the final K-th score from this block
+ * alone. If at least K of its rows (all selected) have sim >= c > 0, each of them scores
+ * >= c * f_min, so the K-th best score is >= L = c * f_min and a row whose upper bound is
+ * below L cannot enter. c is found by bisection with select_ge (a count). 0 = no bound. */
+static double bootstrap_thr(const scan_state_t *s, const mem_index_block_t *blk, const float *sims,
+                            size_t n, uint32_t *scratch)
+{
+    double f_min = block_f_min(s, blk);
+    if (!(f_min > 0.0))
+        return 0.0;
+    float lo = 0.0f, hi = (float)s->sim_max;
+    if (s->select_ge(sims, n, FLT_MIN, scratch) < s->top.k)
+        return 0.0;
+    lo = FLT_MIN;
+    for (int it = 0; it < 10; it++) {
+        float mid = 0.5f * (lo + hi);
+        if (s->select_ge(sims, n, mid, scratch) >= s->top.k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (double)lo * f_min;
+}
+
+static void visit_block(scan_state_t *s, size_t b, double f_max)
+{
+    const mem_index_t *idx = s->idx;
+    const mem_scan_params_t *p = s->p;
+    const mem_index_block_t *blk = idx->blocks[b];
+    size_t n = visible_in_block(idx, b);
+    float sims[MEM_INDEX_BLOCK_ROWS];
+    uint32_t cand[MEM_INDEX_BLOCK_ROWS];
+    bool all = block_all_selected(p, blk, n);
+
+    if (all) {
+        s->scanned += n;
+    } else {
+        size_t c = 0;
+        for (size_t r = 0; r < n; r++)
+            c += blk_row_selected(p, blk, r);
+        if (c == 0)
+            return;
+        s->scanned += c;
+    }
+    s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
+
+    double thr = current_thr(s);
+    if (s->top.n < s->top.k && all && n >= s->top.k && f_max > 0.0) {
+        double boot = bootstrap_thr(s, blk, sims, n, cand);
+        thr = boot > thr ? boot : thr;
+    }
+    size_t n_cand;
+    if (thr > 0.0 && f_max > 0.0) {
+        n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);
+    } else {
+        for (size_t r = 0; r < n; r++)
+            cand[r] = (uint32_t)r;
+        n_cand = n;
+    }
+    size_t base = b * MEM_INDEX_BLOCK_ROWS;
+    for (size_t i = 0; i < n_cand; i++) {
+        size_t r = cand[i];
+        if (thr > 0.0 && (double)sims[r] * f_max < thr * (1.0 - 1e-12))
+            continue; /* thr has risen since the block started */
+        if (!all && !blk_row_selected(p, blk, r))
+            continue;
+        mem_scan_hit_t h;
+        score_row(idx, p, base + r, sims[r], &h);
+        if (p->has_min_score && !(h.score >= p->min_score))
+            continue;
+        heap_push(&s->top, &h);
+        thr = current_thr(s);
+    }
+}
+
+typedef struct block_ent {
+    double bound; /* f_max * sim_max: no score of the block exceeds it */
+    double f_max;
+    size_t b;
+} block_ent_t;
+
+static int ent_cmp(const void *x, const void *y)
+{
+    const block_ent_t *a = x, *b = y;
+    if (a->bound != b->bound)
+        return a->bound > b->bound ? -1 : 1;
+    return a->b > b->b ? -1 : a->b < b->b ? 1 : 0;
+}
+
+static void sort_ents(block_ent_t *e, size_t n)
+{
+    if (n <= 32) {
+        for (size_t i = 1; i < n; i++) {
+            block_ent_t x = e[i];
+            size_t j = i;
+            while (j > 0 && ent_cmp(&x, &e[j - 1]) < 0) {
+                e[j] = e[j - 1];
+                j--;
+            }
+            e[j] = x;
+        }
+    } else {
+        qsort(e, n, sizeof(*e), ent_cmp);
+    }
+}
+
+#define SCAN_CHUNK 512
+
+/* Visit a chunk of candidate blocks in bound order, pruning as SPEC section 4 says. */
+static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
+{
+    const mem_scan_params_t *p = s->p;
+    sort_ents(ents, n);
+    for (size_t i = 0; i < n; i++) {
+        double thr = current_thr(s);
+        if (thr > 0.0 && ents[i].bound < thr)
+            return; /* sorted: every later block is bounded lower still */
+        const mem_index_block_t *blk = s->idx->blocks[ents[i].b];
+        double f_max = ents[i].f_max;
+        if (thr > 0.0 && p->coherence_weight > 0.0 &&
+            block_f_max(s, blk, 0.0) * s->sim_max < thr) {
+            /* only the gate keeps this block in: try its exact gate bound */
+            double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b));
+            double tight = block_f_max(s, blk, g);
+            if (tight * s->sim_max < thr)
+                continue;
+            f_max = tight;
+        }
+        visit_block(s, ents[i].b, f_max);
+    }
+}
+
+static bool params_prunable(const mem_scan_params_t *p)
+{
+    /* The bounds assume f in [0, 1]; anything else takes the reference path. */
+    return p->decay.recency_bias >= 0.0 && p->decay.recency_bias <= 1.0 &&
+           p->coherence_weight >= 0.0 && p->coherence_weight <= 1.0 &&
+           p->decay.offset_s >= 0.0 && !isnan(p->decay.half_life_s);
+}
+
+void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                       size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
+                       size_t *n_scanned)
+{
+    if (n_parts == 0)
+        n_parts = 1;
+    if (!params_prunable(p) || p->k == 0) {
+        if (part == 0 && p->k > 0) {
+            mem_scan_reference(idx, p, hits, n_hits, n_scanned);
+        } else {
+            *n_hits = 0;
+            *n_scanned = 0;
+        }
+        return;
+    }
+    scan_state_t s = {
+        .idx = idx,
+        .p = p,
+        .ops = ops,
+        .select_ge = ops->select_ge ? ops->select_ge : mem_vec_select_ge_scalar,
+        .top = {.h = hits, .n = 0, .k = p->k},
+    };
+    double qq = 0.0;
+    for (size_t i = 0; i < idx->dim; i++)
+        qq += (double)p->query[i] * (double)p->query[i];
+    /* rows are unit vectors rounded to float; the kernel adds at most dim ulps */
+    s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+
+    block_ent_t ents[SCAN_CHUNK];
+    size_t n_ents = 0;
+    size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
+    /* newest first, so with an origin at "now" the first chunk holds the best blocks */
+    for (size_t bi = nb; bi-- > 0;) {
+        if (bi % n_parts != part)
+            continue;
+        const mem_index_block_t *blk = idx->blocks[bi];
+        if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms || visible_in_block(idx, bi) == 0)
+            continue;
+        ents[n_ents].b = bi;
+        ents[n_ents].f_max = block_f_max(&s, blk, 1.0);
+        ents[n_ents].bound = ents[n_ents].f_max * s.sim_max;
+        if (++n_ents == SCAN_CHUNK) {
+            visit_chunk(&s, ents, n_ents);
+            n_ents = 0;
+        }
+    }
+    visit_chunk(&s, ents, n_ents);
+    sort_hits(hits, s.top.n);
+    *n_hits = s.top.n;
+    *n_scanned = s.scanned;
+}
+
 void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned)
 {
-    /* Until the fused kernels land, the fast path is the reference. */
-    (void)ops;
-    mem_scan_reference(idx, p, hits, n_hits, n_scanned);
+    mem_scan_run_part(idx, ops, p, 0, 1, hits, n_hits, n_scanned);
+}
+
+void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,
+                    size_t k, mem_scan_hit_t *out, size_t *n_out)
+{
+    size_t n = 0;
+    if (k == 0) {
+        *n_out = 0;
+        return;
+    }
+    for (size_t l = 0; l < n_lists; l++)
+        for (size_t i = 0; i < counts[l]; i++) {
+            if (n == k && !mem_scan_hit_before(&lists[l][i], &out[k - 1]))
+                break; /* each list is sorted: the rest ranks lower still */
+            topk_offer(out, &n, k, &lists[l][i]);
+        }
+    *n_out = n;
 }

@@ -51,6 +51,22 @@ void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_
 /* Same answer, fast: ops' kernels, fused decay/gate/top-K, block pruning. */
 void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned);
+/* Parallel-friendly split: the same scan restricted to the blocks b with
+ * b % n_parts == part (interleaved, so every part holds new and old blocks and prunes as
+ * well as the whole). hits (room for p->k) gets that part's top-K in result order;
+ * mem_scan_merge of the n_parts lists equals mem_scan_run. Parts share nothing: run them
+ * on different threads with their own hits arrays.
+ * When it pays: a part costs a thread hand-off (~10-30 us in the libuv pool) and prunes
+ * a little less (its K-th score rises more slowly); splitting pays once one scan reads
+ * more than ~4 MB of vectors (n_visible * dim >= ~1M floats, e.g. 8k rows at dim 128,
+ * 2.7k at dim 384) and the pool has idle threads. On 2 cores the tcd corpus (2.6 MB)
+ * gains ~1.3-1.6x; 1M x 128 gains ~1.8x (bench/README.md). */
+void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                       size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
+                       size_t *n_scanned);
+/* Merge n_lists lists, each sorted in result order, into the top k (out has room for k). */
+void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,
+                    size_t k, mem_scan_hit_t *out, size_t *n_out);
 /* Result order: 1 when a ranks before b. */
 bool mem_scan_hit_before(const mem_scan_hit_t *a, const mem_scan_hit_t *b);
 

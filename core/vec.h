@@ -10,6 +10,7 @@
 #define MEM_CORE_VEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum mem_vec_isa {
     MEM_VEC_SCALAR = 0,
@@ -24,11 +25,21 @@ typedef float (*mem_vec_dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*mem_vec_dot_rows_fn)(const float *q, const float *rows, size_t n_rows, size_t dim,
                                     size_t stride, float *out);
 
+/* Writes to idx_out the indices i < n (ascending) with x[i] >= cut (false for NaN);
+ * returns how many. idx_out has room for n. Used by the scan to keep only the rows of a
+ * block whose similarity can still enter the top K. */
+typedef size_t (*mem_vec_select_ge_fn)(const float *x, size_t n, float cut, uint32_t *idx_out);
+
+/* Sum of n floats: a pure read pass at full width (the benches' memory floor). */
+typedef float (*mem_vec_sum_fn)(const float *x, size_t n);
+
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     mem_vec_dot_fn dot;
     mem_vec_dot_rows_fn dot_rows;
+    mem_vec_select_ge_fn select_ge; /* added by the engine; NULL = use the scalar one */
+    mem_vec_sum_fn sum;             /* added by the engine */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -43,10 +54,18 @@ int mem_vec_init(mem_vec_isa_t isa);
 /* The chosen table (scalar until mem_vec_init succeeds). */
 const mem_vec_ops_t *mem_vec_ops(void);
 
+/* The per-ISA tables (defined only where compiled in: vec_avx2.c, vec_avx512.c on x86-64,
+ * vec_neon.c on aarch64). Use mem_vec_ops_for, which checks that the host can run them. */
+extern const mem_vec_ops_t mem_vec_ops_avx2_table;
+extern const mem_vec_ops_t mem_vec_ops_avx512_table;
+extern const mem_vec_ops_t mem_vec_ops_neon_table;
+
 /* Scalar reference kernels (exported for tests and for the ISA files' tails). */
 float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
 void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
                                  size_t stride, float *out);
+float mem_vec_sum_f32_scalar(const float *x, size_t n);
+size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
 /* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or
  * non-finite vector, which is left unchanged. */
 int mem_vec_normalize(float *v, size_t n);

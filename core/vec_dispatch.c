@@ -13,6 +13,8 @@ static const mem_vec_ops_t scalar_ops = {
     .name = "scalar",
     .dot = mem_vec_dot_f32_scalar,
     .dot_rows = mem_vec_dot_rows_f32_scalar,
+    .select_ge = mem_vec_select_ge_scalar,
+    .sum = mem_vec_sum_f32_scalar,
 };
 
 /* The one mutable global core/ allows: written once by mem_vec_init before threads start. */
@@ -25,6 +27,24 @@ const mem_vec_ops_t *mem_vec_ops_for(mem_vec_isa_t isa)
     switch (isa) {
     case MEM_VEC_SCALAR:
         return &scalar_ops;
+#if defined(__x86_64__) || defined(__i386__)
+    case MEM_VEC_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                   ? &mem_vec_ops_avx2_table
+                   : NULL;
+    case MEM_VEC_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                       __builtin_cpu_supports("fma")
+                   ? &mem_vec_ops_avx512_table
+                   : NULL;
+#endif
+#if defined(__aarch64__)
+    case MEM_VEC_NEON:
+        return &mem_vec_ops_neon_table;
+#endif
     default:
         return NULL;
     }

@@ -22,6 +22,24 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
         out[r] = mem_vec_dot_f32_scalar(q, rows + r * stride, dim);
 }
 
+float mem_vec_sum_f32_scalar(const float *x, size_t n)
+{
+    float acc = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        acc += x[i];
+    return acc;
+}
+
+size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        idx_out[k] = (uint32_t)i; /* branch-free: written always, kept when selected */
+        k += x[i] >= cut;
+    }
+    return k;
+}
+
 int mem_vec_normalize(float *v, size_t n)
 {
     double ss = 0.0;

@@ -3,7 +3,7 @@
 # Installs only what is missing; uses sudo when not root. Safe to run repeatedly.
 set -eu
 PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
-libcmocka-dev curl python3 clang libclang-rt-14-dev"
+libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
 missing=""
 for p in $PKGS; do

@@ -24,6 +24,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
         run "$(basename "$t")" timeout 900 python3 "$t" "$B/mnemod"
     done
 fi
+if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
+    echo "== install: test_install.sh"
+    run test_install.sh sh tests/install/test_install.sh
+fi
 [ -n "$failures" ] && echo "failed suites:$failures"
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -111,14 +111,17 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         return NULL;
     resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    MHD_add_response_header(mr, "Content-Type",
-                            resp->content_type ? resp->content_type : "application/json");
+    if (resp->body_len > 0 || resp->content_type)
+        MHD_add_response_header(mr, "Content-Type",
+                                resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
     if (resp->retry_after_s > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
         MHD_add_response_header(mr, "Retry-After", ra);
     }
+    if (resp->allow)
+        MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -456,6 +459,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             if (errno || *end || n > s->cfg->max_body)
                 r->too_big = true;
         }
+        /* Answer 413 before the body arrives: a client announcing a huge body must not
+         * make us read (or wait for) it. MHD closes the connection after this reply. */
+        if (r->too_big)
+            return dispatch(s, r);
         return MHD_YES;
     }
     if (r->state == RS_READY) {

@@ -18,7 +18,7 @@ extern char **environ;
 int main(int argc, char **argv)
 {
     static mem_cfg_t cfg;
-    static char text[16384];
+    static char text[MEM_CFG_TEXT_MAX];
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_cfg_load(&cfg, argc, argv, environ, text, sizeof(text), &err);
@@ -42,5 +42,8 @@ int main(int argc, char **argv)
         }
     }
     mem_vec_init(isa);
+    char desc[1024];
+    mem_cfg_describe(&cfg, desc, sizeof(desc));
+    mem_srv_log(MEM_LOG_INFO, "config", "%s", desc);
     return mem_srv_run(&cfg, mem_vec_ops());
 }

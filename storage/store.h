@@ -15,6 +15,12 @@
  * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
  * never call them from the event-loop thread).
+ *
+ * Visibility: new rows reach scans and stats only after COMMIT; stats (counts, edges) are
+ * those of the last commit. Flag and degree changes of a running group (supersede, delete,
+ * archive) reach scans as the op runs, a few milliseconds before its COMMIT; if the group
+ * then fails, the namespace is reloaded from SQLite. Access statistics are counted in memory
+ * at once and reach SQLite within about a second (a crash may lose the last second of them).
  */
 #ifndef MEM_STORAGE_STORE_H
 #define MEM_STORAGE_STORE_H
@@ -40,6 +46,7 @@ typedef struct mem_store_opts {
     size_t max_namespaces;     /* creating one more is MEM_ELIMIT */
     size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
     const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
+    uint32_t max_page_count;   /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
 } mem_store_opts_t;
 
 /* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
@@ -92,6 +99,8 @@ struct mem_store_op {
     const mem_store_seg_in_t *segs;
     mem_store_seg_out_t *outs;
     size_t n_segs;
+    bool batch; /* INSERT: came as {"segments":[...]}: error fields read "segments[i].x"
+                   (also when n_segs > 1); else "x" */
     /* DELETE: the id. */
     char id[MEM_STORE_ID_MAX + 1];
     /* COMPACT: ids to evict (those no longer active are skipped), archive or purge. */
@@ -185,6 +194,8 @@ typedef struct mem_store_compact_req {
     bool context_given;     /* false: the namespace's last 20 retrieve queries */
     const float *context;   /* n_context * dim floats when context_given */
     size_t n_context;
+    size_t context_dim;     /* floats per context vector; 0 = the namespace's dim. A
+                               different value is MEM_EDIM */
 } mem_store_compact_req_t;
 
 /* Plan a compaction over the namespace's active segments (shared lock only).
@@ -203,5 +214,12 @@ typedef struct mem_store_metrics {
     size_t n_namespaces;
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
+
+/* Test hook: change the writer's PRAGMA max_page_count (0 = SQLite's default maximum);
+ * applied before the next group commit. Any thread. */
+void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages);
+/* Wait until every op queued so far has completed and the access statistics gathered so far
+ * are written to SQLite. Any thread but the writer's (never from a done callback). */
+void mem_store_sync(mem_store_t *st);
 
 #endif

@@ -1,0 +1,198 @@
+/* api_int.h - declarations shared between the files of api/ (not a public contract)
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. Everything decoded from one request (segments, vectors, strings, the pending
+ * store op) is allocated from a per-response pool (one malloc per object, linked), kept in
+ * resp->_state and freed in one go by mem_api_resp_deinit. Decoders turn a json_t into
+ * plain structs and take the namespace's dimension as a parameter (0: the namespace does
+ * not exist), so tests drive them without a store.
+ */
+#ifndef MEM_API_API_INT_H
+#define MEM_API_API_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api.h"
+#include "core/compact.h"
+#include "core/err.h"
+#include "storage/store.h"
+
+#define MEM_API_MAX_DIM        4096
+#define MEM_API_MAX_TEXT       (1024u * 1024u) /* bytes */
+#define MEM_API_MAX_SOURCE     256             /* bytes */
+#define MEM_API_MAX_SUPERSEDES 1024
+#define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
+
+/* ---- pool: every allocation of one request ---- */
+typedef struct mem_api__pool {
+    void *head; /* linked list of blocks */
+} mem_api__pool_t;
+
+void *mem_api__palloc(mem_api__pool_t *pool, size_t size); /* zeroed; NULL on ENOMEM */
+char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len); /* NUL-terminated */
+void mem_api__pool_free(mem_api__pool_t *pool);
+
+/* ---- routing ---- */
+typedef enum mem_api__route_kind {
+    MEM_API_R_HEALTHZ,
+    MEM_API_R_NAMESPACES, /* /v1/namespaces */
+    MEM_API_R_NS,         /* /v1/namespaces/{ns} */
+    MEM_API_R_SEGMENTS,   /* /v1/namespaces/{ns}/segments */
+    MEM_API_R_SEGMENT,    /* /v1/namespaces/{ns}/segments/{id} */
+    MEM_API_R_RETRIEVE,   /* /v1/namespaces/{ns}/retrieve */
+    MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
+    MEM_API_R_MCP,        /* /mcp */
+} mem_api__route_kind_t;
+
+typedef struct mem_api__route {
+    mem_api__route_kind_t kind;
+    const char *label;             /* metrics label, static */
+    const char *allow;             /* allowed methods, static ("GET, PUT, DELETE") */
+    char ns[MEM_STORE_NS_MAX + 1]; /* when the route has one */
+    char id[MEM_STORE_ID_MAX + 1]; /* percent-decoded, when the route has one */
+} mem_api__route_t;
+
+/* Match method and raw path. MEM_OK; MEM_ENOTFOUND (unknown path); MEM_EMETHOD (out->allow
+ * and out->label are set); MEM_EINVAL (bad namespace name or id). */
+int mem_api__route(const char *method, const char *path, mem_api__route_t *out, mem_err_t *err);
+/* Namespace name rule of SPEC section 2: MEM_OK or MEM_EINVAL (field "namespace"). */
+int mem_api__check_ns(const char *name, size_t len, mem_err_t *err);
+/* Content-Type acceptable for a JSON body: NULL or application/json (with parameters). */
+bool mem_api__json_media(const char *content_type);
+
+/* ---- per-response state between handle and finish ---- */
+typedef enum mem_api__pending_kind {
+    MEM_API_P_NONE,
+    MEM_API_P_NS_CREATE,
+    MEM_API_P_NS_DROP,
+    MEM_API_P_INSERT,
+    MEM_API_P_DELETE,
+    MEM_API_P_COMPACT,
+} mem_api__pending_kind_t;
+
+typedef struct mem_api__state {
+    mem_api__pool_t pool;
+    mem_api__pending_kind_t kind;
+    double t0_s; /* monotonic start, for took_ms */
+    /* compact */
+    char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
+    size_t n_plan, before;
+    mem_compact_policy_t policy;
+    /* MCP: the REST answer is wrapped as a tools/call result */
+    bool mcp;
+    json_t *rpc_id; /* own reference */
+} mem_api__state_t;
+
+/* The response's state, created on first use (NULL on ENOMEM). */
+mem_api__state_t *mem_api__state(mem_api_resp_t *resp);
+double mem_api__mono_s(void);
+/* took_ms rounded to the microsecond. */
+double mem_api__took_ms(double t0_s);
+
+/* ---- decoding ---- */
+/* Parse a body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8,
+ * not an object). *out is a new reference. */
+int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err);
+/* Reject any key of obj not in allowed (NULL-terminated); prefix names the object
+ * ("" at top level, "segments[2]." in a batch). */
+int mem_api__check_keys(const json_t *obj, const char *const *allowed, const char *prefix,
+                        mem_err_t *err);
+/* A request timestamp (RFC 3339 with zone, or Unix seconds) to Unix ms, truncated. */
+int mem_api__decode_ts(const json_t *v, const char *field, int64_t *ms, mem_err_t *err);
+/* A duration (seconds, or "90d"/"36h"/"15m"/"30s"/"2w", fractions allowed) >= 0. */
+int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_err_t *err);
+/* Parse RFC 3339 with a zone or offset: 0 or -1. */
+int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms);
+/* Format Unix ms as RFC 3339 UTC with milliseconds ("2026-07-31T09:30:00.000Z"). */
+void mem_api__ts_format(int64_t ms, char out[32]);
+/* The built-in embedder (SPEC section 6): MEM_OK or MEM_EINVAL (nothing to embed). */
+int mem_api__embed(const char *text, size_t len, float *out, size_t dim);
+/* A time-ordered UUIDv7 for ms (random bits from getrandom). out gets 36 chars + NUL. */
+void mem_api__uuid7(int64_t ms, char out[37]);
+
+typedef struct mem_api__insert_in {
+    mem_store_seg_in_t *segs; /* pool */
+    size_t n_segs;
+    size_t dim; /* floats per vector (the namespace's, or fixed by this insert) */
+    bool batch; /* {"segments":[...]} */
+} mem_api__insert_in_t;
+
+/* Insert body (single object or batch). ns_dim is the namespace's dimension, 0 when it
+ * does not exist yet (the first embedding, or the embedder's, fixes it). */
+int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
+                           size_t ns_dim, mem_api__insert_in_t *out, mem_err_t *err);
+
+typedef struct mem_api__retrieve_in {
+    mem_store_query_t q; /* q.scan.query in the pool */
+    bool explain;
+} mem_api__retrieve_in_t;
+
+int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
+                             size_t ns_dim, mem_api__retrieve_in_t *out, mem_err_t *err);
+
+typedef struct mem_api__compact_in {
+    mem_store_compact_req_t req; /* req.context in the pool */
+    bool dry_run, purge;
+} mem_api__compact_in_t;
+
+int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
+                            size_t ns_dim, mem_api__compact_in_t *out, mem_err_t *err);
+/* PUT body: NULL root (no body) means the embedder's dimension. */
+int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
+                              mem_err_t *err);
+
+/* ---- encoding (new references, NULL on ENOMEM) ---- */
+json_t *mem_api__enc_ts(int64_t ms);
+json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);
+json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
+json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
+                             size_t scanned, const char *kernel, double took_ms, bool explain);
+json_t *mem_api__enc_inserted(const mem_store_op_t *op);
+json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
+                             char *const *ids, size_t n_ids, double took_ms);
+/* Compact JSON text of j (keys in insertion order), every real written as the shortest
+ * decimal that reads back as the same double (0.1, not 0.10000000000000001). malloc'd;
+ * NULL on ENOMEM. */
+char *mem_api__dump(const json_t *j);
+/* Serialise obj into resp (status, body, content type). Steals obj. */
+void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
+/* The error body of SPEC section 3 for err (new reference). */
+json_t *mem_api__enc_error(const mem_err_t *err);
+/* Shortcut for mem_api_error with a fresh error. */
+void mem_api__fail(mem_api_resp_t *resp, int code, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- handlers (the REST part; MCP calls them with a decoded body) ---- */
+void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+void mem_api__ns_get(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
+void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
+                        mem_api_resp_t *resp);
+void mem_api__ns_drop(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
+void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
+                         mem_api_resp_t *resp);
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
+                      mem_api_resp_t *resp);
+void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                         mem_api_resp_t *resp);
+void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
+                       mem_api_resp_t *resp);
+void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
+                      mem_api_resp_t *resp);
+/* A zeroed store op in the response's pool, with ns and now_ms set and the pending kind
+ * recorded; NULL (resp already holds a 503) on ENOMEM. */
+mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                mem_api__pending_kind_t kind, mem_store_op_kind_t op_kind,
+                                const char *ns);
+/* Fill resp from the finished pending op (REST shape). */
+void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+
+/* POST /mcp with a parsed or unparsable body. */
+void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);
+/* Wrap the REST answer now in resp as a tools/call result. */
+void mem_api__mcp_wrap(mem_api_resp_t *resp);
+
+#endif

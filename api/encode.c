@@ -1,0 +1,283 @@
+/* encode.c - results -> the JSON answers of SPEC section 3
+ * SPDX-License-Identifier: MIT
+ *
+ * Every builder returns a new reference or NULL when an allocation failed (jansson's
+ * *_set_new calls release their value even on failure, so a NULL anywhere propagates up
+ * without leaking). Timestamps go out as RFC 3339 UTC with milliseconds.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+
+json_t *mem_api__enc_ts(int64_t ms)
+{
+    char buf[32];
+    mem_api__ts_format(ms, buf);
+    return json_string(buf);
+}
+
+/* A float32 as the shortest decimal that reads back as the same float (0.6f prints as 0.6,
+ * not 0.600000024), so stored unit vectors and similarities look like what was sent. */
+static json_t *json_f32(float f)
+{
+    char buf[32];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
+        if ((float)strtod(buf, NULL) == f) break;
+    }
+    return json_real(strtod(buf, NULL));
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+/* set key = value (stolen); returns -1 on failure, which the caller turns into NULL */
+static int set(json_t *obj, const char *key, json_t *value)
+{
+    return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+/* Stored metadata is a compact JSON object text written by this API; parse it back so it
+ * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped. */
+static int set_metadata(json_t *obj, const char *metadata)
+{
+    if (!metadata) return 0;
+    json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
+    if (!m) return 0;
+    return json_object_set_new(obj, "metadata", m);
+}
+
+json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
+{
+    json_t *o = json_object();
+    if (!o) return NULL;
+    if (set(o, "name", json_string(s->name)) ||
+        set(o, "count", json_integer((json_int_t)s->count)) ||
+        set(o, "superseded", json_integer((json_int_t)s->superseded)) ||
+        set(o, "archived", json_integer((json_int_t)s->archived)) ||
+        set(o, "dim", json_integer((json_int_t)s->dim)) ||
+        set(o, "oldest", s->empty ? json_null() : mem_api__enc_ts(s->oldest_ms)) ||
+        set(o, "newest", s->empty ? json_null() : mem_api__enc_ts(s->newest_ms)) ||
+        set(o, "graph_edges", json_integer((json_int_t)s->graph_edges)) ||
+        set(o, "max_degree", json_integer((json_int_t)s->max_degree))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *mem_api__enc_segment(const mem_store_segment_t *seg)
+{
+    json_t *o = json_object(), *sup = json_array();
+    if (!o || !sup) goto fail;
+    for (size_t i = 0; i < seg->n_supersedes; i++)
+        if (json_array_append_new(sup, json_string(seg->supersedes[i]))) goto fail;
+    if (set(o, "id", json_string(seg->id)) || set(o, "seq", json_integer(seg->seq)) ||
+        set(o, "timestamp", mem_api__enc_ts(seg->ts_ms)) ||
+        (seg->text && set(o, "text", json_string(seg->text))) ||
+        (seg->source && set(o, "source", json_string(seg->source))) ||
+        set_metadata(o, seg->metadata))
+        goto fail;
+    if (json_object_set_new(o, "supersedes", sup)) {
+        sup = NULL;
+        goto fail;
+    }
+    sup = NULL;
+    if (set(o, "superseded_by", str_or_null(seg->superseded_by)) ||
+        set(o, "archived", json_boolean(seg->archived)))
+        goto fail;
+    if (seg->embedding) {
+        json_t *e = json_array();
+        if (!e) goto fail;
+        for (size_t i = 0; i < seg->dim; i++)
+            if (json_array_append_new(e, json_f32(seg->embedding[i]))) {
+                json_decref(e);
+                goto fail;
+            }
+        if (json_object_set_new(o, "embedding", e)) goto fail;
+    }
+    return o;
+fail:
+    json_decref(sup);
+    json_decref(o);
+    return NULL;
+}
+
+json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
+                             size_t scanned, const char *kernel, double took_ms, bool explain)
+{
+    json_t *o = json_object(), *arr = json_array();
+    if (!o || !arr) goto fail;
+    for (size_t i = 0; i < n; i++) {
+        const mem_store_result_t *r = &res[i];
+        json_t *h = json_object();
+        if (!h || json_array_append_new(arr, h)) goto fail;
+        if (set(h, "id", json_string(r->id)) || set(h, "seq", json_integer(r->hit.seq)) ||
+            set(h, "score", json_real(r->hit.score)) ||
+            set(h, "timestamp", mem_api__enc_ts(r->ts_ms)) ||
+            (r->text && set(h, "text", json_string(r->text))) ||
+            (r->source && set(h, "source", json_string(r->source))) || set_metadata(h, r->metadata))
+            goto fail;
+        if (explain &&
+            (set(h, "similarity", json_f32(r->hit.sim)) ||
+             set(h, "decay", json_real(r->hit.decay)) || set(h, "gate", json_real(r->hit.gate)) ||
+             set(h, "age_seconds", json_real(r->hit.age_s))))
+            goto fail;
+    }
+    if (set(o, "namespace", json_string(ns)) || set(o, "took_ms", json_real(took_ms)) ||
+        set(o, "scanned", json_integer((json_int_t)scanned)) ||
+        set(o, "kernel", json_string(kernel ? kernel : "scalar")))
+        goto fail;
+    if (json_object_set_new(o, "results", arr)) {
+        arr = NULL;
+        goto fail;
+    }
+    return o;
+fail:
+    json_decref(arr);
+    json_decref(o);
+    return NULL;
+}
+
+json_t *mem_api__enc_inserted(const mem_store_op_t *op)
+{
+    json_t *o = json_object(), *arr = json_array();
+    if (!o || !arr) goto fail;
+    for (size_t i = 0; i < op->n_segs; i++) {
+        json_t *h = json_object();
+        if (!h || json_array_append_new(arr, h)) goto fail;
+        if (set(h, "id", json_string(op->segs[i].id)) ||
+            set(h, "seq", json_integer(op->outs[i].seq)) ||
+            set(h, "timestamp", mem_api__enc_ts(op->outs[i].ts_ms)))
+            goto fail;
+    }
+    if (json_object_set_new(o, "inserted", arr)) {
+        arr = NULL;
+        goto fail;
+    }
+    return o;
+fail:
+    json_decref(arr);
+    json_decref(o);
+    return NULL;
+}
+
+json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
+                             char *const *ids, size_t n_ids, double took_ms)
+{
+    json_t *o = json_object(), *arr = json_array();
+    if (!o || !arr) goto fail;
+    for (size_t i = 0; i < n_ids; i++)
+        if (json_array_append_new(arr, json_string(ids[i]))) goto fail;
+    if (set(o, "before", json_integer((json_int_t)before)) ||
+        set(o, "after", json_integer((json_int_t)after)) ||
+        set(o, "policy", json_string(mem_compact_policy_name(policy))))
+        goto fail;
+    if (json_object_set_new(o, "evicted", arr)) {
+        arr = NULL;
+        goto fail;
+    }
+    arr = NULL;
+    if (set(o, "took_ms", json_real(took_ms))) goto fail;
+    return o;
+fail:
+    json_decref(arr);
+    json_decref(o);
+    return NULL;
+}
+
+/* Shortest "%.{p}g" that reads back as x; integral values below 1e15 keep a fixed form
+ * ("100000.0", not "1e+05"). Always marks a real (".0" or an exponent). */
+static size_t fmt_real(double x, char *out, size_t cap)
+{
+    int l = 0;
+    if (x == floor(x) && fabs(x) < 1e15) {
+        l = snprintf(out, cap, "%.1f", x);
+    } else {
+        for (int p = 1; p <= 17; p++) {
+            l = snprintf(out, cap, "%.*g", p, x);
+            if (strtod(out, NULL) == x) break;
+        }
+        if (!strpbrk(out, ".eE")) l = snprintf(out, cap, "%.17g.0", x);
+    }
+    return l > 0 && (size_t)l < cap ? (size_t)l : 0;
+}
+
+char *mem_api__dump(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    if (!s) return NULL;
+    size_t len = strlen(s), cap = len + 64, o = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        free(s);
+        return NULL;
+    }
+    bool in_str = false;
+    for (size_t i = 0; i < len;) {
+        char c = s[i];
+        size_t tok = 1;
+        char num[40];
+        const char *src = s + i;
+        size_t n = 1;
+        if (in_str) {
+            if (c == '\\')
+                tok = n = 2; /* jansson never ends a string with a lone backslash */
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            tok = strspn(s + i, "0123456789+-.eE");
+            n = tok;
+            if (memchr(s + i, '.', tok) || memchr(s + i, 'e', tok) || memchr(s + i, 'E', tok)) {
+                char buf[64];
+                if (tok < sizeof(buf)) {
+                    memcpy(buf, s + i, tok);
+                    buf[tok] = '\0';
+                    size_t l = fmt_real(strtod(buf, NULL), num, sizeof(num));
+                    if (l) {
+                        src = num;
+                        n = l;
+                    }
+                }
+            }
+        }
+        if (o + n + 1 > cap) {
+            cap = (o + n + 1) * 2;
+            char *grown = realloc(out, cap);
+            if (!grown) {
+                free(out);
+                free(s);
+                return NULL;
+            }
+            out = grown;
+        }
+        memcpy(out + o, src, n);
+        o += n;
+        i += tok;
+    }
+    out[o] = '\0';
+    free(s);
+    return out;
+}
+
+void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)
+{
+    char *s = obj ? mem_api__dump(obj) : NULL;
+    json_decref(obj);
+    if (!s) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    free(resp->body);
+    resp->body = s;
+    resp->body_len = strlen(s);
+    resp->status = status;
+    resp->content_type = "application/json";
+}

@@ -1,0 +1,173 @@
+/* util.c - request pool, clocks, timestamps, durations, UUIDv7 and the embedder bridge
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. Request timestamps and durations are parsed here, at the JSON boundary: SPEC
+ * section 3 accepts RFC 3339 with a zone or offset, or Unix seconds; durations are seconds
+ * or a number with one unit (s, m, h, d, w). Parsing works on (ptr, len) slices and never
+ * calls the C library's locale- or zone-dependent functions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "api/api_int.h"
+
+#include "core/embed.h"
+#include "core/timefmt.h"
+
+/* ---- pool ---- */
+
+typedef struct pool_block {
+    struct pool_block *next;
+    max_align_t _align[]; /* payload follows */
+} pool_block_t;
+
+void *mem_api__palloc(mem_api__pool_t *pool, size_t size)
+{
+    if (size > SIZE_MAX - sizeof(pool_block_t)) return NULL;
+    pool_block_t *b = calloc(1, sizeof(pool_block_t) + (size ? size : 1));
+    if (!b) return NULL;
+    b->next = pool->head;
+    pool->head = b;
+    return b->_align;
+}
+
+char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len)
+{
+    if (len == SIZE_MAX) return NULL;
+    char *p = mem_api__palloc(pool, len + 1);
+    if (p && len) memcpy(p, s, len);
+    return p;
+}
+
+void mem_api__pool_free(mem_api__pool_t *pool)
+{
+    pool_block_t *b = pool->head;
+    while (b) {
+        pool_block_t *next = b->next;
+        free(b);
+        b = next;
+    }
+    pool->head = NULL;
+}
+
+mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
+{
+    if (!resp->_state) resp->_state = calloc(1, sizeof(mem_api__state_t));
+    return resp->_state;
+}
+
+double mem_api__mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double mem_api__took_ms(double t0_s)
+{
+    double ms = (mem_api__mono_s() - t0_s) * 1000.0;
+    if (ms < 0) ms = 0;
+    return round(ms * 1000.0) / 1000.0;
+}
+
+/* ---- timestamps and durations ----
+ * core/timefmt.h is the implementation; these adapt it to the decoders' needs. */
+
+static int ts_parse(const char *s, size_t len, const char *field, int64_t *ms, mem_err_t *err)
+{
+    return mem_time_parse_rfc3339(s, len, field, ms, err);
+}
+
+static int ts_from_unix(double secs, const char *field, int64_t *ms, mem_err_t *err)
+{
+    return mem_time_from_unix_s(secs, field, ms, err);
+}
+
+void mem_api__ts_format(int64_t ms, char out[32])
+{
+    mem_time_format_rfc3339(ms, out, 32);
+}
+
+static int dur_parse(const char *s, size_t len, const char *field, double *out, mem_err_t *err)
+{
+    return mem_time_parse_duration(s, len, 1.0, field, out, err);
+}
+
+static int dur_check(double x, const char *field, double *out, mem_err_t *err)
+{
+    return mem_time_check_duration_s(x, field, out, err);
+}
+
+int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms)
+{
+    return mem_time_parse_rfc3339(s, len, NULL, ms, NULL) == MEM_OK ? 0 : -1;
+}
+
+int mem_api__decode_ts(const json_t *v, const char *field, int64_t *ms, mem_err_t *err)
+{
+    if (json_is_string(v))
+        return ts_parse(json_string_value(v), json_string_length(v), field, ms, err);
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x < -62167219200LL || x > 253402300799LL)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: Unix seconds out of range", field);
+        *ms = (int64_t)x * 1000;
+        return MEM_OK;
+    }
+    if (json_is_real(v)) return ts_from_unix(json_real_value(v), field, ms, err);
+    return mem_err_field(err, MEM_EINVAL, field,
+                         "%s: expected an RFC 3339 timestamp string or Unix seconds", field);
+}
+
+int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_err_t *err)
+{
+    if (json_is_number(v)) return dur_check(json_number_value(v), field, s, err);
+    if (json_is_string(v))
+        return dur_parse(json_string_value(v), json_string_length(v), field, s, err);
+    return mem_err_field(err, MEM_EINVAL, field,
+                         "%s: expected seconds or a duration string like \"90d\"", field);
+}
+
+/* ---- UUIDv7 (RFC 9562): 48-bit ms, version 7, 74 random bits ---- */
+
+void mem_api__uuid7(int64_t ms, char out[37])
+{
+    uint8_t b[16];
+    size_t got = 0;
+    while (got < sizeof(b)) {
+        ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (got < sizeof(b)) { /* no entropy source: still unique enough with the clock mixed in */
+        uint64_t x = (uint64_t)ms ^ ((uint64_t)(uintptr_t)&got << 16) ^ (uint64_t)clock();
+        for (size_t i = got; i < sizeof(b); i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            b[i] = (uint8_t)(x >> 56);
+        }
+    }
+    uint64_t t = ms < 0 ? 0 : (uint64_t)ms & 0xFFFFFFFFFFFFull;
+    for (int i = 0; i < 6; i++)
+        b[i] = (uint8_t)(t >> (40 - 8 * i));
+    b[6] = (uint8_t)(0x70 | (b[6] & 0x0F));
+    b[8] = (uint8_t)(0x80 | (b[8] & 0x3F));
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+/* ---- the built-in embedder ---- */
+
+int mem_api__embed(const char *text, size_t len, float *out, size_t dim)
+{
+    return mem_embed_text(text, len, out, dim, NULL);
+}

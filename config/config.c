@@ -1,0 +1,830 @@
+/* config.c - settings: defaults < config file < environment < command-line flags (SPEC 7)
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. One table lists every setting once: its long flag (which is also its config-file
+ * key), its environment variable, the default shown by --help, and a setter that parses
+ * and range-checks a string. The four sources are applied in order of precedence, lowest
+ * first, through the same setters, so a value means the same thing wherever it comes from
+ * and a later source simply overwrites. Every failure is MEM_EINVAL with one line that
+ * names the flag and the variable.
+ */
+#include "config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/embed.h"
+#include "core/timefmt.h"
+#include "core/vec.h"
+
+#ifndef MNEMOD_VERSION
+#define MNEMOD_VERSION "0.0.0-unknown"
+#endif
+
+#define FILE_MAX_BYTES (1u << 20)
+#define LINE_MAX_BYTES 8192
+#define WHY_LEN        160
+
+typedef int (*setter_fn)(mem_cfg_t *cfg, const char *val, char *why, size_t why_len);
+
+typedef struct opt {
+    const char *flag; /* long flag and config-file key; NULL = environment only */
+    const char *env;  /* NULL = no environment variable */
+    const char *arg;  /* placeholder in --help */
+    const char *def;  /* default as --help shows it */
+    const char *help;
+    setter_fn set;
+    int is_bool; /* "--flag" alone means true */
+} opt_t;
+
+/* ---- value helpers ------------------------------------------------------------------ */
+
+/* `"value"` for messages: at most 48 bytes of it, control bytes shown as '?'. */
+static void quote(char *dst, size_t n, const char *val)
+{
+    size_t len = strlen(val), o = 0;
+    if (n < 8) return;
+    dst[o++] = '"';
+    for (size_t i = 0; i < len && i < 48 && o + 6 < n; i++)
+        dst[o++] = (unsigned char)val[i] < 0x20 || val[i] == 0x7f ? '?' : val[i];
+    if (len > 48 && o + 5 < n) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    dst[o++] = '"';
+    dst[o] = '\0';
+}
+
+static int why_set(char *why, size_t n, const char *val, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* why = "\"val\" " + formatted reason; returns -1 for `return why_set(...)`. */
+static int why_set(char *why, size_t n, const char *val, const char *fmt, ...)
+{
+    char q[64] = "";
+    size_t used = 0;
+    if (val) {
+        quote(q, sizeof(q), val);
+        used = (size_t)snprintf(why, n, "%s ", q);
+        if (used >= n) used = n - 1;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + used, n - used, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    return *a == *b;
+}
+
+/* A plain decimal: [+-]digits[.digits][e[+-]digits] or [+-].digits...; no hex, no inf/nan. */
+static int parse_double(const char *val, double *out)
+{
+    const char *p = val;
+    int digits = 0;
+    if (*p == '+' || *p == '-') p++;
+    while (isdigit((unsigned char)*p))
+        p++, digits++;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            digits++;
+    if (!digits) return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p) return -1;
+    errno = 0;
+    double v = strtod(val, NULL);
+    if (errno == ERANGE || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Digits only, value in [lo, hi]. */
+static int parse_uint(const char *val, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (!*val) return -1;
+    for (const char *p = val; *p; p++) {
+        if (!isdigit((unsigned char)*p)) return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (ULLONG_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+static int range_uint(const char *val, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out, char *why, size_t n)
+{
+    if (parse_uint(val, lo, hi, out) == 0) return 0;
+    if (parse_uint(val, 0, ULLONG_MAX, out) != 0)
+        return why_set(why, n, val, "is not a positive integer");
+    return why_set(why, n, val, "is outside %llu..%llu", lo, hi);
+}
+
+static int range_double(const char *val, double lo, double hi, double *out, char *why, size_t n)
+{
+    double v;
+    if (parse_double(val, &v) != 0) return why_set(why, n, val, "is not a number");
+    if (v < lo || v > hi) return why_set(why, n, val, "is outside [%g, %g]", lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int duration(const char *val, double bare_unit_s, int positive, double *out, char *why,
+                    size_t n)
+{
+    mem_err_t e = {0};
+    double v;
+    if (mem_time_parse_duration_z(val, bare_unit_s, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a duration: %s", e.msg);
+    if (positive && v <= 0) return why_set(why, n, val, "must be a duration greater than 0");
+    *out = v;
+    return 0;
+}
+
+static int bool_word(const char *val, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (ieq(val, yes[i])) {
+            *out = true;
+            return 0;
+        }
+        if (ieq(val, no[i])) {
+            *out = false;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- setters -------------------------------------------------------------------------- */
+
+static int set_listen(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    const char *host, *port;
+    size_t host_len;
+    if (val[0] == '[') {
+        const char *close = strchr(val, ']');
+        if (!close || close == val + 1 || close[1] != ':')
+            return why_set(why, n, val, "is not [IPv6]:port");
+        host = val + 1;
+        host_len = (size_t)(close - host);
+        port = close + 2;
+    } else {
+        const char *colon = strrchr(val, ':');
+        if (!colon) return why_set(why, n, val, "is not host:port, [IPv6]:port or :port");
+        host = val;
+        host_len = (size_t)(colon - val);
+        port = colon + 1;
+    }
+    for (size_t i = 0; i < host_len; i++)
+        if (isspace((unsigned char)host[i]) || iscntrl((unsigned char)host[i]) || host[i] == '[' ||
+            host[i] == ']' || host[i] == '/')
+            return why_set(why, n, val, "has an invalid host");
+    if (val[0] != '[' && memchr(host, ':', host_len))
+        return why_set(why, n, val, "has an IPv6 address without brackets (write [::1]:6636)");
+    unsigned long long p;
+    if (parse_uint(port, 0, 65535, &p) != 0)
+        return why_set(why, n, val, "has no valid port (0..65535)");
+    if (host_len >= sizeof(cfg->listen_host))
+        return why_set(why, n, val, "has a host longer than %zu bytes",
+                       sizeof(cfg->listen_host) - 1);
+    if (host_len == 0) {
+        strcpy(cfg->listen_host, "0.0.0.0");
+    } else {
+        memcpy(cfg->listen_host, host, host_len);
+        cfg->listen_host[host_len] = '\0';
+    }
+    cfg->listen_port = (int)p;
+    return 0;
+}
+
+static int set_path(char *dst, size_t cap, const char *val, char *why, size_t n)
+{
+    if (!*val) return why_set(why, n, NULL, "empty path");
+    if (strlen(val) >= cap) return why_set(why, n, NULL, "path longer than %zu bytes", cap - 1);
+    memcpy(dst, val, strlen(val) + 1);
+    return 0;
+}
+
+static int set_data(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return set_path(cfg->data_path, sizeof(cfg->data_path), val, why, n);
+}
+
+static int set_config(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return set_path(cfg->config_path, sizeof(cfg->config_path), val, why, n);
+}
+
+static int set_half_life(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 86400.0, 0, &cfg->decay.half_life_s, why, n);
+}
+
+static int set_decay_offset(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 0, &cfg->decay.offset_s, why, n);
+}
+
+static int set_recency_bias(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, 0.0, 1.0, &cfg->decay.recency_bias, why, n);
+}
+
+static int set_decay(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    static const char *const kinds =
+        "is not a decay (exponential, linear, gaussian, none or weibull:SHAPE)";
+    mem_decay_kind_t kind;
+    if (strncmp(val, "weibull", 7) == 0) {
+        double shape;
+        if (val[7] != ':' || parse_double(val + 8, &shape) != 0)
+            return why_set(why, n, val, "needs a shape: weibull:SHAPE, e.g. weibull:1.5");
+        if (!(shape > 0.0 && shape <= 10.0))
+            return why_set(why, n, val, "has a weibull shape outside (0, 10]");
+        cfg->decay.kind = MEM_DECAY_WEIBULL;
+        cfg->decay.shape = shape;
+        return 0;
+    }
+    if (mem_decay_kind_parse(val, &kind) != 0 || kind == MEM_DECAY_WEIBULL)
+        return why_set(why, n, val, "%s", kinds);
+    cfg->decay.kind = kind;
+    cfg->decay.shape = 1.0;
+    return 0;
+}
+
+static int set_embed_dim(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, MEM_EMBED_DIM_MAX, &v, why, n) != 0) return -1;
+    cfg->embed_dim = (size_t)v;
+    return 0;
+}
+
+static int set_coherence_threshold(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, -1.0, 1.0, &cfg->coherence_threshold, why, n);
+}
+
+static int set_coherence_weight(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, 0.0, 1.0, &cfg->coherence_weight, why, n);
+}
+
+/* The key ends up in an HTTP header comparison: printable ASCII without spaces. */
+static int check_key(const char *key, size_t len, char *why, size_t n)
+{
+    if (len == 0) return why_set(why, n, NULL, "the API key is empty");
+    if (len >= sizeof(((mem_cfg_t *)0)->api_key))
+        return why_set(why, n, NULL, "the API key is longer than %zu bytes",
+                       sizeof(((mem_cfg_t *)0)->api_key) - 1);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)key[i] <= 0x20 || (unsigned char)key[i] >= 0x7f)
+            return why_set(why, n, NULL,
+                           "the API key must be printable ASCII without spaces (byte %zu)", i + 1);
+    return 0;
+}
+
+static int set_api_key(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    size_t len = strlen(val);
+    if (check_key(val, len, why, n) != 0) return -1;
+    memcpy(cfg->api_key, val, len + 1);
+    return 0;
+}
+
+static int set_api_key_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    char buf[sizeof(cfg->api_key) + 8];
+    FILE *f = fopen(val, "rb");
+    if (!f) return why_set(why, n, val, "cannot be read: %s", strerror(errno));
+    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+    int read_err = ferror(f), more = !read_err && fgetc(f) != EOF;
+    fclose(f);
+    if (read_err) return why_set(why, n, val, "cannot be read");
+    if (more) return why_set(why, n, val, "is too long for an API key");
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        len--;
+    buf[len] = '\0';
+    if (check_key(buf, len, why, n) != 0) return -1;
+    memcpy(cfg->api_key, buf, len + 1);
+    return 0;
+}
+
+static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (bool_word(val, &cfg->metrics_public) != 0)
+        return why_set(why, n, val, "is not a boolean (1, 0, true, false, yes, no, on, off)");
+    return 0;
+}
+
+static int set_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    if (v == 0) return why_set(why, n, val, "must be a size greater than 0");
+    cfg->max_body = v;
+    return 0;
+}
+
+#define SET_UINT(name, field, lo, hi, type)                                                        \
+    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
+    {                                                                                              \
+        unsigned long long v;                                                                      \
+        if (range_uint(val, lo, hi, &v, why, n) != 0) return -1;                                   \
+        cfg->field = (type)v;                                                                      \
+        return 0;                                                                                  \
+    }
+SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
+SET_UINT(set_threads, threads, 1, 1024, int)
+SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
+SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
+SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
+#undef SET_UINT
+
+static int set_max_future_skew(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 0, &cfg->max_future_skew_s, why, n);
+}
+
+static int set_idle_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->idle_timeout_s, why, n);
+}
+
+static int set_request_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->request_timeout_s, why, n);
+}
+
+static int set_sync(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strcmp(val, "full") == 0)
+        cfg->sync_full = true;
+    else if (strcmp(val, "normal") == 0)
+        cfg->sync_full = false;
+    else
+        return why_set(why, n, val, "is not full or normal");
+    return 0;
+}
+
+static int set_log_level(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    static const char *const names[] = {"debug", "info", "warn", "error"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(val, names[i]) == 0) {
+            cfg->log_level = (mem_log_level_t)i;
+            return 0;
+        }
+    if (strcmp(val, "warning") == 0) {
+        cfg->log_level = MEM_LOG_WARN;
+        return 0;
+    }
+    return why_set(why, n, val, "is not debug, info, warn or error");
+}
+
+static int set_log_format(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strcmp(val, "text") == 0)
+        cfg->log_json = false;
+    else if (strcmp(val, "json") == 0)
+        cfg->log_json = true;
+    else
+        return why_set(why, n, val, "is not text or json");
+    return 0;
+}
+
+static int set_simd(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_vec_isa_t isa;
+    if (strcmp(val, "auto") == 0) {
+        cfg->simd[0] = '\0';
+        return 0;
+    }
+    if (mem_vec_isa_parse(val, &isa) != 0)
+        return why_set(why, n, val, "is not auto, scalar, avx2, avx512 or neon");
+    if (!mem_vec_ops_for(isa)) return why_set(why, n, val, "is not supported by this CPU or build");
+    snprintf(cfg->simd, sizeof(cfg->simd), "%s", val);
+    return 0;
+}
+
+/* ---- the table ---------------------------------------------------------------------------- */
+
+static const opt_t opts[] = {
+    {"config", "MNEMOD_CONFIG", "FILE", "none", "read `key = value` settings from FILE", set_config,
+     0},
+    {"listen", "MNEMOD_LISTEN", "ADDR", "127.0.0.1:6636",
+     "host:port, [IPv6]:port, or :port (all IPv4 interfaces); port 0 picks a free one", set_listen,
+     0},
+    {"data", "MNEMOD_DATA", "PATH", "./mnemod.db", "SQLite database file", set_data, 0},
+    {"half-life", "MEMU_RECENCY_HALF_LIFE", "DUR", "0",
+     "default recency half-life; a bare number is DAYS, or 90d, 36h...; 0 disables decay",
+     set_half_life, 0},
+    {"recency-bias", "MNEMOD_RECENCY_BIAS", "X", "1.0", "weight of decay in [0, 1]",
+     set_recency_bias, 0},
+    {"decay", "MNEMOD_DECAY", "KIND", "exponential",
+     "exponential, linear, gaussian, none or weibull:SHAPE (shape in (0, 10])", set_decay, 0},
+    {"decay-offset", "MNEMOD_DECAY_OFFSET", "DUR", "0",
+     "grace period before decay starts (bare number = seconds)", set_decay_offset, 0},
+    {"embed-dim", "MNEMOD_EMBED_DIM", "N", "256", "built-in embedder dimension, 1..4096",
+     set_embed_dim, 0},
+    {"coherence-threshold", "MNEMOD_COHERENCE_THRESHOLD", "X", "0.55",
+     "cosine for a coherence edge, in [-1, 1]", set_coherence_threshold, 0},
+    {"coherence-weight", "MNEMOD_COHERENCE_WEIGHT", "X", "0.0",
+     "default weight of the coherence gate, in [0, 1]", set_coherence_weight, 0},
+    {NULL, "MNEMOD_API_KEY", "KEY", "none",
+     "API key itself (every /v1 call then needs Authorization: Bearer KEY)", set_api_key, 0},
+    {"api-key-file", "MNEMOD_API_KEY_FILE", "FILE", "none",
+     "read the API key from FILE (trailing newline ignored)", set_api_key_file, 0},
+    {"metrics-public", "MNEMOD_METRICS_PUBLIC", "BOOL", "0", "serve /metrics without the API key",
+     set_metrics_public, 1},
+    {"max-body", "MNEMOD_MAX_BODY", "SIZE", "16MiB", "largest request body (B, KiB, MiB, GiB)",
+     set_max_body, 0},
+    {"max-batch", "MNEMOD_MAX_BATCH", "N", "1000", "most segments in one insert", set_max_batch, 0},
+    {"max-future-skew", "MNEMOD_MAX_FUTURE_SKEW", "DUR", "300s",
+     "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
+    {"threads", "MNEMOD_THREADS", "N", "max(4, CPUs)", "worker threads for scans, 1..1024",
+     set_threads, 0},
+    {"sync", "MNEMOD_SYNC", "MODE", "full",
+     "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
+    {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
+     set_max_connections, 0},
+    {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s", "close a connection idle this long",
+     set_idle_timeout, 0},
+    {"request-timeout", "MNEMOD_REQUEST_TIMEOUT", "DUR", "30s",
+     "drop a request not received in full by then", set_request_timeout, 0},
+    {"max-queue", "MNEMOD_MAX_QUEUE", "N", "1024", "queued heavy requests before 503",
+     set_max_queue, 0},
+    {"max-namespaces", "MNEMOD_MAX_NAMESPACES", "N", "10000", "most namespaces", set_max_namespaces,
+     0},
+    {"log-level", "MNEMOD_LOG_LEVEL", "LEVEL", "info", "debug, info, warn or error", set_log_level,
+     0},
+    {"log-format", "MNEMOD_LOG_FORMAT", "FMT", "text", "text (key=value lines) or json, on stderr",
+     set_log_format, 0},
+    {"simd", "MNEMOD_SIMD", "ISA", "auto", "force a scan kernel: scalar, avx2, avx512, neon",
+     set_simd, 0},
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const opt_t *find_flag(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (opts[i].flag && strlen(opts[i].flag) == len && memcmp(opts[i].flag, name, len) == 0)
+            return &opts[i];
+    return NULL;
+}
+
+/* ---- applying one value ------------------------------------------------------------------ */
+
+static void trim(const char **s, size_t *len)
+{
+    while (*len > 0 && isspace((unsigned char)**s))
+        (*s)++, (*len)--;
+    while (*len > 0 && isspace((unsigned char)(*s)[*len - 1]))
+        (*len)--;
+}
+
+/* where: "" for flags and the environment, "FILE:LINE: " for the config file. */
+static int apply(mem_cfg_t *cfg, const opt_t *o, const char *val, size_t len, const char *where,
+                 mem_err_t *err)
+{
+    char buf[LINE_MAX_BYTES], why[WHY_LEN] = "";
+    trim(&val, &len);
+    if (len >= sizeof(buf))
+        return mem_err_field(err, MEM_EINVAL, o->flag ? o->flag : o->env,
+                             "%sinvalid value for %s%s: longer than %zu bytes", where,
+                             o->flag ? "--" : "", o->flag ? o->flag : o->env, sizeof(buf) - 1);
+    memcpy(buf, val, len);
+    buf[len] = '\0';
+    if (o->set(cfg, buf, why, sizeof(why)) == 0) return MEM_OK;
+    if (o->flag && o->env)
+        return mem_err_field(err, MEM_EINVAL, o->flag, "%sinvalid value for --%s (%s): %s", where,
+                             o->flag, o->env, why);
+    if (o->flag)
+        return mem_err_field(err, MEM_EINVAL, o->flag, "%sinvalid value for --%s: %s", where,
+                             o->flag, why);
+    return mem_err_field(err, MEM_EINVAL, o->env, "%sinvalid value for %s: %s", where, o->env, why);
+}
+
+/* ---- config file ------------------------------------------------------------------------ */
+
+static int load_file(mem_cfg_t *cfg, const char *path, mem_err_t *err)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char where[96];
+    int rc = MEM_OK;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s: %s", path,
+                             strerror(errno));
+    char *text = malloc(FILE_MAX_BYTES + 1);
+    if (!text) {
+        fclose(f);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory reading config file %s", path);
+    }
+    size_t len = fread(text, 1, FILE_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        rc = mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s", path);
+        goto out;
+    }
+    if (len > FILE_MAX_BYTES) {
+        rc = mem_err_field(err, MEM_EINVAL, "config", "config file %s is larger than 1 MiB", path);
+        goto out;
+    }
+    size_t pos = 0;
+    for (int lineno = 1; pos < len; lineno++) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + (nl ? 1 : 0);
+        snprintf(where, sizeof(where), "%.60s:%d: ", base, lineno);
+        if (memchr(line, '\0', ll)) {
+            rc = mem_err_field(err, MEM_EINVAL, "config", "%sNUL byte in config file", where);
+            goto out;
+        }
+        trim(&line, &ll);
+        if (ll == 0 || line[0] == '#') continue;
+        const char *eq = memchr(line, '=', ll);
+        if (!eq) {
+            rc = mem_err_field(err, MEM_EINVAL, "config", "%sexpected key = value", where);
+            goto out;
+        }
+        const char *key = line, *val = eq + 1;
+        size_t kl = (size_t)(eq - line), vl = ll - kl - 1;
+        trim(&key, &kl);
+        trim(&val, &vl);
+        /* An inline comment starts at a '#' preceded by whitespace, outside quotes. */
+        if (vl > 0 && val[0] != '"' && val[0] != '\'')
+            for (size_t i = 1; i < vl; i++)
+                if (val[i] == '#' && isspace((unsigned char)val[i - 1])) {
+                    vl = i;
+                    trim(&val, &vl);
+                    break;
+                }
+        if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+            val++;
+            vl -= 2;
+        }
+        const opt_t *o = find_flag(key, kl);
+        if (!o || (kl == 6 && memcmp(key, "config", 6) == 0)) {
+            char k[64];
+            snprintf(k, sizeof(k), "%.*s", (int)(kl < 48 ? kl : 48), key);
+            rc = mem_err_field(err, MEM_EINVAL, "config",
+                               o ? "%s\"%s\" cannot be set inside a config file"
+                                 : "%sunknown key \"%s\" (keys are the long flag names, see "
+                                   "mnemod --help)",
+                               where, k);
+            goto out;
+        }
+        if (vl == 0) {
+            rc = mem_err_field(err, MEM_EINVAL, o->flag, "%sempty value for %s", where, o->flag);
+            goto out;
+        }
+        if ((rc = apply(cfg, o, val, vl, where, err)) != MEM_OK) goto out;
+    }
+out:
+    free(text);
+    fclose(f);
+    return rc;
+}
+
+/* ---- environment -------------------------------------------------------------------------- */
+
+static const char *env_get(char *const *env, const char *name)
+{
+    size_t n = strlen(name);
+    if (!env) return NULL;
+    for (char *const *e = env; *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
+}
+
+static int check_env_names(char *const *env, mem_err_t *err)
+{
+    if (!env) return MEM_OK;
+    for (char *const *e = env; *e; e++) {
+        if (strncmp(*e, "MNEMOD_", 7) != 0) continue;
+        const char *eq = strchr(*e, '=');
+        size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        int known = 0;
+        for (size_t i = 0; i < N_OPTS && !known; i++)
+            known = opts[i].env && strlen(opts[i].env) == n && memcmp(opts[i].env, *e, n) == 0;
+        if (!known)
+            return mem_err_set(err, MEM_EINVAL,
+                               "unknown environment variable %.*s (see mnemod --help)",
+                               (int)(n < 64 ? n : 64), *e);
+    }
+    return MEM_OK;
+}
+
+/* ---- command line ------------------------------------------------------------------------ */
+
+/* Decode argv[*i] (and maybe argv[*i + 1]) into an option and its value; advances *i.
+ * Returns MEM_OK, or MEM_EINVAL for an unknown flag, a missing value or a stray word. */
+static int next_flag(int argc, char *const *argv, int *i, const opt_t **o_out, const char **val_out,
+                     mem_err_t *err)
+{
+    const char *arg = argv[*i];
+    if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0')
+        return mem_err_set(err, MEM_EINVAL, "unknown flag %.64s (see mnemod --help)", arg);
+    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+        char q[64];
+        quote(q, sizeof(q), arg);
+        return mem_err_set(err, MEM_EINVAL, "unexpected argument %s (see mnemod --help)", q);
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+    const opt_t *o = find_flag(name, nl);
+    if (!o)
+        return mem_err_set(err, MEM_EINVAL, "unknown flag --%.*s (see mnemod --help)",
+                           (int)(nl < 64 ? nl : 64), name);
+    (*i)++;
+    if (eq) {
+        *val_out = eq + 1;
+    } else if (o->is_bool) {
+        bool ignored;
+        if (*i < argc && bool_word(argv[*i], &ignored) == 0)
+            *val_out = argv[(*i)++];
+        else
+            *val_out = "true";
+    } else {
+        if (*i >= argc || strncmp(argv[*i], "--", 2) == 0)
+            return mem_err_field(err, MEM_EINVAL, o->flag,
+                                 "missing value for --%s (use --%s VALUE or --%s=VALUE)", o->flag,
+                                 o->flag, o->flag);
+        *val_out = argv[(*i)++];
+    }
+    *o_out = o;
+    return MEM_OK;
+}
+
+/* ---- public ------------------------------------------------------------------------------ */
+
+void mem_cfg_defaults(mem_cfg_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    strcpy(cfg->listen_host, "127.0.0.1");
+    cfg->listen_port = 6636;
+    strcpy(cfg->data_path, "./mnemod.db");
+    cfg->decay.kind = MEM_DECAY_EXPONENTIAL;
+    cfg->decay.half_life_s = 0.0;
+    cfg->decay.shape = 1.0;
+    cfg->decay.offset_s = 0.0;
+    cfg->decay.recency_bias = 1.0;
+    cfg->embed_dim = MEM_EMBED_DIM_DEFAULT;
+    cfg->coherence_threshold = 0.55;
+    cfg->coherence_weight = 0.0;
+    cfg->metrics_public = false;
+    cfg->max_body = 16u << 20;
+    cfg->max_batch = 1000;
+    cfg->max_future_skew_s = 300.0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg->threads = ncpu > 4 ? (ncpu > 1024 ? 1024 : (int)ncpu) : 4;
+    cfg->sync_full = true;
+    cfg->max_connections = 1024;
+    cfg->idle_timeout_s = 30.0;
+    cfg->request_timeout_s = 30.0;
+    cfg->max_queue = 1024;
+    cfg->max_namespaces = 10000;
+    cfg->log_level = MEM_LOG_INFO;
+    cfg->log_json = false;
+}
+
+size_t mem_cfg_help(char *buf, size_t len)
+{
+    size_t used = 0;
+#define OUT(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(buf ? buf + (used < len ? used : len) : NULL,                            \
+                          buf && used < len ? len - used : 0, __VA_ARGS__);                        \
+        used += w_ > 0 ? (size_t)w_ : 0;                                                           \
+    } while (0)
+    OUT("Usage: mnemod [--config FILE] [--FLAG VALUE | --FLAG=VALUE]...\n"
+        "Agent-memory server with temporal decay, coherence gating and compaction.\n\n"
+        "Precedence: flag > environment > config file (key = value, keys are the flag\n"
+        "names) > default. Durations: seconds or 90d, 36h, 15m, 30s, 2w. Sizes: bytes or\n"
+        "KiB, MiB, GiB (KB, MB, GB are powers of 1000).\n\n");
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const opt_t *o = &opts[i];
+        char lhs[64];
+        if (o->flag)
+            snprintf(lhs, sizeof(lhs), "--%s %s", o->flag, o->arg);
+        else
+            snprintf(lhs, sizeof(lhs), "(env only)");
+        OUT("  %-26s %-27s default %s\n      %s\n", lhs, o->env ? o->env : "", o->def, o->help);
+    }
+    OUT("  --help, -h\n      print this help and exit\n");
+    OUT("  --version, -V\n      print the version and exit\n");
+#undef OUT
+    return used;
+}
+
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    static const char *const levels[] = {"debug", "info", "warn", "error"};
+    char decay[32];
+    if (cfg->decay.kind == MEM_DECAY_WEIBULL)
+        snprintf(decay, sizeof(decay), "weibull:%g", cfg->decay.shape);
+    else
+        snprintf(decay, sizeof(decay), "%s", mem_decay_kind_name(cfg->decay.kind));
+    int n = snprintf(
+        buf, len,
+        "listen=%s%s%s:%d data=%s config=%s half_life_s=%g decay=%s decay_offset_s=%g "
+        "recency_bias=%g embed_dim=%zu coherence_threshold=%g coherence_weight=%g auth=%s "
+        "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
+        "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
+        "max_namespaces=%zu log_level=%s log_format=%s simd=%s",
+        strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
+        strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
+        cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
+        cfg->decay.offset_s, cfg->decay.recency_bias, cfg->embed_dim, cfg->coherence_threshold,
+        cfg->coherence_weight, cfg->api_key[0] ? "on" : "off", cfg->metrics_public ? 1 : 0,
+        cfg->max_body, cfg->max_batch, cfg->max_future_skew_s, cfg->threads,
+        cfg->sync_full ? "full" : "normal", cfg->max_connections, cfg->idle_timeout_s,
+        cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
+        (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
+        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto");
+    return n > 0 ? (size_t)n : 0;
+}
+
+int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,
+                 size_t out_len, mem_err_t *err)
+{
+    const opt_t *o;
+    const char *val;
+    int rc;
+    mem_cfg_defaults(cfg);
+    if (out_text && out_len) out_text[0] = '\0';
+    /* --help / --version win over everything else on the line, even over mistakes. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            if (out_text) mem_cfg_help(out_text, out_len);
+            return MEM_CFG_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+            if (out_text) snprintf(out_text, out_len, "mnemod %s\n", MNEMOD_VERSION);
+            return MEM_CFG_EXIT_OK;
+        }
+    }
+    /* Pass 1: every flag must be known and complete before anything is read. */
+    const char *config_path = NULL;
+    for (int i = 1; i < argc;) {
+        if ((rc = next_flag(argc, argv, &i, &o, &val, err)) != MEM_OK) return rc;
+        if (o->set == set_config) config_path = val;
+    }
+    if ((rc = check_env_names(env, err)) != MEM_OK) return rc;
+    if (env_get(env, "MNEMOD_API_KEY") && *env_get(env, "MNEMOD_API_KEY") &&
+        env_get(env, "MNEMOD_API_KEY_FILE") && *env_get(env, "MNEMOD_API_KEY_FILE"))
+        return mem_err_set(err, MEM_EINVAL,
+                           "set only one of MNEMOD_API_KEY and MNEMOD_API_KEY_FILE");
+    if (!config_path) {
+        config_path = env_get(env, "MNEMOD_CONFIG");
+        if (config_path && !*config_path) config_path = NULL;
+    }
+    if (config_path) {
+        if ((rc = apply(cfg, &opts[0], config_path, strlen(config_path), "", err)) != MEM_OK)
+            return rc;
+        if ((rc = load_file(cfg, cfg->config_path, err)) != MEM_OK) return rc;
+    }
+    /* Environment: an empty variable counts as unset. */
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const char *v = opts[i].env ? env_get(env, opts[i].env) : NULL;
+        if (v && *v && opts[i].set != set_config &&
+            (rc = apply(cfg, &opts[i], v, strlen(v), "", err)) != MEM_OK)
+            return rc;
+    }
+    /* Pass 2: flags, in order; a repeated flag's last value wins. */
+    for (int i = 1; i < argc;) {
+        if ((rc = next_flag(argc, argv, &i, &o, &val, err)) != MEM_OK) return rc;
+        if (o->set != set_config && (rc = apply(cfg, o, val, strlen(val), "", err)) != MEM_OK)
+            return rc;
+    }
+    return MEM_CFG_RUN;
+}

@@ -1,0 +1,196 @@
+/* load.c - start-up restore: every namespace from SQLite into a fresh in-memory index
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. Rows come back ordered by seq, which is time order, so appending them rebuilds
+ * the time-ordered blocks. Degrees are read from their column (the writer keeps them
+ * exact in the same transaction as the change that moved them), so no O(n^2) graph pass
+ * is needed. Rows read back are untrusted: a wrong embedding size, a seq or timestamp out
+ * of order is MEM_ECORRUPT.
+ */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np: a writer must not starve behind scans */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "core/graph.h"
+#include "storage/store_int.h"
+
+int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out)
+{
+    mem_store_ns_t *ns = calloc(1, sizeof(*ns));
+    if (!ns) return MEM_ENOMEM;
+    snprintf(ns->name, sizeof(ns->name), "%s", name);
+    ns->ns_id = ns_id;
+    ns->dim = dim;
+    ns->refs = 1;
+    ns->last_ts_ms = INT64_MIN;
+    ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float));
+    int rc = ns->recent ? mem_index_new(dim, &ns->idx) : MEM_ENOMEM;
+    if (rc != MEM_OK) {
+        free(ns->recent);
+        free(ns);
+        return rc;
+    }
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&ns->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&ns->acc_mu, NULL);
+    *out = ns;
+    return MEM_OK;
+}
+
+void mem_store__ns_publish(mem_store_ns_t *ns)
+{
+    mem_index_t *idx = ns->idx;
+    idx->n_visible = idx->n_rows;
+    ns->pub_active = idx->n_active;
+    ns->pub_superseded = idx->n_superseded;
+    ns->pub_archived = idx->n_archived;
+    ns->pub_edges = idx->graph_edges;
+    ns->pub_max_degree = idx->max_degree;
+}
+
+static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t *err)
+{
+    static const char sql[] =
+        "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived, degree,"
+        " access_count, tick FROM segments WHERE ns_id = ? ORDER BY seq";
+    sqlite3_stmt *st = NULL;
+    mem_index_t *idx = ns->idx;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
+    sqlite3_bind_int64(st, 1, ns->ns_id);
+    int64_t prev_seq = 0, prev_ts = INT64_MIN;
+    uint64_t max_tick = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t seq = sqlite3_column_int64(st, 0);
+        const char *id = (const char *)sqlite3_column_text(st, 1);
+        size_t id_len = (size_t)sqlite3_column_bytes(st, 1);
+        int64_t ts = sqlite3_column_int64(st, 2);
+        const void *blob = sqlite3_column_blob(st, 3);
+        size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
+        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 || id_len > MEM_STORE_ID_MAX ||
+            blob_len != ns->dim * sizeof(float) || !blob || seq > ns->last_seq) {
+            rc = mem_err_set(err, MEM_ECORRUPT, "namespace %s: corrupt segment row at seq %lld",
+                             ns->name, (long long)seq);
+            goto out;
+        }
+        prev_seq = seq;
+        prev_ts = ts;
+        int src = 0;
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+            src = mem_index_source_intern(idx, (const char *)sqlite3_column_text(st, 4),
+                                          (size_t)sqlite3_column_bytes(st, 4));
+            if (src < 0) {
+                rc = mem_err_set(err, src, "namespace %s: too many sources", ns->name);
+                goto out;
+            }
+        }
+        uint8_t flags = 0;
+        if (sqlite3_column_int(st, 5)) flags |= MEM_ROW_SUPERSEDED;
+        if (sqlite3_column_int(st, 6)) flags |= MEM_ROW_ARCHIVED;
+        /* The vector is copied through a float buffer: the blob need not be aligned. */
+        size_t pos;
+        float vbuf[64];
+        float *vec = ns->dim <= 64 ? vbuf : malloc(blob_len);
+        if (!vec) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", ns->name);
+            goto out;
+        }
+        memcpy(vec, blob, blob_len);
+        rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
+        if (vec != vbuf) free(vec);
+        if (rc != MEM_OK) {
+            rc = mem_err_set(err, rc, "out of memory loading %s", ns->name);
+            goto out;
+        }
+        int64_t deg = sqlite3_column_int64(st, 7);
+        int64_t acc = sqlite3_column_int64(st, 8);
+        int64_t tick = sqlite3_column_int64(st, 9);
+        MEM_INDEX_ROW(idx, pos, degree) = (flags == 0 && deg > 0) ? (uint32_t)deg : 0;
+        MEM_INDEX_ROW(idx, pos, access_count) = acc > 0 ? (uint32_t)acc : 0;
+        MEM_INDEX_ROW(idx, pos, tick) = tick > 0 ? (uint64_t)tick : 0;
+        if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = mem_store__err_sqlite(err, db, rc, "load segments");
+        goto out;
+    }
+    rc = MEM_OK;
+    /* mem_index_append advanced the clock once per row: put the stored one back. */
+    idx->clock = clock > max_tick ? clock : max_tick;
+    mem_index_recount_graph(idx);
+    mem_store__ns_publish(ns);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_store_ns_t **out,
+                       mem_err_t *err)
+{
+    int64_t ns_id = sqlite3_column_int64(row, 0);
+    const char *name = (const char *)sqlite3_column_text(row, 1);
+    int64_t dim = sqlite3_column_int64(row, 2);
+    if (!name || strlen(name) > MEM_STORE_NS_MAX || dim < 1 || dim > 4096)
+        return mem_err_set(err, MEM_ECORRUPT, "corrupt namespace row %lld", (long long)ns_id);
+    mem_store_ns_t *ns;
+    int rc = mem_store__ns_new(name, ns_id, (size_t)dim, &ns);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
+    ns->last_seq = sqlite3_column_int64(row, 3);
+    ns->last_ts_ms =
+        sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
+    int64_t clock = sqlite3_column_int64(row, 5);
+    if ((rc = load_rows(ns, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return rc;
+    }
+    *out = ns;
+    return MEM_OK;
+}
+
+#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock FROM namespaces"
+
+int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
+                       mem_err_t *err)
+{
+    sqlite3_stmt *row = NULL;
+    int rc = sqlite3_prepare_v2(db, NS_COLS " WHERE name = ?", -1, &row, NULL);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load namespace");
+    sqlite3_bind_text(row, 1, name, -1, SQLITE_STATIC);
+    *out = NULL;
+    rc = sqlite3_step(row);
+    if (rc == SQLITE_ROW)
+        rc = ns_from_row(st, db, row, out, err);
+    else if (rc == SQLITE_DONE)
+        rc = MEM_OK;
+    else
+        rc = mem_store__err_sqlite(err, db, rc, "load namespace");
+    sqlite3_finalize(row);
+    return rc;
+}
+
+int mem_store__load_all(mem_store_t *st, mem_err_t *err)
+{
+    sqlite3_stmt *row = NULL;
+    int rc = sqlite3_prepare_v2(st->db, NS_COLS " ORDER BY name", -1, &row, NULL);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "load namespaces");
+    while ((rc = sqlite3_step(row)) == SQLITE_ROW) {
+        mem_store_ns_t *ns;
+        if ((rc = ns_from_row(st, st->db, row, &ns, err)) != MEM_OK) goto out;
+        if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
+            mem_store__ns_release(ns);
+            rc = mem_err_set(err, rc, "out of memory loading namespaces");
+            goto out;
+        }
+    }
+    rc = rc == SQLITE_DONE ? MEM_OK : mem_store__err_sqlite(err, st->db, rc, "load namespaces");
+out:
+    sqlite3_finalize(row);
+    return rc;
+}

@@ -1,0 +1,721 @@
+/* store.c - open and close the store, the namespace registry and the read API
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. Reads never touch the writer's connection: scans run on the in-memory index under
+ * the namespace's shared lock, and the few columns that live only in SQLite (text, source,
+ * metadata, supersedes) come from a pool of read-only connections, one per concurrent
+ * reader, which WAL lets run beside the writer. Namespaces are refcounted so a drop (or a
+ * reload after a failed group) never frees one a reader still holds.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "storage/store_int.h"
+
+/* ---- registry ---- */
+
+static size_t reg_lower_bound(const mem_store_t *st, const char *name)
+{
+    size_t lo = 0, hi = st->n_nss;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(st->nss[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+mem_store_ns_t *mem_store__reg_find(mem_store_t *st, const char *name)
+{
+    size_t i = reg_lower_bound(st, name);
+    return i < st->n_nss && strcmp(st->nss[i]->name, name) == 0 ? st->nss[i] : NULL;
+}
+
+int mem_store__reg_add(mem_store_t *st, mem_store_ns_t *ns)
+{
+    pthread_rwlock_wrlock(&st->reg_lock);
+    int rc = MEM_OK;
+    if (st->n_nss == st->cap_nss) {
+        size_t cap = st->cap_nss ? st->cap_nss * 2 : 16;
+        mem_store_ns_t **a = realloc(st->nss, cap * sizeof(*a));
+        if (!a) {
+            rc = MEM_ENOMEM;
+            goto out;
+        }
+        st->nss = a;
+        st->cap_nss = cap;
+    }
+    size_t i = reg_lower_bound(st, ns->name);
+    memmove(st->nss + i + 1, st->nss + i, (st->n_nss - i) * sizeof(*st->nss));
+    st->nss[i] = ns;
+    st->n_nss++;
+out:
+    pthread_rwlock_unlock(&st->reg_lock);
+    return rc;
+}
+
+/* Unlist ns and drop the registry's reference. */
+void mem_store__reg_remove(mem_store_t *st, mem_store_ns_t *ns)
+{
+    pthread_rwlock_wrlock(&st->reg_lock);
+    size_t i = reg_lower_bound(st, ns->name);
+    bool found = i < st->n_nss && st->nss[i] == ns;
+    if (found) {
+        memmove(st->nss + i, st->nss + i + 1, (st->n_nss - i - 1) * sizeof(*st->nss));
+        st->n_nss--;
+    }
+    pthread_rwlock_unlock(&st->reg_lock);
+    if (found) mem_store__ns_release(ns);
+}
+
+mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name)
+{
+    pthread_rwlock_rdlock(&st->reg_lock);
+    mem_store_ns_t *ns = mem_store__reg_find(st, name);
+    if (ns) __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
+    pthread_rwlock_unlock(&st->reg_lock);
+    return ns;
+}
+
+void mem_store__ns_release(mem_store_ns_t *ns)
+{
+    if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    mem_index_free(ns->idx);
+    pthread_rwlock_destroy(&ns->lock);
+    pthread_mutex_destroy(&ns->acc_mu);
+    free(ns->touched);
+    free(ns->dirty);
+    free(ns->recent);
+    free(ns);
+}
+
+static int ns_missing(mem_err_t *err, const char *name)
+{
+    return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
+}
+
+/* ---- read connections ---- */
+
+static void rconn_free(mem_store_rconn_t *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->get);
+    sqlite3_finalize(c->fetch);
+    sqlite3_close(c->db);
+    free(c);
+}
+
+static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err)
+{
+    pthread_mutex_lock(&st->pool_mu);
+    mem_store_rconn_t *c = st->pool;
+    if (c) st->pool = c->next;
+    pthread_mutex_unlock(&st->pool_mu);
+    if (c) {
+        *out = c;
+        return MEM_OK;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    int rc = sqlite3_open_v2(st->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(c->db, 5000);
+        rc = sqlite3_prepare_v3(c->db,
+                                "SELECT seq, ts_ms, text, source, metadata, supersedes,"
+                                " superseded_by, archived, embedding FROM segments"
+                                " WHERE ns_id = ? AND id = ?",
+                                -1, SQLITE_PREPARE_PERSISTENT, &c->get, NULL);
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v3(c->db,
+                                "SELECT id, text, source, metadata, ts_ms FROM segments"
+                                " WHERE ns_id = ? AND seq = ?",
+                                -1, SQLITE_PREPARE_PERSISTENT, &c->fetch, NULL);
+    if (rc != SQLITE_OK) {
+        rc = mem_store__err_sqlite(err, c->db, rc, "open read connection");
+        rconn_free(c);
+        return rc;
+    }
+    *out = c;
+    return MEM_OK;
+}
+
+static void rconn_release(mem_store_t *st, mem_store_rconn_t *c)
+{
+    sqlite3_reset(c->get);
+    sqlite3_reset(c->fetch);
+    pthread_mutex_lock(&st->pool_mu);
+    c->next = st->pool;
+    st->pool = c;
+    pthread_mutex_unlock(&st->pool_mu);
+}
+
+/* ---- open / close ---- */
+
+static int set_pragmas(mem_store_t *st, mem_err_t *err)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *mode = (const char *)sqlite3_column_text(s, 0);
+        rc = mode && strcmp(mode, "wal") == 0 ? SQLITE_OK : SQLITE_ERROR;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "enable WAL");
+    if ((rc = mem_store__exec(
+             st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+             err)) != MEM_OK)
+        return rc;
+    /* Checkpoints are run by the writer between groups, not inside a commit. */
+    if ((rc = mem_store__exec(st->db, "PRAGMA wal_autocheckpoint=1000", err)) != MEM_OK) return rc;
+    return MEM_OK;
+}
+
+static int read_lsn(mem_store_t *st, mem_err_t *err)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='lsn'", -1, &s, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        st->lsn = sqlite3_column_int64(s, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_CORRUPT;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? MEM_OK : mem_store__err_sqlite(err, st->db, rc, "read lsn");
+}
+
+int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *err)
+{
+    if (!opts || !opts->path || !*opts->path)
+        return mem_err_set(err, MEM_EINVAL, "storage: no database path");
+    mem_store_t *st = calloc(1, sizeof(*st));
+    if (!st || !(st->path = strdup(opts->path))) {
+        free(st);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    }
+    st->opts = *opts;
+    st->opts.path = st->path;
+    if (!st->opts.ops) st->opts.ops = mem_vec_ops();
+    st->max_page_count = opts->max_page_count;
+    pthread_rwlock_init(&st->reg_lock, NULL);
+    pthread_mutex_init(&st->q_mu, NULL);
+    pthread_cond_init(&st->q_cv, NULL);
+    pthread_cond_init(&st->done_cv, NULL);
+    pthread_mutex_init(&st->pool_mu, NULL);
+
+    int rc = sqlite3_open_v2(
+        st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "cannot open database %s: %s", st->path,
+                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+        goto fail;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    if (sqlite3_db_readonly(st->db, "main") == 1) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "database file %s is read-only", st->path);
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    if ((rc = mem_store__check(st->db, err)) != MEM_OK) goto fail;
+    if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
+        (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
+        (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
+        (rc = mem_store__writer_start(st, err)) != MEM_OK)
+        goto fail;
+    *out = st;
+    return MEM_OK;
+fail:
+    mem_store_close(st);
+    return rc;
+}
+
+void mem_store_close(mem_store_t *st)
+{
+    if (!st) return;
+    mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
+    for (int i = 0; i < STMT_COUNT; i++)
+        sqlite3_finalize(st->stmts[i]);
+    while (st->pool) {
+        mem_store_rconn_t *c = st->pool;
+        st->pool = c->next;
+        rconn_free(c);
+    }
+    if (st->db) {
+        sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        sqlite3_close(st->db);
+    }
+    for (size_t i = 0; i < st->n_nss; i++)
+        mem_store__ns_release(st->nss[i]);
+    free(st->nss);
+    pthread_rwlock_destroy(&st->reg_lock);
+    pthread_mutex_destroy(&st->q_mu);
+    pthread_cond_destroy(&st->q_cv);
+    pthread_cond_destroy(&st->done_cv);
+    pthread_mutex_destroy(&st->pool_mu);
+    free(st->path);
+    free(st);
+}
+
+/* ---- stats ---- */
+
+static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(o->name, sizeof(o->name), "%s", ns->name);
+    o->dim = ns->dim;
+    pthread_rwlock_rdlock(&ns->lock);
+    const mem_index_t *idx = ns->idx;
+    /* committed state only: an open group's changes are not counted yet */
+    o->count = ns->pub_active + ns->pub_superseded;
+    o->superseded = ns->pub_superseded;
+    o->archived = ns->pub_archived;
+    o->graph_edges = ns->pub_edges;
+    o->max_degree = ns->pub_max_degree;
+    o->empty = true;
+    size_t first = 0, last = idx->n_visible;
+    while (first < last && (MEM_INDEX_ROW(idx, first, flags) & MEM_ROW_DELETED))
+        first++;
+    while (last > first && (MEM_INDEX_ROW(idx, last - 1, flags) & MEM_ROW_DELETED))
+        last--;
+    if (first < last) {
+        o->empty = false;
+        o->oldest_ms = MEM_INDEX_ROW(idx, first, ts_ms);
+        o->newest_ms = MEM_INDEX_ROW(idx, last - 1, ts_ms);
+    }
+    pthread_rwlock_unlock(&ns->lock);
+}
+
+int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
+                       mem_err_t *err)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    fill_stats(ns, out);
+    mem_store__ns_release(ns);
+    return MEM_OK;
+}
+
+int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err)
+{
+    pthread_rwlock_rdlock(&st->reg_lock);
+    size_t cnt = st->n_nss;
+    mem_store_ns_t **held = malloc((cnt ? cnt : 1) * sizeof(*held));
+    mem_store_ns_stats_t *res = malloc((cnt ? cnt : 1) * sizeof(*res));
+    if (!held || !res) {
+        pthread_rwlock_unlock(&st->reg_lock);
+        free(held);
+        free(res);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < cnt; i++) {
+        held[i] = st->nss[i];
+        __atomic_add_fetch(&held[i]->refs, 1, __ATOMIC_ACQ_REL);
+    }
+    pthread_rwlock_unlock(&st->reg_lock);
+    for (size_t i = 0; i < cnt; i++) {
+        fill_stats(held[i], &res[i]);
+        mem_store__ns_release(held[i]);
+    }
+    free(held);
+    *out = res;
+    *n = cnt;
+    return MEM_OK;
+}
+
+/* ---- get ---- */
+
+static char *dup_col(sqlite3_stmt *s, int col, bool *oom)
+{
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) return NULL;
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    size_t len = (size_t)sqlite3_column_bytes(s, col);
+    char *c = malloc(len + 1);
+    if (!c || !t) {
+        free(c);
+        *oom = true;
+        return NULL;
+    }
+    memcpy(c, t, len);
+    c[len] = '\0';
+    return c;
+}
+
+void mem_store_segment_free(mem_store_segment_t *seg)
+{
+    if (!seg) return;
+    free(seg->id);
+    free(seg->text);
+    free(seg->source);
+    free(seg->metadata);
+    for (size_t i = 0; i < seg->n_supersedes; i++)
+        free(seg->supersedes[i]);
+    free(seg->supersedes);
+    free(seg->superseded_by);
+    free(seg->embedding);
+    free(seg);
+}
+
+/* Split a supersedes blob (ids, each NUL-terminated) into a malloc'd array. */
+static int split_ids(const char *blob, size_t len, char ***out, size_t *n)
+{
+    size_t cnt = 0;
+    for (size_t i = 0; i < len; i++)
+        cnt += blob[i] == '\0';
+    *out = NULL;
+    *n = 0;
+    if (cnt == 0) return MEM_OK;
+    char **ids = calloc(cnt, sizeof(*ids));
+    if (!ids) return MEM_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < len && k < cnt;) {
+        size_t l = strlen(blob + i);
+        if (!(ids[k] = strdup(blob + i))) {
+            for (size_t j = 0; j < k; j++)
+                free(ids[j]);
+            free(ids);
+            return MEM_ENOMEM;
+        }
+        k++;
+        i += l + 1;
+    }
+    *out = ids;
+    *n = cnt;
+    return MEM_OK;
+}
+
+int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+                  mem_store_segment_t **out, mem_err_t *err)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    mem_store_rconn_t *c = NULL;
+    mem_store_segment_t *seg = NULL;
+    int rc = rconn_acquire(st, &c, err);
+    if (rc != MEM_OK) goto out;
+    sqlite3_stmt *s = c->get;
+    sqlite3_bind_int64(s, 1, ns->ns_id);
+    sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+        rc = mem_err_set(err, MEM_ENOTFOUND, "segment not found: %s", id);
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        rc = mem_store__err_sqlite(err, c->db, rc, "get segment");
+        goto out;
+    }
+    bool oom = false;
+    if (!(seg = calloc(1, sizeof(*seg)))) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    seg->id = strdup(id);
+    oom = !seg->id;
+    seg->seq = sqlite3_column_int64(s, 0);
+    seg->ts_ms = sqlite3_column_int64(s, 1);
+    seg->text = dup_col(s, 2, &oom);
+    seg->source = dup_col(s, 3, &oom);
+    seg->metadata = dup_col(s, 4, &oom);
+    if (sqlite3_column_type(s, 5) != SQLITE_NULL &&
+        split_ids(sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5), &seg->supersedes,
+                  &seg->n_supersedes) != MEM_OK)
+        oom = true;
+    seg->superseded_by = dup_col(s, 6, &oom);
+    seg->archived = sqlite3_column_int(s, 7) != 0;
+    seg->dim = ns->dim;
+    if (with_embedding) {
+        size_t bytes = (size_t)sqlite3_column_bytes(s, 8);
+        if (bytes != ns->dim * sizeof(float)) {
+            rc = mem_err_set(err, MEM_ECORRUPT, "segment %s: stored embedding has %zu bytes", id,
+                             bytes);
+            goto out;
+        }
+        if ((seg->embedding = malloc(bytes)))
+            memcpy(seg->embedding, sqlite3_column_blob(s, 8), bytes);
+        else
+            oom = true;
+    }
+    if (oom) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    *out = seg;
+    seg = NULL;
+    rc = MEM_OK;
+out:
+    mem_store_segment_free(seg);
+    if (c) rconn_release(st, c);
+    mem_store__ns_release(ns);
+    return rc;
+}
+
+/* ---- retrieve ---- */
+
+void mem_store_results_free(mem_store_result_t *res, size_t n)
+{
+    if (!res) return;
+    for (size_t i = 0; i < n; i++) {
+        free(res[i].id);
+        free(res[i].text);
+        free(res[i].source);
+        free(res[i].metadata);
+    }
+    free(res);
+}
+
+static void push_dirty(mem_store_ns_t *ns, size_t pos)
+{
+    if (ns->n_dirty == ns->cap_dirty) {
+        size_t cap = ns->cap_dirty ? ns->cap_dirty * 2 : 64;
+        size_t *d = realloc(ns->dirty, cap * sizeof(*d));
+        if (!d) return; /* the count stays in memory; only its persistence is lost */
+        ns->dirty = d;
+        ns->cap_dirty = cap;
+    }
+    ns->dirty[ns->n_dirty++] = pos;
+}
+
+/* Shared lock held: count one access per hit, remember the query. */
+static void record_access(mem_store_ns_t *ns, const float *q, const mem_scan_hit_t *hits, size_t n)
+{
+    mem_index_t *idx = ns->idx;
+    pthread_mutex_lock(&ns->acc_mu);
+    for (size_t i = 0; i < n; i++) {
+        size_t pos = hits[i].pos;
+        uint64_t tick = __atomic_add_fetch(&idx->clock, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&MEM_INDEX_ROW(idx, pos, access_count), 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&MEM_INDEX_ROW(idx, pos, tick), tick, __ATOMIC_RELAXED);
+        push_dirty(ns, pos);
+    }
+    memcpy(ns->recent + ns->recent_head * ns->dim, q, ns->dim * sizeof(float));
+    ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
+    if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
+    pthread_mutex_unlock(&ns->acc_mu);
+}
+
+int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
+                       mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
+                       mem_err_t *err)
+{
+    if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
+        return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    mem_store_rconn_t *c = NULL;
+    mem_scan_hit_t *hits = NULL;
+    mem_store_result_t *res = NULL;
+    size_t n_hits = 0, n_scanned = 0, n_res = 0;
+    int rc = MEM_OK;
+    if (q->q_dim != ns->dim) {
+        rc = mem_err_field(err, MEM_EDIM, "embedding", "embedding: expected %zu floats, got %zu",
+                           ns->dim, q->q_dim);
+        goto out;
+    }
+    hits = malloc(q->scan.k * sizeof(*hits));
+    res = calloc(q->scan.k, sizeof(*res));
+    if (!hits || !res) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    mem_scan_params_t p = q->scan;
+    pthread_rwlock_rdlock(&ns->lock);
+    mem_index_t *idx = ns->idx;
+    bool skip = false;
+    p.source = -1;
+    if (q->source) {
+        p.source = mem_index_source_find(idx, q->source, q->source_len);
+        skip = p.source == 0; /* no segment carries that source */
+    }
+    if (!skip) mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
+    if (q->record_access && !skip) record_access(ns, p.query, hits, n_hits);
+    pthread_rwlock_unlock(&ns->lock);
+
+    if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
+    for (size_t i = 0; i < n_hits; i++) {
+        sqlite3_stmt *s = c->fetch;
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        sqlite3_bind_int64(s, 2, hits[i].seq);
+        int src = sqlite3_step(s);
+        if (src == SQLITE_DONE) continue; /* deleted since the scan */
+        if (src != SQLITE_ROW) {
+            rc = mem_store__err_sqlite(err, c->db, src, "fetch results");
+            goto out;
+        }
+        bool oom = false;
+        mem_store_result_t *r = &res[n_res++];
+        r->hit = hits[i];
+        r->id = dup_col(s, 0, &oom);
+        r->text = dup_col(s, 1, &oom);
+        r->source = dup_col(s, 2, &oom);
+        r->metadata = dup_col(s, 3, &oom);
+        r->ts_ms = sqlite3_column_int64(s, 4);
+        if (oom || !r->id) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    *out = res;
+    res = NULL;
+    *n = n_res;
+    if (scanned) *scanned = n_scanned;
+    if (kernel) *kernel = st->opts.ops->name;
+out:
+    mem_store_results_free(res, n_res);
+    free(hits);
+    if (c) rconn_release(st, c);
+    mem_store__ns_release(ns);
+    return rc;
+}
+
+/* ---- compaction plan ---- */
+
+void mem_store_ids_free(char **ids, size_t n)
+{
+    if (!ids) return;
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store_compact_req_t *req,
+                           char ***evict_ids, size_t *n_evict, size_t *before, mem_err_t *err)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    size_t dim = ns->dim, n = 0, n_ctx = 0;
+    float *vecs = NULL, *ctx = NULL;
+    const float **vptr = NULL;
+    uint64_t *tick = NULL;
+    uint32_t *access = NULL;
+    uint8_t *keep = NULL;
+    char **ids = NULL, **ev = NULL;
+    size_t n_ev = 0;
+    int rc = MEM_OK;
+    if (req->context_given && req->n_context && req->context_dim && req->context_dim != dim) {
+        rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu", dim,
+                           req->context_dim);
+        goto out;
+    }
+    if (!req->has_target && !(req->ratio > 0 && req->ratio <= 1)) {
+        rc = mem_err_field(err, MEM_EINVAL, "ratio", "ratio: must be in (0, 1]");
+        goto out;
+    }
+
+    pthread_rwlock_rdlock(&ns->lock);
+    mem_index_t *idx = ns->idx;
+    size_t cap = idx->n_active;
+    vecs = malloc((cap ? cap : 1) * dim * sizeof(float));
+    tick = malloc((cap ? cap : 1) * sizeof(*tick));
+    access = malloc((cap ? cap : 1) * sizeof(*access));
+    ids = calloc(cap ? cap : 1, sizeof(*ids));
+    bool oom = !vecs || !tick || !access || !ids;
+    for (size_t pos = 0; !oom && pos < idx->n_visible && n < cap; pos++) {
+        if (MEM_INDEX_ROW(idx, pos, flags) != 0) continue;
+        memcpy(vecs + n * dim, mem_index_vec(idx, pos), dim * sizeof(float));
+        tick[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, tick), __ATOMIC_RELAXED);
+        access[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, access_count), __ATOMIC_RELAXED);
+        if (!(ids[n] = strdup(mem_index_id(idx, pos)))) oom = true;
+        n++;
+    }
+    pthread_rwlock_unlock(&ns->lock);
+    if (!req->context_given) {
+        pthread_mutex_lock(&ns->acc_mu);
+        n_ctx = ns->n_recent;
+        if (n_ctx && (ctx = malloc(n_ctx * dim * sizeof(float)))) {
+            /* oldest first */
+            size_t start =
+                (ns->recent_head + MEM_STORE__RECENT_QUERIES - n_ctx) % MEM_STORE__RECENT_QUERIES;
+            for (size_t i = 0; i < n_ctx; i++)
+                memcpy(ctx + i * dim, ns->recent + ((start + i) % MEM_STORE__RECENT_QUERIES) * dim,
+                       dim * sizeof(float));
+        } else if (n_ctx) {
+            oom = true;
+        }
+        pthread_mutex_unlock(&ns->acc_mu);
+    }
+    if (oom) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t target = req->has_target ? req->target : (size_t)floor(req->ratio * (double)n);
+    if (target < n) {
+        vptr = malloc(n * sizeof(*vptr));
+        keep = calloc(n, 1);
+        if (!vptr || !keep) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            vptr[i] = vecs + i * dim;
+        mem_compact_input_t in = {
+            .n = n,
+            .dim = dim,
+            .vecs = vptr,
+            .tick = tick,
+            .access = access,
+            .context = req->context_given ? req->context : ctx,
+            .n_context = req->context_given ? req->n_context : n_ctx,
+            .alpha = req->alpha,
+            .beta = req->beta,
+            .gamma = req->gamma,
+            .dedup_threshold = req->dedup_threshold,
+        };
+        if ((rc = mem_compact_plan(req->policy, &in, target, keep, err)) != MEM_OK) goto out;
+        ev = calloc(n, sizeof(*ev));
+        if (!ev) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!keep[i]) {
+                ev[n_ev++] = ids[i];
+                ids[i] = NULL;
+            }
+    }
+    *evict_ids = ev;
+    *n_evict = n_ev;
+    *before = n;
+    ev = NULL;
+    n_ev = 0;
+out:
+    mem_store_ids_free(ev, n_ev);
+    mem_store_ids_free(ids, n);
+    free(vecs);
+    free(vptr);
+    free(tick);
+    free(access);
+    free(keep);
+    free(ctx);
+    mem_store__ns_release(ns);
+    return rc;
+}
+
+/* ---- metrics ---- */
+
+void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out)
+{
+    pthread_mutex_lock(&st->q_mu);
+    *out = st->m;
+    out->queue_depth = st->q_len;
+    pthread_mutex_unlock(&st->q_mu);
+    pthread_rwlock_rdlock(&st->reg_lock);
+    out->n_namespaces = st->n_nss;
+    pthread_rwlock_unlock(&st->reg_lock);
+}
+
+void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages)
+{
+    __atomic_store_n(&st->max_page_count, pages, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&st->q_mu);
+    pthread_cond_signal(&st->q_cv);
+    pthread_mutex_unlock(&st->q_mu);
+}

@@ -1,0 +1,143 @@
+/* store_int.h - internals shared by the files of storage/ (not a public API)
+ * SPDX-License-Identifier: MIT
+ *
+ * Locks, outermost first (never taken in the other order):
+ *   st->reg_lock (rwlock: the namespace registry)  -- only ever held briefly, leaf-like
+ *   ns->lock     (rwlock: the index; writer exclusive, scans shared)
+ *   ns->acc_mu   (mutex: dirty access list, recent queries)
+ * st->q_mu (queue) and st->pool_mu (read connections) are leaf locks.
+ */
+#ifndef MEM_STORAGE_STORE_INT_H
+#define MEM_STORAGE_STORE_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "core/index.h"
+#include "storage/store.h"
+
+#define MEM_STORE__SCHEMA_VERSION 1
+#define MEM_STORE__RECENT_QUERIES 20
+#define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
+
+typedef struct mem_store_ns {
+    char name[MEM_STORE_NS_MAX + 1];
+    int64_t ns_id; /* namespaces.id; immutable */
+    size_t dim;    /* immutable */
+    int refs;      /* atomic; the registry holds one */
+    pthread_rwlock_t lock;
+    mem_index_t *idx;   /* guarded by lock; structure changed by the writer only */
+    int64_t last_seq;   /* writer thread only */
+    int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
+    bool dropped;       /* writer thread only */
+    /* committed counts for stats, guarded by lock; set at load and at each publish */
+    size_t pub_active, pub_superseded, pub_archived;
+    uint64_t pub_edges;
+    uint32_t pub_max_degree;
+    /* writer thread only, per group: rows whose degree changed */
+    size_t *touched;
+    size_t n_touched, cap_touched;
+    bool in_group;   /* listed in the group's touched namespaces */
+    bool meta_dirty; /* last_seq/last_ts_ms/clock to write at the end of the group */
+    /* guarded by acc_mu */
+    pthread_mutex_t acc_mu;
+    size_t *dirty; /* positions whose access statistics changed */
+    size_t n_dirty, cap_dirty;
+    float *recent; /* RECENT_QUERIES * dim floats, ring */
+    size_t n_recent, recent_head;
+} mem_store_ns_t;
+
+typedef struct mem_store_rconn {
+    sqlite3 *db;
+    sqlite3_stmt *get;   /* by (ns_id, id) */
+    sqlite3_stmt *fetch; /* by (ns_id, seq) */
+    struct mem_store_rconn *next;
+} mem_store_rconn_t;
+
+enum mem_store__stmt {
+    STMT_SEG_INSERT,
+    STMT_SEG_BY_SEQ, /* content for idempotency checks */
+    STMT_SEG_SUPERSEDE,
+    STMT_SEG_DELETE,
+    STMT_SEG_ARCHIVE,
+    STMT_SEG_DEGREE,
+    STMT_SEG_ACCESS,
+    STMT_NS_INSERT,
+    STMT_NS_UPDATE,
+    STMT_NS_CLOCK,
+    STMT_NS_DELETE,
+    STMT_NS_DELETE_SEGS,
+    STMT_META_LSN,
+    STMT_SAVEPOINT,
+    STMT_RELEASE,
+    STMT_ROLLBACK_TO,
+    STMT_COUNT
+};
+
+struct mem_store {
+    mem_store_opts_t opts;
+    char *path;
+    sqlite3 *db; /* the writer's connection: writer thread only once it runs */
+    sqlite3_stmt *stmts[STMT_COUNT];
+    int64_t lsn; /* writer thread only */
+
+    /* registry: sorted by name */
+    pthread_rwlock_t reg_lock;
+    mem_store_ns_t **nss;
+    size_t n_nss, cap_nss;
+
+    /* write queue */
+    pthread_mutex_t q_mu;
+    pthread_cond_t q_cv;    /* wakes the writer */
+    pthread_cond_t done_cv; /* wakes mem_store_sync */
+    mem_store_op_t *q_head, *q_tail;
+    size_t q_len;
+    uint64_t n_submitted, n_completed; /* under q_mu */
+    uint64_t sync_req, sync_done;      /* under q_mu */
+    bool stop;
+    pthread_t writer;
+    bool writer_started;
+    uint32_t max_page_count;     /* atomic: wanted */
+    uint32_t applied_page_count; /* writer thread only */
+
+    /* read connections */
+    pthread_mutex_t pool_mu;
+    mem_store_rconn_t *pool;
+
+    /* metrics, under q_mu */
+    mem_store_metrics_t m;
+};
+
+/* schema.c */
+int mem_store__check(sqlite3 *db, mem_err_t *err);
+int mem_store__migrate(sqlite3 *db, mem_err_t *err);
+int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
+int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);
+
+/* load.c */
+int mem_store__load_all(mem_store_t *st, mem_err_t *err);
+/* Load one namespace row by name from db. *out = NULL when it does not exist. */
+int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
+                       mem_err_t *err);
+int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out);
+/* Lock held exclusively (or not yet shared): make the current index state the committed one. */
+void mem_store__ns_publish(mem_store_ns_t *ns);
+
+/* store.c */
+mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);
+void mem_store__ns_release(mem_store_ns_t *ns);
+/* Writer thread only: registry edits (take reg_lock exclusively). */
+mem_store_ns_t *mem_store__reg_find(mem_store_t *st, const char *name); /* no ref taken */
+int mem_store__reg_add(mem_store_t *st, mem_store_ns_t *ns);
+void mem_store__reg_remove(mem_store_t *st, mem_store_ns_t *ns);
+
+/* writer.c */
+int mem_store__writer_start(mem_store_t *st, mem_err_t *err);
+void mem_store__writer_stop(mem_store_t *st);
+int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err);
+
+#endif

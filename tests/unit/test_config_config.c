@@ -1,0 +1,714 @@
+/* test_config_config.c - defaults, precedence, file format, every bad value class
+ * SPDX-License-Identifier: MIT
+ */
+/* cmocka.h needs stdarg.h, stddef.h and setjmp.h first */
+/* clang-format off */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include "config/config.h"
+#include "core/vec.h"
+
+#define MAXARGS 32
+
+/* argv and env are given as NULL-terminated lists of string literals. */
+typedef struct run {
+    int rc;
+    mem_cfg_t cfg;
+    mem_err_t err;
+    char out[MEM_CFG_TEXT_MAX];
+} run_t;
+
+static run_t R; /* big: keep it off the stack */
+
+static int load(const char *const *args, const char *const *env)
+{
+    char *argv[MAXARGS + 1];
+    int argc = 0;
+    argv[argc++] = (char *)"mnemod";
+    for (; args && *args; args++) {
+        assert_true(argc < MAXARGS);
+        argv[argc++] = (char *)*args;
+    }
+    argv[argc] = NULL;
+    memset(&R, 0, sizeof(R));
+    R.rc = mem_cfg_load(&R.cfg, argc, argv, (char *const *)env, R.out, sizeof(R.out), &R.err);
+    return R.rc;
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define NOARGS    ((const char *const *)NULL)
+
+static void expect_ok(const char *const *args, const char *const *env)
+{
+    if (load(args, env) != MEM_CFG_RUN) fail_msg("expected success, got %d: %s", R.rc, R.err.msg);
+}
+
+static void expect_bad(const char *const *args, const char *const *env, const char *needle)
+{
+    if (load(args, env) != MEM_EINVAL) fail_msg("expected MEM_EINVAL for \"%s\"", needle);
+    assert_null(strchr(R.err.msg, '\n'));
+    assert_true(strlen(R.err.msg) > 10);
+    if (!strstr(R.err.msg, needle)) fail_msg("message lacks \"%s\": %s", needle, R.err.msg);
+}
+
+static char tmp_paths[32][64];
+static int n_tmp;
+
+static const char *tmp_file(const char *content)
+{
+    char *path = tmp_paths[n_tmp++ % 32];
+    strcpy(path, "/tmp/mnemod-cfg-test-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t len = strlen(content);
+    assert_int_equal(write(fd, content, len), (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 32; i++)
+        if (tmp_paths[i][0]) {
+            unlink(tmp_paths[i]);
+            tmp_paths[i][0] = '\0';
+        }
+    return 0;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    const mem_cfg_t *c = &R.cfg;
+    assert_string_equal(c->listen_host, "127.0.0.1");
+    assert_int_equal(c->listen_port, 6636);
+    assert_string_equal(c->data_path, "./mnemod.db");
+    assert_int_equal(c->decay.kind, MEM_DECAY_EXPONENTIAL);
+    assert_true(c->decay.half_life_s == 0.0);
+    assert_true(c->decay.offset_s == 0.0);
+    assert_true(c->decay.recency_bias == 1.0);
+    assert_int_equal(c->embed_dim, 256);
+    assert_true(c->coherence_threshold == 0.55);
+    assert_true(c->coherence_weight == 0.0);
+    assert_string_equal(c->api_key, "");
+    assert_false(c->metrics_public);
+    assert_int_equal(c->max_body, 16 * 1024 * 1024);
+    assert_int_equal(c->max_batch, 1000);
+    assert_true(c->max_future_skew_s == 300.0);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(c->threads, ncpu > 4 ? ncpu : 4);
+    assert_true(c->sync_full);
+    assert_int_equal(c->max_connections, 1024);
+    assert_true(c->idle_timeout_s == 30.0);
+    assert_true(c->request_timeout_s == 30.0);
+    assert_int_equal(c->max_queue, 1024);
+    assert_int_equal(c->max_namespaces, 10000);
+    assert_int_equal(c->log_level, MEM_LOG_INFO);
+    assert_false(c->log_json);
+    assert_string_equal(c->simd, "");
+    assert_string_equal(c->config_path, "");
+    /* mem_cfg_defaults alone gives the same */
+    mem_cfg_t d;
+    mem_cfg_defaults(&d);
+    assert_memory_equal(&d, &R.cfg, sizeof(d));
+}
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "--config",
+        "MNEMOD_CONFIG",
+        "--listen",
+        "MNEMOD_LISTEN",
+        "--data",
+        "MNEMOD_DATA",
+        "--half-life",
+        "MEMU_RECENCY_HALF_LIFE",
+        "--recency-bias",
+        "MNEMOD_RECENCY_BIAS",
+        "--decay",
+        "MNEMOD_DECAY",
+        "--decay-offset",
+        "MNEMOD_DECAY_OFFSET",
+        "--embed-dim",
+        "MNEMOD_EMBED_DIM",
+        "--coherence-threshold",
+        "MNEMOD_COHERENCE_THRESHOLD",
+        "--coherence-weight",
+        "MNEMOD_COHERENCE_WEIGHT",
+        "MNEMOD_API_KEY",
+        "--api-key-file",
+        "MNEMOD_API_KEY_FILE",
+        "--metrics-public",
+        "MNEMOD_METRICS_PUBLIC",
+        "--max-body",
+        "MNEMOD_MAX_BODY",
+        "--max-batch",
+        "MNEMOD_MAX_BATCH",
+        "--max-future-skew",
+        "MNEMOD_MAX_FUTURE_SKEW",
+        "--threads",
+        "MNEMOD_THREADS",
+        "--sync",
+        "MNEMOD_SYNC",
+        "--max-connections",
+        "MNEMOD_MAX_CONNECTIONS",
+        "--idle-timeout",
+        "MNEMOD_IDLE_TIMEOUT",
+        "--request-timeout",
+        "MNEMOD_REQUEST_TIMEOUT",
+        "--max-queue",
+        "MNEMOD_MAX_QUEUE",
+        "--max-namespaces",
+        "MNEMOD_MAX_NAMESPACES",
+        "--log-level",
+        "MNEMOD_LOG_LEVEL",
+        "--log-format",
+        "MNEMOD_LOG_FORMAT",
+        "--simd",
+        "MNEMOD_SIMD",
+        "--help",
+        "--version",
+        "127.0.0.1:6636",
+        "./mnemod.db",
+        "16MiB",
+        "300s",
+        "max(4, CPUs)",
+        "0.55",
+        "exponential",
+    };
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strstr(R.out, names[i])) fail_msg("--help does not mention %s", names[i]);
+    assert_true(mem_cfg_help(NULL, 0) < MEM_CFG_TEXT_MAX);
+    assert_int_equal(mem_cfg_help(NULL, 0), strlen(R.out));
+    char small[32];
+    assert_int_equal(mem_cfg_help(small, sizeof(small)), strlen(R.out));
+    assert_int_equal(strlen(small), sizeof(small) - 1);
+    /* help wins even over a bad line */
+    assert_int_equal(load(ARGS("--max-batch", "abc", "--nope", "-h"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "Usage: mnemod"));
+    assert_int_equal(load(ARGS("--version"), NULL), MEM_CFG_EXIT_OK);
+    assert_string_equal(R.out, "mnemod " MNEMOD_VERSION "\n");
+    assert_int_equal(load(ARGS("-V"), NULL), MEM_CFG_EXIT_OK);
+    assert_string_equal(R.out, "mnemod " MNEMOD_VERSION "\n");
+    /* out_text may be NULL */
+    char *argv[] = {(char *)"mnemod", (char *)"--version", NULL};
+    mem_cfg_t cfg;
+    assert_int_equal(mem_cfg_load(&cfg, 2, argv, NULL, NULL, 0, NULL), MEM_CFG_EXIT_OK);
+}
+
+static void test_flag_forms(void **state)
+{
+    (void)state;
+    expect_ok(ARGS("--max-batch", "5", "--threads=3", "--data", "/tmp/x.db", "--sync=normal"),
+              NULL);
+    assert_int_equal(R.cfg.max_batch, 5);
+    assert_int_equal(R.cfg.threads, 3);
+    assert_string_equal(R.cfg.data_path, "/tmp/x.db");
+    assert_false(R.cfg.sync_full);
+    /* last one wins */
+    expect_ok(ARGS("--max-batch", "5", "--max-batch=7"), NULL);
+    assert_int_equal(R.cfg.max_batch, 7);
+    /* a value may contain '=' */
+    expect_ok(ARGS("--data=/tmp/a=b.db"), NULL);
+    assert_string_equal(R.cfg.data_path, "/tmp/a=b.db");
+    /* booleans: bare, with a word, with = */
+    expect_ok(ARGS("--metrics-public"), NULL);
+    assert_true(R.cfg.metrics_public);
+    expect_ok(ARGS("--metrics-public", "--threads", "2"), NULL);
+    assert_true(R.cfg.metrics_public);
+    assert_int_equal(R.cfg.threads, 2);
+    expect_ok(ARGS("--metrics-public", "false"), NULL);
+    assert_false(R.cfg.metrics_public);
+    expect_ok(ARGS("--metrics-public=YES"), NULL);
+    assert_true(R.cfg.metrics_public);
+    expect_ok(ARGS("--metrics-public", "off"),
+              (const char *const[]){"MNEMOD_METRICS_PUBLIC=1", NULL});
+    assert_false(R.cfg.metrics_public);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_METRICS_PUBLIC=1", NULL});
+    assert_true(R.cfg.metrics_public);
+    expect_ok(ARGS("--log-level", "debug", "--log-format", "json"), NULL);
+    assert_int_equal(R.cfg.log_level, MEM_LOG_DEBUG);
+    assert_true(R.cfg.log_json);
+    expect_ok(ARGS("--log-level=warning"), NULL);
+    assert_int_equal(R.cfg.log_level, MEM_LOG_WARN);
+    expect_ok(ARGS("--log-level=error"), NULL);
+    assert_int_equal(R.cfg.log_level, MEM_LOG_ERROR);
+}
+
+static void test_listen(void **state)
+{
+    (void)state;
+    expect_ok(ARGS("--listen", "0.0.0.0:8080"), NULL);
+    assert_string_equal(R.cfg.listen_host, "0.0.0.0");
+    assert_int_equal(R.cfg.listen_port, 8080);
+    expect_ok(ARGS("--listen", "[::1]:6636"), NULL);
+    assert_string_equal(R.cfg.listen_host, "::1");
+    assert_int_equal(R.cfg.listen_port, 6636);
+    expect_ok(ARGS("--listen", "[::]:0"), NULL);
+    assert_string_equal(R.cfg.listen_host, "::");
+    assert_int_equal(R.cfg.listen_port, 0);
+    expect_ok(ARGS("--listen", ":7000"), NULL);
+    assert_string_equal(R.cfg.listen_host, "0.0.0.0");
+    assert_int_equal(R.cfg.listen_port, 7000);
+    expect_ok(ARGS("--listen", "localhost:65535"), NULL);
+    assert_string_equal(R.cfg.listen_host, "localhost");
+    assert_int_equal(R.cfg.listen_port, 65535);
+    expect_bad(ARGS("--listen", "127.0.0.1"), NULL, "is not host:port");
+    expect_bad(ARGS("--listen", "127.0.0.1:"), NULL, "no valid port");
+    expect_bad(ARGS("--listen", "127.0.0.1:65536"), NULL, "no valid port");
+    expect_bad(ARGS("--listen", "127.0.0.1:-1"), NULL, "no valid port");
+    expect_bad(ARGS("--listen", "127.0.0.1:http"), NULL, "no valid port");
+    expect_bad(ARGS("--listen", "::1:80"), NULL, "without brackets");
+    expect_bad(ARGS("--listen", "[::1]"), NULL, "[IPv6]:port");
+    expect_bad(ARGS("--listen", "[]:80"), NULL, "[IPv6]:port");
+    expect_bad(ARGS("--listen", "[::1]80"), NULL, "[IPv6]:port");
+    expect_bad(ARGS("--listen", "a b:80"), NULL, "invalid host");
+    expect_bad(ARGS("--listen", "http://x:80"), NULL, "invalid host");
+    expect_bad(ARGS("--listen", ""), NULL, "--listen (MNEMOD_LISTEN)");
+}
+
+static void test_half_life_and_decay(void **state)
+{
+    (void)state;
+    const char *env90[] = {"MEMU_RECENCY_HALF_LIFE=90", NULL};
+    expect_ok(NOARGS, env90);
+    assert_true(R.cfg.decay.half_life_s == 90 * 86400.0);
+    const char *env36h[] = {"MEMU_RECENCY_HALF_LIFE=36h", NULL};
+    expect_ok(NOARGS, env36h);
+    assert_true(R.cfg.decay.half_life_s == 36 * 3600.0);
+    expect_ok(ARGS("--half-life", "1.5"), NULL);
+    assert_true(R.cfg.decay.half_life_s == 1.5 * 86400);
+    expect_ok(ARGS("--half-life", "2w"), NULL);
+    assert_true(R.cfg.decay.half_life_s == 14 * 86400.0);
+    expect_ok(ARGS("--half-life", "0"), env90);
+    assert_true(R.cfg.decay.half_life_s == 0);
+    /* decay offset: a bare number is seconds */
+    expect_ok(ARGS("--decay-offset", "90"), NULL);
+    assert_true(R.cfg.decay.offset_s == 90);
+    expect_ok(ARGS("--decay-offset", "7d"), NULL);
+    assert_true(R.cfg.decay.offset_s == 7 * 86400.0);
+    const struct {
+        const char *v;
+        mem_decay_kind_t kind;
+        double shape;
+    } ok[] = {{"exponential", MEM_DECAY_EXPONENTIAL, 1}, {"linear", MEM_DECAY_LINEAR, 1},
+              {"gaussian", MEM_DECAY_GAUSSIAN, 1},       {"none", MEM_DECAY_NONE, 1},
+              {"weibull:1.5", MEM_DECAY_WEIBULL, 1.5},   {"weibull:10", MEM_DECAY_WEIBULL, 10},
+              {"weibull:0.01", MEM_DECAY_WEIBULL, 0.01}};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        expect_ok(ARGS("--decay", ok[i].v), NULL);
+        assert_int_equal(R.cfg.decay.kind, ok[i].kind);
+        assert_true(R.cfg.decay.shape == ok[i].shape);
+    }
+    expect_bad(ARGS("--decay", "weibull"), NULL, "needs a shape");
+    expect_bad(ARGS("--decay", "weibull:"), NULL, "needs a shape");
+    expect_bad(ARGS("--decay", "weibull:abc"), NULL, "needs a shape");
+    expect_bad(ARGS("--decay", "weibull:0"), NULL, "outside (0, 10]");
+    expect_bad(ARGS("--decay", "weibull:-1"), NULL, "outside (0, 10]");
+    expect_bad(ARGS("--decay", "weibull:10.5"), NULL, "outside (0, 10]");
+    expect_bad(ARGS("--decay", "Exponential"), NULL, "is not a decay");
+    expect_bad(ARGS("--decay", "cosine"), NULL, "is not a decay");
+    expect_bad(ARGS("--half-life", "-1"), NULL, "negative");
+    expect_bad(ARGS("--half-life", "3 fortnights"), NULL, "unknown duration unit");
+    expect_bad(ARGS("--half-life", "abc"), NULL,
+               "invalid value for --half-life (MEMU_RECENCY_HALF_LIFE): \"abc\"");
+    expect_bad(ARGS("--decay-offset", "-5s"), NULL, "--decay-offset (MNEMOD_DECAY_OFFSET)");
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *flag, *value, *needle;
+    } bad[] = {
+        {"--max-batch", "abc",
+         "invalid value for --max-batch (MNEMOD_MAX_BATCH): \"abc\" is not a positive integer"},
+        {"--max-batch", "0", "is outside 1..1000000"},
+        {"--max-batch", "-5", "is not a positive integer"},
+        {"--max-batch", "1.5", "is not a positive integer"},
+        {"--max-batch", "99999999999999999999999", "is not a positive integer"},
+        {"--threads", "0", "--threads (MNEMOD_THREADS): \"0\" is outside 1..1024"},
+        {"--threads", "2000", "is outside 1..1024"},
+        {"--max-connections", "0", "--max-connections (MNEMOD_MAX_CONNECTIONS)"},
+        {"--max-queue", "x", "--max-queue (MNEMOD_MAX_QUEUE)"},
+        {"--max-namespaces", "0", "--max-namespaces (MNEMOD_MAX_NAMESPACES)"},
+        {"--embed-dim", "0", "--embed-dim (MNEMOD_EMBED_DIM): \"0\" is outside 1..4096"},
+        {"--embed-dim", "4097", "is outside 1..4096"},
+        {"--coherence-threshold", "1.01", "is outside [-1, 1]"},
+        {"--coherence-threshold", "-1.5", "is outside [-1, 1]"},
+        {"--coherence-threshold", "nan", "is not a number"},
+        {"--coherence-weight", "2", "--coherence-weight (MNEMOD_COHERENCE_WEIGHT)"},
+        {"--coherence-weight", "-0.1", "is outside [0, 1]"},
+        {"--coherence-weight", "inf", "is not a number"},
+        {"--recency-bias", "1.1", "--recency-bias (MNEMOD_RECENCY_BIAS)"},
+        {"--recency-bias", "0x1p-1", "is not a number"},
+        {"--recency-bias", "1e999", "is not a number"},
+        {"--max-body", "0", "must be a size greater than 0"},
+        {"--max-body", "16 MiBs", "unknown size unit"},
+        {"--max-body", "lots", "--max-body (MNEMOD_MAX_BODY)"},
+        {"--max-future-skew", "-1s", "--max-future-skew (MNEMOD_MAX_FUTURE_SKEW)"},
+        {"--idle-timeout", "0", "must be a duration greater than 0"},
+        {"--request-timeout", "5y", "--request-timeout (MNEMOD_REQUEST_TIMEOUT)"},
+        {"--sync", "FULL", "is not full or normal"},
+        {"--sync", "off", "--sync (MNEMOD_SYNC)"},
+        {"--log-level", "verbose", "is not debug, info, warn or error"},
+        {"--log-format", "xml", "is not text or json"},
+        {"--simd", "sse2", "is not auto, scalar, avx2, avx512 or neon"},
+        {"--metrics-public", "maybe", "is not a boolean"},
+        {"--data", "", "--data (MNEMOD_DATA): empty path"},
+        {"--api-key-file", "/nonexistent/key", "cannot be read"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char arg[128];
+        snprintf(arg, sizeof(arg), "%s=%s", bad[i].flag, bad[i].value);
+        expect_bad(ARGS(arg), NULL, bad[i].needle);
+        assert_string_equal(R.err.field, bad[i].flag + 2);
+    }
+    /* the same value class through the environment names the same flag and variable */
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_MAX_BATCH=abc", NULL},
+               "invalid value for --max-batch (MNEMOD_MAX_BATCH): \"abc\" is not a positive "
+               "integer");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBED_DIM=5000", NULL}, "--embed-dim");
+    /* long values are cut in the message, control bytes are not echoed */
+    char longval[300];
+    memset(longval, 'x', sizeof(longval) - 1);
+    longval[sizeof(longval) - 1] = '\0';
+    expect_bad(ARGS("--sync", longval), NULL, "...\" is not full or normal");
+    expect_bad(ARGS("--sync", "a\033[2Jb"), NULL, "\"a?[2Jb\"");
+}
+
+static void test_good_values(void **state)
+{
+    (void)state;
+    expect_ok(ARGS("--max-body", "1GiB", "--max-future-skew", "0", "--idle-timeout", "1.5m",
+                   "--request-timeout", "90", "--embed-dim", "4096", "--coherence-threshold", "-1",
+                   "--coherence-weight", "1", "--recency-bias", "0.25"),
+              NULL);
+    assert_int_equal(R.cfg.max_body, 1u << 30);
+    assert_true(R.cfg.max_future_skew_s == 0);
+    assert_true(R.cfg.idle_timeout_s == 90);
+    assert_true(R.cfg.request_timeout_s == 90);
+    assert_int_equal(R.cfg.embed_dim, 4096);
+    assert_true(R.cfg.coherence_threshold == -1);
+    assert_true(R.cfg.coherence_weight == 1);
+    assert_true(R.cfg.decay.recency_bias == 0.25);
+    expect_ok(ARGS("--max-body", "4096", "--embed-dim", "1", "--coherence-threshold", "1e-1"),
+              NULL);
+    assert_int_equal(R.cfg.max_body, 4096);
+    assert_int_equal(R.cfg.embed_dim, 1);
+    assert_true(R.cfg.coherence_threshold == 0.1);
+    /* values are trimmed */
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_MAX_BATCH= 12 ", NULL});
+    assert_int_equal(R.cfg.max_batch, 12);
+    expect_ok(ARGS("--simd", "scalar"), NULL);
+    assert_string_equal(R.cfg.simd, "scalar");
+    expect_ok(ARGS("--simd", "scalar", "--simd", "auto"), NULL);
+    assert_string_equal(R.cfg.simd, "");
+    for (int isa = MEM_VEC_AVX2; isa < MEM_VEC_ISA_COUNT; isa++) {
+        static const char *const names[] = {"scalar", "avx2", "avx512", "neon"};
+        int rc = load(ARGS("--simd", names[isa]), NULL);
+        if (mem_vec_ops_for((mem_vec_isa_t)isa)) {
+            assert_int_equal(rc, MEM_CFG_RUN);
+            assert_string_equal(R.cfg.simd, names[isa]);
+        } else {
+            assert_int_equal(rc, MEM_EINVAL);
+            assert_non_null(strstr(R.err.msg, "not supported"));
+        }
+    }
+}
+
+static void test_unknown_and_malformed_lines(void **state)
+{
+    (void)state;
+    expect_bad(ARGS("--nope"), NULL, "unknown flag --nope");
+    expect_bad(ARGS("--max-batch=5", "--halflife=3"), NULL, "unknown flag --halflife");
+    expect_bad(ARGS("-x"), NULL, "unknown flag -x");
+    expect_bad(ARGS("serve"), NULL, "unexpected argument \"serve\"");
+    expect_bad(ARGS("--"), NULL, "unexpected argument \"--\"");
+    expect_bad(ARGS("--data"), NULL, "missing value for --data");
+    expect_bad(ARGS("--data", "--threads", "2"), NULL, "missing value for --data");
+    expect_bad(ARGS("--api-key"), NULL, "unknown flag --api-key");
+    /* a mistake anywhere on the line is reported before any file is read */
+    expect_bad(ARGS("--config", "/nonexistent.conf", "--bogus"), NULL, "unknown flag --bogus");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_MAX_BACTH=1", NULL},
+               "unknown environment variable MNEMOD_MAX_BACTH");
+    /* other variables are none of our business */
+    expect_ok(NOARGS, (const char *const[]){"PATH=/bin", "MEMU_OTHER=1", "HOME=/", NULL});
+    /* an empty variable counts as unset */
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_MAX_BATCH=", "MNEMOD_LISTEN=", NULL});
+    assert_int_equal(R.cfg.max_batch, 1000);
+    assert_int_equal(R.cfg.listen_port, 6636);
+}
+
+static void test_precedence(void **state)
+{
+    (void)state;
+    const char *file = tmp_file("max-batch = 10\n"
+                                "half-life = 1\n"
+                                "listen = 127.0.0.2:1000\n"
+                                "decay = linear\n"
+                                "log-level = debug\n");
+    const char *env[] = {"MNEMOD_MAX_BATCH=20", "MEMU_RECENCY_HALF_LIFE=2", NULL};
+    const char *env_cfg[] = {"MNEMOD_MAX_BATCH=20", "MEMU_RECENCY_HALF_LIFE=2", NULL, NULL};
+    char cfg_var[128];
+    snprintf(cfg_var, sizeof(cfg_var), "MNEMOD_CONFIG=%s", file);
+    env_cfg[2] = cfg_var;
+
+    /* default only */
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.max_batch, 1000);
+    /* file > default */
+    expect_ok(ARGS("--config", file), NULL);
+    assert_int_equal(R.cfg.max_batch, 10);
+    assert_true(R.cfg.decay.half_life_s == 86400);
+    assert_string_equal(R.cfg.listen_host, "127.0.0.2");
+    assert_int_equal(R.cfg.listen_port, 1000);
+    assert_int_equal(R.cfg.decay.kind, MEM_DECAY_LINEAR);
+    assert_int_equal(R.cfg.log_level, MEM_LOG_DEBUG);
+    assert_string_equal(R.cfg.config_path, file);
+    /* env > file */
+    expect_ok(ARGS("--config", file), env);
+    assert_int_equal(R.cfg.max_batch, 20);
+    assert_true(R.cfg.decay.half_life_s == 2 * 86400.0);
+    assert_int_equal(R.cfg.listen_port, 1000); /* not in env: file value stays */
+    /* flag > env > file, whatever the order on the line */
+    expect_ok(ARGS("--max-batch", "30", "--config", file, "--half-life=3h"), env);
+    assert_int_equal(R.cfg.max_batch, 30);
+    assert_true(R.cfg.decay.half_life_s == 3 * 3600.0);
+    assert_int_equal(R.cfg.decay.kind, MEM_DECAY_LINEAR);
+    /* MNEMOD_CONFIG names the file when --config is absent */
+    expect_ok(NOARGS, env_cfg);
+    assert_int_equal(R.cfg.max_batch, 20);
+    assert_int_equal(R.cfg.listen_port, 1000);
+    /* --config beats MNEMOD_CONFIG */
+    const char *other = tmp_file("max-namespaces = 7\n");
+    expect_ok(ARGS("--config", other), env_cfg);
+    assert_int_equal(R.cfg.max_namespaces, 7);
+    assert_int_equal(R.cfg.listen_port, 6636);
+    /* an invalid env value is an error even if a flag would override it: each source
+     * must be valid on its own */
+    expect_bad(ARGS("--max-batch", "5"), (const char *const[]){"MNEMOD_MAX_BATCH=x", NULL},
+               "MNEMOD_MAX_BATCH");
+}
+
+static void test_file_format(void **state)
+{
+    (void)state;
+    const char *file = tmp_file("# mnemod settings\n"
+                                "\n"
+                                "   # indented comment\n"
+                                "data = /var/lib/mnemod/a b.db   # inline comment\n"
+                                "half-life=90d\r\n"
+                                "\tmax-body\t=\t8 MiB\t\n"
+                                "listen = \"[::1]:6637\"\n"
+                                "log-format = 'json'\n"
+                                "decay = weibull:2 # comment\n"
+                                "metrics-public = on\n"
+                                "sync = normal"); /* no final newline */
+    expect_ok(ARGS("--config", file), NULL);
+    assert_string_equal(R.cfg.data_path, "/var/lib/mnemod/a b.db");
+    assert_true(R.cfg.decay.half_life_s == 90 * 86400.0);
+    assert_int_equal(R.cfg.max_body, 8u << 20);
+    assert_string_equal(R.cfg.listen_host, "::1");
+    assert_int_equal(R.cfg.listen_port, 6637);
+    assert_true(R.cfg.log_json);
+    assert_int_equal(R.cfg.decay.kind, MEM_DECAY_WEIBULL);
+    assert_true(R.cfg.decay.shape == 2);
+    assert_true(R.cfg.metrics_public);
+    assert_false(R.cfg.sync_full);
+    /* a '#' inside a value with no space before it is part of the value */
+    expect_ok(ARGS("--config", tmp_file("data = /tmp/a#b.db\n")), NULL);
+    assert_string_equal(R.cfg.data_path, "/tmp/a#b.db");
+    expect_ok(ARGS("--config", tmp_file("data = \"/tmp/x # y.db\"\n")), NULL);
+    assert_string_equal(R.cfg.data_path, "/tmp/x # y.db");
+    /* an empty file is fine */
+    expect_ok(ARGS("--config", tmp_file("")), NULL);
+    assert_int_equal(R.cfg.max_batch, 1000);
+}
+
+static void test_file_errors(void **state)
+{
+    (void)state;
+    const char *f = tmp_file("max-batch = 10\nmax-bacth = 3\n");
+    const char *base = strrchr(f, '/') + 1;
+    expect_bad(ARGS("--config", f), NULL, "unknown key \"max-bacth\"");
+    assert_non_null(strstr(R.err.msg, base));
+    assert_non_null(strstr(R.err.msg, ":2: "));
+    expect_bad(ARGS("--config", tmp_file("\n\nthreads = many\n")), NULL,
+               ":3: invalid value for --threads (MNEMOD_THREADS): \"many\" is not a positive "
+               "integer");
+    expect_bad(ARGS("--config", tmp_file("threads 4\n")), NULL, ":1: expected key = value");
+    expect_bad(ARGS("--config", tmp_file("threads =\n")), NULL, ":1: empty value for threads");
+    expect_bad(ARGS("--config", tmp_file("= 4\n")), NULL, "unknown key \"\"");
+    expect_bad(ARGS("--config", tmp_file("--threads = 4\n")), NULL, "unknown key \"--threads\"");
+    expect_bad(ARGS("--config", tmp_file("MNEMOD_THREADS = 4\n")), NULL,
+               "unknown key \"MNEMOD_THREADS\"");
+    expect_bad(ARGS("--config", tmp_file("config = /etc/other.conf\n")), NULL,
+               "\"config\" cannot be set inside a config file");
+    expect_bad(ARGS("--config", "/nonexistent/mnemod.conf"), NULL,
+               "cannot read config file /nonexistent/mnemod.conf");
+    expect_bad(ARGS("--config", ""), NULL, "--config (MNEMOD_CONFIG): empty path");
+    char nul_file[] = "threads = 4\nsync = full\0x\n";
+    const char *nf = tmp_file("");
+    FILE *fp = fopen(nf, "wb");
+    assert_non_null(fp);
+    fwrite(nul_file, 1, sizeof(nul_file) - 1, fp);
+    fclose(fp);
+    expect_bad(ARGS("--config", nf), NULL, ":2: NUL byte");
+}
+
+static void test_api_key(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_API_KEY=s3cret-Key_1", NULL});
+    assert_string_equal(R.cfg.api_key, "s3cret-Key_1");
+    expect_ok(ARGS("--api-key-file", tmp_file("filekey\n")), NULL);
+    assert_string_equal(R.cfg.api_key, "filekey");
+    expect_ok(ARGS("--api-key-file", tmp_file("crlfkey\r\n")), NULL);
+    assert_string_equal(R.cfg.api_key, "crlfkey");
+    expect_ok(ARGS("--api-key-file", tmp_file("bare")), NULL);
+    assert_string_equal(R.cfg.api_key, "bare");
+    /* flag beats env; env file variable works; config file key works */
+    expect_ok(ARGS("--api-key-file", tmp_file("fromflag\n")),
+              (const char *const[]){"MNEMOD_API_KEY=fromenv", NULL});
+    assert_string_equal(R.cfg.api_key, "fromflag");
+    char var[128];
+    snprintf(var, sizeof(var), "MNEMOD_API_KEY_FILE=%s", tmp_file("fromenvfile\n"));
+    expect_ok(NOARGS, (const char *const[]){var, NULL});
+    assert_string_equal(R.cfg.api_key, "fromenvfile");
+    char conf[128];
+    snprintf(conf, sizeof(conf), "api-key-file = %s\n", tmp_file("fromconf\n"));
+    expect_ok(ARGS("--config", tmp_file(conf)), NULL);
+    assert_string_equal(R.cfg.api_key, "fromconf");
+    expect_ok(ARGS("--config", tmp_file(conf)),
+              (const char *const[]){"MNEMOD_API_KEY=envwins", NULL});
+    assert_string_equal(R.cfg.api_key, "envwins");
+    /* bad keys; the key itself never appears in the message */
+    expect_bad(ARGS("--api-key-file", tmp_file("\n")), NULL, "the API key is empty");
+    expect_bad(ARGS("--api-key-file", tmp_file("")), NULL, "the API key is empty");
+    expect_bad(ARGS("--api-key-file", tmp_file("two words\n")), NULL, "without spaces");
+    assert_null(strstr(R.err.msg, "two words"));
+    expect_bad(ARGS("--api-key-file", tmp_file("a\nb\n")), NULL, "without spaces");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_API_KEY=caf\xc3\xa9", NULL},
+               "invalid value for MNEMOD_API_KEY: the API key must be printable ASCII");
+    assert_null(strstr(R.err.msg, "caf"));
+    char big[700];
+    memset(big, 'k', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    expect_bad(ARGS("--api-key-file", tmp_file(big)), NULL, "too long");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_API_KEY=a", var, NULL},
+               "set only one of MNEMOD_API_KEY and MNEMOD_API_KEY_FILE");
+}
+
+/* etc/mnemod.conf.sample documents every key with its default: uncommenting every
+ * "# key = value" line must give the defaults back, and every flag must be there. */
+static void test_sample_config(void **state)
+{
+    (void)state;
+    const char *path =
+        getenv("MEM_TEST_SAMPLE_CONF") ? getenv("MEM_TEST_SAMPLE_CONF") : "etc/mnemod.conf.sample";
+    FILE *f = fopen(path, "r");
+    if (!f) fail_msg("cannot open %s (run from the repository root)", path);
+    static char uncommented[16384], line[512];
+    size_t used = 0;
+    int keys = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char key[64];
+        int n = 0;
+        if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
+        if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0)
+            continue; /* an example path; a CPU-dependent default */
+        used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
+        keys++;
+    }
+    fclose(f);
+    assert_true(keys >= 20);
+    expect_ok(ARGS("--config", tmp_file(uncommented)), NULL);
+    mem_cfg_t want;
+    mem_cfg_defaults(&want);
+    strcpy(want.config_path, R.cfg.config_path);
+    assert_memory_equal(&want, &R.cfg, sizeof(want));
+    /* every flag of --help has a "# flag = " line */
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    static char help[MEM_CFG_TEXT_MAX];
+    strcpy(help, R.out);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    static char sample[32768];
+    size_t len = fread(sample, 1, sizeof(sample) - 1, f);
+    sample[len] = '\0';
+    fclose(f);
+    for (const char *p = strstr(help, "\n  --"); p; p = strstr(p + 1, "\n  --")) {
+        char flag[64], needle[80];
+        if (sscanf(p + 5, "%63[a-z-]", flag) != 1 || strcmp(flag, "help") == 0 ||
+            strcmp(flag, "version") == 0 || strcmp(flag, "config") == 0)
+            continue;
+        snprintf(needle, sizeof(needle), "\n# %s = ", flag);
+        if (!strstr(sample, needle)) fail_msg("%s does not document %s", path, flag);
+    }
+}
+
+static void test_describe(void **state)
+{
+    (void)state;
+    char line[2048];
+    expect_ok(NOARGS, NULL);
+    size_t n = mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_int_equal(n, strlen(line));
+    assert_null(strchr(line, '\n'));
+    assert_non_null(strstr(line, "listen=127.0.0.1:6636 data=./mnemod.db config=none "));
+    assert_non_null(strstr(line, " half_life_s=0 decay=exponential "));
+    assert_non_null(strstr(line, " auth=off "));
+    assert_non_null(strstr(line, " max_body=16777216 "));
+    assert_non_null(strstr(line, " simd=auto"));
+    expect_ok(ARGS("--listen", "[::1]:1", "--decay", "weibull:1.5", "--half-life", "1", "--sync",
+                   "normal", "--log-format", "json"),
+              (const char *const[]){"MNEMOD_API_KEY=topsecret", NULL});
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, "listen=[::1]:1 "));
+    assert_non_null(strstr(line, " half_life_s=86400 decay=weibull:1.5 "));
+    assert_non_null(strstr(line, " auth=on "));
+    assert_non_null(strstr(line, " sync=normal "));
+    assert_non_null(strstr(line, " log_format=json "));
+    assert_null(strstr(line, "topsecret"));
+    /* measuring, and truncation */
+    assert_int_equal(mem_cfg_describe(&R.cfg, NULL, 0), strlen(line));
+    char small[16];
+    mem_cfg_describe(&R.cfg, small, sizeof(small));
+    assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_defaults, cleanup),
+        cmocka_unit_test_teardown(test_help_and_version, cleanup),
+        cmocka_unit_test_teardown(test_flag_forms, cleanup),
+        cmocka_unit_test_teardown(test_listen, cleanup),
+        cmocka_unit_test_teardown(test_half_life_and_decay, cleanup),
+        cmocka_unit_test_teardown(test_bad_values, cleanup),
+        cmocka_unit_test_teardown(test_good_values, cleanup),
+        cmocka_unit_test_teardown(test_unknown_and_malformed_lines, cleanup),
+        cmocka_unit_test_teardown(test_precedence, cleanup),
+        cmocka_unit_test_teardown(test_file_format, cleanup),
+        cmocka_unit_test_teardown(test_file_errors, cleanup),
+        cmocka_unit_test_teardown(test_api_key, cleanup),
+        cmocka_unit_test_teardown(test_sample_config, cleanup),
+        cmocka_unit_test_teardown(test_describe, cleanup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

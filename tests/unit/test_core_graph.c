@@ -1,0 +1,409 @@
+/* test_core_graph.c - coherence-graph degrees: incremental == rebuild == naive
+ * SPDX-License-Identifier: MIT
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* clang-format off: cmocka needs the headers above first */
+#include <cmocka.h>
+/* clang-format on */
+
+#include "core/err.h"
+#include "core/graph.h"
+#include "core/index.h"
+#include "core/vec.h"
+
+static uint64_t rng_state;
+static uint64_t rng_next(void)
+{
+    uint64_t x = rng_state; /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 2685821657736338717ull;
+}
+static double rng_unit(void)
+{
+    return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+static uint64_t test_seed(void)
+{
+    const char *s = getenv("MEM_TEST_SEED");
+    return s ? strtoull(s, NULL, 10) : 20260906ull;
+}
+
+static size_t append_row(mem_index_t *idx, const float *vec)
+{
+    char id[32];
+    size_t pos = 0;
+    int n = snprintf(id, sizeof(id), "m%zu", idx->n_rows);
+    assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows,
+                                      (int64_t)idx->n_rows, vec, 0, 0, &pos),
+                     MEM_OK);
+    idx->n_visible = idx->n_rows;
+    return pos;
+}
+
+/* A clustered unit vector: centre c plus noise, normalised in double, stored as float. */
+static void random_vec(float *v, size_t dim, const float *centres, size_t n_centres, double noise)
+{
+    size_t c = (size_t)(rng_unit() * (double)n_centres);
+    for (size_t d = 0; d < dim; d++)
+        v[d] = centres[c * dim + d] + (float)(noise * (2.0 * rng_unit() - 1.0));
+    assert_int_equal(mem_vec_normalize(v, dim), 0);
+}
+
+/* The graph's cosine: one row through ops->dot_rows, exactly what rebuild and link use. */
+static float pair_dot(const mem_vec_ops_t *ops, const float *a, const float *b, size_t dim)
+{
+    float out = 0.0f;
+    ops->dot_rows(a, b, 1, dim, dim, &out);
+    return out;
+}
+
+typedef struct expect {
+    uint32_t *deg;
+    uint64_t edges;
+    uint32_t max;
+} expect_t;
+
+/* Naive O(n^2): the same float dot per pair (pair_dot), plus a double-precision check that
+ * may only disagree on pairs within 1e-5 of the threshold. */
+static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, expect_t *e)
+{
+    size_t n = idx->n_rows;
+    e->deg = calloc(n + 1, sizeof(uint32_t));
+    assert_non_null(e->deg);
+    e->edges = 0;
+    e->max = 0;
+    for (size_t a = 0; a < n; a++) {
+        if (MEM_INDEX_ROW(idx, a, flags) != 0) continue;
+        for (size_t b = a + 1; b < n; b++) {
+            if (MEM_INDEX_ROW(idx, b, flags) != 0) continue;
+            const float *va = mem_index_vec(idx, a), *vb = mem_index_vec(idx, b);
+            float f = pair_dot(ops, va, vb, idx->dim);
+            double dd = 0.0;
+            for (size_t d = 0; d < idx->dim; d++)
+                dd += (double)va[d] * (double)vb[d];
+            int edge = f >= thr;
+            if (fabs(dd - (double)thr) > 1e-5) assert_int_equal(edge, dd >= (double)thr);
+            if (edge) {
+                e->deg[a]++;
+                e->deg[b]++;
+                e->edges++;
+            }
+        }
+    }
+    for (size_t a = 0; a < n; a++)
+        if (e->deg[a] > e->max) e->max = e->deg[a];
+}
+
+static void check_against(const mem_index_t *idx, const expect_t *e)
+{
+    for (size_t p = 0; p < idx->n_rows; p++) {
+        uint32_t got = MEM_INDEX_ROW(idx, p, flags) == 0 ? MEM_INDEX_ROW(idx, p, degree) : 0;
+        if (got != e->deg[p])
+            fail_msg("pos %zu: degree %u, expected %u (seed %llu)", p, got, e->deg[p],
+                     (unsigned long long)test_seed());
+    }
+    assert_int_equal(idx->graph_edges, e->edges);
+    assert_int_equal(idx->max_degree, e->max);
+}
+
+static void check_naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops)
+{
+    expect_t e;
+    naive(idx, thr, ops, &e);
+    check_against(idx, &e);
+    free(e.deg);
+}
+
+/* touched: every reported row is recorded; the test checks they are exactly the changed ones */
+typedef struct touch_log {
+    uint8_t *seen;
+    size_t n;
+} touch_log_t;
+static void on_touch(void *ud, size_t pos)
+{
+    touch_log_t *t = ud;
+    assert_true(pos < t->n);
+    t->seen[pos] = 1;
+}
+
+static void run_sequence(const mem_vec_ops_t *ops, size_t dim, float thr, size_t steps)
+{
+    enum { N_CENTRES = 6, MAX_ROWS = 700 };
+    float centres[N_CENTRES * 64];
+    for (size_t i = 0; i < N_CENTRES * dim; i++)
+        centres[i] = (float)(2.0 * rng_unit() - 1.0);
+    mem_index_t *idx = NULL;
+    assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+    float v[64];
+    uint32_t *before = calloc(MAX_ROWS, sizeof(uint32_t));
+    touch_log_t tl = {calloc(MAX_ROWS, 1), MAX_ROWS};
+    assert_non_null(before);
+    assert_non_null(tl.seen);
+
+    for (size_t step = 0; step < steps && idx->n_rows < MAX_ROWS - 1; step++) {
+        for (size_t p = 0; p < idx->n_rows; p++)
+            before[p] = MEM_INDEX_ROW(idx, p, degree);
+        memset(tl.seen, 0, MAX_ROWS);
+        double u = rng_unit();
+        size_t victim = idx->n_rows ? (size_t)(rng_unit() * (double)idx->n_rows) : 0;
+        uint8_t vf = idx->n_rows ? MEM_INDEX_ROW(idx, victim, flags) : 0;
+        size_t changed_limit = idx->n_rows;
+        if (u < 0.55 || idx->n_rows < 4) { /* insert */
+            random_vec(v, dim, centres, N_CENTRES, 0.9);
+            size_t pos = append_row(idx, v);
+            assert_int_equal(mem_graph_link(idx, pos, thr, ops, on_touch, &tl), MEM_OK);
+            assert_true(tl.seen[pos]);
+            changed_limit = idx->n_rows;
+        } else if (u < 0.7 && vf == 0) { /* supersede: the old one leaves, a restatement joins */
+            assert_int_equal(mem_graph_unlink(idx, victim, thr, ops, on_touch, &tl), MEM_OK);
+            mem_index_set_flags(idx, victim, MEM_ROW_SUPERSEDED);
+            const float *old = mem_index_vec(idx, victim);
+            for (size_t d = 0; d < dim; d++)
+                v[d] = old[d] + (float)(0.1 * (2.0 * rng_unit() - 1.0));
+            assert_int_equal(mem_vec_normalize(v, dim), 0);
+            size_t pos = append_row(idx, v);
+            assert_int_equal(mem_graph_link(idx, pos, thr, ops, on_touch, &tl), MEM_OK);
+            changed_limit = idx->n_rows;
+        } else if (u < 0.8 && vf == 0) { /* delete */
+            assert_int_equal(mem_graph_unlink(idx, victim, thr, ops, on_touch, &tl), MEM_OK);
+            assert_int_equal(MEM_INDEX_ROW(idx, victim, degree), 0);
+            mem_index_set_flags(idx, victim, MEM_ROW_DELETED);
+        } else if (u < 0.92 && vf == 0) { /* archive (compaction) */
+            assert_int_equal(mem_graph_unlink(idx, victim, thr, ops, on_touch, &tl), MEM_OK);
+            mem_index_set_flags(idx, victim, MEM_ROW_ARCHIVED);
+        } else if (vf == MEM_ROW_ARCHIVED) { /* restore */
+            mem_index_set_flags(idx, victim, 0);
+            assert_int_equal(mem_graph_link(idx, victim, thr, ops, on_touch, &tl), MEM_OK);
+        } else {
+            continue;
+        }
+        /* every row whose degree changed was reported */
+        for (size_t p = 0; p < changed_limit; p++)
+            if (MEM_INDEX_ROW(idx, p, degree) != before[p] && !tl.seen[p])
+                fail_msg("step %zu: pos %zu changed but not reported", step, p);
+        check_naive(idx, thr, ops);
+        if (step % 25 == 24) { /* a rebuild from scratch lands on the same state */
+            expect_t e;
+            naive(idx, thr, ops, &e);
+            assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
+            check_against(idx, &e);
+            free(e.deg);
+        }
+    }
+    free(before);
+    free(tl.seen);
+    mem_index_free(idx);
+}
+
+static void test_sequences(void **state)
+{
+    (void)state;
+    rng_state = test_seed() | 1;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops) continue;
+        run_sequence(ops, 16, 0.55f, 400);
+        run_sequence(ops, 37, 0.3f, 300);  /* odd dim: tails */
+        run_sequence(ops, 5, 0.8f, 300);   /* dense graph, large degrees */
+        run_sequence(ops, 64, -0.1f, 120); /* nearly complete graph */
+    }
+}
+
+/* A threshold equal to one pair's float dot: `>=` must count that pair, everywhere. */
+static void test_threshold_exactly_at_a_pair(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x9e3779b97f4a7c15ull) | 1;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops) continue;
+        const size_t dim = 24, n = 300; /* spans two blocks */
+        mem_index_t *idx = NULL;
+        assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+        float v[24];
+        for (size_t i = 0; i < n; i++) {
+            for (size_t d = 0; d < dim; d++)
+                v[d] = (float)(2.0 * rng_unit() - 1.0);
+            assert_int_equal(mem_vec_normalize(v, dim), 0);
+            append_row(idx, v);
+        }
+        float thr = pair_dot(ops, mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
+        assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
+        check_naive(idx, thr, ops);
+        assert_true(MEM_INDEX_ROW(idx, 3, degree) >= 1);
+        /* the same through incremental links, in another order */
+        for (size_t p = 0; p < n; p++) {
+            assert_int_equal(mem_graph_unlink(idx, p, thr, ops, NULL, NULL), MEM_OK);
+            mem_index_set_flags(idx, p, MEM_ROW_ARCHIVED);
+        }
+        assert_int_equal(idx->graph_edges, 0);
+        assert_int_equal(idx->max_degree, 0);
+        for (size_t k = 0; k < n; k++) {
+            size_t p = (k * 7) % n; /* 7 and 300 coprime: a permutation */
+            mem_index_set_flags(idx, p, 0);
+            assert_int_equal(mem_graph_link(idx, p, thr, ops, NULL, NULL), MEM_OK);
+        }
+        check_naive(idx, thr, ops);
+        mem_index_free(idx);
+    }
+}
+
+/* What the graph needs from every kernel table: a row's score does not depend on its place
+ * in the batch or on the batch size, and dot(a, b) == dot(b, a) bit for bit. Without it a
+ * rebuild (tiles, upper triangle) and link/unlink (one row against all) could disagree on
+ * a pair at the threshold. */
+static void test_kernel_contract(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x2545f4914f6cdd1dull) | 1;
+    static const size_t dims[] = {1, 3, 5, 8, 15, 16, 17, 31, 32, 33, 37, 64, 100, 128, 129, 384};
+    enum { ROWS = 67 };
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops) continue;
+        for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+            size_t dim = dims[k], stride = (dim + 15) & ~(size_t)15;
+            float *rows = calloc(ROWS * stride, sizeof(float));
+            float q[384], all[ROWS], part[ROWS];
+            assert_non_null(rows);
+            for (size_t d = 0; d < dim; d++)
+                q[d] = (float)(2.0 * rng_unit() - 1.0);
+            for (size_t r = 0; r < ROWS; r++)
+                for (size_t d = 0; d < dim; d++)
+                    rows[r * stride + d] = (float)(2.0 * rng_unit() - 1.0);
+            ops->dot_rows(q, rows, ROWS, dim, stride, all);
+            for (size_t start = 0; start < ROWS; start += 5) {
+                ops->dot_rows(q, rows + start * stride, ROWS - start, dim, stride, part);
+                for (size_t r = start; r < ROWS; r++)
+                    if (memcmp(&part[r - start], &all[r], sizeof(float)) != 0)
+                        fail_msg("%s dim %zu: row %zu scores differently from offset %zu",
+                                 ops->name, dim, r, start);
+            }
+            for (size_t r = 0; r < ROWS; r++) {
+                float ab = pair_dot(ops, q, rows + r * stride, dim);
+                float ba = pair_dot(ops, rows + r * stride, q, dim);
+                assert_memory_equal(&ab, &all[r], sizeof(float));
+                assert_memory_equal(&ab, &ba, sizeof(float));
+            }
+            free(rows);
+        }
+    }
+}
+
+static void test_empty_and_single(void **state)
+{
+    (void)state;
+    const mem_vec_ops_t *ops = mem_vec_ops_for(MEM_VEC_SCALAR);
+    mem_index_t *idx = NULL;
+    assert_int_equal(mem_index_new(4, &idx), MEM_OK);
+    assert_int_equal(mem_graph_rebuild(idx, 0.5f, ops), MEM_OK);
+    assert_int_equal(idx->graph_edges, 0);
+    assert_int_equal(idx->max_degree, 0);
+    float v[4] = {1, 0, 0, 0};
+    size_t p = append_row(idx, v);
+    assert_int_equal(mem_graph_link(idx, p, 0.5f, ops, NULL, NULL), MEM_OK);
+    assert_int_equal(idx->graph_edges, 0);
+    p = append_row(idx, v);
+    assert_int_equal(mem_graph_link(idx, p, 0.5f, ops, NULL, NULL), MEM_OK);
+    assert_int_equal(idx->graph_edges, 1);
+    assert_int_equal(idx->max_degree, 1);
+    /* unlinking an inactive row is a no-op */
+    assert_int_equal(mem_graph_unlink(idx, 0, 0.5f, ops, NULL, NULL), MEM_OK);
+    mem_index_set_flags(idx, 0, MEM_ROW_ARCHIVED);
+    assert_int_equal(mem_graph_unlink(idx, 0, 0.5f, ops, NULL, NULL), MEM_OK);
+    assert_int_equal(idx->graph_edges, 0);
+    assert_int_equal(idx->max_degree, 0);
+    assert_int_equal(MEM_INDEX_ROW(idx, 1, degree), 0);
+    mem_index_free(idx);
+}
+
+/* Without the degree histogram (it failed to allocate) link/unlink fall back to a recount
+ * and stay exact; the next recount rebuilds it. */
+static void test_without_histogram(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x5851f42d4c957f2dull) | 1;
+    const mem_vec_ops_t *ops = mem_vec_ops_for(MEM_VEC_SCALAR);
+    const size_t dim = 6;
+    mem_index_t *idx = NULL;
+    assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+    float v[6];
+    for (size_t i = 0; i < 120; i++) {
+        for (size_t d = 0; d < dim; d++)
+            v[d] = (float)(2.0 * rng_unit() - 1.0);
+        assert_int_equal(mem_vec_normalize(v, dim), 0);
+        size_t pos = append_row(idx, v);
+        if (i == 60) { /* drop the histogram half way */
+            free(idx->_deg_hist);
+            idx->_deg_hist = NULL;
+            idx->_deg_hist_cap = 0;
+        }
+        assert_int_equal(mem_graph_link(idx, pos, 0.4f, ops, NULL, NULL), MEM_OK);
+        if (i % 7 == 3) {
+            assert_int_equal(mem_graph_unlink(idx, i / 2, 0.4f, ops, NULL, NULL), MEM_OK);
+            mem_index_set_flags(idx, i / 2, MEM_ROW_ARCHIVED);
+        }
+        check_naive(idx, 0.4f, ops);
+    }
+    assert_non_null(idx->_deg_hist); /* the fallback recount rebuilt it */
+    mem_index_free(idx);
+}
+
+/* The published tcd figures: rows normalised in double, stored as float, edge at >= 0.55. */
+static void test_tcd_figures(void **state)
+{
+    (void)state;
+    FILE *f = fopen("bench/data/tcd/corpus.f32", "rb");
+    if (!f) skip();
+    const size_t n = 5000, dim = 128;
+    float *buf = malloc(n * dim * sizeof(float));
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, sizeof(float), n * dim, f), n * dim);
+    fclose(f);
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops) continue;
+        mem_index_t *idx = NULL;
+        assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+        for (size_t i = 0; i < n; i++) {
+            float v[128];
+            memcpy(v, buf + i * dim, sizeof(v));
+            assert_int_equal(mem_vec_normalize(v, dim), 0);
+            append_row(idx, v);
+        }
+        assert_int_equal(mem_graph_rebuild(idx, 0.55f, ops), MEM_OK);
+        assert_int_equal(idx->graph_edges, 590313);
+        assert_int_equal(idx->max_degree, 249);
+        double gate = 0.0;
+        for (size_t p = 0; p < n; p++)
+            gate += (double)MEM_INDEX_ROW(idx, p, degree) / (double)idx->max_degree;
+        gate /= (double)n;
+        assert_true(fabs(gate - 0.948) < 0.0005);
+        mem_index_free(idx);
+    }
+    free(buf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_contract),
+        cmocka_unit_test(test_empty_and_single),
+        cmocka_unit_test(test_threshold_exactly_at_a_pair),
+        cmocka_unit_test(test_sequences),
+        cmocka_unit_test(test_without_histogram),
+        cmocka_unit_test(test_tcd_figures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,316 @@
+/* test_core_vec.c - every ISA the host runs against a double reference (STYLE section 7)
+ * SPDX-License-Identifier: MIT
+ */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/vec.h"
+
+static uint64_t seed;
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static float rng_float(uint64_t *s) /* uniform in [-1, 1) */
+{
+    return (float)((double)(rng_next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+static const size_t lengths[] = {0,  1,  3,  7,   8,   9,   15,  16,  17,   31,  32,
+                                 33, 63, 64, 65, 127, 128, 129, 384, 768, 1536, 4099};
+
+enum fill { FILL_RANDOM, FILL_ZERO, FILL_LARGE, FILL_MIXED };
+
+static void fill(float *v, size_t n, enum fill kind, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (kind) {
+        case FILL_ZERO:
+            v[i] = 0.0f;
+            break;
+        case FILL_LARGE:
+            v[i] = rng_float(s) * 1.0e15f;
+            break;
+        case FILL_MIXED:
+            v[i] = (i % 3 == 0) ? 0.0f : rng_float(s) * ((i % 2) ? 1.0e3f : 1.0e-3f);
+            break;
+        default:
+            v[i] = rng_float(s);
+        }
+    }
+}
+
+static void check_close(const char *isa, const char *what, size_t n, size_t off, float got,
+                        const float *a, const float *b)
+{
+    double exact = 0.0, mag = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        exact += (double)a[i] * (double)b[i];
+        mag += fabs((double)a[i] * (double)b[i]);
+    }
+    double bound = (double)(n ? n : 1) * FLT_EPSILON * mag;
+    if (!(fabs((double)got - exact) <= bound)) {
+        print_error("%s %s n=%zu off=%zu: got %.9g want %.9g (bound %.3g) seed=%llu\n", isa,
+                    what, n, off, (double)got, exact, bound, (unsigned long long)seed);
+        fail();
+    }
+}
+
+static void test_dot_every_isa(void **state)
+{
+    (void)state;
+    size_t max = 4099 + 8;
+    float *a = malloc(max * sizeof(float)), *b = malloc(max * sizeof(float));
+    assert_non_null(a);
+    assert_non_null(b);
+    int ran = 0;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        ran++;
+        assert_int_equal(ops->isa, isa);
+        uint64_t s = seed;
+        for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
+            for (size_t off = 0; off <= 3; off += 3)
+                for (int k = FILL_RANDOM; k <= FILL_MIXED; k++) {
+                    size_t n = lengths[li];
+                    fill(a + off, n, (enum fill)k, &s);
+                    fill(b + off, n, k == FILL_ZERO ? FILL_RANDOM : (enum fill)k, &s);
+                    check_close(ops->name, "dot", n, off, ops->dot(a + off, b + off, n), a + off,
+                                b + off);
+                }
+    }
+    assert_true(ran >= 1);
+    free(a);
+    free(b);
+}
+
+static void test_dot_rows_every_isa(void **state)
+{
+    (void)state;
+    size_t row_counts[] = {0, 1, 7, 8, 9, 17, 33};
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        uint64_t s = seed ^ (uint64_t)isa;
+        for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++) {
+            size_t dim = lengths[li];
+            if (dim > 1536)
+                continue;
+            for (size_t off = 0; off <= 3; off += 3) {
+                /* stride = dim rounded up to 16 (as the index does) and an odd stride */
+                size_t strides[2] = {(dim + 15) & ~(size_t)15, dim + 5};
+                for (int si = 0; si < 2; si++) {
+                    size_t stride = strides[si];
+                    for (size_t ri = 0; ri < sizeof(row_counts) / sizeof(row_counts[0]); ri++) {
+                        size_t nr = row_counts[ri];
+                        float *q = malloc((dim + off + 1) * sizeof(float));
+                        float *rows = malloc((nr * stride + off + 1) * sizeof(float));
+                        float *out = malloc((nr + 1) * sizeof(float));
+                        assert_non_null(q);
+                        assert_non_null(rows);
+                        assert_non_null(out);
+                        fill(q + off, dim, FILL_RANDOM, &s);
+                        fill(rows + off, nr * stride, FILL_RANDOM, &s);
+                        out[nr] = 12345.0f; /* sentinel: no write past n_rows */
+                        ops->dot_rows(q + off, rows + off, nr, dim, stride, out);
+                        for (size_t r = 0; r < nr; r++)
+                            check_close(ops->name, "dot_rows", dim, off, out[r], q + off,
+                                        rows + off + r * stride);
+                        assert_true(out[nr] == 12345.0f);
+                        free(q);
+                        free(rows);
+                        free(out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void test_dot_rows_equal_rows_equal_scores(void **state)
+{
+    (void)state;
+    /* a row scores the same in any slot of a group and in the last partial group */
+    size_t dims[] = {1, 17, 128, 129};
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        uint64_t s = seed + 99;
+        for (size_t di = 0; di < 4; di++) {
+            size_t dim = dims[di], nr = 21;
+            float q[129], rows[21 * 129], out[21];
+            fill(q, dim, FILL_RANDOM, &s);
+            fill(rows, dim, FILL_RANDOM, &s);
+            for (size_t r = 1; r < nr; r++)
+                memcpy(rows + r * dim, rows, dim * sizeof(float));
+            ops->dot_rows(q, rows, nr, dim, dim, out);
+            if (isa != MEM_VEC_NEON) /* x86 kernels: dot uses dot_rows' order too */
+                assert_true(ops->dot(rows, q, dim) == out[0]);
+            for (size_t r = 1; r < nr; r++)
+                if (out[r] != out[0]) {
+                    print_error("%s dim=%zu row %zu: %.9g != %.9g\n", ops->name, dim, r,
+                                (double)out[r], (double)out[0]);
+                    fail();
+                }
+        }
+    }
+}
+
+static void test_select_ge_every_isa(void **state)
+{
+    (void)state;
+    float x[67];
+    uint32_t got[67];
+    uint64_t s = seed + 5;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        assert_non_null(ops->select_ge);
+        for (size_t n = 0; n <= 67; n++) {
+            fill(x, n, FILL_RANDOM, &s);
+            if (n > 5)
+                x[5] = NAN; /* never selected */
+            if (n > 9)
+                x[9] = 0.25f; /* equal to the cut: selected */
+            size_t k = ops->select_ge(x, n, 0.25f, got);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++)
+                if (x[i] >= 0.25f) {
+                    assert_true(want < k);
+                    assert_int_equal(got[want], i);
+                    want++;
+                }
+            assert_int_equal(k, want);
+        }
+    }
+}
+
+static void test_sum_every_isa(void **state)
+{
+    (void)state;
+    float *x = malloc((4099 + 3) * sizeof(float)), *ones = malloc((4099 + 3) * sizeof(float));
+    assert_non_null(x);
+    assert_non_null(ones);
+    for (size_t i = 0; i < 4099 + 3; i++)
+        ones[i] = 1.0f;
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops)
+            continue;
+        assert_non_null(ops->sum);
+        uint64_t s = seed + 11;
+        for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
+            for (size_t off = 0; off <= 3; off += 3) {
+                size_t n = lengths[li];
+                fill(x + off, n, FILL_RANDOM, &s);
+                check_close(ops->name, "sum", n, off, ops->sum(x + off, n), x + off, ones);
+            }
+    }
+    free(x);
+    free(ones);
+}
+
+static void test_scalar_is_reference_order(void **state)
+{
+    (void)state;
+    /* The scalar kernel sums left to right in float: the reference other code relies on. */
+    float a[3] = {1.0e8f, 1.0f, -1.0e8f}, b[3] = {1.0f, 1.0f, 1.0f};
+    assert_true(mem_vec_dot_f32_scalar(a, b, 3) == 0.0f);
+    float out[1];
+    mem_vec_dot_rows_f32_scalar(b, a, 1, 3, 3, out);
+    assert_true(out[0] == 0.0f);
+}
+
+static void test_dispatch(void **state)
+{
+    (void)state;
+    mem_vec_isa_t isa;
+    assert_int_equal(mem_vec_isa_parse("scalar", &isa), 0);
+    assert_int_equal(isa, MEM_VEC_SCALAR);
+    assert_int_equal(mem_vec_isa_parse("avx2", &isa), 0);
+    assert_int_equal(isa, MEM_VEC_AVX2);
+    assert_int_equal(mem_vec_isa_parse("avx512", &isa), 0);
+    assert_int_equal(isa, MEM_VEC_AVX512);
+    assert_int_equal(mem_vec_isa_parse("neon", &isa), 0);
+    assert_int_equal(isa, MEM_VEC_NEON);
+    assert_int_equal(mem_vec_isa_parse("sse", &isa), -1);
+    assert_int_equal(mem_vec_isa_parse("", &isa), -1);
+
+    assert_non_null(mem_vec_ops_for(MEM_VEC_SCALAR));
+    assert_null(mem_vec_ops_for(MEM_VEC_ISA_COUNT));
+    mem_vec_isa_t best = mem_vec_best_isa();
+    assert_non_null(mem_vec_ops_for(best));
+    for (int i = best + 1; i < MEM_VEC_ISA_COUNT; i++)
+        assert_null(mem_vec_ops_for((mem_vec_isa_t)i));
+#if defined(__x86_64__)
+    assert_null(mem_vec_ops_for(MEM_VEC_NEON));
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        assert_int_equal(best, MEM_VEC_AVX512);
+#endif
+    /* init switches the table; an ISA the host lacks leaves it unchanged */
+    assert_int_equal(mem_vec_init(MEM_VEC_SCALAR), 0);
+    assert_ptr_equal(mem_vec_ops(), mem_vec_ops_for(MEM_VEC_SCALAR));
+    assert_int_equal(mem_vec_init(best), 0);
+    assert_ptr_equal(mem_vec_ops(), mem_vec_ops_for(best));
+    assert_string_equal(mem_vec_ops()->name, best == MEM_VEC_SCALAR   ? "scalar"
+                                             : best == MEM_VEC_AVX2   ? "avx2"
+                                             : best == MEM_VEC_AVX512 ? "avx512"
+                                                                      : "neon");
+    for (int i = 0; i < MEM_VEC_ISA_COUNT; i++)
+        if (!mem_vec_ops_for((mem_vec_isa_t)i)) {
+            assert_int_equal(mem_vec_init((mem_vec_isa_t)i), -1);
+            assert_ptr_equal(mem_vec_ops(), mem_vec_ops_for(best));
+        }
+}
+
+static void test_normalize(void **state)
+{
+    (void)state;
+    float v[4] = {3.0f, 0.0f, 4.0f, 0.0f};
+    assert_int_equal(mem_vec_normalize(v, 4), 0);
+    assert_true(fabsf(v[0] - 0.6f) < 1e-7f && fabsf(v[2] - 0.8f) < 1e-7f);
+    float z[3] = {0};
+    assert_int_equal(mem_vec_normalize(z, 3), -1);
+    float nf[2] = {1.0f, NAN};
+    assert_int_equal(mem_vec_normalize(nf, 2), -1);
+    assert_true(nf[0] == 1.0f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *env = getenv("MEM_TEST_SEED");
+    seed = env ? strtoull(env, NULL, 10) : 20260906ull;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dot_every_isa),
+        cmocka_unit_test(test_dot_rows_every_isa),
+        cmocka_unit_test(test_dot_rows_equal_rows_equal_scores),
+        cmocka_unit_test(test_select_ge_every_isa),
+        cmocka_unit_test(test_sum_every_isa),
+        cmocka_unit_test(test_scalar_is_reference_order),
+        cmocka_unit_test(test_dispatch),
+        cmocka_unit_test(test_normalize),
+    };
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

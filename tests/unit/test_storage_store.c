@@ -1,0 +1,1328 @@
+/* test_storage_store.c - the durable store: writer rules, group commit, reload, faults
+ * SPDX-License-Identifier: MIT
+ */
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* cmocka needs stdarg, stddef and setjmp first */
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+#include <sqlite3.h>
+
+#include "core/graph.h"
+#include "core/scan.h"
+#include "storage/store.h"
+#include "storage/store_int.h"
+
+#define DIM 8
+
+static char tmpdir[64];
+static char dbpath[128];
+
+static int setup(void **state)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-store-XXXXXX");
+    if (!mkdtemp(tmpdir)) return -1;
+    snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char p[160];
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s%s", dbpath, suffix[i]);
+        unlink(p);
+    }
+    rmdir(tmpdir);
+    return 0;
+}
+
+static mem_store_opts_t base_opts(void)
+{
+    mem_store_opts_t o = {
+        .path = dbpath,
+        .sync_full = false,
+        .coherence_threshold = 0.55f,
+        .max_namespaces = 100,
+        .max_queue = 10000,
+        .ops = mem_vec_ops(),
+    };
+    return o;
+}
+
+static mem_store_t *open_ok(const mem_store_opts_t *o)
+{
+    mem_store_t *st = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    int rc = mem_store_open(o, &st, &err);
+    if (rc != MEM_OK) fprintf(stderr, "open: %s\n", err.msg);
+    assert_int_equal(rc, MEM_OK);
+    return st;
+}
+
+static mem_store_t *open_default(void)
+{
+    mem_store_opts_t o = base_opts();
+    return open_ok(&o);
+}
+
+/* Deterministic vectors: a few clusters so the coherence graph has edges. */
+static uint64_t rng_state = 42;
+static double rnd_r(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*state >> 11) / 9007199254740992.0;
+}
+
+static void make_vec_r(float *v, int cluster, uint64_t *state)
+{
+    for (int i = 0; i < DIM; i++)
+        v[i] = (float)(rnd_r(state) - 0.5) * 0.8f + (i == cluster % DIM ? 2.0f : 0.0f);
+    assert_int_equal(mem_vec_normalize(v, DIM), 0);
+}
+
+static void make_vec(float *v, int cluster)
+{
+    make_vec_r(v, cluster, &rng_state);
+}
+
+/* Submit and wait for completion. */
+static int run(mem_store_t *st, mem_store_op_t *op)
+{
+    int rc = mem_store_submit(st, op, NULL, NULL);
+    if (rc != MEM_OK) return rc;
+    mem_store_sync(st);
+    return op->rc;
+}
+
+typedef struct seg_spec {
+    const char *id;
+    bool ts_given;
+    int64_t ts;
+    const char *text;
+    int cluster;
+    const char *sup[3];
+    const char *source;
+} seg_spec_t;
+
+/* Build and run an insert of n specs; vectors are derived from (id, cluster) so that a
+ * retry of the same spec is identical. */
+static float vec_store[1100][DIM];
+static mem_store_seg_in_t segs[1100];
+static mem_store_seg_out_t outs[1100];
+static mem_store_op_t last_op;
+
+static void vec_for(float *v, const char *id, int cluster)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    make_vec_r(v, cluster, &h);
+}
+
+static void prep_insert(const char *ns, const seg_spec_t *specs, size_t n, bool batch,
+                        int64_t now_ms)
+{
+    memset(&last_op, 0, sizeof(last_op));
+    for (size_t i = 0; i < n; i++) {
+        memset(&segs[i], 0, sizeof(segs[i]));
+        snprintf(segs[i].id, sizeof(segs[i].id), "%s", specs[i].id);
+        segs[i].ts_given = specs[i].ts_given;
+        segs[i].ts_ms = specs[i].ts;
+        segs[i].text = specs[i].text;
+        segs[i].text_len = specs[i].text ? strlen(specs[i].text) : 0;
+        segs[i].source = specs[i].source;
+        segs[i].source_len = specs[i].source ? strlen(specs[i].source) : 0;
+        vec_for(vec_store[i], specs[i].id, specs[i].cluster);
+        segs[i].vec = vec_store[i];
+        size_t k = 0;
+        while (k < 3 && specs[i].sup[k])
+            k++;
+        segs[i].supersedes = specs[i].sup;
+        segs[i].n_supersedes = k;
+    }
+    last_op.kind = MEM_STORE_OP_INSERT;
+    snprintf(last_op.ns, sizeof(last_op.ns), "%s", ns);
+    last_op.dim = DIM;
+    last_op.now_ms = now_ms;
+    last_op.segs = segs;
+    last_op.outs = outs;
+    last_op.n_segs = n;
+    last_op.batch = batch;
+}
+
+static int insert_n(mem_store_t *st, const char *ns, const seg_spec_t *specs, size_t n, bool batch,
+                    int64_t now_ms)
+{
+    prep_insert(ns, specs, n, batch, now_ms);
+    return run(st, &last_op);
+}
+
+static int insert1(mem_store_t *st, const char *ns, const char *id, int64_t ts, int cluster)
+{
+    seg_spec_t s = {.id = id, .ts_given = ts >= 0, .ts = ts, .cluster = cluster};
+    return insert_n(st, ns, &s, 1, false, 1000000);
+}
+
+static int simple_op(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, const char *id,
+                     size_t dim)
+{
+    memset(&last_op, 0, sizeof(last_op));
+    last_op.kind = kind;
+    snprintf(last_op.ns, sizeof(last_op.ns), "%s", ns);
+    if (id) snprintf(last_op.id, sizeof(last_op.id), "%s", id);
+    last_op.dim = dim;
+    last_op.now_ms = 1000000;
+    return run(st, &last_op);
+}
+
+static int compact_ids(mem_store_t *st, const char *ns, const char *const *ids, size_t n,
+                       bool purge)
+{
+    memset(&last_op, 0, sizeof(last_op));
+    last_op.kind = MEM_STORE_OP_COMPACT;
+    snprintf(last_op.ns, sizeof(last_op.ns), "%s", ns);
+    last_op.evict_ids = ids;
+    last_op.n_evict = n;
+    last_op.purge = purge;
+    return run(st, &last_op);
+}
+
+static mem_store_ns_stats_t stats(mem_store_t *st, const char *ns)
+{
+    mem_store_ns_stats_t s;
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(mem_store_ns_stats(st, ns, &s, NULL), MEM_OK);
+    return s;
+}
+
+static bool exists(mem_store_t *st, const char *ns, const char *id)
+{
+    mem_store_segment_t *seg = NULL;
+    int rc = mem_store_get(st, ns, id, false, &seg, NULL);
+    mem_store_segment_free(seg);
+    return rc == MEM_OK;
+}
+
+/* A snapshot of what must survive a restart. */
+typedef struct row_snap {
+    char id[MEM_STORE_ID_MAX + 1];
+    int64_t seq, ts;
+    uint8_t flags;
+    uint32_t degree;
+} row_snap_t;
+
+static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, size_t cap)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    size_t n = 0;
+    pthread_rwlock_rdlock(&ns->lock);
+    mem_index_t *idx = ns->idx;
+    assert_int_equal(idx->n_visible, idx->n_rows);
+    for (size_t p = 0; p < idx->n_rows; p++) {
+        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED) continue;
+        assert_true(n < cap);
+        snprintf(rows[n].id, sizeof(rows[n].id), "%s", mem_index_id(idx, p));
+        rows[n].seq = MEM_INDEX_ROW(idx, p, seq);
+        rows[n].ts = MEM_INDEX_ROW(idx, p, ts_ms);
+        rows[n].flags = MEM_INDEX_ROW(idx, p, flags);
+        rows[n].degree = MEM_INDEX_ROW(idx, p, degree);
+        n++;
+    }
+    pthread_rwlock_unlock(&ns->lock);
+    mem_store__ns_release(ns);
+    return n;
+}
+
+/* The persisted/incremental degrees must equal a from-scratch rebuild. */
+static void assert_degrees_match_rebuild(mem_store_t *st, const char *ns_name)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    pthread_rwlock_wrlock(&ns->lock);
+    mem_index_t *idx = ns->idx;
+    uint32_t *before = calloc(idx->n_rows + 1, sizeof(*before));
+    for (size_t p = 0; p < idx->n_rows; p++)
+        before[p] = MEM_INDEX_ROW(idx, p, degree);
+    uint64_t edges = idx->graph_edges;
+    uint32_t maxd = idx->max_degree;
+    assert_int_equal(mem_graph_rebuild(idx, 0.55f, mem_vec_ops()), MEM_OK);
+    for (size_t p = 0; p < idx->n_rows; p++)
+        if (!(MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED))
+            assert_int_equal(before[p], MEM_INDEX_ROW(idx, p, degree));
+    assert_int_equal(edges, idx->graph_edges);
+    assert_int_equal(maxd, idx->max_degree);
+    pthread_rwlock_unlock(&ns->lock);
+    free(before);
+    mem_store__ns_release(ns);
+}
+
+static void wait_queue_empty(mem_store_t *st)
+{
+    for (;;) {
+        mem_store_metrics_t m;
+        mem_store_get_metrics(st, &m);
+        if (m.queue_depth == 0) return;
+        sched_yield();
+    }
+}
+
+/* ---- tests ---- */
+
+static void test_reload_equality(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[300];
+    static char ids[300][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "s%03d", i);
+        specs[i] =
+            (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i / 3, .cluster = i % 3};
+    }
+    assert_int_equal(insert_n(st, "a", specs, 150, true, 5000), MEM_OK);
+    assert_true(last_op.created);
+    assert_int_equal(insert_n(st, "a", specs + 150, 150, true, 5000), MEM_OK);
+    assert_int_equal(outs[149].seq, 300);
+    seg_spec_t sup = {
+        .id = "new", .ts_given = true, .ts = 2000, .cluster = 1, .sup = {"s001", "s004", NULL}};
+    assert_int_equal(insert_n(st, "a", &sup, 1, false, 5000), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "s010", 0), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "new", 0), MEM_OK);
+    const char *ev[] = {"s020", "s021", "s022"};
+    assert_int_equal(compact_ids(st, "a", ev, 3, false), MEM_OK);
+    assert_int_equal(last_op.n_applied, 3);
+    assert_int_equal(insert1(st, "b", "x", 5, 2), MEM_OK);
+
+    static row_snap_t before[400], after[400];
+    size_t nb = snapshot(st, "a", before, 400);
+    assert_int_equal(nb, 299);
+    mem_store_ns_stats_t s1 = stats(st, "a");
+    assert_true(s1.graph_edges > 0);
+    assert_degrees_match_rebuild(st, "a");
+    mem_store_close(st);
+
+    st = open_default();
+    size_t na = snapshot(st, "a", after, 400);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].seq, after[i].seq);
+        assert_int_equal(before[i].ts, after[i].ts);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree);
+    }
+    mem_store_ns_stats_t s2 = stats(st, "a");
+    assert_int_equal(s1.count, s2.count);
+    assert_int_equal(s1.superseded, s2.superseded);
+    assert_int_equal(s2.superseded, 2);
+    assert_int_equal(s2.archived, 3);
+    assert_int_equal(s1.graph_edges, s2.graph_edges);
+    assert_int_equal(s1.max_degree, s2.max_degree);
+    assert_int_equal(s2.oldest_ms, 1000);
+    assert_int_equal(s2.newest_ms, 1099);
+    assert_degrees_match_rebuild(st, "a");
+    /* the clock survived: the deleted newest (2000) still bounds new timestamps */
+    assert_int_equal(insert1(st, "a", "late", 1500, 0), MEM_ENONMONO);
+    /* seq continues after the deleted "new" (301) */
+    assert_int_equal(insert1(st, "a", "next", 2000, 0), MEM_OK);
+    assert_int_equal(outs[0].seq, 302);
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "a", "s001", true, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "new");
+    assert_int_equal(seg->dim, DIM);
+    float v[DIM];
+    vec_for(v, "s001", 1);
+    assert_memory_equal(seg->embedding, v, sizeof(v));
+    mem_store_segment_free(seg);
+    assert_int_equal(mem_store_get(st, "a", "new", false, &seg, NULL), MEM_ENOTFOUND);
+    mem_store_close(st);
+}
+
+static void test_monotonic(void **state)
+{
+    mem_store_t *st = open_default();
+    mem_err_t *e = &last_op.err;
+    assert_int_equal(insert1(st, "m", "a", 1000, 0), MEM_OK);
+    assert_int_equal(insert1(st, "m", "b", 1000, 0), MEM_OK); /* ties are legal */
+    assert_int_equal(insert1(st, "m", "c", 999, 0), MEM_ENONMONO);
+    assert_int_equal(e->last_ms, 1000);
+    assert_int_equal(e->given_ms, 999);
+    assert_string_equal(e->field, "timestamp");
+    /* within a batch: the second goes backwards */
+    seg_spec_t b[] = {{.id = "d", .ts_given = true, .ts = 2000},
+                      {.id = "e", .ts_given = true, .ts = 1500}};
+    assert_int_equal(insert_n(st, "m", b, 2, true, 5000), MEM_ENONMONO);
+    assert_string_equal(e->field, "segments[1].timestamp");
+    assert_int_equal(e->last_ms, 2000);
+    assert_int_equal(e->given_ms, 1500);
+    assert_false(exists(st, "m", "d"));
+    assert_int_equal(stats(st, "m").count, 2);
+    /* delete the newest: the clock does not move back */
+    assert_int_equal(insert1(st, "m", "f", 3000, 0), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "m", "f", 0), MEM_OK);
+    assert_int_equal(insert1(st, "m", "g", 2500, 0), MEM_ENONMONO);
+    assert_int_equal(e->last_ms, 3000);
+    /* absent timestamp: max(now, newest) */
+    seg_spec_t n1 = {.id = "h"};
+    assert_int_equal(insert_n(st, "m", &n1, 1, false, 100), MEM_OK);
+    assert_int_equal(outs[0].ts_ms, 3000);
+    seg_spec_t n2 = {.id = "i"};
+    assert_int_equal(insert_n(st, "m", &n2, 1, false, 7000), MEM_OK);
+    assert_int_equal(outs[0].ts_ms, 7000);
+    mem_store_close(st);
+}
+
+static void test_idempotent_and_dupid(void **state)
+{
+    mem_store_t *st = open_default();
+    seg_spec_t a = {.id = "a", .ts_given = true, .ts = 10, .text = "hello", .cluster = 1};
+    assert_int_equal(insert_n(st, "i", &a, 1, false, 100), MEM_OK);
+    int64_t seq = outs[0].seq;
+    assert_true(last_op.created);
+    /* identical retry: existed, nothing written */
+    assert_int_equal(insert_n(st, "i", &a, 1, false, 100), MEM_OK);
+    assert_false(last_op.created);
+    assert_true(outs[0].existed);
+    assert_int_equal(outs[0].seq, seq);
+    assert_int_equal(outs[0].ts_ms, 10);
+    /* without a timestamp, a retry is still identical */
+    seg_spec_t a2 = a;
+    a2.ts_given = false;
+    assert_int_equal(insert_n(st, "i", &a2, 1, false, 100), MEM_OK);
+    assert_true(outs[0].existed);
+    /* different text, timestamp or vector: duplicate_id */
+    seg_spec_t d1 = a;
+    d1.text = "other";
+    assert_int_equal(insert_n(st, "i", &d1, 1, false, 100), MEM_EDUPID);
+    assert_string_equal(last_op.err.field, "id");
+    seg_spec_t d2 = a;
+    d2.ts = 11;
+    assert_int_equal(insert_n(st, "i", &d2, 1, false, 100), MEM_EDUPID);
+    seg_spec_t d3 = a;
+    d3.cluster = 2;
+    assert_int_equal(insert_n(st, "i", &d3, 1, false, 100), MEM_EDUPID);
+    seg_spec_t d4 = a;
+    d4.text = NULL;
+    assert_int_equal(insert_n(st, "i", &d4, 1, false, 100), MEM_EDUPID);
+    /* batch: identical stored members are skipped, the rest inserted */
+    seg_spec_t b[] = {
+        a, {.id = "b", .ts_given = true, .ts = 20}, {.id = "b", .ts_given = true, .ts = 20}};
+    assert_int_equal(insert_n(st, "i", b, 3, true, 100), MEM_OK);
+    assert_true(last_op.created);
+    assert_true(outs[0].existed);
+    assert_int_equal(outs[0].seq, seq);
+    assert_false(outs[1].existed);
+    assert_true(outs[2].existed);
+    assert_int_equal(outs[2].seq, outs[1].seq);
+    assert_int_equal(stats(st, "i").count, 2);
+    /* in a batch, the same id with different content */
+    seg_spec_t c[] = {{.id = "c", .ts_given = true, .ts = 30},
+                      {.id = "c", .ts_given = true, .ts = 31}};
+    assert_int_equal(insert_n(st, "i", c, 2, true, 100), MEM_EDUPID);
+    assert_string_equal(last_op.err.field, "segments[1].id");
+    assert_false(exists(st, "i", "c"));
+    /* all identical batch: 200-style, nothing new */
+    assert_int_equal(insert_n(st, "i", b, 2, true, 100), MEM_OK);
+    assert_false(last_op.created);
+    mem_store_close(st);
+}
+
+static void test_batch_atomic_and_supersedes(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert1(st, "s", "old1", 10, 1), MEM_OK);
+    assert_int_equal(insert1(st, "s", "old2", 11, 1), MEM_OK);
+    seg_spec_t bad[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n1", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n2", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n3", .ts_given = true, .ts = 22, .sup = {"nope", NULL}}};
+    assert_int_equal(insert_n(st, "s", bad, 4, true, 100), MEM_EUNKNOWNID);
+    assert_string_equal(last_op.err.field, "segments[3].supersedes");
+    for (int i = 0; i < 3; i++)
+        assert_false(exists(st, "s", bad[i].id));
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "s", "old1", false, &seg, NULL), MEM_OK);
+    assert_null(seg->superseded_by);
+    mem_store_segment_free(seg);
+    assert_int_equal(stats(st, "s").superseded, 0);
+
+    /* stored target and a target earlier in the same batch */
+    seg_spec_t ok[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n1", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"n0", "old2", NULL}}};
+    assert_int_equal(insert_n(st, "s", ok, 2, true, 100), MEM_OK);
+    assert_int_equal(mem_store_get(st, "s", "old1", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "n0");
+    mem_store_segment_free(seg);
+    assert_int_equal(mem_store_get(st, "s", "n1", false, &seg, NULL), MEM_OK);
+    assert_int_equal(seg->n_supersedes, 2);
+    assert_string_equal(seg->supersedes[0], "n0");
+    assert_string_equal(seg->supersedes[1], "old2");
+    assert_null(seg->superseded_by);
+    mem_store_segment_free(seg);
+    mem_store_ns_stats_t s = stats(st, "s");
+    assert_int_equal(s.count, 4);
+    assert_int_equal(s.superseded, 3);
+    assert_int_equal(s.graph_edges, 0); /* one active row left */
+    assert_degrees_match_rebuild(st, "s");
+    /* unknown id on a single insert names the plain field */
+    seg_spec_t u = {.id = "z", .ts_given = true, .ts = 30, .sup = {"missing", NULL}};
+    assert_int_equal(insert_n(st, "s", &u, 1, false, 100), MEM_EUNKNOWNID);
+    assert_string_equal(last_op.err.field, "supersedes");
+    /* a retry of a superseding insert is identical */
+    assert_int_equal(insert_n(st, "s", ok, 2, true, 100), MEM_OK);
+    assert_false(last_op.created);
+    mem_store_close(st);
+    st = open_default();
+    assert_degrees_match_rebuild(st, "s");
+    assert_int_equal(stats(st, "s").superseded, 3);
+    mem_store_close(st);
+}
+
+static void test_namespaces(void **state)
+{
+    mem_store_opts_t o = base_opts();
+    o.max_namespaces = 2;
+    mem_store_t *st = open_ok(&o);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, DIM), MEM_OK);
+    assert_true(last_op.created);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, DIM), MEM_OK);
+    assert_false(last_op.created);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, 16), MEM_EEXISTS);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, 0), MEM_EINVAL);
+    /* dim mismatch on insert */
+    memset(&last_op, 0, sizeof(last_op));
+    assert_int_equal(insert1(st, "n1", "a", 1, 0), MEM_OK);
+    assert_int_equal(insert1(st, "n1", "b", 2, 0), MEM_OK);
+    seg_spec_t x = {.id = "c"};
+    prep_insert("n1", &x, 1, false, 100);
+    last_op.dim = 4;
+    assert_int_equal(run(st, &last_op), MEM_EDIM);
+    assert_string_equal(last_op.err.msg, "embedding: expected 8 floats, got 4");
+    /* auto-create by insert, then the limit */
+    assert_int_equal(insert1(st, "n2", "a", 1, 0), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n3", NULL, DIM), MEM_ELIMIT);
+    assert_int_equal(insert1(st, "n3", "a", 1, 0), MEM_ELIMIT);
+    assert_int_equal(mem_store_ns_stats(st, "n3", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
+    mem_store_ns_stats_t *list = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_ns_list(st, &list, &n, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(list[0].name, "n1");
+    assert_int_equal(list[0].count, 2);
+    assert_string_equal(list[1].name, "n2");
+    free(list);
+    /* drop, drop again, re-create afresh */
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_DROP, "n1", NULL, 0), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_DROP, "n1", NULL, 0), MEM_ENOTFOUND);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "n1", "a", 0), MEM_ENOTFOUND);
+    assert_int_equal(insert1(st, "n1", "b", 1, 0), MEM_OK); /* older ts is fine: afresh */
+    assert_int_equal(outs[0].seq, 1);
+    assert_false(exists(st, "n1", "a"));
+    mem_store_close(st);
+    st = open_ok(&o);
+    assert_int_equal(stats(st, "n1").count, 1);
+    assert_int_equal(insert1(st, "n1", "c", 5, 0), MEM_OK);
+    assert_int_equal(outs[0].seq, 2);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "n1", "zz", 0), MEM_ENOTFOUND);
+    mem_store_close(st);
+}
+
+/* Concurrent submitters: the first op's callback holds the writer until every other op is
+ * queued, so the rest must share one transaction. */
+#define THREADS    4
+#define PER_THREAD 25
+typedef struct conc {
+    mem_store_t *st;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int submitted, done, failed;
+    int tid;
+} conc_t;
+
+typedef struct conc_op {
+    mem_store_op_t op;
+    mem_store_seg_in_t seg;
+    mem_store_seg_out_t out;
+    float v[DIM];
+    conc_t *c;
+} conc_op_t;
+
+static void conc_done(mem_store_op_t *op, void *ud)
+{
+    conc_t *c = ud;
+    pthread_mutex_lock(&c->mu);
+    c->done++;
+    if (op->rc != MEM_OK) c->failed++;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void gate_done(mem_store_op_t *op, void *ud)
+{
+    conc_t *c = ud;
+    pthread_mutex_lock(&c->mu);
+    while (c->submitted < THREADS * PER_THREAD)
+        pthread_cond_wait(&c->cv, &c->mu);
+    c->done++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static conc_op_t conc_ops[THREADS][PER_THREAD];
+static conc_t conc_shared;
+
+static void *conc_thread(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        conc_op_t *o = &conc_ops[t][i];
+        memset(o, 0, sizeof(*o));
+        snprintf(o->seg.id, sizeof(o->seg.id), "t%d-%d", t, i);
+        vec_for(o->v, o->seg.id, t);
+        o->seg.vec = o->v;
+        o->op.kind = MEM_STORE_OP_INSERT;
+        snprintf(o->op.ns, sizeof(o->op.ns), "c%d", t % 2);
+        o->op.dim = DIM;
+        o->op.now_ms = 1000;
+        o->op.segs = &o->seg;
+        o->op.outs = &o->out;
+        o->op.n_segs = 1;
+        assert_int_equal(mem_store_submit(conc_shared.st, &o->op, conc_done, &conc_shared), MEM_OK);
+        pthread_mutex_lock(&conc_shared.mu);
+        conc_shared.submitted++;
+        pthread_cond_broadcast(&conc_shared.cv);
+        pthread_mutex_unlock(&conc_shared.mu);
+    }
+    return NULL;
+}
+
+static int readers_stop;
+static unsigned long reader_ok;
+
+/* Retrieves and stats racing the writer (for the sanitizers). */
+static void *reader_thread(void *arg)
+{
+    mem_store_t *st = arg;
+    float qv[DIM];
+    vec_for(qv, "t0-0", 0);
+    while (!__atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE)) {
+        mem_store_query_t q = {.q_dim = DIM, .record_access = true};
+        q.scan.query = qv;
+        q.scan.k = 5;
+        q.scan.since_ms = INT64_MIN;
+        q.scan.until_ms = INT64_MAX;
+        mem_store_result_t *res = NULL;
+        size_t n = 0;
+        int rc = mem_store_retrieve(st, "c0", &q, &res, &n, NULL, NULL, NULL);
+        if (rc == MEM_OK) {
+            reader_ok++;
+            mem_store_results_free(res, n);
+        } else if (rc != MEM_ENOTFOUND) {
+            fail_msg("retrieve: %d", rc);
+        }
+        mem_store_ns_stats_t s;
+        mem_store_ns_stats(st, "c1", &s, NULL);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void test_concurrent_group_commit(void **state)
+{
+    mem_store_opts_t o = base_opts();
+    o.sync_full = true;
+    mem_store_t *st = open_ok(&o);
+    memset(&conc_shared, 0, sizeof(conc_shared));
+    conc_shared.st = st;
+    pthread_mutex_init(&conc_shared.mu, NULL);
+    pthread_cond_init(&conc_shared.cv, NULL);
+    mem_store_metrics_t m0;
+    mem_store_get_metrics(st, &m0);
+
+    memset(&last_op, 0, sizeof(last_op));
+    last_op.kind = MEM_STORE_OP_NS_CREATE;
+    snprintf(last_op.ns, sizeof(last_op.ns), "gate");
+    last_op.dim = DIM;
+    assert_int_equal(mem_store_submit(st, &last_op, gate_done, &conc_shared), MEM_OK);
+    pthread_t th[THREADS], rd;
+    readers_stop = 0;
+    pthread_create(&rd, NULL, reader_thread, st);
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, conc_thread, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_mutex_lock(&conc_shared.mu);
+    while (conc_shared.done < THREADS * PER_THREAD + 1)
+        pthread_cond_wait(&conc_shared.cv, &conc_shared.mu);
+    pthread_mutex_unlock(&conc_shared.mu);
+    mem_store_sync(st);
+    __atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(rd, NULL);
+    assert_int_equal(conc_shared.failed, 0);
+    mem_store_metrics_t m1;
+    mem_store_get_metrics(st, &m1);
+    uint64_t ops = m1.ops - m0.ops, commits = m1.commits - m0.commits;
+    assert_int_equal(ops, THREADS * PER_THREAD + 1);
+    assert_true(commits <= 2); /* the gate's group, then everything queued behind it */
+    assert_true(commits < ops);
+    assert_int_equal(m1.n_namespaces, 3);
+    /* seqs per namespace are 1..n without gaps, in order */
+    assert_int_equal(stats(st, "c0").count, 2 * PER_THREAD);
+    assert_int_equal(stats(st, "c1").count, 2 * PER_THREAD);
+    mem_store_close(st);
+    st = open_ok(&o);
+    for (int t = 0; t < THREADS; t++)
+        for (int i = 0; i < PER_THREAD; i++) {
+            char ns[8];
+            snprintf(ns, sizeof(ns), "c%d", t % 2);
+            assert_true(exists(st, ns, conc_ops[t][i].seg.id));
+        }
+    assert_degrees_match_rebuild(st, "c0");
+    mem_store_close(st);
+    pthread_mutex_destroy(&conc_shared.mu);
+    pthread_cond_destroy(&conc_shared.cv);
+}
+
+static void test_disk_full(void **state)
+{
+    mem_store_t *st = open_default();
+    for (int i = 0; i < 20; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "d%d", i);
+        assert_int_equal(insert1(st, "f", id, 100 + i, i % 2), MEM_OK);
+    }
+    static row_snap_t before[64], after[64];
+    size_t nb = snapshot(st, "f", before, 64);
+    mem_store_ns_stats_t s0 = stats(st, "f");
+    mem_store_set_max_page_count(st, 1); /* clamps to the current size */
+    static char big[300000];
+    memset(big, 'x', sizeof(big) - 1);
+    /* a supersede in the failing group is undone too */
+    seg_spec_t b[] = {{.id = "big1", .ts_given = true, .ts = 500, .text = big, .sup = {"d0", NULL}},
+                      {.id = "big2", .ts_given = true, .ts = 501, .text = big}};
+    assert_int_equal(insert_n(st, "f", b, 2, true, 100), MEM_EFULL);
+    assert_int_equal(mem_err_http_status(last_op.err.code), 507);
+    /* state is the committed one; reads keep working */
+    size_t na = snapshot(st, "f", after, 64);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree);
+    }
+    mem_store_ns_stats_t s1 = stats(st, "f");
+    assert_int_equal(s0.count, s1.count);
+    assert_int_equal(s1.superseded, 0);
+    assert_false(exists(st, "f", "big1"));
+    assert_true(exists(st, "f", "d0"));
+    mem_store_query_t q = {.q_dim = DIM};
+    float qv[DIM];
+    vec_for(qv, "d3", 1);
+    q.scan.query = qv;
+    q.scan.k = 3;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    q.scan.source = -1;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "f", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(res[0].id, "d3");
+    mem_store_results_free(res, n);
+    /* one failing group holding a drop, an auto-create and a client error: the drop and the
+     * create are undone, the client error keeps its own code */
+    memset(&conc_shared, 0, sizeof(conc_shared));
+    pthread_mutex_init(&conc_shared.mu, NULL);
+    pthread_cond_init(&conc_shared.cv, NULL);
+    mem_store_op_t gate = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "f", .dim = DIM};
+    mem_store_op_t drop = {.kind = MEM_STORE_OP_NS_DROP, .ns = "f"};
+    mem_store_op_t bad = {.kind = MEM_STORE_OP_DELETE, .ns = "f", .id = "nope"};
+    mem_store_seg_in_t gseg = {.id = "g1", .text = big, .text_len = sizeof(big) - 1};
+    mem_store_seg_out_t gout;
+    float gv[DIM];
+    vec_for(gv, "g1", 0);
+    gseg.vec = gv;
+    mem_store_op_t gins = {.kind = MEM_STORE_OP_INSERT,
+                           .ns = "g",
+                           .dim = DIM,
+                           .now_ms = 5,
+                           .segs = &gseg,
+                           .outs = &gout,
+                           .n_segs = 1};
+    assert_int_equal(mem_store_submit(st, &gate, gate_done, &conc_shared), MEM_OK);
+    wait_queue_empty(st); /* the gate is in its own group, holding the writer */
+    assert_int_equal(mem_store_submit(st, &bad, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &drop, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &gins, NULL, NULL), MEM_OK);
+    pthread_mutex_lock(&conc_shared.mu);
+    conc_shared.submitted = THREADS * PER_THREAD; /* opens the gate */
+    pthread_cond_broadcast(&conc_shared.cv);
+    pthread_mutex_unlock(&conc_shared.mu);
+    mem_store_sync(st);
+    pthread_mutex_destroy(&conc_shared.mu);
+    pthread_cond_destroy(&conc_shared.cv);
+    assert_int_equal(gate.rc, MEM_OK);
+    assert_int_equal(bad.rc, MEM_ENOTFOUND);
+    assert_int_equal(drop.rc, MEM_EFULL);
+    assert_int_equal(gins.rc, MEM_EFULL);
+    assert_int_equal(mem_store_ns_stats(st, "g", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
+    assert_int_equal(stats(st, "f").count, s0.count);
+    assert_true(exists(st, "f", "d5"));
+    assert_degrees_match_rebuild(st, "f");
+    /* space returns: the same batch now succeeds */
+    mem_store_set_max_page_count(st, 0);
+    assert_int_equal(insert_n(st, "f", b, 2, true, 100), MEM_OK);
+    assert_true(last_op.created);
+    assert_int_equal(outs[0].seq, 21);
+    assert_int_equal(stats(st, "f").superseded, 1);
+    assert_degrees_match_rebuild(st, "f");
+    mem_store_close(st);
+    st = open_default();
+    assert_true(exists(st, "f", "big2"));
+    assert_degrees_match_rebuild(st, "f");
+    mem_store_close(st);
+}
+
+static void test_damaged_pages(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[200];
+    static char ids[200][16];
+    static char text[2000];
+    memset(text, 't', sizeof(text) - 1);
+    for (int i = 0; i < 200; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "p%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = i, .text = text};
+    }
+    assert_int_equal(insert_n(st, "p", specs, 200, true, 100), MEM_OK);
+    mem_store_close(st); /* checkpointed: everything is in the main file */
+    FILE *f = fopen(dbpath, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    assert_true(size > 40 * 4096);
+    /* scribble over every page but the first (the header stays valid) */
+    for (long off = 4096; off < size; off += 4096) {
+        fseek(f, off, SEEK_SET);
+        for (int i = 0; i < 64; i++)
+            fputc(0xA5 ^ i, f);
+    }
+    fclose(f);
+    mem_store_opts_t o = base_opts();
+    mem_err_t err;
+    mem_err_clear(&err);
+    st = NULL;
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_null(st);
+    assert_true(strlen(err.msg) > 0);
+}
+
+static void test_corrupt_file(void **state)
+{
+    FILE *f = fopen(dbpath, "wb");
+    assert_non_null(f);
+    for (int i = 0; i < 4096; i++)
+        fputc((i * 7919) & 0xff, f);
+    fclose(f);
+    mem_store_opts_t o = base_opts();
+    mem_store_t *st = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, "corrupt"));
+    unlink(dbpath);
+
+    /* a schema from the future is refused */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+                                  "INSERT INTO meta VALUES('schema_version', 99);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_non_null(strstr(err.msg, "schema version 99"));
+}
+
+static void test_retrieve_matches_reference(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[600];
+    static char ids[600][16];
+    for (int i = 0; i < 600; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "r%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 * i, .cluster = i % 5};
+    }
+    assert_int_equal(insert_n(st, "r", specs, 600, true, 100), MEM_OK);
+    const char *ev[] = {"r010", "r011"};
+    assert_int_equal(compact_ids(st, "r", ev, 2, false), MEM_OK);
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, "r");
+    for (int trial = 0; trial < 4; trial++) {
+        float qv[DIM];
+        make_vec(qv, trial);
+        mem_store_query_t q = {.q_dim = DIM};
+        q.scan.query = qv;
+        q.scan.k = 10;
+        q.scan.origin_ms = 600000;
+        q.scan.decay.kind = MEM_DECAY_EXPONENTIAL;
+        q.scan.decay.half_life_s = trial * 100.0;
+        q.scan.decay.recency_bias = 1.0;
+        q.scan.coherence_weight = trial == 3 ? 0.5 : 0.0;
+        q.scan.since_ms = INT64_MIN;
+        q.scan.until_ms = INT64_MAX;
+        q.scan.include_archived = trial == 2;
+        q.scan.source = 7; /* ignored: the store sets it */
+        mem_store_result_t *res = NULL;
+        size_t n = 0, scanned = 0;
+        const char *kernel = NULL;
+        assert_int_equal(mem_store_retrieve(st, "r", &q, &res, &n, &scanned, &kernel, NULL),
+                         MEM_OK);
+        mem_scan_hit_t ref[10];
+        size_t nref = 0, sref = 0;
+        mem_scan_params_t p = q.scan;
+        p.source = -1;
+        mem_scan_reference(ns->idx, &p, ref, &nref, &sref);
+        assert_int_equal(n, nref);
+        assert_true(scanned > 0 && scanned <= sref); /* pruning may score fewer */
+        assert_string_equal(kernel, mem_vec_ops()->name);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(res[i].id, mem_index_id(ns->idx, ref[i].pos));
+            assert_true(fabs(res[i].hit.score - ref[i].score) <= 1e-5);
+            assert_int_equal(res[i].ts_ms, MEM_INDEX_ROW(ns->idx, ref[i].pos, ts_ms));
+        }
+        mem_store_results_free(res, n);
+    }
+    mem_store__ns_release(ns);
+    /* wrong query dimension, unknown namespace */
+    float qv[4] = {1, 0, 0, 0};
+    mem_store_query_t q = {.q_dim = 4};
+    q.scan.query = qv;
+    q.scan.k = 1;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "r", &q, &res, &n, NULL, NULL, NULL), MEM_EDIM);
+    assert_int_equal(mem_store_retrieve(st, "zz", &q, &res, &n, NULL, NULL, NULL), MEM_ENOTFOUND);
+    mem_store_close(st);
+}
+
+static void test_source_filter(void **state)
+{
+    mem_store_t *st = open_default();
+    seg_spec_t specs[] = {
+        {.id = "x1", .ts_given = true, .ts = 1, .source = "hermes", .cluster = 1},
+        {.id = "x2", .ts_given = true, .ts = 2, .source = "zeus", .cluster = 1},
+        {.id = "x3", .ts_given = true, .ts = 3, .cluster = 1},
+        {.id = "x4", .ts_given = true, .ts = 4, .source = "hermes", .cluster = 1}};
+    assert_int_equal(insert_n(st, "src", specs, 4, true, 100), MEM_OK);
+    float qv[DIM];
+    vec_for(qv, "x1", 1);
+    mem_store_query_t q = {.q_dim = DIM, .source = "hermes", .source_len = 6};
+    q.scan.query = qv;
+    q.scan.k = 10;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(res[i].source, "hermes");
+        assert_true(strcmp(res[i].id, "x1") == 0 || strcmp(res[i].id, "x4") == 0);
+    }
+    mem_store_results_free(res, n);
+    q.source = "nobody";
+    q.source_len = 6;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 0);
+    mem_store_results_free(res, n);
+    q.source = NULL;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(res[i].id, "x3") == 0) assert_null(res[i].source);
+    mem_store_results_free(res, n);
+    /* sources survive a restart (they are re-interned at load) */
+    mem_store_close(st);
+    st = open_default();
+    q.source = "zeus";
+    q.source_len = 4;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(res[0].id, "x2");
+    mem_store_results_free(res, n);
+    mem_store_close(st);
+}
+
+static void test_access_counts(void **state)
+{
+    mem_store_t *st = open_default();
+    for (int i = 0; i < 10; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "a%d", i);
+        seg_spec_t s = {.id = id, .ts_given = true, .ts = i, .text = "t", .cluster = i};
+        assert_int_equal(insert_n(st, "acc", &s, 1, false, 100), MEM_OK);
+    }
+    float qv[DIM];
+    vec_for(qv, "a4", 4);
+    mem_store_query_t q = {.q_dim = DIM, .record_access = true};
+    q.scan.query = qv;
+    q.scan.k = 2;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(mem_store_retrieve(st, "acc", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+        assert_int_equal(n, 2);
+        assert_string_equal(res[0].id, "a4");
+        assert_string_equal(res[0].text, "t");
+        if (r < 2) mem_store_results_free(res, n);
+    }
+    char top2[MEM_STORE_ID_MAX + 1];
+    snprintf(top2, sizeof(top2), "%s", res[1].id);
+    mem_store_results_free(res, n);
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, "acc");
+    long p4 = mem_index_find(ns->idx, "a4", 2);
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, access_count), 3);
+    assert_int_equal(ns->idx->clock, 10 + 6);
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, tick), 15);
+    assert_int_equal(ns->n_recent, 3);
+    mem_store__ns_release(ns);
+    /* without record_access nothing moves */
+    q.record_access = false;
+    assert_int_equal(mem_store_retrieve(st, "acc", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    mem_store_results_free(res, n);
+    mem_store_sync(st); /* flushed to SQLite */
+    mem_store_close(st);
+    st = open_default();
+    ns = mem_store__ns_acquire(st, "acc");
+    p4 = mem_index_find(ns->idx, "a4", 2);
+    long pt = mem_index_find(ns->idx, top2, strlen(top2));
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, access_count), 3);
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, pt, access_count), 3);
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, tick), 15);
+    assert_int_equal(ns->idx->clock, 16);
+    mem_store__ns_release(ns);
+    /* the next insert continues the clock */
+    assert_int_equal(insert1(st, "acc", "later", 100, 0), MEM_OK);
+    ns = mem_store__ns_acquire(st, "acc");
+    assert_int_equal(MEM_INDEX_ROW(ns->idx, mem_index_find(ns->idx, "later", 5), tick), 17);
+    mem_store__ns_release(ns);
+    mem_store_close(st);
+}
+
+static void test_compaction(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[40];
+    static char ids[40][16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "c%02d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = i, .cluster = i % 4};
+    }
+    assert_int_equal(insert_n(st, "k", specs, 40, true, 100), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "k", "c39", 0), MEM_OK);
+    /* plan: target 30 of 39 active */
+    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED,
+                                   .has_target = true,
+                                   .target = 30,
+                                   .alpha = 0.25,
+                                   .beta = 0.35,
+                                   .gamma = 0.4,
+                                   .dedup_threshold = 0.02};
+    char **ev = NULL;
+    size_t n_ev = 0, before = 0;
+    assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev, &n_ev, &before, NULL), MEM_OK);
+    assert_int_equal(before, 39);
+    assert_int_equal(n_ev, 9);
+    /* target >= active: no-op */
+    req.target = 50;
+    char **ev2 = NULL;
+    size_t n2 = 0;
+    assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev2, &n2, &before, NULL), MEM_OK);
+    assert_int_equal(n2, 0);
+    mem_store_ids_free(ev2, n2);
+    req.has_target = false;
+    req.ratio = 0.5;
+    assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev2, &n2, &before, NULL), MEM_OK);
+    assert_int_equal(n2, 39 - 19);
+    mem_store_ids_free(ev2, n2);
+    req.context_given = true;
+    req.n_context = 1;
+    req.context_dim = 4;
+    req.context = (float[4]){1, 0, 0, 0};
+    assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev2, &n2, &before, NULL), MEM_EDIM);
+    assert_int_equal(mem_store_compact_plan(st, "zz", &req, &ev2, &n2, &before, NULL),
+                     MEM_ENOTFOUND);
+
+    /* archive the plan; a stale id is skipped */
+    const char **apply = calloc(n_ev + 1, sizeof(*apply));
+    for (size_t i = 0; i < n_ev; i++)
+        apply[i] = ev[i];
+    apply[n_ev] = "c39";
+    assert_int_equal(compact_ids(st, "k", apply, n_ev + 1, false), MEM_OK);
+    assert_int_equal(last_op.n_applied, 9);
+    mem_store_ns_stats_t s = stats(st, "k");
+    assert_int_equal(s.count, 30);
+    assert_int_equal(s.archived, 9);
+    assert_degrees_match_rebuild(st, "k");
+    /* archived rows are skipped by retrieve unless asked */
+    float qv[DIM];
+    vec_for(qv, ev[0], 0);
+    mem_store_query_t q = {.q_dim = DIM};
+    q.scan.query = qv;
+    q.scan.k = 40;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "k", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 30);
+    for (size_t i = 0; i < n; i++)
+        assert_string_not_equal(res[i].id, ev[0]);
+    mem_store_results_free(res, n);
+    q.scan.include_archived = true;
+    assert_int_equal(mem_store_retrieve(st, "k", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 39);
+    mem_store_results_free(res, n);
+    /* applying again changes nothing */
+    assert_int_equal(compact_ids(st, "k", apply, n_ev, false), MEM_OK);
+    assert_int_equal(last_op.n_applied, 0);
+    mem_store_close(st);
+
+    st = open_default();
+    s = stats(st, "k");
+    assert_int_equal(s.count, 30);
+    assert_int_equal(s.archived, 9);
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "k", ev[0], false, &seg, NULL), MEM_OK);
+    assert_true(seg->archived);
+    mem_store_segment_free(seg);
+    assert_degrees_match_rebuild(st, "k");
+    /* purge */
+    const char *pg[] = {"c00", "c01", "c02"};
+    size_t expect = 0;
+    for (int i = 0; i < 3; i++) {
+        bool active = true;
+        for (size_t k = 0; k < n_ev; k++)
+            active &= strcmp(ev[k], pg[i]) != 0;
+        expect += active;
+    }
+    assert_int_equal(compact_ids(st, "k", pg, 3, true), MEM_OK);
+    assert_int_equal(last_op.n_applied, expect);
+    assert_int_equal(stats(st, "k").count, 30 - expect);
+    mem_store_close(st);
+    st = open_default();
+    assert_int_equal(stats(st, "k").count, 30 - expect);
+    assert_int_equal(stats(st, "k").archived, 9);
+    assert_degrees_match_rebuild(st, "k");
+    mem_store_close(st);
+    free(apply);
+    mem_store_ids_free(ev, n_ev);
+}
+
+static void test_queue_limit(void **state)
+{
+    mem_store_opts_t o = base_opts();
+    o.max_queue = 1;
+    mem_store_t *st = open_ok(&o);
+    memset(&conc_shared, 0, sizeof(conc_shared));
+    pthread_mutex_init(&conc_shared.mu, NULL);
+    pthread_cond_init(&conc_shared.cv, NULL);
+    /* the gate op holds the writer in its callback; the queue then fills */
+    mem_store_op_t gate = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "q", .dim = DIM};
+    mem_store_op_t a = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "q2", .dim = DIM};
+    mem_store_op_t b = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "q3", .dim = DIM};
+    assert_int_equal(mem_store_submit(st, &gate, gate_done, &conc_shared), MEM_OK);
+    /* wait until the writer took the gate off the queue */
+    for (;;) {
+        mem_store_metrics_t m;
+        mem_store_get_metrics(st, &m);
+        if (m.queue_depth == 0) break;
+        sched_yield();
+    }
+    assert_int_equal(mem_store_submit(st, &a, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &b, NULL, NULL), MEM_EBUSY);
+    assert_int_equal(b.err.retry_after_s, 1);
+    pthread_mutex_lock(&conc_shared.mu);
+    conc_shared.submitted = THREADS * PER_THREAD;
+    pthread_cond_broadcast(&conc_shared.cv);
+    pthread_mutex_unlock(&conc_shared.mu);
+    mem_store_sync(st);
+    assert_int_equal(a.rc, MEM_OK);
+    assert_true(a.created);
+    mem_store_close(st);
+    pthread_mutex_destroy(&conc_shared.mu);
+    pthread_cond_destroy(&conc_shared.cv);
+}
+
+/* ---- crash consistency: SIGKILL a writer mid-stream, reopen, check ---- */
+
+#define CRASH_BATCH 5
+typedef struct crash_op {
+    mem_store_op_t op;
+    mem_store_seg_in_t segs[CRASH_BATCH];
+    mem_store_seg_out_t outs[CRASH_BATCH];
+    float v[CRASH_BATCH][DIM];
+    const char *sup[1];
+    char sup_id[32];
+    uint32_t k;
+} crash_op_t;
+
+static int crash_fd;
+static void crash_ack(mem_store_op_t *op, void *ud)
+{
+    crash_op_t *c = ud;
+    if (op->rc != MEM_OK) _exit(3);
+    if (write(crash_fd, &c->k, sizeof(c->k)) != (ssize_t)sizeof(c->k)) _exit(4);
+}
+
+static void crash_child(int fd, const char *ns)
+{
+    crash_fd = fd;
+    mem_store_opts_t o = base_opts();
+    o.sync_full = true;
+    mem_store_t *st = NULL;
+    if (mem_store_open(&o, &st, NULL) != MEM_OK) _exit(2);
+    enum { SLOTS = 64 };
+    crash_op_t *ops = calloc(SLOTS, sizeof(*ops));
+    for (uint32_t k = 0;; k++) {
+        crash_op_t *c = &ops[k % SLOTS];
+        if (k >= SLOTS) mem_store_sync(st); /* the slot's previous op is done */
+        memset(c, 0, sizeof(*c));
+        c->k = k;
+        for (int j = 0; j < CRASH_BATCH; j++) {
+            snprintf(c->segs[j].id, sizeof(c->segs[j].id), "b%u-%d", k, j);
+            vec_for(c->v[j], c->segs[j].id, (int)(k + (uint32_t)j) % 3);
+            c->segs[j].vec = c->v[j];
+            c->segs[j].ts_given = true;
+            c->segs[j].ts_ms = 1000 + k;
+        }
+        if (k > 0) {
+            snprintf(c->sup_id, sizeof(c->sup_id), "b%u-1", k - 1);
+            c->sup[0] = c->sup_id;
+            c->segs[0].supersedes = c->sup;
+            c->segs[0].n_supersedes = 1;
+        }
+        c->op.kind = MEM_STORE_OP_INSERT;
+        snprintf(c->op.ns, sizeof(c->op.ns), "%s", ns);
+        c->op.dim = DIM;
+        c->op.now_ms = 1000;
+        c->op.segs = c->segs;
+        c->op.outs = c->outs;
+        c->op.n_segs = CRASH_BATCH;
+        c->op.batch = true;
+        if (mem_store_submit(st, &c->op, crash_ack, c) != MEM_OK) _exit(5);
+    }
+}
+
+static void test_crash_consistency(void **state)
+{
+    uint64_t seed = 20260906;
+    const char *env = getenv("MNEMOD_TEST_SEED");
+    if (env) seed = strtoull(env, NULL, 10);
+    for (int cycle = 0; cycle < 6; cycle++) {
+        char ns[16];
+        snprintf(ns, sizeof(ns), "cr%d", cycle);
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            crash_child(fds[1], ns);
+        }
+        close(fds[1]);
+        uint32_t kill_after = 5 + (uint32_t)(rnd_r(&seed) * 60), n_acks = 0, max_ack = 0;
+        uint32_t k;
+        bool killed = false;
+        while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
+            n_acks++;
+            if (k + 1 > max_ack) max_ack = k + 1;
+            if (!killed && n_acks >= kill_after) {
+                kill(pid, SIGKILL);
+                killed = true;
+            }
+        }
+        close(fds[0]);
+        int status;
+        waitpid(pid, &status, 0);
+        if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
+            fail_msg("seed %llu cycle %d: child ended with status %d", (unsigned long long)seed,
+                     cycle, status);
+
+        mem_store_t *st = open_default();
+        /* committed batches form a prefix, each whole; every acknowledged one is there */
+        uint32_t committed = 0;
+        bool gap = false;
+        for (uint32_t b = 0; b < max_ack + 200; b++) {
+            int present = 0;
+            for (int j = 0; j < CRASH_BATCH; j++) {
+                char id[32];
+                snprintf(id, sizeof(id), "b%u-%d", b, j);
+                present += exists(st, ns, id);
+            }
+            if (present != 0 && present != CRASH_BATCH)
+                fail_msg("seed %llu cycle %d: batch %u half present (%d)", (unsigned long long)seed,
+                         cycle, b, present);
+            if (present && gap)
+                fail_msg("seed %llu cycle %d: batch %u after a missing one",
+                         (unsigned long long)seed, cycle, b);
+            if (!present)
+                gap = true;
+            else
+                committed++;
+        }
+        assert_true(committed >= max_ack);
+        mem_store_ns_stats_t s = stats(st, ns);
+        assert_int_equal(s.count, committed * CRASH_BATCH);
+        assert_int_equal(s.superseded, committed - 1);
+        assert_degrees_match_rebuild(st, ns);
+        /* seqs and timestamps in order (the loader checks it), and the writer goes on */
+        assert_int_equal(insert1(st, ns, "after", 1000 + committed - 1, 0), MEM_OK);
+        assert_int_equal(outs[0].seq, (int64_t)committed * CRASH_BATCH + 1);
+        mem_store_close(st);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reload_equality, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_monotonic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_access_counts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_crash_consistency, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
