@@ -67,6 +67,8 @@ def test_restart_keeps_everything():
         newest_b = h.rfc3339_ms(t0 + 39 * 3600000)
         expect_ok(srv.delete("/v1/namespaces/r_b/segments/r_b-39"))
         expect_ok(srv.put("/v1/namespaces/r_empty", {"dim": 7}), 201)
+        expect_ok(srv.insert("r_dropped", {"embedding": [1, 2]}), 201)
+        expect_ok(srv.delete("/v1/namespaces/r_dropped"), 200)
         expect_ok(srv.insert("r_text", {"id": "tx", "text": "restart me gently"}), 201)
         ids["r_text"] = ["tx"]
 
@@ -74,6 +76,8 @@ def test_restart_keeps_everything():
             lst = sorted(expect_ok(srv.get("/v1/namespaces"))["namespaces"], key=lambda x: x["name"])
             segs = {ns: all_segments(srv, ns, v) for ns, v in ids.items()}
             lists = {"r_a": listing(srv, "r_a", 6, include_superseded=True),
+                     "r_a_coh": expect_ok(srv.retrieve("r_a", {"embedding": [1, 0, 0, 0, 0, 0], "k": 1000,
+                                                                "coherence_weight": 0.5, "explain": True}))["results"],
                      "r_b": listing(srv, "r_b", 3),
                      "r_text": expect_ok(srv.retrieve("r_text", {"query": "restart me gently"}))["results"]}
             return lst, segs, lists
@@ -90,15 +94,65 @@ def test_restart_keeps_everything():
                    [(r["id"], r["seq"], r["timestamp"]) for r in before[2][ns]], "listing of %s" % ns)
                 for a, b in zip(after[2][ns], before[2][ns]):
                     near(a["score"], b["score"], 1e-6, "score after restart")
+                    if "gate" in b:
+                        near(a["gate"], b["gate"], 1e-9, "gate (persisted degrees) after restart")
         # the clock and the seq survive
         expect_error(srv.insert("r_b", {"id": "late", "embedding": [1, 1, 1],
                                         "timestamp": h.rfc3339_ms(t0 + 38 * 3600000 + 1)}), 409,
                      "non_monotonic_timestamp", "clock of a deleted newest survives restart")
         b = expect_ok(srv.insert("r_b", {"id": "late", "embedding": [1, 1, 1], "timestamp": newest_b}), 201)
         eq(b["inserted"][0]["seq"], 41, "seq continues after restart (40 inserted, one deleted)")
+        expect_error(srv.ns_stats("r_dropped"), 404, "not_found", "a dropped namespace stays dropped")
         st = expect_ok(srv.ns_stats("r_empty"))
         eq((st["count"], st["dim"]), (0, 7), "empty namespace survives")
         expect_error(srv.insert("r_empty", {"embedding": [1, 2]}), 400, "dimension_mismatch")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_readers_never_see_half_a_batch():
+    """Retrieves running while batches are inserted see whole batches only, with seq
+    contiguous from 1 (a batch is published at once)."""
+    srv = h.Server().start()
+    try:
+        ns, dim, size, n_batches = "vis", 4, 10, 90
+        v = [1.0, 0.5, 0.25, 0.125]
+        stop = threading.Event()
+        errors = []
+
+        def write():
+            try:
+                for b in range(n_batches):
+                    segs = [{"id": "b%d-%d" % (b, j), "embedding": v} for j in range(size)]
+                    r = srv.insert(ns, {"segments": segs})
+                    if r[0] != 201:
+                        errors.append("insert %d: %s" % (r[0], r[2]))
+                        return
+            finally:
+                stop.set()
+
+        t = threading.Thread(target=write, daemon=True)
+        t.start()
+        reads = 0
+        while not stop.is_set() or reads < 3:
+            st, _, body = srv.retrieve(ns, {"embedding": v, "k": 1000})
+            if st == 404:
+                continue
+            eq(st, 200, "retrieve during inserts")
+            ids = [r["id"] for r in body["results"]]
+            counts = {}
+            for sid in ids:
+                counts[sid.split("-")[0]] = counts.get(sid.split("-")[0], 0) + 1
+            bad = {k: c for k, c in counts.items() if c != size}
+            check(not bad, "a reader saw part of a batch: %s" % bad)
+            seqs = sorted(r["seq"] for r in body["results"])
+            eq(seqs, list(range(1, len(seqs) + 1)), "visible seqs are a prefix")
+            reads += 1
+        t.join(60)
+        check(not errors, "inserts failed: %s" % errors)
+        eq(expect_ok(srv.ns_stats(ns))["count"], n_batches * size, "all inserted")
         srv.stop()
     finally:
         srv.cleanup()
@@ -454,6 +508,37 @@ def test_compaction_ratio_weights_context():
                                           "weights": {"recency": 0, "frequency": 0, "coherence": 0}}), 200)
         active = ["m%d" % i for i in range(11, n)]
         eq(set(body["evicted"]), set(active[5:]), "all ties: the lower (older) positions are kept")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_compaction_default_keeps_newer_restatement():
+    """Issue 3: when a newer memory restates an older one with changed content (a rotated
+    password, a moved host), the default policy keeps the newer one."""
+    srv = h.Server().start()
+    try:
+        dim, topics = 16, 6
+        t0 = h.now_ms() - 20 * DAY
+        e = lambda i: [1.0 if j == i else 0.0 for j in range(dim)]
+        segs = []
+        for i in range(topics):                          # the first versions, one per topic
+            segs.append({"id": "old%d" % i, "embedding": e(i), "text": "topic %d, version 1" % i})
+        for i in range(topics):                          # later: each restated with a change
+            v = [0.9 * a + 0.4359 * b for a, b in zip(e(i), e(i + 8))]
+            segs.append({"id": "new%d" % i, "embedding": v, "text": "topic %d, version 2" % i})
+        for k, sg in enumerate(segs):
+            sg["timestamp"] = h.rfc3339_ms(t0 + k * DAY)
+        expect_ok(srv.insert("restate", {"segments": segs}), 201)
+        body = expect_ok(srv.compact("restate", {"target": topics, "dry_run": True}), 200)
+        eq(sorted(body["evicted"]), sorted("old%d" % i for i in range(topics)),
+           "the default policy (%s) keeps the newer restatements" % body.get("policy"))
+        # the same with some accesses on the old versions: still the current versions stay
+        for _ in range(3):
+            expect_ok(srv.retrieve("restate", {"embedding": e(0), "k": 1}))
+        body = expect_ok(srv.compact("restate", {"target": topics}), 200)
+        check("new0" not in body["evicted"], "the current version of topic 0 is kept: %s" % body["evicted"])
         srv.stop()
     finally:
         srv.cleanup()
