@@ -3,6 +3,7 @@ after each one the server still answers and the namespace's data is unchanged.""
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -514,6 +515,58 @@ def test_bad_request_and_idle_timeouts():
     expect_ok(srv.get("/healthz"), 200, "server still answers")
     st, _, _ = srv.get("/v1/namespaces/t")
     eq(st, 404, "the dropped insert wrote nothing")
+
+
+@test
+def test_bad_max_namespaces():
+    srv = h.shared(["--max-namespaces", "3"], key="maxns")
+    for i in range(3):
+        r = srv.put("/v1/namespaces/lim%d" % i, {"dim": 2})
+        check(r[0] in (200, 201), "namespace %d of 3: %r" % (i, r))
+    before = sorted(x["name"] for x in expect_ok(srv.get("/v1/namespaces"))["namespaces"])
+    expect_error(srv.put("/v1/namespaces/lim3", {"dim": 2}), 400, "invalid_field", "a 4th namespace (PUT)")
+    expect_error(srv.insert("lim4", {"embedding": [1, 2]}), 400, "invalid_field", "a 4th namespace (insert)")
+    after = sorted(x["name"] for x in expect_ok(srv.get("/v1/namespaces"))["namespaces"])
+    eq(after, before, "no namespace created over the limit")
+    expect_ok(srv.insert("lim0", {"embedding": [1, 2]}), 201, "existing namespaces still take inserts")
+    expect_ok(srv.delete("/v1/namespaces/lim1"), 200)
+    expect_ok(srv.insert("lim4", {"embedding": [1, 2]}), 201, "room again after a drop")
+
+
+@test
+def test_bad_overload_answers_503_with_retry_after():
+    """A tiny work queue under a burst of heavy requests: every answer is 200 or 503
+    unavailable with Retry-After; health stays responsive. (Whether a 503 happens at all
+    depends on timing, so only the shape of each answer is asserted.)"""
+    srv = h.shared(["--max-queue", "1", "--threads", "1"], key="overload")
+    ns = "heavy"
+    rng = __import__("random").Random(5)
+    if srv.ns_stats(ns)[0] == 404:
+        for k in range(10):
+            segs = [{"embedding": [rng.gauss(0, 1) for _ in range(64)]} for _ in range(1000)]
+            r = srv.insert(ns, {"segments": segs})
+            check(r[0] in (201, 503), "load: %r" % (r[0],))
+    results = []
+
+    def hit():
+        q = [rng.gauss(0, 1) for _ in range(64)]
+        try:
+            results.append(srv.retrieve(ns, {"embedding": q, "k": 50, "half_life": "1d"}))
+        except OSError as e:
+            results.append((None, {}, str(e)))
+
+    threads = [threading.Thread(target=hit, daemon=True) for _ in range(40)]
+    for t in threads:
+        t.start()
+    expect_ok(srv.get("/healthz"), 200, "health during the burst")
+    for t in threads:
+        t.join(60)
+    eq(len(results), 40, "every request answered")
+    for st, hdr, body in results:
+        check(st in (200, 503), "status under load: %r %s" % (st, body))
+        if st == 503:
+            expect_error((st, hdr, body), 503, "unavailable", "overload")
+            check(re.match(r"^[1-9][0-9]*$", hdr.get("retry-after", "")), "Retry-After in seconds: %r" % hdr)
 
 
 if __name__ == "__main__":
