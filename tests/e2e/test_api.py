@@ -220,6 +220,8 @@ def test_insert_single_shape():
     eq(g.get("source"), "hermes", "get source")
     eq(g.get("metadata"), {"k": [1, "two", {"three": None}], "n": 1.5}, "metadata verbatim")
     check("embedding" not in g, "embedding only with ?embedding=true")
+    g = expect_ok(srv.get("/v1/namespaces/%s/segments/m1?embedding=false" % ns))
+    check("embedding" not in g, "?embedding=false")
     g = expect_ok(srv.seg(ns, "m1", embedding=True))
     emb = g.get("embedding")
     check(isinstance(emb, list) and len(emb) == 2, "embedding returned")
@@ -493,8 +495,8 @@ def test_supersedes():
     expect_ok(srv.insert(ns, {"id": "old", "text": "pw alpha", "embedding": [1, 0.1, 0],
                               "timestamp": h.rfc3339_ms(t)}), 201)
     expect_ok(srv.insert(ns, {"id": "other", "embedding": [0, 0, 1], "timestamp": h.rfc3339_ms(t)}), 201)
-    b = expect_ok(srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
-                                  "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]}), 201)
+    first = b = expect_ok(srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
+                                          "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]}), 201)
     eq(b["inserted"][0]["seq"], 3, "seq")
     g = expect_ok(srv.seg(ns, "old"))
     eq(g.get("superseded_by"), "new", "superseded_by")
@@ -520,6 +522,12 @@ def test_supersedes():
     eq(expect_ok(srv.seg(ns, "p")).get("superseded_by"), "q", "superseded in the same batch")
     eq(expect_ok(srv.seg(ns, "other")).get("superseded_by"), "q", "superseded stored")
     eq(expect_ok(srv.ns_stats(ns))["superseded"], 3, "superseded count")
+    # retrying the superseding insert is an idempotent 200, not an error about "old"
+    retry = srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
+                            "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]})
+    eq(retry[0], 200, "retry of a superseding insert: %s" % (retry[2],))
+    eq(retry[2], first, "retry answers the stored record")
+    eq(expect_ok(srv.ns_stats(ns))["count"], 5, "nothing written by the retry")
 
 
 # ------------------------------------------------------------------ retrieve: shapes

@@ -440,6 +440,15 @@ def test_compaction_every_policy_dry_run_archive_restart():
             eq(got, set(ids) - results[p], "%s: archived vanish from retrieve" % ns)
             got = {r["id"] for r in listing(srv, ns, dim, include_archived=True)}
             eq(got, set(ids), "%s: include_archived brings them back" % ns)
+            # scores with the live gate: archived segments are inactive (gate 0, out of the graph)
+            rows = [{"id": sid, "seq": g["seq"], "ts": h.parse_ts(g["timestamp"]), "vec": g["embedding"],
+                     "archived": bool(g.get("archived"))} for sid, g in segs.items()]
+            q = h.rand_vec(rng, dim)
+            for inc in (False, True):
+                res = expect_ok(srv.retrieve(ns, {"embedding": q, "k": 100, "coherence_weight": 0.5,
+                                                  "include_archived": inc, "origin": h.rfc3339_ms(t0)}))["results"]
+                _, allr = h.reference(rows, q, k=100, coherence_weight=0.5, include_archived=inc, origin_ms=t0)
+                h.match_results(res, allr, 100, what="%s: coherence scores after compaction (archived %s)" % (ns, inc))
             # a second compaction to a larger target is a no-op
             noop = expect_ok(srv.compact(ns, {"target": n, "policy": p} if p else {"target": n}), 200)
             eq((noop["before"], noop["after"], noop["evicted"]), (target, target, []), "%s: target >= count" % ns)

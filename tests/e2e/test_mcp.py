@@ -137,6 +137,10 @@ def test_mcp_insert_retrieve_compact_forget():
     eq(data.get("namespace"), ns, "namespace")
     check(data["results"] and data["results"][0]["id"] == ids[0], "retrieve finds the inserted memory: %s" % data)
     eq(data["results"][0].get("text"), "the wifi password is hunter2", "text")
+    # by embedding, with explain-free REST-shaped results
+    vec = expect_ok(srv.seg(ns, ids[1], embedding=True))["embedding"]
+    r = s.call_tool("memory_retrieve", {"namespace": ns, "embedding": vec, "k": 1})
+    eq(tool_json(r, "retrieve by embedding")["results"][0]["id"], ids[1], "retrieve by embedding")
     # the same JSON as the REST answer (modulo timing)
     rest = expect_ok(srv.retrieve(ns, {"query": "what is the wifi password", "k": 2, "half_life": "30d",
                                        "recency_bias": 1, "decay": "gaussian"}))
@@ -216,6 +220,10 @@ def test_mcp_protocol_errors():
     st, _, body = srv.post("/mcp", b"{not json", headers={"Accept": ACCEPT})
     check(st in (200, 400), "malformed JSON-RPC status %r" % st)
     check(isinstance(body, dict) and body.get("error", {}).get("code") == -32700, "parse error -32700: %s" % body)
+    # a session, when the server uses them, ends with DELETE /mcp
+    if s.sid:
+        st, _, _ = srv.call("DELETE", "/mcp", headers={"Mcp-Session-Id": s.sid})
+        check(st in (200, 202, 204), "DELETE /mcp ends the session: %r" % st)
     # the server still serves REST after all this
     eq(srv.get("/healthz")[0], 200, "healthz")
 
