@@ -105,6 +105,7 @@ def test_metrics_prometheus_text():
     ns = fresh_ns("metrics")
     expect_ok(srv.insert(ns, {"embedding": [1, 0, 0]}), 201)
     body = retrieve_ok(srv, ns, {"embedding": [1, 0, 0]})
+    expect_error(srv.seg(ns, "nope"), 404, "not_found")
     st, hdr, text = srv.get("/metrics")
     eq(st, 200, "metrics status")
     check(hdr.get("content-type", "").startswith("text/plain"), "metrics content-type text/plain: %r"
@@ -124,6 +125,8 @@ def test_metrics_prometheus_text():
     check(re.search(r"request", text), "no request counter in metrics")
     check(re.search(r"_bucket\{[^}]*le=", text), "no latency histogram buckets in metrics")
     check(ns in text, "segments per namespace: %s not in metrics" % ns)
+    check(re.search(r'\{[^}]*="404"[^}]*\}', text), "requests by status: no 404 label after a 404")
+    check(re.search(r'\{[^}]*="201"[^}]*\}', text), "requests by status: no 201 label after an insert")
     check(body["kernel"] in text, "kernel %r not in metrics" % body["kernel"])
 
 

@@ -647,6 +647,64 @@ def test_compaction_default_keeps_newer_restatement():
 
 
 @test
+def test_compaction_access_statistics_and_default_context():
+    """SPEC section 5 through coherence_weighted: frequency = accesses by retrieve, an access
+    moves the recency tick, the default context is the last 20 retrieve queries, and an
+    explicit empty context means none."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 7)
+        dim, n = 8, 30
+        t0 = h.now_ms() - 3 * DAY
+
+        def fresh(ns):
+            ids = load(srv, ns, [h.rand_vec(rng, dim) for _ in range(n)], t0)
+            return ids, {sid: g["embedding"] for sid, g in all_segments(srv, ns, ids).items()}
+
+        cw = lambda **w: {"recency": w.get("r", 0), "frequency": w.get("f", 0), "coherence": w.get("c", 0)}
+        # frequency: accesses counted per returned segment
+        ids, vec = fresh("acc_freq")
+        for sid, times in (("m3", 5), ("m17", 3), ("m8", 1)):
+            for _ in range(times):
+                r = expect_ok(srv.retrieve("acc_freq", {"embedding": vec[sid], "k": 1}))["results"]
+                eq(r[0]["id"], sid, "a segment's own vector finds it")
+        body = expect_ok(srv.compact("acc_freq", {"target": 3, "policy": "coherence_weighted", "context": [],
+                                                  "weights": cw(f=1), "dry_run": True}))
+        eq(set(ids) - set(body["evicted"]), {"m3", "m17", "m8"}, "frequency keeps the accessed")
+        body = expect_ok(srv.compact("acc_freq", {"target": 2, "policy": "coherence_weighted", "context": [],
+                                                  "weights": cw(f=1), "dry_run": True}))
+        eq(set(ids) - set(body["evicted"]), {"m3", "m17"}, "frequency ranks by access count")
+        # recency: an access moves the tick past every insert
+        ids, vec = fresh("acc_rec")
+        expect_ok(srv.retrieve("acc_rec", {"embedding": vec["m0"], "k": 1}))
+        body = expect_ok(srv.compact("acc_rec", {"target": 2, "policy": "coherence_weighted", "context": [],
+                                                 "weights": cw(r=1), "dry_run": True}))
+        eq(set(ids) - set(body["evicted"]), {"m0", "m%d" % (n - 1)}, "the accessed oldest counts as recent")
+        # default context: the last 20 retrieve queries
+        ids, vec = fresh("acc_ctx")
+        qx = h.unit(h.rand_vec(rng, dim))
+        early = sorted(ids, key=lambda sid: h.dot(qx, vec[sid]))[:5]     # least like qx
+        for sid in early:                                               # 5 queries that will roll out
+            expect_ok(srv.retrieve("acc_ctx", {"embedding": vec[sid], "k": 1}))
+        for _ in range(20):
+            expect_ok(srv.retrieve("acc_ctx", {"embedding": qx, "k": 1}))
+        coh = sorted(((max(0.0, h.dot(qx, vec["m%d" % i])), i) for i in range(n)), key=lambda x: (-x[0], x[1]))
+        target = 10
+        body = expect_ok(srv.compact("acc_ctx", {"target": target, "policy": "coherence_weighted",
+                                                 "weights": cw(c=1), "dry_run": True}))
+        if abs(coh[target - 1][0] - coh[target][0]) > 1e-5:
+            eq(set(ids) - set(body["evicted"]), {"m%d" % i for _, i in coh[:target]},
+               "the default context is the last 20 queries")
+        body = expect_ok(srv.compact("acc_ctx", {"target": target, "policy": "coherence_weighted", "context": [],
+                                                 "weights": cw(c=1), "dry_run": True}))
+        eq(set(ids) - set(body["evicted"]), {"m%d" % i for i in range(target)},
+           "an explicit empty context: every importance 0, the older positions first")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
 def test_compaction_concurrent_inserts_survive():
     srv = h.Server().start()
     try:
