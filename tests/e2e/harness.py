@@ -308,6 +308,18 @@ class Server:
                 self.proc = None
         raise last
 
+    def spawn(self):
+        """Start the process without waiting for it (same port as before when set)."""
+        if self.port is None:
+            self.port = free_port()
+        cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
+        env = dict(os.environ)
+        env.update(self.env)
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        log.close()
+        return self
+
     def wait_healthy(self, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

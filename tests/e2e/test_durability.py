@@ -251,6 +251,48 @@ def test_graph_random_operations_match_a_rebuild():
         srv.cleanup()
 
 
+@test
+def test_healthz_ok_only_once_loaded():
+    """While a large store loads, /v1 answers 503 unavailable (or nothing yet), never a
+    404 for a namespace still loading; the first /healthz 200 sees every segment."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 8)
+        dim, n = 8, 30000
+        t0 = h.now_ms() - 100 * DAY
+        for k in range(0, n, 1000):
+            segs = [{"embedding": [rng.random() - 0.5 for _ in range(dim)], "timestamp": (t0 + i * 1000) / 1000.0}
+                    for i in range(k, k + 1000)]
+            expect_ok(srv.insert("big", {"segments": segs}), 201)
+        srv.stop()
+        srv.spawn()
+        deadline = time.monotonic() + 120
+        early = []
+        while time.monotonic() < deadline:
+            check(srv.proc.poll() is None, "mnemod exited during start-up:\n%s" % srv.log_tail())
+            try:
+                st, hdr, body = srv.ns_stats("big")
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.005)
+                continue
+            if st == 503:
+                expect_error((st, hdr, body), 503, "unavailable", "stats while loading")
+                early.append(st)
+                hs = srv.get("/healthz")[0]
+                check(hs in (200, 503), "healthz while loading: %r" % hs)
+                continue
+            eq(st, 200, "stats during start-up: %s" % (body,))
+            eq(body["count"], n, "the first answer sees every segment")
+            break
+        else:
+            raise h.Failure("server never answered during start-up")
+        expect_ok(srv.get("/healthz"), 200)
+        eq(expect_ok(srv.ns_stats("big"))["count"], n, "count after load")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
 # ------------------------------------------------------------------ crash
 
 class Writer(threading.Thread):
