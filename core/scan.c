@@ -167,6 +167,10 @@ typedef struct scan_state {
     topk_t top;
     double sim_max; /* >= every similarity the kernel can return */
     size_t scanned;
+    /* int8 sketch of the query (when ops has dot_rows_i8) */
+    bool use_q8;
+    float q8_scale, q8_err_scale, q8_slack;
+    int8_t q8[4096];
 } scan_state_t;
 
 /* Current admission threshold: a row whose score is < thr cannot enter. */
@@ -311,20 +315,36 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
             return;
         s->scanned += c;
     }
-    s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
-
     double thr = current_thr(s);
-    if (s->top.n < s->top.k && all && n >= s->top.k && f_max > 0.0) {
-        double boot = bootstrap_thr(s, blk, sims, n, cand);
-        thr = boot > thr ? boot : thr;
-    }
     size_t n_cand;
-    if (thr > 0.0 && f_max > 0.0) {
-        n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);
+    if (s->use_q8 && thr > 0.0 && f_max > 0.0) {
+        /* int8 pre-filter: ub[r] >= the f32 sim of row r, so rows with ub < cut cannot
+         * enter; only the others get the exact f32 dot (bit-equal to dot_rows'). */
+        float cut = cut_below(thr / f_max), ub[MEM_INDEX_BLOCK_ROWS];
+        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
+                            blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        n_cand = s->select_ge(ub, n, cut, cand);
+        if (n_cand * 4 <= n) {
+            for (size_t i = 0; i < n_cand; i++)
+                s->ops->dot_rows(p->query, blk->vecs + (size_t)cand[i] * idx->stride, 1,
+                                 idx->dim, idx->stride, &sims[cand[i]]);
+        } else { /* the sketch rules out too few: one full pass is cheaper */
+            s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
+            n_cand = s->select_ge(sims, n, cut, cand);
+        }
     } else {
-        for (size_t r = 0; r < n; r++)
-            cand[r] = (uint32_t)r;
-        n_cand = n;
+        s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
+        if (s->top.n < s->top.k && all && n >= s->top.k && f_max > 0.0) {
+            double boot = bootstrap_thr(s, blk, sims, n, cand);
+            thr = boot > thr ? boot : thr;
+        }
+        if (thr > 0.0 && f_max > 0.0) {
+            n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);
+        } else {
+            for (size_t r = 0; r < n; r++)
+                cand[r] = (uint32_t)r;
+            n_cand = n;
+        }
     }
     size_t base = b * MEM_INDEX_BLOCK_ROWS;
     for (size_t i = 0; i < n_cand; i++) {
@@ -340,6 +360,34 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
         heap_push(&s->top, &h);
         thr = current_thr(s);
     }
+}
+
+/* Quantise the query for the int8 pre-filter. With q = sq*cq + eq and a row
+ * x = sx*c + ex (codes and scales of mem_vec_quantize_i8),
+ *   q.x = sq*sx*(cq.c) + (sq*cq).ex + eq.x
+ * so |q.x - sq*sx*(cq.c)| <= ||sq*cq|| * ||ex|| + ||eq|| * ||x||, and the f32 kernel's
+ * own result is within (dim + 4) * FLT_EPSILON * ||q|| * ||x|| of q.x. Rows are unit
+ * vectors (||x|| <= 1.001 is generous); slack adds 1e-5 for the float arithmetic of the
+ * bound itself. */
+static void prepare_q8(scan_state_t *s)
+{
+    const mem_index_t *idx = s->idx;
+    s->use_q8 = s->ops->dot_rows_i8 != NULL && idx->stride <= sizeof(s->q8) && idx->n_blocks > 0 &&
+                idx->blocks[0]->q8 != NULL;
+    if (!s->use_q8)
+        return;
+    float eq;
+    mem_vec_quantize_i8(s->p->query, idx->dim, s->q8, &s->q8_scale, &eq);
+    memset(s->q8 + idx->dim, 0, idx->stride - idx->dim);
+    double c2 = 0.0;
+    for (size_t i = 0; i < idx->dim; i++)
+        c2 += (double)s->q8[i] * (double)s->q8[i];
+    double qn = (double)s->q8_scale * sqrt(c2) * (1.0 + 1e-6);
+    double gamma = (double)(idx->dim + 4) * (double)FLT_EPSILON * s->sim_max * 1.001;
+    s->q8_err_scale = nextafterf((float)qn, HUGE_VALF);
+    s->q8_slack = (float)((double)eq * 1.001 + gamma + 1e-5);
+    if (!isfinite(s->q8_err_scale) || !isfinite(s->q8_slack))
+        s->use_q8 = false;
 }
 
 typedef struct block_ent {
@@ -434,6 +482,7 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
         qq += (double)p->query[i] * (double)p->query[i];
     /* rows are unit vectors rounded to float; the kernel adds at most dim ulps */
     s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+    prepare_q8(&s);
 
     block_ent_t ents[SCAN_CHUNK];
     size_t n_ents = 0;

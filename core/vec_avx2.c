@@ -130,6 +130,38 @@ static float sum_avx2(const float *restrict x, size_t n)
     return hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
+/* int8 rows: codes widened to int16, pairs multiplied and added (vpmaddwd) into int32
+ * lanes: exact. len is a multiple of 16 (zero-padded rows). */
+static void dot_rows_i8_avx2(const int8_t *restrict q, const int8_t *restrict rows, size_t n_rows,
+                             size_t len, size_t stride, float q_scale,
+                             const float *restrict row_scale, const float *restrict row_err,
+                             float err_scale, float slack, float *restrict out)
+{
+    int16_t q16[4096 + 32];
+    for (size_t i = 0; i < len; i += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(q16 + i),
+                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
+    for (size_t r = 0; r < n_rows; r += 8) {
+        size_t nr = n_rows - r < 8 ? n_rows - r : 8;
+        __m256 acc[8];
+        for (size_t j = 0; j < 8; j++) {
+            __m256i a = _mm256_setzero_si256();
+            if (j < nr) {
+                const int8_t *x = rows + (r + j) * stride;
+                for (size_t i = 0; i < len; i += 16) {
+                    __m256i xv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+                    a = _mm256_add_epi32(a, _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i))));
+                }
+            }
+            acc[j] = _mm256_cvtepi32_ps(a);
+        }
+        float sums[8];
+        _mm256_storeu_ps(sums, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
+        for (size_t j = 0; j < nr; j++)
+            out[r + j] = q_scale * row_scale[r + j] * sums[j] + err_scale * row_err[r + j] + slack;
+    }
+}
+
 const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .isa = MEM_VEC_AVX2,
     .name = "avx2",
@@ -137,5 +169,6 @@ const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .dot_rows = dot_rows_avx2,
     .select_ge = select_ge_avx2,
     .sum = sum_avx2,
+    .dot_rows_i8 = dot_rows_i8_avx2,
 };
 #endif
