@@ -175,7 +175,7 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     mem_index_block_t *blk = idx->blocks[p / MEM_INDEX_BLOCK_ROWS];
     size_t r = p % MEM_INDEX_BLOCK_ROWS;
     memcpy(blk->vecs + r * idx->stride, vec, idx->dim * sizeof(float));
-    mem_vec_quantize_i8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
+    mem_vec_quantize_u8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
                         &blk->q8_err[r]);
     blk->ts_ms[r] = ts_ms;
     blk->seq[r] = seq;

@@ -39,7 +39,8 @@ const mem_vec_ops_t *mem_vec_ops_for(mem_vec_isa_t isa)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                        __builtin_cpu_supports("fma")
-                   ? &mem_vec_ops_avx512_table
+                   ? (__builtin_cpu_supports("avx512vnni") ? &mem_vec_ops_avx512vnni_table
+                                                           : &mem_vec_ops_avx512_table)
                    : NULL;
 #endif
 #if defined(__aarch64__)

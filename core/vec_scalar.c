@@ -22,15 +22,15 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
         out[r] = mem_vec_dot_f32_scalar(q, rows + r * stride, dim);
 }
 
-void mem_vec_dot_rows_i8_scalar(const int8_t *q, const int8_t *rows, size_t n_rows, size_t len,
+void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
                                  size_t stride, float q_scale, const float *row_scale,
                                  const float *row_err, float err_scale, float slack, float *out)
 {
     for (size_t r = 0; r < n_rows; r++) {
-        const int8_t *x = rows + r * stride;
+        const uint8_t *x = rows + r * stride;
         int32_t acc = 0;
         for (size_t i = 0; i < len; i++)
-            acc += (int32_t)q[i] * (int32_t)x[i];
+            acc += (int32_t)q[i] * ((int32_t)x[i] - 128);
         out[r] = q_scale * row_scale[r] * (float)acc + err_scale * row_err[r] + slack;
     }
 }
@@ -53,6 +53,13 @@ void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, 
     /* round up: the bound must hold after the float conversion */
     float e = (float)(sqrt(e2) * (1.0 + 1e-6));
     *err = nextafterf(e, HUGE_VALF);
+}
+
+void mem_vec_quantize_u8(const float *x, size_t n, uint8_t *codes, float *scale, float *err)
+{
+    mem_vec_quantize_i8(x, n, (int8_t *)(void *)codes, scale, err);
+    for (size_t i = 0; i < n; i++)
+        codes[i] = (uint8_t)((int)(int8_t)codes[i] + 128);
 }
 
 float mem_vec_sum_f32_scalar(const float *x, size_t n)
