@@ -276,7 +276,7 @@ static double block_f_min(const scan_state_t *s, const mem_index_block_t *blk)
  * >= c * f_min, so the K-th best score is >= L = c * f_min and a row whose upper bound is
  * below L cannot enter. c is found by bisection with select_ge (a count). 0 = no bound. */
 static double bootstrap_thr(const scan_state_t *s, const mem_index_block_t *blk, const float *sims,
-                            size_t n, uint32_t *scratch)
+                            size_t n, uint32_t *scratch) /* sims: lower bounds on them do too */
 {
     double f_min = block_f_min(s, blk);
     if (!(f_min > 0.0))
@@ -317,12 +317,28 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     }
     double thr = current_thr(s);
     size_t n_cand;
+    bool boot_ok = s->top.n < s->top.k && all && n >= s->top.k;
+    float ub[MEM_INDEX_BLOCK_ROWS];
+    bool have_ub = false;
+    if (s->use_q8 && f_max > 0.0 && !(thr > 0.0) && boot_ok) {
+        /* heap not full yet: bootstrap thr from the sketch's lower bounds
+         * lb = approx - err >= f32 sim, i.e. ub - 2 * err (minus float slack) */
+        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
+                            blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        have_ub = true;
+        float lb[MEM_INDEX_BLOCK_ROWS];
+        for (size_t r = 0; r < n; r++)
+            lb[r] = ub[r] - 2.0f * (s->q8_err_scale * blk->q8_err[r] + s->q8_slack) - 1e-6f;
+        double boot = bootstrap_thr(s, blk, lb, n, cand);
+        thr = boot > thr ? boot : thr;
+    }
     if (s->use_q8 && thr > 0.0 && f_max > 0.0) {
         /* int8 pre-filter: ub[r] >= the f32 sim of row r, so rows with ub < cut cannot
          * enter; only the others get the exact f32 dot (bit-equal to dot_rows'). */
-        float cut = cut_below(thr / f_max), ub[MEM_INDEX_BLOCK_ROWS];
-        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
-                            blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        float cut = cut_below(thr / f_max);
+        if (!have_ub)
+            s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
+                                blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
         n_cand = s->select_ge(ub, n, cut, cand);
         if (n_cand * 4 <= n) {
             for (size_t i = 0; i < n_cand; i++)
