@@ -341,6 +341,13 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
                                 blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
         n_cand = s->select_ge(ub, n, cut, cand);
         if (n_cand * 4 <= n) {
+            /* the candidates' f32 rows are far apart: ask for all of them first */
+            size_t row_bytes = idx->dim * sizeof(float);
+            for (size_t i = 0; i < n_cand; i++) {
+                const char *row = (const char *)(blk->vecs + (size_t)cand[i] * idx->stride);
+                for (size_t off = 0; off < row_bytes; off += 64)
+                    __builtin_prefetch(row + off);
+            }
             for (size_t i = 0; i < n_cand; i++)
                 s->ops->dot_rows(p->query, blk->vecs + (size_t)cand[i] * idx->stride, 1,
                                  idx->dim, idx->stride, &sims[cand[i]]);
