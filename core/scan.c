@@ -205,14 +205,22 @@ static double block_f_max(const scan_state_t *s, const mem_index_block_t *blk, d
     return mem_decay_blend(t, gate_max, p->coherence_weight);
 }
 
-static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n)
+/* max gate of the block's active rows; 1 (the loose bound) as soon as one row reaches
+ * need, since the caller only asks whether the max stays below need. */
+static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n,
+                             double need)
 {
     if (idx->max_degree == 0)
         return 0.0;
+    double need_deg = need * (double)idx->max_degree;
     uint32_t m = 0;
     for (size_t r = 0; r < n; r++) {
         uint32_t d = blk->flags[r] == 0 ? blk->degree[r] : 0;
-        m = d > m ? d : m;
+        if (d > m) {
+            m = d;
+            if ((double)m >= need_deg)
+                return 1.0;
+        }
     }
     return (double)m / (double)idx->max_degree;
 }
@@ -460,7 +468,10 @@ static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
         if (thr > 0.0 && p->coherence_weight > 0.0 &&
             block_f_max(s, blk, 0.0) * s->sim_max < thr) {
             /* only the gate keeps this block in: try its exact gate bound */
-            double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b));
+            /* prunable only if every gate stays below g_need */
+            double w = p->coherence_weight;
+            double g_need = (thr / s->sim_max - block_f_max(s, blk, 0.0)) / w;
+            double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b), g_need);
             double tight = block_f_max(s, blk, g);
             if (tight * s->sim_max < thr)
                 continue;

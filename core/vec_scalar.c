@@ -41,12 +41,14 @@ void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, 
     for (size_t i = 0; i < n; i++)
         m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
     float s = m > 0.0f ? m / 127.0f : 1.0f;
+    float inv = m > 0.0f ? 127.0f / m : 0.0f;
     double e2 = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double c = nearbyint((double)x[i] / (double)s);
-        c = c > 127.0 ? 127.0 : c < -127.0 ? -127.0 : c;
+        /* any nearby code will do: the error below is measured from the code chosen */
+        float c = nearbyintf(x[i] * inv);
+        c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
         codes[i] = (int8_t)c;
-        double d = (double)x[i] - (double)s * c;
+        double d = (double)x[i] - (double)s * (double)c;
         e2 += d * d;
     }
     *scale = s;
