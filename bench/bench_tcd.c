@@ -237,9 +237,9 @@ int main(void)
                1e6 / speed[v].mean_us, speed[v].p50_us / floor1.p50_us, scanned_frac[v],
                speed2[v].p50_us, speed2[v].p50_us / floor2.p50_us,
                published_us[v] / speed[v].p50_us, refspeed[v].mean_us);
-    printf("graph build %.1f ms (published 1387 ms, %.0fx); %.0f bytes/segment (%zu of them "
-           "vector)\n",
-           graph_ms, 1387.0 / graph_ms, bytes_per_seg, idx->stride * sizeof(float));
+    printf("graph build %.1f ms (published 1387 ms, %.0fx); %.0f bytes/segment (%zu f32 vector, "
+           "%zu int8 sketch)\n",
+           graph_ms, 1387.0 / graph_ms, bytes_per_seg, idx->stride * sizeof(float), idx->stride + 8);
 
     FILE *f = fopen("bench/results/tcd.json", "w");
     if (!f) {

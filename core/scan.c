@@ -18,13 +18,25 @@
  *    that a newer seq would win is never dropped. With a coherence weight, a block the
  *    loose bound keeps but whose bound without any gate would prune gets its exact
  *    gate_max (max degree of its active rows) and is skipped if that still prunes it.
- * 3. One fused visit per block: dot_rows into 256 floats on the stack, select_ge keeps
- *    only the rows whose sim can reach thr / f_max, and only those are filtered
- *    (flags, time, source) and scored exactly (decay, gate, blend in double, the same
- *    expressions as the reference) into a bounded heap of K hits. No full score array.
+ * 3. One fused visit per block, everything on the stack (256 floats), no full score
+ *    array: similarities, then select_ge keeps only the rows whose sim can reach
+ *    thr / f_max, and only those are filtered (flags, time, source) and scored exactly
+ *    (decay, gate, blend in double, the same expressions as the reference) into a
+ *    bounded heap of K hits.
+ * 4. The int8 pre-filter (when ops has dot_rows_i8, i.e. every x86 table). Each row also
+ *    has an int8 sketch (index.h: codes, scale, residual norm). The query is quantised
+ *    once; the sketch kernel gives, per row, ub >= the f32 similarity the exact kernel
+ *    would return (the error bound is derived at prepare_q8), reading 4x fewer bytes
+ *    (dim 128: 136 B/row instead of 512). Rows with ub < thr / f_max are dropped; the
+ *    others get the exact f32 dot (dot_rows on one row, bit-equal to a full pass), so
+ *    the answer is the one a full f32 scan gives. Before K hits exist, the first block
+ *    bootstraps thr from the sketch's lower bounds (ub - 2 * error): K rows whose lower
+ *    bound is >= c all score >= c * f_min, so nothing scoring below can enter. When the
+ *    sketch leaves more than a quarter of a block, the block takes the plain f32 pass.
  *
  * Scores equal the reference's for equal similarities; with a SIMD kernel the
  * similarity can differ from the scalar one in the last bits (the kernel error bound).
+ * `scanned` counts the selected rows of the visited blocks (sketch-scored or not).
  */
 #include "core/scan.h"
 
