@@ -17,6 +17,20 @@
 
 static uint64_t seed;
 
+/* Every kernel table the host runs: one per ISA, plus the AVX-512 table without the VNNI
+ * int8 kernel when dispatch hands out the VNNI one (so both int8 kernels are tested). */
+static const mem_vec_ops_t *table_at(int i)
+{
+    if (i < MEM_VEC_ISA_COUNT)
+        return mem_vec_ops_for((mem_vec_isa_t)i);
+#if defined(__x86_64__)
+    const mem_vec_ops_t *avx512 = mem_vec_ops_for(MEM_VEC_AVX512);
+    if (avx512 && avx512 != &mem_vec_ops_avx512_table)
+        return &mem_vec_ops_avx512_table;
+#endif
+    return NULL;
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -78,12 +92,12 @@ static void test_dot_every_isa(void **state)
     assert_non_null(a);
     assert_non_null(b);
     int ran = 0;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         ran++;
-        assert_int_equal(ops->isa, isa);
+        assert_int_equal(ops->isa, isa < MEM_VEC_ISA_COUNT ? isa : MEM_VEC_AVX512);
         uint64_t s = seed;
         for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
             for (size_t off = 0; off <= 3; off += 3)
@@ -104,8 +118,8 @@ static void test_dot_rows_every_isa(void **state)
 {
     (void)state;
     size_t row_counts[] = {0, 1, 7, 8, 9, 17, 33};
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         uint64_t s = seed ^ (uint64_t)isa;
@@ -149,8 +163,8 @@ static void test_dot_rows_equal_rows_equal_scores(void **state)
     (void)state;
     /* a row scores the same in any slot of a group and in the last partial group */
     size_t dims[] = {1, 17, 128, 129};
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         uint64_t s = seed + 99;
@@ -180,8 +194,8 @@ static void test_select_ge_every_isa(void **state)
     float x[67];
     uint32_t got[67];
     uint64_t s = seed + 5;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         assert_non_null(ops->select_ge);
@@ -212,8 +226,8 @@ static void test_sum_every_isa(void **state)
     assert_non_null(ones);
     for (size_t i = 0; i < 4099 + 3; i++)
         ones[i] = 1.0f;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         assert_non_null(ops->sum);
@@ -252,8 +266,8 @@ static void test_dot_rows_i8_every_isa(void **state)
             rs[r] = 1e-3f * (float)(1 + r);
             re[r] = 1e-4f * (float)r;
         }
-        for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-            const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+            const mem_vec_ops_t *ops = table_at(isa);
             if (!ops || !ops->dot_rows_i8)
                 continue;
             out[nr] = 777.0f;
