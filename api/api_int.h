@@ -150,7 +150,8 @@ json_t *mem_api__enc_ts(int64_t ms);
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
-                             size_t scanned, const char *kernel, double took_ms, bool explain);
+                             size_t scanned, const char *kernel, double took_ms, bool explain,
+                             int64_t origin_ms);
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);

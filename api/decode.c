@@ -24,9 +24,9 @@ int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *e
     if (!root)
         return mem_err_set(err, MEM_EJSON, "body: invalid JSON at line %d column %d: %.120s",
                            jerr.line, jerr.column, jerr.text);
-    if (!json_is_object(root)) {
+    if (!json_is_object(root)) { /* well-formed JSON of the wrong shape */
         json_decref(root);
-        return mem_err_set(err, MEM_EJSON, "body: expected a JSON object");
+        return mem_err_set(err, MEM_EINVAL, "body: expected a JSON object");
     }
     *out = root;
     return MEM_OK;
@@ -131,18 +131,20 @@ static int decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *fiel
     if (n == 0 || n > MEM_API_MAX_DIM)
         return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu", field,
                              MEM_API_MAX_DIM, n);
-    if (want_dim && n != want_dim)
-        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
-                             want_dim, n);
-    float *v = mem_api__palloc(pool, n * sizeof(float));
-    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    /* Element types first: an array of arrays is a wrong type, not a wrong size. */
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i); /* borrowed */
         double d = json_number_value(x);
         if (!json_is_number(x) || !isfinite(d) || fabs(d) > FLT_MAX)
             return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
-        v[i] = (float)d;
     }
+    if (want_dim && n != want_dim)
+        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                             want_dim, n);
+    float *v = mem_api__palloc(pool, n * sizeof(float));
+    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)json_number_value(json_array_get(arr, i));
     if (mem_vec_normalize(v, n) != 0)
         return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
     *vec = v;
@@ -368,7 +370,7 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
             if (strcmp(segs[idx[i]].id, segs[idx[i - 1]].id) == 0) {
                 char f[48];
                 snprintf(f, sizeof(f), "segments[%zu].id", idx[i]);
-                return mem_err_field(err, MEM_EINVAL, f, "%s: same id as segments[%zu]", f,
+                return mem_err_field(err, MEM_EDUPID, f, "%s: same id as segments[%zu]", f,
                                      idx[i - 1]);
             }
     }

@@ -108,8 +108,16 @@ fail:
     return NULL;
 }
 
+/* SPEC: age_seconds is |origin - ts| before the offset is taken off. */
+static double age_before_offset(int64_t origin_ms, int64_t ts_ms)
+{
+    int64_t d = origin_ms - ts_ms;
+    return (double)(d < 0 ? -d : d) / 1000.0;
+}
+
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
-                             size_t scanned, const char *kernel, double took_ms, bool explain)
+                             size_t scanned, const char *kernel, double took_ms, bool explain,
+                             int64_t origin_ms)
 {
     json_t *o = json_object(), *arr = json_array();
     if (!o || !arr) goto fail;
@@ -126,7 +134,7 @@ json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size
         if (explain &&
             (set(h, "similarity", json_f32(r->hit.sim)) ||
              set(h, "decay", json_real(r->hit.decay)) || set(h, "gate", json_real(r->hit.gate)) ||
-             set(h, "age_seconds", json_real(r->hit.age_s))))
+             set(h, "age_seconds", json_real(age_before_offset(origin_ms, r->ts_ms)))))
             goto fail;
     }
     if (set(o, "namespace", json_string(ns)) || set(o, "took_ms", json_real(took_ms)) ||

@@ -105,10 +105,15 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
     bool is_error = resp->status >= 400;
     json_t *result = json_object(), *content = json_array(), *item = json_object();
     json_t *structured = NULL;
-    if (!is_error && resp->body) structured = json_loadb(resp->body, resp->body_len, 0, NULL);
+    if (resp->body) structured = json_loadb(resp->body, resp->body_len, 0, NULL);
+    /* A tool error's text is the REST error's message (SPEC section 8); the whole error
+     * body still travels as structuredContent. */
+    const char *msg = NULL;
+    if (is_error && structured)
+        msg = json_string_value(json_object_get(json_object_get(structured, "error"), "message"));
+    json_t *text = msg ? json_string(msg) : json_stringn(resp->body ? resp->body : "", resp->body_len);
     if (!result || !content || !item || json_object_set_new(item, "type", json_string("text")) ||
-        json_object_set_new(item, "text",
-                            json_stringn(resp->body ? resp->body : "", resp->body_len)) ||
+        json_object_set_new(item, "text", text) ||
         json_array_append(content, item) || json_object_set(result, "content", content) ||
         (structured && json_object_set(result, "structuredContent", structured)) ||
         json_object_set_new(result, "isError", json_boolean(is_error))) {

@@ -38,8 +38,9 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
         mem_api_error(resp, &err);
         return;
     }
-    json_t *o =
-        mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s), in.explain);
+    json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
+                                     in.explain, in.q.scan.origin_ms);
+    resp->scanned_fraction = (double)scanned / (double)(s.count ? s.count : 1);
     mem_store_results_free(res, n);
     mem_api__send_json(resp, 200, o);
 }

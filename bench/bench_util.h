@@ -190,8 +190,9 @@ static inline double bench_index_bytes_per_row(const mem_index_t *idx)
     if (idx->n_rows == 0)
         return 0;
     size_t bytes = sizeof(*idx) + idx->cap_blocks * sizeof(mem_index_block_t *);
-    bytes += idx->n_blocks *
-             (sizeof(mem_index_block_t) + MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float));
+    bytes += idx->n_blocks * (sizeof(mem_index_block_t) +
+                              MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float) /* f32 rows */ +
+                              MEM_INDEX_BLOCK_ROWS * idx->stride /* int8 sketch */);
     bytes += idx->cap_blocks * MEM_INDEX_BLOCK_ROWS * sizeof(char *); /* _ids */
     bytes += idx->_cap_slots * sizeof(uint32_t);
     for (size_t p = 0; p < idx->n_rows; p++)

@@ -183,6 +183,79 @@ static float sum_avx512(const float *restrict x, size_t n)
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+/* Biased u8 rows: bytes widened to int16, pairs multiplied by the int16 query and added
+ * (vpmaddwd) into int32 lanes, exact; the bias is taken off once per row as 128 * sum(q).
+ * len is a multiple of 16. */
+static inline __m512i row_u8(const int16_t *restrict q16, const uint8_t *restrict x, size_t len)
+{
+    __m512i acc = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 32 <= len; i += 32) {
+        __m512i xv = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_loadu_si512(q16 + i)));
+    }
+    if (i < len) {
+        __m256i xv = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+        __m256i p = _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i)));
+        acc = _mm512_add_epi32(acc, _mm512_zextsi256_si512(p));
+    }
+    return acc;
+}
+
+/* Integer version of reduce8 (same shuffles on the bit patterns, integer adds): exact. */
+static inline __m256i reduce8_i32(const __m512i a[8])
+{
+#define PS(x) _mm512_castsi512_ps(x)
+#define SI(x) _mm512_castps_si512(x)
+    __m512i ab = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[0]), PS(a[1]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[0]), PS(a[1]))));
+    __m512i cd = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[2]), PS(a[3]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[2]), PS(a[3]))));
+    __m512i ef = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[4]), PS(a[5]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[4]), PS(a[5]))));
+    __m512i gh = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[6]), PS(a[7]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[6]), PS(a[7]))));
+    __m512i lo = _mm512_add_epi32(SI(_mm512_shuffle_ps(PS(ab), PS(cd), _MM_SHUFFLE(1, 0, 1, 0))),
+                                  SI(_mm512_shuffle_ps(PS(ab), PS(cd), _MM_SHUFFLE(3, 2, 3, 2))));
+    __m512i hi = _mm512_add_epi32(SI(_mm512_shuffle_ps(PS(ef), PS(gh), _MM_SHUFFLE(1, 0, 1, 0))),
+                                  SI(_mm512_shuffle_ps(PS(ef), PS(gh), _MM_SHUFFLE(3, 2, 3, 2))));
+    __m512i x2 = _mm512_shuffle_i32x4(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    __m512i y2 = _mm512_shuffle_i32x4(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    __m512i s = _mm512_add_epi32(x2, y2);
+    __m512i t = _mm512_shuffle_i32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0));
+    return _mm256_add_epi32(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1));
+#undef PS
+#undef SI
+}
+
+static void dot_rows_i8_avx512(const int8_t *restrict q, const uint8_t *restrict rows, size_t n_rows,
+                               size_t len, size_t stride, float q_scale,
+                               const float *restrict row_scale, const float *restrict row_err,
+                               float err_scale, float slack, float *restrict out)
+{
+    int16_t q16[4096 + 32];
+    int32_t qsum = 0;
+    for (size_t i = 0; i < len; i += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(q16 + i),
+                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
+    for (size_t i = 0; i < len; i++)
+        qsum += q[i];
+    const __m256i bias = _mm256_set1_epi32(128 * qsum);
+    const __m256 qs = _mm256_set1_ps(q_scale), es = _mm256_set1_ps(err_scale),
+                 sl = _mm256_set1_ps(slack);
+    for (size_t r = 0; r < n_rows; r += 8) {
+        size_t nr = n_rows - r < 8 ? n_rows - r : 8;
+        __m512i acc[8];
+        for (size_t j = 0; j < 8; j++)
+            acc[j] = j < nr ? row_u8(q16, rows + (r + j) * stride, len) : _mm512_setzero_si512();
+        __m256 sums = _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce8_i32(acc), bias));
+        __mmask8 m = (__mmask8)((1u << nr) - 1u);
+        __m256 scale = _mm256_mul_ps(qs, _mm256_maskz_loadu_ps(m, row_scale + r));
+        __m256 err = _mm256_fmadd_ps(es, _mm256_maskz_loadu_ps(m, row_err + r), sl);
+        _mm256_mask_storeu_ps(out + r, m, _mm256_fmadd_ps(scale, sums, err));
+    }
+}
+
 const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .isa = MEM_VEC_AVX512,
     .name = "avx512",
@@ -190,5 +263,17 @@ const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .dot_rows = dot_rows_avx512,
     .select_ge = select_ge_avx512,
     .sum = sum_avx512,
+    .dot_rows_i8 = dot_rows_i8_avx512,
+};
+
+/* The same table with the VNNI int8 kernel, for hosts that have AVX-512 VNNI. */
+const mem_vec_ops_t mem_vec_ops_avx512vnni_table = {
+    .isa = MEM_VEC_AVX512,
+    .name = "avx512",
+    .dot = dot_avx512,
+    .dot_rows = dot_rows_avx512,
+    .select_ge = select_ge_avx512,
+    .sum = sum_avx512,
+    .dot_rows_i8 = mem_vec_dot_rows_i8_avx512vnni,
 };
 #endif

@@ -5,7 +5,8 @@ API_STORE_TEST := $(B)/tests/unit/test_api_store
 all: $(API_STORE_TEST)
 $(API_STORE_TEST): tests/api/test_api_store.c $(B)/libmnemod.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 endif
 
 # make fuzz-api [FUZZ_TIME=30]: libFuzzer over request bodies, MCP messages and paths.

@@ -131,6 +131,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 static void observe(conn_req_t *r, const char *route)
 {
     double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    if (r->status == 200 && strcmp(route, "retrieve") == 0)
+        mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))

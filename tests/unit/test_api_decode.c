@@ -21,8 +21,8 @@ static const bad_case_t BAD[] = {
     /* malformed bodies */
     {"POST", SEGS, "{\"embedding\":[1,2,3]", 400, "invalid_json", NULL},
     {"POST", SEGS, "", 400, "invalid_json", NULL},
-    {"POST", SEGS, "[1,2,3]", 400, "invalid_json", NULL},
-    {"POST", SEGS, "\"text\"", 400, "invalid_json", NULL},
+    {"POST", SEGS, "[1,2,3]", 400, "invalid_field", NULL},
+    {"POST", SEGS, "\"text\"", 400, "invalid_json", NULL}, /* jansson: top level must be a container */
     {"POST", RETR, "{\"k\":1,\"k\":2," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"\xff\xfe\"," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"a\\u0000b\"," E3 "}", 400, "invalid_json", NULL},
@@ -74,8 +74,8 @@ static const bad_case_t BAD[] = {
     {"POST", SEGS, "{\"segments\":[]}", 400, "invalid_field", "segments"},
     {"POST", SEGS, "{\"segments\":{}}", 400, "invalid_field", "segments"},
     {"POST", SEGS, "{\"segments\":[{" E3 "},7]}", 400, "invalid_field", "segments[1]"},
-    {"POST", SEGS, "{\"segments\":[{" E3 ",\"id\":\"d\"},{" E3 ",\"id\":\"d\"}]}", 400,
-     "invalid_field", "segments[1].id"},
+    {"POST", SEGS, "{\"segments\":[{" E3 ",\"id\":\"d\"},{" E3 ",\"id\":\"d\"}]}", 409,
+     "duplicate_id", "segments[1].id"},
     {"POST", SEGS, "{\"segments\":[{" E3 "},{\"embedding\":[1,0]}]}", 400, "dimension_mismatch",
      "segments[1].embedding"},
     {"POST", SEGS,

@@ -149,7 +149,8 @@ static void test_tools_list(void **state)
     mem_api_resp_deinit(&r);
 }
 
-/* The tool result: isError as given, text content; structuredContent equals the text. */
+/* The tool result: isError as given; on success the text is the REST JSON and equals
+ * structuredContent, on error the text is the REST message. */
 static json_t *tool_result(const mem_api_resp_t *r, const char *want_id, bool is_error)
 {
     json_t *j = rpc(r, want_id);
@@ -160,13 +161,19 @@ static json_t *tool_result(const mem_api_resp_t *r, const char *want_id, bool is
     assert_int_equal(json_array_size(content), 1);
     json_t *c0 = json_array_get(content, 0);
     assert_string_equal(json_string_value(json_object_get(c0, "type")), "text");
-    json_t *text = json_loads(json_string_value(json_object_get(c0, "text")), 0, NULL);
-    assert_non_null(text);
+    const char *text_s = json_string_value(json_object_get(c0, "text"));
+    assert_non_null(text_s);
     json_t *sc = json_object_get(res, "structuredContent");
+    json_t *text = NULL;
     if (is_error) {
-        assert_null(sc);
-        assert_non_null(json_object_get(text, "error"));
+        /* the text is the REST message; the REST error body rides in structuredContent */
+        const char *msg =
+            json_string_value(json_object_get(json_object_get(sc, "error"), "message"));
+        assert_non_null(msg);
+        assert_string_equal(text_s, msg);
     } else {
+        text = json_loads(text_s, 0, NULL);
+        assert_non_null(text);
         assert_true(json_equal(sc, text));
     }
     json_decref(text);
@@ -193,10 +200,12 @@ static void test_tools_call_retrieve(void **state)
         "\"memory_retrieve\",\"arguments\":{\"query\":\"x\"}}}",
         &r);
     j = tool_result(&r, "5", true);
-    assert_non_null(strstr(
+    assert_string_equal(
         json_string_value(json_object_get(
-            json_array_get(json_object_get(json_object_get(j, "result"), "content"), 0), "text")),
-        "not_found"));
+            json_object_get(json_object_get(json_object_get(j, "result"), "structuredContent"),
+                            "error"),
+            "code")),
+        "not_found");
     json_decref(j);
     mem_api_resp_deinit(&r);
 }
@@ -222,13 +231,10 @@ static void test_tools_call_invalid_input_is_tool_error(void **state)
         mcp(body, &r);
         assert_null(r.allow);
         json_t *j = tool_result(&r, "7", true);
-        const char *text = json_string_value(json_object_get(
-            json_array_get(json_object_get(json_object_get(j, "result"), "content"), 0), "text"));
-        json_t *tj = json_loads(text, 0, NULL);
-        json_t *e = json_object_get(tj, "error");
+        json_t *e = json_object_get(
+            json_object_get(json_object_get(j, "result"), "structuredContent"), "error");
         if (strcmp(json_string_value(json_object_get(e, "code")), codes[i]) != 0)
-            fail_msg("case %zu: %s", i, text);
-        json_decref(tj);
+            fail_msg("case %zu: %s", i, json_string_value(json_object_get(e, "message")));
         json_decref(j);
         mem_api_resp_deinit(&r);
     }
