@@ -319,6 +319,10 @@ case("route_v2", "POST", "/v2/namespaces/%s/segments" % VICTIM, seg(), 404, "not
 case("segment_missing", "GET", INS + "/ghost", None, 404, "not_found")
 case("segment_delete_missing", "DELETE", INS + "/ghost", None, 404, "not_found")
 
+case("body_over_default_16mib", "POST", RET, b'{"embedding":[' + b"0.5," * (17 * 1024 * 1024 // 4) + b'0.5]}',
+     413, "payload_too_large")
+case("timestamp_feb_29_non_leap", "POST", INS, seg(timestamp="2026-02-29T00:00:00Z"), 400, "invalid_field")
+
 # the small-limits server (--max-body 2KiB --max-batch 3)
 case("small_body_over_max", "POST", INS, seg(text="x" * 4096), 413, "payload_too_large", kind="small")
 case("small_body_1mib", "POST", RET, rq(pad=["y" * 1024] * 1024), 413, "payload_too_large", kind="small")
