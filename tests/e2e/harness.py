@@ -271,6 +271,14 @@ def _parse_body(ctype, data):
         return data.decode("utf-8", "replace")
 
 
+def clean_env(extra):
+    """The caller's environment without any MNEMOD_*/MEMU_* setting (a developer's exported
+    API key must not change what the tests see), plus extra."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOD_", "MEMU_"))}
+    env.update(extra or {})
+    return env
+
+
 class Server:
     """One mnemod process on a free loopback port with its own temporary data directory."""
 
@@ -291,8 +299,7 @@ class Server:
         for _ in range(3):          # a port taken between probe and bind: try another
             self.port = free_port()
             cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
-            env = dict(os.environ)
-            env.update(self.env)
+            env = clean_env(self.env)
             log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          env=env)
@@ -313,10 +320,9 @@ class Server:
         if self.port is None:
             self.port = free_port()
         cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
-        env = dict(os.environ)
-        env.update(self.env)
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     env=clean_env(self.env))
         log.close()
         return self
 

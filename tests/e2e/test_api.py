@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 from harness import test, eq, check, near, expect_error, expect_ok  # noqa: E402
 
-SEED = int(os.environ.get("MNEMOD_TEST_SEED", "20260906"))
+SEED = int(os.environ.get("MEM_TEST_SEED", "20260906"))
 _ns_counter = [0]
 
 

@@ -573,5 +573,60 @@ def test_bad_overload_answers_503_with_retry_after():
             check(re.match(r"^[1-9][0-9]*$", hdr.get("retry-after", "")), "Retry-After in seconds: %r" % hdr)
 
 
+@test
+def test_bad_mutated_requests_never_5xx():
+    """Seeded byte-level mutations of valid requests (insert, batch, retrieve, compact,
+    namespace create, MCP): every answer is a 2xx/4xx with a JSON body, never a 5xx or a
+    dropped connection; the victim namespace is untouched."""
+    import random
+    srv = server("default")
+    before = snapshot(srv)
+    rng = random.Random(int(os.environ.get("MEM_TEST_SEED", "20260906")))
+    ns = "fuzzed"
+    expect_ok(srv.insert(ns, {"id": "seed", "embedding": E, "timestamp": TS_OK}), 201)
+    seeds = [
+        ("POST", "/v1/namespaces/%s/segments" % ns,
+         {"id": "a", "text": "hello", "embedding": E, "timestamp": TS_OK, "source": "s", "metadata": {"k": [1, 2]},
+          "supersedes": ["seed"]}),
+        ("POST", "/v1/namespaces/%s/segments" % ns, {"segments": [{"embedding": E}, {"text": "x", "embedding": E}]}),
+        ("POST", "/v1/namespaces/%s/retrieve" % ns,
+         {"embedding": E, "k": 5, "half_life": "9d", "decay": {"weibull": {"shape": 1.5}}, "origin": TS_OK,
+          "offset": "1h", "since": 1.5e9, "until": TS_OK, "min_score": -1, "explain": True, "coherence_weight": 0.2}),
+        ("POST", "/v1/namespaces/%s/retrieve" % ns, {"query": "hello there", "k": 3, "half_life_days": 2}),
+        ("POST", "/v1/namespaces/%s/compact" % ns,
+         {"target": 3, "policy": "dedup_gated", "dry_run": True, "weights": {"recency": 0.5}, "context": [E]}),
+        ("PUT", "/v1/namespaces/fuzzed_new", {"dim": 4}),
+        ("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": "memory_retrieve", "arguments": {"namespace": ns, "query": "x"}}}),
+    ]
+    answered = 0
+    for i in range(400):
+        method, path, body = rng.choice(seeds)
+        data = bytearray(json.dumps(body).encode())
+        for _ in range(rng.randint(1, 4)):
+            op = rng.random()
+            pos = rng.randrange(len(data))
+            if op < 0.4:
+                data[pos] = rng.randrange(256)
+            elif op < 0.6:
+                del data[pos]
+            elif op < 0.8:
+                data[pos:pos] = bytes([rng.choice(b'{}[]",:0123456789.eE-+ntfu\\')])
+            else:
+                data[pos:pos] = data[rng.randrange(len(data)):][:rng.randint(1, 40)]
+        st, hdr, resp = srv.raw(h.raw_request(method, path, bytes(data)), timeout=30)
+        check(st is not None, "mutation %d: no answer to %r" % (i, bytes(data)[:200]))
+        check(st < 500, "mutation %d: %d for %r: %s" % (i, st, bytes(data)[:200], resp))
+        if st >= 400 and path != "/mcp":
+            expect_error((st, hdr, resp), st, {"invalid_json", "invalid_field", "dimension_mismatch",
+                                               "timestamp_in_future", "unknown_id", "not_found",
+                                               "non_monotonic_timestamp", "duplicate_id", "namespace_exists"},
+                         "mutation %d" % i)
+        answered += 1
+    eq(answered, 400, "every mutation answered")
+    after = snapshot(srv)
+    eq((after[0], after[2]), (before[0], before[2]), "mutations: the victim namespace is untouched")
+
+
 if __name__ == "__main__":
     h.main()

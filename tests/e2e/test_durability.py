@@ -14,9 +14,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 from harness import test, eq, check, near, expect_error, expect_ok  # noqa: E402
 
-SEED = int(os.environ.get("MNEMOD_TEST_SEED", "20260906"))
+SEED = int(os.environ.get("MEM_TEST_SEED", "20260906"))
 DAY = 86400000
-CRASH_BUDGET_S = float(os.environ.get("MNEMOD_CRASH_SECONDS", "60"))
+CRASH_BUDGET_S = float(os.environ.get("MEM_E2E_CRASH_SECONDS", "60"))
 POLICIES = ["coherence_weighted", "dedup_gated", "structural_time", "structural_keyframe", None]
 
 
