@@ -135,6 +135,30 @@ def test_precedence_flag_env_file_default():
 
 
 @test
+def test_precedence_on_limits_and_listen():
+    d = tempfile.mkdtemp(prefix="mnemod-cfg-")
+    conf = os.path.join(d, "mnemod.conf")
+    with open(conf, "w") as f:
+        f.write("listen = 127.0.0.1:1\nmax-batch = 2\nsync = normal\n")
+    for args, env, limit in ((["--config", conf], {}, 2),
+                             (["--config", conf], {"MNEMOD_MAX_BATCH": "3"}, 3),
+                             (["--config", conf, "--max-batch", "5"], {"MNEMOD_MAX_BATCH": "3"}, 5),
+                             (["--config", conf], {"MNEMOD_CONFIG": "/nonexistent"}, 2)):
+        srv = h.Server(args, env).start()       # --listen (flag) beats the file's listen
+        try:
+            ns = "lim"
+            ok = {"segments": [{"embedding": [1, i + 1]} for i in range(limit)]}
+            expect_ok(srv.insert(ns, ok), 201, "a batch of %d with limit %d" % (limit, limit))
+            over = {"segments": [{"embedding": [1, i + 1]} for i in range(limit + 1)]}
+            expect_error(srv.insert(ns, over), 400, "invalid_field", "a batch of %d" % (limit + 1))
+            srv.restart()                        # sync = normal still keeps what was committed at SIGTERM
+            eq(expect_ok(srv.ns_stats(ns))["count"], limit, "data after a clean restart")
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+
+@test
 def test_configured_decay_defaults():
     srv = h.Server(["--decay", "gaussian", "--recency-bias", "0.5", "--decay-offset", "1d", "--half-life", "2"],
                    {"MNEMOD_COHERENCE_WEIGHT": "0"}).start()

@@ -160,6 +160,43 @@ def test_mcp_insert_retrieve_compact_forget():
 
 
 @test
+def test_mcp_tool_arguments_are_honoured():
+    """Every documented tool argument reaches the REST semantics."""
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    ns = "mcp_args"
+    t = h.now_ms() - 10 * 86400000
+    r = s.call_tool("memory_insert", {"namespace": ns, "text": "first", "embedding": [1, 0, 0],
+                                      "timestamp": h.rfc3339_ms(t), "source": "agent-a", "metadata": {"n": 1}})
+    check(not r.get("isError"), "insert with every field: %s" % r)
+    first = tool_json(r, "insert")["inserted"][0]
+    eq(first["timestamp"], h.rfc3339_ms(t), "timestamp honoured")
+    r = s.call_tool("memory_insert", {"namespace": ns, "text": "second", "embedding": [1, 0.1, 0],
+                                      "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": [first["id"]]})
+    check(not r.get("isError"), "insert with supersedes: %s" % r)
+    g = expect_ok(srv.seg(ns, first["id"]))
+    eq((g.get("source"), g.get("metadata")), ("agent-a", {"n": 1}), "source and metadata")
+    check(g.get("superseded_by"), "supersedes honoured")
+    for i in range(5):
+        s.call_tool("memory_insert", {"namespace": ns, "text": "m%d" % i, "embedding": [1, i, 1],
+                                      "timestamp": h.rfc3339_ms(t + (2 + i) * 86400000)})
+    args = {"embedding": [1, 0.5, 0.5], "k": 4, "half_life": "2d", "recency_bias": 0.8, "decay": "gaussian",
+            "origin": h.rfc3339_ms(t + 3 * 86400000), "coherence_weight": 0.3,
+            "since": h.rfc3339_ms(t + 86400000), "until": h.rfc3339_ms(t + 5 * 86400000)}
+    r = s.call_tool("memory_retrieve", dict(args, namespace=ns))
+    check(not r.get("isError"), "retrieve with every argument: %s" % r)
+    got = tool_json(r, "retrieve")["results"]
+    rest = expect_ok(srv.retrieve(ns, args))["results"]
+    eq([(x["id"], x["seq"]) for x in got], [(x["id"], x["seq"]) for x in rest], "MCP == REST with every argument")
+    for a, b in zip(got, rest):
+        h.near(a["score"], b["score"], 1e-12, "same score")
+    r = s.call_tool("memory_compact", {"namespace": ns, "ratio": 0.5, "policy": "coherence_weighted",
+                                       "dry_run": True})
+    eq(tool_json(r, "compact").get("policy"), "coherence_weighted", "policy honoured")
+
+
+@test
 def test_mcp_default_namespace():
     srv = S()
     s = Session(srv)
