@@ -1112,6 +1112,22 @@ def test_namespace_isolation():
     eq(expect_ok(srv.ns_stats(b))["count"], 3, "dropping a leaves b")
 
 
+@test
+def test_405_carries_allow():
+    """RFC 9110: a 405 response MUST list the allowed methods in Allow."""
+    srv = S()
+    ns = fresh_ns("allow")
+    expect_ok(srv.insert(ns, {"id": "a", "embedding": [1, 0]}), 201)
+    for method, path, must in (("PATCH", "/v1/namespaces/" + ns, {"GET", "PUT", "DELETE"}),
+                               ("GET", "/v1/namespaces/%s/retrieve" % ns, {"POST"}),
+                               ("PUT", "/v1/namespaces/%s/segments/a" % ns, {"GET", "DELETE"}),
+                               ("POST", "/healthz", {"GET"})):
+        r = srv.call(method, path, {} if method in ("PATCH", "PUT", "POST") else None)
+        expect_error(r, 405, "method_not_allowed", "%s %s" % (method, path))
+        allow = {m.strip().upper() for m in r[1].get("allow", "").split(",") if m.strip()}
+        check(must <= allow, "%s %s: Allow %r lacks %s" % (method, path, r[1].get("allow"), must - allow))
+
+
 # ------------------------------------------------------------------ the README scenario
 
 @test
