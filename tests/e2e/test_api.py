@@ -259,8 +259,8 @@ def test_generated_ids_are_uuid7():
     for i in range(3):
         b = expect_ok(srv.insert(ns, {"embedding": [1, i + 1]}), 201)
         ids.append(b["inserted"][0]["id"])
-    b = expect_ok(srv.insert(ns, {"segments": [{"embedding": [1, 5]}, {"embedding": [1, 6]}]}), 201)
-    ids += [r["id"] for r in b["inserted"]]
+    b = expect_ok(srv.insert(ns, {"segments": [{"embedding": [1, 5]}, {"id": None, "embedding": [1, 6]}]}), 201)
+    ids += [r["id"] for r in b["inserted"]]      # README: "id": null means absent
     after = h.now_ms()
     eq(len(set(ids)), 5, "generated ids are unique")
     prev = 0
@@ -340,8 +340,8 @@ def test_batch_atomic():
         ({"id": "base", "embedding": [0, 1, 0], "timestamp": ts3}, 409, "duplicate_id"),
         ({"id": "bad", "embedding": [1, 0, 0], "timestamp": ts3, "supersedes": ["nope"]}, 400, "unknown_id"),
         ({"id": "bad", "embedding": [1, 0, 0], "timestamp": ts3, "bogus": 1}, 400, "invalid_field"),
-        # the same id twice in one batch with different content: duplicate_id, or a malformed batch
-        ({"id": "g1", "embedding": [1, 0, 0], "timestamp": ts3}, None, None),
+        # the same id twice in one batch (README decision: duplicate_id)
+        ({"id": "g1", "embedding": [1, 0, 0], "timestamp": ts3}, 409, "duplicate_id"),
     ]
     for bad, st, code in bads:
         batch = {"segments": [good(1), good(2), good(3), bad]}
@@ -460,6 +460,8 @@ def test_timestamp_formats():
         ("2026-02-01T00:15:00+00:30", "2026-01-31T23:45:00.000Z"),
         ("1969-07-20T20:17:40Z", "1969-07-20T20:17:40.000Z"),
         (-1.5, "1969-12-31T23:59:58.500Z"),
+        (-1.0005, "1969-12-31T23:59:58.999Z"),              # README: truncated toward the past
+        ("1969-12-31T23:59:59.9999Z", "1969-12-31T23:59:59.999Z"),
         ("2000-02-29T12:00:00Z", "2000-02-29T12:00:00.000Z"),
         ("2025-12-31T23:30:00-01:00", "2026-01-01T00:30:00.000Z"),
     ]
@@ -1075,7 +1077,8 @@ def test_accepted_limits():
     eq(len(res), 1000, "k = 1000")
     for extra in ({"recency_bias": 0}, {"recency_bias": 1}, {"coherence_weight": 0}, {"coherence_weight": 1},
                   {"decay": {"weibull": {"shape": 10}}, "half_life": 60}, {"decay": "none", "half_life": "1d"},
-                  {"min_score": -1}, {"offset": 0}, {"half_life_days": 0.5}):
+                  {"min_score": -1}, {"offset": 0}, {"half_life_days": 0.5},
+                  {"decay": "weibull:1.5", "half_life": "1500ms"}):          # README: both accepted
         req = {"embedding": [1, 0], "k": 3}
         req.update(extra)
         retrieve_ok(srv, ns, req, "legal %s" % extra)

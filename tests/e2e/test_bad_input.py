@@ -323,6 +323,24 @@ case("body_over_default_16mib", "POST", RET, b'{"embedding":[' + b"0.5," * (17 *
      413, "payload_too_large")
 case("timestamp_feb_29_non_leap", "POST", INS, seg(timestamp="2026-02-29T00:00:00Z"), 400, "invalid_field")
 
+# decisions the README records where the SPEC is silent
+case("readme_unknown_query_param", "GET", INS + "/v1?embeddings=true", None, 400, "invalid_field")
+case("readme_bad_query_value", "GET", INS + "/v1?embedding=maybe", None, 400, "invalid_field")
+case("readme_since_after_until", "POST", RET, rq(since=TS_OK, until=h.rfc3339_ms(NEWEST - DAY)), 400,
+     "invalid_field")
+case("readme_leap_second", "POST", INS, seg(timestamp="2016-12-31T23:59:60Z"), 400, "invalid_field")
+case("readme_source_empty", "POST", INS, seg(source=""), 400, "invalid_field")
+case("readme_source_257", "POST", INS, seg(source="s" * 257), 400, "invalid_field")
+case("readme_supersedes_itself", "POST", INS, seg(id="selfish", supersedes=["selfish"]), 400,
+     {"invalid_field", "unknown_id"})
+case("readme_text_without_words", "POST", "/v1/namespaces/fresh_punct/segments", {"text": "!!! ??? ..."}, 400,
+     "invalid_field")
+case("readme_compact_target_and_ratio", "POST", CMP, {"target": 2, "ratio": 0.5}, 400, "invalid_field")
+case("readme_compact_negative_weight", "POST", CMP, {"target": 2, "weights": {"recency": -1}}, 400,
+     "invalid_field")
+case("readme_in_batch_duplicate", "POST", INS, {"segments": [seg(id="twin"), seg(id="twin", text="other")]}, 409,
+     "duplicate_id")
+
 # the small-limits server (--max-body 2KiB --max-batch 3)
 case("small_body_over_max", "POST", INS, seg(text="x" * 4096), 413, "payload_too_large", kind="small")
 case("small_body_1mib", "POST", RET, rq(pad=["y" * 1024] * 1024), 413, "payload_too_large", kind="small")
