@@ -265,5 +265,29 @@ def test_mcp_protocol_errors():
     eq(srv.get("/healthz")[0], 200, "healthz")
 
 
+@test
+def test_mcp_jsonrpc_details():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    # ping: an empty result (MCP base protocol)
+    body, _ = s.rpc("ping")
+    eq(body.get("result"), {}, "ping answers {}")
+    # string ids are echoed as strings
+    st, _, body = s.post({"jsonrpc": "2.0", "id": "abc-1", "method": "tools/list"})
+    eq((st, body.get("id")), (200, "abc-1"), "string id echoed")
+    # a client response (to a server request) is accepted like a notification
+    st, _, _ = s.post({"jsonrpc": "2.0", "id": 99, "result": {}})
+    eq(st, 202, "a JSON-RPC response from the client is 202")
+    # not JSON-RPC 2.0: Invalid Request
+    st, _, body = s.post({"id": 7, "method": "tools/list"})
+    check(st in (200, 400), "missing jsonrpc: status %r" % st)
+    eq(body.get("error", {}).get("code"), -32600, "missing jsonrpc is -32600: %s" % body)
+    # tools/call with arguments that are not an object: invalid params or a tool error
+    body, _ = s.rpc("tools/call", {"name": "memory_retrieve", "arguments": [1, 2]})
+    check(body.get("error", {}).get("code") == -32602 or body.get("result", {}).get("isError") is True,
+          "non-object arguments: %s" % body)
+
+
 if __name__ == "__main__":
     h.main()
