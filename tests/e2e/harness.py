@@ -22,6 +22,7 @@ import datetime as _dt
 import http.client
 import json
 import math
+import operator
 import os
 import re
 import shutil
@@ -138,7 +139,7 @@ def unit(v):
 
 
 def dot(a, b):
-    return sum(x * y for x, y in zip(a, b))
+    return sum(map(operator.mul, a, b))
 
 
 def rand_vec(rng, dim):
@@ -164,15 +165,19 @@ def decay_factor(kind, half_life_s, age_s, shape=1.0):
 def graph_stats(segs, threshold=0.55):
     """Degrees over active segments (not superseded, not archived): ({id: degree}, edges, max)."""
     act = [s for s in segs if not s.get("superseded") and not s.get("archived")]
-    deg = {s["id"]: 0 for s in act}
+    vecs = [tuple(s["vec"]) for s in act]
+    cnt = [0] * len(act)
     edges = 0
+    mul = operator.mul
     for i in range(len(act)):
+        a = vecs[i]
         for j in range(i + 1, len(act)):
-            if dot(act[i]["vec"], act[j]["vec"]) >= threshold:
-                deg[act[i]["id"]] += 1
-                deg[act[j]["id"]] += 1
+            if sum(map(mul, a, vecs[j])) >= threshold:
+                cnt[i] += 1
+                cnt[j] += 1
                 edges += 1
-    return deg, edges, max(deg.values()) if deg else 0
+    deg = {s["id"]: c for s, c in zip(act, cnt)}
+    return deg, edges, max(cnt) if cnt else 0
 
 
 def near_threshold(segs, threshold=0.55, eps=1e-5):

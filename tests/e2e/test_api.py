@@ -972,6 +972,77 @@ def test_ties_across_blocks_never_dropped():
     eq([r["seq"] for r in res], [n, n - 1, n - 2, n - 3, n - 4], "decay none: newest seqs")
 
 
+@test
+def test_pruning_exact_on_near_ties_and_negative_scores():
+    """Thousands of near-duplicates of the query (similarities 1e-4 apart): quantised
+    pre-filters and block bounds must still return the exact top K. With the opposite
+    query every score is negative, decay makes old memories rank first, and nothing may
+    be pruned."""
+    srv = S()
+    ns = fresh_ns("neartie")
+    rng = rng_for("neartie")
+    dim, n = 32, 3000
+    q = h.unit(h.rand_vec(rng, dim))
+    t_end = h.now_ms() - 1000
+    tss = sorted(rng.randint(t_end - 200 * 86400000, t_end) for _ in range(n))
+    rows, segs = [], []
+    for i in range(n):
+        raw = [x + rng.gauss(0, 0.03) for x in q]
+        segs.append({"id": "n%d" % i, "embedding": raw, "timestamp": h.rfc3339_ms(tss[i])})
+        rows.append({"id": "n%d" % i, "seq": i + 1, "ts": tss[i], "vec": h.unit(raw)})
+    for i in range(0, n, 1000):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 1000]}), 201)
+    none = ({}, 0, 0)
+    for sign in (1, -1):
+        qq = [sign * x for x in q]
+        for params in ({}, {"half_life_s": 30 * 86400.0}, {"half_life_s": 2 * 86400.0, "decay": "gaussian"},
+                       {"half_life_s": 400 * 86400.0, "recency_bias": 0.3},
+                       {"half_life_s": 10 * 86400.0, "origin_ms": t_end - 100 * 86400000}):
+            p = dict(params)
+            p.setdefault("origin_ms", t_end)
+            for k in (1, 10, 100):
+                req = _params_to_req(p)
+                req.update({"embedding": qq, "k": k})
+                res = retrieve_ok(srv, ns, req)["results"]
+                _, allr = h.reference(rows, qq, k=k, graph=none, **p)
+                h.match_results(res, allr, k, what="near ties sign %d %s k=%d" % (sign, params, k))
+
+
+@test
+def test_large_corpus_coherence_exact():
+    """Gate bounds in the pruned scan: a clustered corpus with a wide range of degrees,
+    coherence weight and decay together, compared with the reference."""
+    srv = S()
+    ns = fresh_ns("bigcoh")
+    rng = rng_for("bigcoh")
+    dim, n = 6, 1500
+    centers = [h.rand_vec(rng, dim) for _ in range(6)]
+    spreads = [0.2, 0.4, 0.7, 1.0, 1.5, 3.0]
+    t_end = h.now_ms() - 1000
+    tss = sorted(rng.randint(t_end - 90 * 86400000, t_end) for _ in range(n))
+    rows, segs = [], []
+    for i in range(n):
+        c = rng.randrange(6)
+        raw = [x + rng.gauss(0, spreads[c]) for x in centers[c]]
+        segs.append({"id": "c%d" % i, "embedding": raw, "timestamp": h.rfc3339_ms(tss[i])})
+        rows.append({"id": "c%d" % i, "seq": i + 1, "ts": tss[i], "vec": h.unit(raw)})
+    for i in range(0, n, 500):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 500]}), 201)
+    graph = h.graph_stats(rows)
+    st = expect_ok(srv.ns_stats(ns))
+    eq((st["graph_edges"], st["max_degree"]), graph[1:], "graph of the large corpus")
+    for w in (0.3, 0.7, 1.0):
+        for params in ({"half_life_s": 7 * 86400.0}, {"half_life_s": 60 * 86400.0, "decay": "linear"}, {}):
+            q = h.rand_vec(rng, dim)
+            p = dict(params, coherence_weight=w, origin_ms=t_end)
+            for k in (10, 50):
+                req = _params_to_req(p)
+                req.update({"embedding": q, "k": k})
+                res = retrieve_ok(srv, ns, req)["results"]
+                _, allr = h.reference(rows, q, k=k, graph=graph, **p)
+                h.match_results(res, allr, k, what="coherence %g %s k=%d" % (w, params, k))
+
+
 # ------------------------------------------------------------------ built-in embedder
 
 @test
