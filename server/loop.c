@@ -485,6 +485,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, mr);
         MHD_destroy_response(mr);
         observe(r, r->aresp.route[0] ? r->aresp.route : "other");
+        if (r->aresp.scan_observed)
+            mem_srv_metrics_observe_scan(r->aresp.scan_fraction);
         return ok;
     }
     if (r->state == RS_WORKING)
