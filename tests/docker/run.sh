@@ -5,7 +5,8 @@
 #
 # No Docker engine is needed. Steps:
 #   1. install podman, runc, debootstrap, curl (and uidmap + fuse-overlayfs when not root)
-#      with apt-get when one is missing (through sudo when not root);
+#      with apt-get when one is missing (through sudo when not root); lint the Dockerfile
+#      with `npx dockerfilelint` when npx is there;
 #   2. the base image debian:bookworm-slim: kept when podman already has it, else pulled,
 #      else (no registry reachable) made locally with `debootstrap --variant=minbase
 #      bookworm` from the mirror in this machine's apt sources and `podman import`ed;
@@ -13,8 +14,9 @@
 #      the unit tests, so a failing unit test fails here);
 #   4. run the image with `podman --runtime runc --cgroup-manager=cgroupfs run
 #      --network=host` and MNEMOD_LISTEN=0.0.0.0:PORT on a free port, wait for /healthz,
-#      check the non-root user and the HEALTHCHECK, insert and retrieve with curl, take
-#      an online `mnemod backup` inside the container and --check it;
+#      check that MEMU_RECENCY_HALF_LIFE reached it, the non-root user and the
+#      HEALTHCHECK, insert and retrieve with curl, take an online `mnemod backup` inside
+#      the container and --check it;
 #   5. `podman stop` (SIGTERM) must end it with exit status 0; start the same container
 #      again and read the segment back from the /data volume; stop; remove the container
 #      and its volume.
@@ -69,6 +71,18 @@ if [ -n "$need" ]; then
         || { tail -20 "$WORK/apt.log"; die "apt-get install$need"; }
 fi
 ok "tools: $(podman --version), $(runc --version | head -1)"
+
+# The Dockerfile lint of issue 6 (npm registry); skipped, not failed, without npx.
+if command -v npx >/dev/null 2>&1; then
+    if npx --yes dockerfilelint Dockerfile >"$WORK/lint.log" 2>&1; then
+        ok "npx dockerfilelint Dockerfile"
+    else
+        cat "$WORK/lint.log"
+        bad "npx dockerfilelint Dockerfile"
+    fi
+else
+    log "skip: npx dockerfilelint (no npx)"
+fi
 
 # ---------------------------------------------------------------- 2. base image
 # The mirror for a suite: the first URI of the deb822 stanza (or one-line entry) in this
@@ -188,6 +202,14 @@ else
     die "/healthz did not answer 200 within 60 s"
 fi
 
+# MEMU_RECENCY_HALF_LIFE=90 (days) reached the server: its config line shows it in seconds.
+hl=$($P logs "$NAME" 2>&1 | sed -n 's/.*event=config .* half_life_s=\([^ ]*\) .*/\1/p' | head -1)
+if awk -v v="${hl:-x}" 'BEGIN { exit !(v + 0 == 7776000) }'; then
+    ok "environment honoured (MEMU_RECENCY_HALF_LIFE=90 -> half_life_s=7776000)"
+else
+    $P logs "$NAME" 2>&1 | head -5
+    bad "environment honoured (MEMU_RECENCY_HALF_LIFE=90 -> half_life_s=7776000)"
+fi
 uid=$($P exec "$NAME" id -u 2>/dev/null)
 [ "$uid" = 10001 ] && ok "runs as non-root (uid $uid)" || bad "runs as non-root (uid '$uid')"
 if $P healthcheck run "$NAME" >"$WORK/hc.log" 2>&1; then
