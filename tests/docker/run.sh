@@ -54,6 +54,7 @@ finish() {
     [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 }
 die() { bad "$*"; finish; exit 1; }
+trap 'bad "interrupted"; finish; exit 1' INT TERM
 
 # ---------------------------------------------------------------- 1. tools
 need=""
