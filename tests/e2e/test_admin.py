@@ -6,6 +6,7 @@ restore onto a file a running server holds is refused; --check tells a good file
 corrupt one.
 """
 
+import atexit
 import os
 import random
 import shutil
@@ -33,7 +34,7 @@ def admin(*args, env=None, timeout=120):
 
 def tmpdir():
     d = tempfile.mkdtemp(prefix="mnemod-admin-")
-    h.atexit.register(shutil.rmtree, d, True)
+    atexit.register(shutil.rmtree, d, True)
     return d
 
 
