@@ -111,14 +111,17 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         return NULL;
     resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    MHD_add_response_header(mr, "Content-Type",
-                            resp->content_type ? resp->content_type : "application/json");
+    if (resp->body_len > 0 || resp->content_type)
+        MHD_add_response_header(mr, "Content-Type",
+                                resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
     if (resp->retry_after_s > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
         MHD_add_response_header(mr, "Retry-After", ra);
     }
+    if (resp->allow)
+        MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     if (resp->status == 405 && resp->allow)
@@ -130,6 +133,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 static void observe(conn_req_t *r, const char *route)
 {
     double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    if (r->status == 200 && strcmp(route, "retrieve") == 0)
+        mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))

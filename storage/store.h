@@ -15,6 +15,12 @@
  * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
  * never call them from the event-loop thread).
+ *
+ * Visibility: new rows reach scans and stats only after COMMIT; stats (counts, edges) are
+ * those of the last commit. Flag and degree changes of a running group (supersede, delete,
+ * archive) reach scans as the op runs, a few milliseconds before its COMMIT; if the group
+ * then fails, the namespace is reloaded from SQLite. Access statistics are counted in memory
+ * at once and reach SQLite within about a second (a crash may lose the last second of them).
  */
 #ifndef MEM_STORAGE_STORE_H
 #define MEM_STORAGE_STORE_H
