@@ -44,10 +44,6 @@ typedef struct mem_api_resp {
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;
     void *_state; /* handler state kept between handle and finish */
-    /* A retrieve answered: scan_fraction (segments scored / segments stored, in [0, 1])
-     * is ready for the scanned-fraction histogram of /metrics. */
-    bool scan_observed;
-    double scan_fraction;
 } mem_api_resp_t;
 
 /* Route and run the request. Fills resp completely, or sets resp->pending. */

@@ -43,8 +43,4 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
     resp->scanned_fraction = (double)scanned / (double)(s.count ? s.count : 1);
     mem_store_results_free(res, n);
     mem_api__send_json(resp, 200, o);
-    resp->scan_observed = true;
-    resp->scan_fraction = s.count ? (double)scanned / (double)s.count : 0.0;
-    if (resp->scan_fraction > 1.0) /* inserts landed between the stats and the scan */
-        resp->scan_fraction = 1.0;
 }

@@ -124,8 +124,6 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
-    if (resp->status == 405 && resp->allow)
-        MHD_add_response_header(mr, "Allow", resp->allow);
     r->status = resp->status;
     return mr;
 }
@@ -490,8 +488,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, mr);
         MHD_destroy_response(mr);
         observe(r, r->aresp.route[0] ? r->aresp.route : "other");
-        if (r->aresp.scan_observed)
-            mem_srv_metrics_observe_scan(r->aresp.scan_fraction);
         return ok;
     }
     if (r->state == RS_WORKING)
