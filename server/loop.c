@@ -415,6 +415,19 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     if (needs_auth(s, r->url) && !authorized(s, r->conn))
         return reply_error(r, MEM_EUNAUTH, 0, "other",
                            "missing or wrong bearer token (Authorization: Bearer KEY)");
+    if (strcmp(r->url, "/metrics") == 0 && strcmp(r->method, "GET") != 0) {
+        mem_api_resp_t resp;
+        memset(&resp, 0, sizeof(resp));
+        mem_err_t err;
+        mem_err_clear(&err);
+        mem_err_set(&err, MEM_EMETHOD, "method %s not allowed here; allowed: GET", r->method);
+        mem_api_error(&resp, &err);
+        resp.allow = "GET";
+        snprintf(resp.route, sizeof(resp.route), "metrics");
+        enum MHD_Result ok = reply_now(r, &resp);
+        mem_api_resp_deinit(&resp);
+        return ok;
+    }
     if (!s->store && strcmp(r->url, "/metrics") != 0)
         return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
     if (s->in_flight >= s->cfg->max_queue)
