@@ -71,7 +71,8 @@ struct srv {
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
-    mem_store_t *store; /* NULL while loading; set on the loop thread */
+    mem_store_t *store;  /* NULL while loading; set on the loop thread */
+    mem_store_t *opened; /* written by the open work, read after it (uv orders the two) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -608,10 +609,7 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
     };
-    mem_store_t *st = NULL;
-    s->open_rc = mem_store_open(&opts, &st, &s->open_err);
-    if (s->open_rc == MEM_OK)
-        s->store = st; /* published to the loop by after_open_cb (uv orders it) */
+    s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
 }
 
 static void after_open_cb(uv_work_t *w, int status)
@@ -630,6 +628,7 @@ static void after_open_cb(uv_work_t *w, int status)
         maybe_finish_shutdown(s);
         return;
     }
+    s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
     mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
     mem_srv_notify("READY=1");
