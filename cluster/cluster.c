@@ -77,7 +77,8 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
 #define CONFLICT_RETRIES    10
 #define HEARTBEAT_MS        1000
 #define NODE_DEAD_MS        5000
-#define IDLE_POLL_MS        250 /* no wake-up: look for a new record this often */
+#define IDLE_POLL_MS        250   /* no wake-up: look for a new record this often */
+#define CATCHUP_MS          60000 /* at start, wait at most this long per stream to catch up */
 #define KV_BUCKET           "mnemod_nodes"
 #define SNAP_STREAM         "MNEMOD_SNAP"
 #define SNAP_LATEST         "mnemod.snap.latest"
@@ -653,7 +654,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
         uint64_t pos = mem_store_log_applied(st, s->name);
         jsStreamInfo *si = NULL;
         jsErrCode ec = 0;
-        while (pos && js_GetStreamInfo(&si, cl->js, s->name, NULL, &ec) != NATS_OK) {
+        while (js_GetStreamInfo(&si, cl->js, s->name, NULL, &ec) != NATS_OK) {
             if (mono_ms() > deadline) {
                 rc = mem_err_set(err, MEM_EBUSY, "cannot read stream %s", s->name);
                 goto fail;
@@ -661,6 +662,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
             sleep_ms(250);
         }
         uint64_t last = si ? si->State.LastSeq : 0;
+        s->last_seq = last; /* the catch-up target below (no other thread runs yet) */
         jsStreamInfo_Destroy(si);
         if (pos > last) {
             rc = mem_err_set(err, MEM_EINVAL,
@@ -680,6 +682,22 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
             goto fail;
         }
     }
+    /* Ready only once caught up with what the log held at start: a restarted node then
+     * serves what it acknowledged before (bounded: a huge backlog keeps replaying after). */
+    uint64_t *target = calloc(cl->k, sizeof(*target));
+    for (size_t i = 0; target && i < cl->k; i++)
+        target[i] = cl->streams[i].last_seq;
+    int64_t t0 = mono_ms();
+    pthread_mutex_lock(&cl->mu);
+    for (size_t i = 0; target && i < cl->k; i++) {
+        struct timespec dl;
+        deadline_ts(&dl, CATCHUP_MS);
+        while (cl->streams[i].applied < target[i])
+            if (pthread_cond_timedwait(&cl->cv, &cl->mu, &dl) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&cl->mu);
+    free(target);
+    logf_("info", "caught_up", "node=%s ms=%lld", cfg->node_id, (long long)(mono_ms() - t0));
     heartbeat(cl);
     refresh_streams(cl);
     if (pthread_create(&cl->maint, NULL, maint_main, cl) != 0) {

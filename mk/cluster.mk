@@ -20,4 +20,4 @@ cluster-test: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod
 	python3 tests/cluster/test_cluster.py $(B)/mnemod
 	python3 tests/cluster/test_partition.py $(B)/mnemod
-	MNEMOD_REAL=$(abspath $(B)/mnemod) python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats
+	WRAPPED_MNEMOD=$(abspath $(B)/mnemod) python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats

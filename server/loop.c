@@ -76,8 +76,9 @@ struct srv {
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
-    mem_store_t *store; /* NULL while loading; set on the loop thread */
-    mem_cluster_t *cluster; /* cluster mode (MNEMOD_NATS_URL) only; set with store */
+    mem_store_t *store;  /* NULL while loading; set on the loop thread */
+    mem_store_t *opened; /* written by the open work, read after it (uv orders the two) */
+    mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -117,14 +118,17 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         return NULL;
     resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    MHD_add_response_header(mr, "Content-Type",
-                            resp->content_type ? resp->content_type : "application/json");
+    if (resp->body_len > 0 || resp->content_type)
+        MHD_add_response_header(mr, "Content-Type",
+                                resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
     if (resp->retry_after_s > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
         MHD_add_response_header(mr, "Retry-After", ra);
     }
+    if (resp->allow)
+        MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -134,6 +138,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 static void observe(conn_req_t *r, const char *route)
 {
     double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    if (r->status == 200 && strcmp(route, "retrieve") == 0)
+        mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
@@ -439,6 +445,19 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     if (needs_auth(s, r->url) && !authorized(s, r->conn))
         return reply_error(r, MEM_EUNAUTH, 0, "other",
                            "missing or wrong bearer token (Authorization: Bearer KEY)");
+    if (strcmp(r->url, "/metrics") == 0 && strcmp(r->method, "GET") != 0) {
+        mem_api_resp_t resp;
+        memset(&resp, 0, sizeof(resp));
+        mem_err_t err;
+        mem_err_clear(&err);
+        mem_err_set(&err, MEM_EMETHOD, "method %s not allowed here; allowed: GET", r->method);
+        mem_api_error(&resp, &err);
+        resp.allow = "GET";
+        snprintf(resp.route, sizeof(resp.route), "metrics");
+        enum MHD_Result ok = reply_now(r, &resp);
+        mem_api_resp_deinit(&resp);
+        return ok;
+    }
     if (!s->store && strcmp(r->url, "/metrics") != 0)
         return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
     if (s->in_flight >= s->cfg->max_queue)
@@ -623,25 +642,20 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
     };
-    mem_store_t *st = NULL;
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
         s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
         if (s->open_rc != MEM_OK)
             return;
     }
-    s->open_rc = mem_store_open(&opts, &st, &s->open_err);
+    s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        mem_cluster_t *cl = NULL;
-        s->open_rc = mem_cluster_open(s->cfg, st, &cl, &s->open_err);
+        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
-            mem_store_close(st);
-            return;
+            mem_store_close(s->opened);
+            s->opened = NULL;
         }
-        s->cluster = cl;
     }
-    if (s->open_rc == MEM_OK)
-        s->store = st; /* published to the loop by after_open_cb (uv orders it) */
 }
 
 static void after_open_cb(uv_work_t *w, int status)
@@ -660,6 +674,7 @@ static void after_open_cb(uv_work_t *w, int status)
         maybe_finish_shutdown(s);
         return;
     }
+    s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
     mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
     mem_srv_notify("READY=1");

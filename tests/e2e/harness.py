@@ -22,6 +22,7 @@ import datetime as _dt
 import http.client
 import json
 import math
+import operator
 import os
 import re
 import shutil
@@ -138,7 +139,7 @@ def unit(v):
 
 
 def dot(a, b):
-    return sum(x * y for x, y in zip(a, b))
+    return sum(map(operator.mul, a, b))
 
 
 def rand_vec(rng, dim):
@@ -164,15 +165,19 @@ def decay_factor(kind, half_life_s, age_s, shape=1.0):
 def graph_stats(segs, threshold=0.55):
     """Degrees over active segments (not superseded, not archived): ({id: degree}, edges, max)."""
     act = [s for s in segs if not s.get("superseded") and not s.get("archived")]
-    deg = {s["id"]: 0 for s in act}
+    vecs = [tuple(s["vec"]) for s in act]
+    cnt = [0] * len(act)
     edges = 0
+    mul = operator.mul
     for i in range(len(act)):
+        a = vecs[i]
         for j in range(i + 1, len(act)):
-            if dot(act[i]["vec"], act[j]["vec"]) >= threshold:
-                deg[act[i]["id"]] += 1
-                deg[act[j]["id"]] += 1
+            if sum(map(mul, a, vecs[j])) >= threshold:
+                cnt[i] += 1
+                cnt[j] += 1
                 edges += 1
-    return deg, edges, max(deg.values()) if deg else 0
+    deg = {s["id"]: c for s, c in zip(act, cnt)}
+    return deg, edges, max(cnt) if cnt else 0
 
 
 def near_threshold(segs, threshold=0.55, eps=1e-5):
@@ -271,6 +276,14 @@ def _parse_body(ctype, data):
         return data.decode("utf-8", "replace")
 
 
+def clean_env(extra):
+    """The caller's environment without any MNEMOD_*/MEMU_* setting (a developer's exported
+    API key must not change what the tests see), plus extra."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOD_", "MEMU_"))}
+    env.update(extra or {})
+    return env
+
+
 class Server:
     """One mnemod process on a free loopback port with its own temporary data directory."""
 
@@ -291,8 +304,7 @@ class Server:
         for _ in range(3):          # a port taken between probe and bind: try another
             self.port = free_port()
             cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
-            env = dict(os.environ)
-            env.update(self.env)
+            env = clean_env(self.env)
             log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          env=env)
@@ -307,6 +319,17 @@ class Server:
                     raise
                 self.proc = None
         raise last
+
+    def spawn(self):
+        """Start the process without waiting for it (same port as before when set)."""
+        if self.port is None:
+            self.port = free_port()
+        cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     env=clean_env(self.env))
+        log.close()
+        return self
 
     def wait_healthy(self, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout
@@ -429,13 +452,16 @@ class Server:
         Returns (status or None, headers, parsed body)."""
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
         try:
-            if chunks:
-                for c in chunks:
-                    s.sendall(c)
-                    if delay:
-                        time.sleep(delay)
-            else:
-                s.sendall(data)
+            try:
+                if chunks:
+                    for c in chunks:
+                        s.sendall(c)
+                        if delay:
+                            time.sleep(delay)
+                else:
+                    s.sendall(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass    # the server answered early (413...) and closed: read what it said
             buf = b""
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
@@ -518,6 +544,9 @@ def shared(args=(), env=None, key="default"):
     srv = _shared.get(key)
     if srv is None or not srv.alive():
         if srv is not None:
+            rc = srv.proc.poll() if srv.proc is not None else None
+            print("NOTE shared server %r died (exit status %r); restarting. log tail:\n%s"
+                  % (key, rc, srv.log_tail(20)), file=sys.stderr)
             srv.cleanup()
         srv = Server(args, env).start()
         _shared[key] = srv
@@ -580,6 +609,17 @@ def main():
                           file=sys.stderr)
         finally:
             signal.alarm(0)
+    # The shared servers stop like a real deployment: SIGTERM, exit status 0 within the bound
+    # (under ASan this is also where LeakSanitizer reports).
+    for key, srv in list(_shared.items()):
+        if not srv.alive():
+            continue
+        try:
+            srv.stop()
+            passed += 1
+        except Failure as e:
+            failed += 1
+            print("FAIL clean shutdown of shared server %r: %s" % (key, e), file=sys.stderr)
     _cleanup_all()
     print("e2e %s: %d passed, %d failed" % (name, passed, failed))
     sys.exit(1 if failed or not passed else 0)

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 from harness import test, eq, check, near, expect_error, expect_ok  # noqa: E402
 
-SEED = int(os.environ.get("MNEMOD_TEST_SEED", "20260906"))
+SEED = int(os.environ.get("MEM_TEST_SEED", "20260906"))
 _ns_counter = [0]
 
 
@@ -105,6 +105,7 @@ def test_metrics_prometheus_text():
     ns = fresh_ns("metrics")
     expect_ok(srv.insert(ns, {"embedding": [1, 0, 0]}), 201)
     body = retrieve_ok(srv, ns, {"embedding": [1, 0, 0]})
+    expect_error(srv.seg(ns, "nope"), 404, "not_found")
     st, hdr, text = srv.get("/metrics")
     eq(st, 200, "metrics status")
     check(hdr.get("content-type", "").startswith("text/plain"), "metrics content-type text/plain: %r"
@@ -124,6 +125,8 @@ def test_metrics_prometheus_text():
     check(re.search(r"request", text), "no request counter in metrics")
     check(re.search(r"_bucket\{[^}]*le=", text), "no latency histogram buckets in metrics")
     check(ns in text, "segments per namespace: %s not in metrics" % ns)
+    check(re.search(r'\{[^}]*="404"[^}]*\}', text), "requests by status: no 404 label after a 404")
+    check(re.search(r'\{[^}]*="201"[^}]*\}', text), "requests by status: no 201 label after an insert")
     check(body["kernel"] in text, "kernel %r not in metrics" % body["kernel"])
 
 
@@ -220,6 +223,8 @@ def test_insert_single_shape():
     eq(g.get("source"), "hermes", "get source")
     eq(g.get("metadata"), {"k": [1, "two", {"three": None}], "n": 1.5}, "metadata verbatim")
     check("embedding" not in g, "embedding only with ?embedding=true")
+    g = expect_ok(srv.get("/v1/namespaces/%s/segments/m1?embedding=false" % ns))
+    check("embedding" not in g, "?embedding=false")
     g = expect_ok(srv.seg(ns, "m1", embedding=True))
     emb = g.get("embedding")
     check(isinstance(emb, list) and len(emb) == 2, "embedding returned")
@@ -254,8 +259,8 @@ def test_generated_ids_are_uuid7():
     for i in range(3):
         b = expect_ok(srv.insert(ns, {"embedding": [1, i + 1]}), 201)
         ids.append(b["inserted"][0]["id"])
-    b = expect_ok(srv.insert(ns, {"segments": [{"embedding": [1, 5]}, {"embedding": [1, 6]}]}), 201)
-    ids += [r["id"] for r in b["inserted"]]
+    b = expect_ok(srv.insert(ns, {"segments": [{"embedding": [1, 5]}, {"id": None, "embedding": [1, 6]}]}), 201)
+    ids += [r["id"] for r in b["inserted"]]      # README: "id": null means absent
     after = h.now_ms()
     eq(len(set(ids)), 5, "generated ids are unique")
     prev = 0
@@ -335,11 +340,18 @@ def test_batch_atomic():
         ({"id": "base", "embedding": [0, 1, 0], "timestamp": ts3}, 409, "duplicate_id"),
         ({"id": "bad", "embedding": [1, 0, 0], "timestamp": ts3, "supersedes": ["nope"]}, 400, "unknown_id"),
         ({"id": "bad", "embedding": [1, 0, 0], "timestamp": ts3, "bogus": 1}, 400, "invalid_field"),
+        # the same id twice in one batch (README decision: duplicate_id)
         ({"id": "g1", "embedding": [1, 0, 0], "timestamp": ts3}, 409, "duplicate_id"),
     ]
     for bad, st, code in bads:
         batch = {"segments": [good(1), good(2), good(3), bad]}
-        expect_error(srv.insert(ns, batch), st, code, "batch with %s" % code)
+        if st is None:
+            r = srv.insert(ns, batch)
+            check((r[0], (r[2] or {}).get("error", {}).get("code")) in ((409, "duplicate_id"), (400, "invalid_field")),
+                  "in-batch duplicate id: %r %s" % (r[0], r[2]))
+            code = "in-batch duplicate"
+        else:
+            expect_error(srv.insert(ns, batch), st, code, "batch with %s" % code)
         s = expect_ok(srv.ns_stats(ns))
         eq(s["count"], 1, "nothing written after a rejected batch (%s)" % code)
         eq(s["newest"], h.rfc3339_ms(t0), "clock unchanged (%s)" % code)
@@ -446,6 +458,12 @@ def test_timestamp_formats():
         (1769851801.25, "2026-01-31T09:30:01.250Z"),
         (1769851801.9999, "2026-01-31T09:30:01.999Z"),
         ("2026-02-01T00:15:00+00:30", "2026-01-31T23:45:00.000Z"),
+        ("1969-07-20T20:17:40Z", "1969-07-20T20:17:40.000Z"),
+        (-1.5, "1969-12-31T23:59:58.500Z"),
+        (-1.0005, "1969-12-31T23:59:58.999Z"),              # README: truncated toward the past
+        ("1969-12-31T23:59:59.9999Z", "1969-12-31T23:59:59.999Z"),
+        ("2000-02-29T12:00:00Z", "2000-02-29T12:00:00.000Z"),
+        ("2025-12-31T23:30:00-01:00", "2026-01-01T00:30:00.000Z"),
     ]
     for i, (given, want) in enumerate(cases):
         ns = fresh_ns("tsfmt")
@@ -486,8 +504,8 @@ def test_supersedes():
     expect_ok(srv.insert(ns, {"id": "old", "text": "pw alpha", "embedding": [1, 0.1, 0],
                               "timestamp": h.rfc3339_ms(t)}), 201)
     expect_ok(srv.insert(ns, {"id": "other", "embedding": [0, 0, 1], "timestamp": h.rfc3339_ms(t)}), 201)
-    b = expect_ok(srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
-                                  "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]}), 201)
+    first = b = expect_ok(srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
+                                          "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]}), 201)
     eq(b["inserted"][0]["seq"], 3, "seq")
     g = expect_ok(srv.seg(ns, "old"))
     eq(g.get("superseded_by"), "new", "superseded_by")
@@ -513,6 +531,12 @@ def test_supersedes():
     eq(expect_ok(srv.seg(ns, "p")).get("superseded_by"), "q", "superseded in the same batch")
     eq(expect_ok(srv.seg(ns, "other")).get("superseded_by"), "q", "superseded stored")
     eq(expect_ok(srv.ns_stats(ns))["superseded"], 3, "superseded count")
+    # retrying the superseding insert is an idempotent 200, not an error about "old"
+    retry = srv.insert(ns, {"id": "new", "text": "pw bravo", "embedding": [1, 0, 0.1],
+                            "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": ["old"]})
+    eq(retry[0], 200, "retry of a superseding insert: %s" % (retry[2],))
+    eq(retry[2], first, "retry answers the stored record")
+    eq(expect_ok(srv.ns_stats(ns))["count"], 5, "nothing written by the retry")
 
 
 # ------------------------------------------------------------------ retrieve: shapes
@@ -591,7 +615,7 @@ def compare(srv, ns, rows, q, params, k, what, graph=None, explain=False):
             near(r.get("similarity"), ref["sim"], 1e-5, "%s: similarity" % what)
             near(r.get("decay"), ref["decay"], 1e-5, "%s: decay" % what)
             near(r.get("gate"), ref["gate"], 1e-5, "%s: gate" % what)
-            near(r.get("age_seconds"), ref["age"], 1e-3, "%s: age_seconds" % what)
+            near(r.get("age_seconds"), ref["age"], max(1e-3, 1e-7 * ref["age"]), "%s: age_seconds" % what)
     return res
 
 
@@ -706,7 +730,8 @@ def test_origin_two_sided_and_offset():
     later = [r for r in res if h.parse_ts(r["timestamp"]) > mid]
     check(later, "corpus has memories after the origin")
     for r in later:
-        near(r["age_seconds"], (h.parse_ts(r["timestamp"]) - mid) / 1000.0, 1e-3, "two-sided age")
+        age = (h.parse_ts(r["timestamp"]) - mid) / 1000.0
+        near(r["age_seconds"], age, max(1e-3, 1e-7 * age), "two-sided age")
     # offset strings
     for off, secs in (("7d", 7 * 86400.0), ("36h", 36 * 3600.0), (3600, 3600.0), ("0s", 0.0)):
         q = h.rand_vec(rng, 4)
@@ -919,6 +944,105 @@ def test_larger_corpus_pruning_is_exact():
             check(body["scanned"] <= 1500, "scanned <= count")
 
 
+@test
+def test_ties_across_blocks_never_dropped():
+    """Equal scores across time blocks: the newer seq wins even when pruning is on."""
+    srv = S()
+    ns = fresh_ns("tieblocks")
+    n = 4000
+    t_mid = h.now_ms() - 100 * 86400000
+    # timestamps symmetric around t_mid: pairs (t_mid - x, t_mid + x) decay the same from origin t_mid
+    offs = sorted(set(range(0, 2 * n, 2)))[:n // 2]
+    tss = sorted([t_mid - o * 1000 for o in offs] + [t_mid + o * 1000 for o in offs])
+    segs = [{"id": "z%d" % i, "embedding": [1, 0, 0], "timestamp": tss[i] / 1000.0} for i in range(n)]
+    for i in range(0, n, 1000):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 1000]}), 201)
+    rows = [{"id": s["id"], "seq": i + 1, "ts": tss[i], "vec": h.unit([1, 0, 0])} for i, s in enumerate(segs)]
+    for fam in ("exponential", "gaussian", "linear"):
+        for k in (1, 7, 50):
+            req = {"embedding": [1, 0, 0], "k": k, "origin": h.rfc3339_ms(t_mid), "half_life": "1h", "decay": fam}
+            res = retrieve_ok(srv, ns, req)["results"]
+            top, allr = h.reference(rows, [1, 0, 0], k=k, decay=fam, half_life_s=3600.0, origin_ms=t_mid,
+                                    graph=({}, 0, 0))
+            eq([r["id"] for r in res], [r["id"] for r in top], "%s k=%d: ties by newer seq" % (fam, k))
+    # every score equal (no decay): the k newest seqs, whatever the block order
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0, 0], "k": 5, "origin": h.rfc3339_ms(t_mid)})["results"]
+    eq([r["seq"] for r in res], [n, n - 1, n - 2, n - 3, n - 4], "all ties: newest seqs")
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0, 0], "k": 5, "half_life": "1d", "decay": "none"})["results"]
+    eq([r["seq"] for r in res], [n, n - 1, n - 2, n - 3, n - 4], "decay none: newest seqs")
+
+
+@test
+def test_pruning_exact_on_near_ties_and_negative_scores():
+    """Thousands of near-duplicates of the query (similarities 1e-4 apart): quantised
+    pre-filters and block bounds must still return the exact top K. With the opposite
+    query every score is negative, decay makes old memories rank first, and nothing may
+    be pruned."""
+    srv = S()
+    ns = fresh_ns("neartie")
+    rng = rng_for("neartie")
+    dim, n = 32, 3000
+    q = h.unit(h.rand_vec(rng, dim))
+    t_end = h.now_ms() - 1000
+    tss = sorted(rng.randint(t_end - 200 * 86400000, t_end) for _ in range(n))
+    rows, segs = [], []
+    for i in range(n):
+        raw = [x + rng.gauss(0, 0.03) for x in q]
+        segs.append({"id": "n%d" % i, "embedding": raw, "timestamp": h.rfc3339_ms(tss[i])})
+        rows.append({"id": "n%d" % i, "seq": i + 1, "ts": tss[i], "vec": h.unit(raw)})
+    for i in range(0, n, 1000):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 1000]}), 201)
+    none = ({}, 0, 0)
+    for sign in (1, -1):
+        qq = [sign * x for x in q]
+        for params in ({}, {"half_life_s": 30 * 86400.0}, {"half_life_s": 2 * 86400.0, "decay": "gaussian"},
+                       {"half_life_s": 400 * 86400.0, "recency_bias": 0.3},
+                       {"half_life_s": 10 * 86400.0, "origin_ms": t_end - 100 * 86400000}):
+            p = dict(params)
+            p.setdefault("origin_ms", t_end)
+            for k in (1, 10, 100):
+                req = _params_to_req(p)
+                req.update({"embedding": qq, "k": k})
+                res = retrieve_ok(srv, ns, req)["results"]
+                _, allr = h.reference(rows, qq, k=k, graph=none, **p)
+                h.match_results(res, allr, k, what="near ties sign %d %s k=%d" % (sign, params, k))
+
+
+@test
+def test_large_corpus_coherence_exact():
+    """Gate bounds in the pruned scan: a clustered corpus with a wide range of degrees,
+    coherence weight and decay together, compared with the reference."""
+    srv = S()
+    ns = fresh_ns("bigcoh")
+    rng = rng_for("bigcoh")
+    dim, n = 6, 1500
+    centers = [h.rand_vec(rng, dim) for _ in range(6)]
+    spreads = [0.2, 0.4, 0.7, 1.0, 1.5, 3.0]
+    t_end = h.now_ms() - 1000
+    tss = sorted(rng.randint(t_end - 90 * 86400000, t_end) for _ in range(n))
+    rows, segs = [], []
+    for i in range(n):
+        c = rng.randrange(6)
+        raw = [x + rng.gauss(0, spreads[c]) for x in centers[c]]
+        segs.append({"id": "c%d" % i, "embedding": raw, "timestamp": h.rfc3339_ms(tss[i])})
+        rows.append({"id": "c%d" % i, "seq": i + 1, "ts": tss[i], "vec": h.unit(raw)})
+    for i in range(0, n, 500):
+        expect_ok(srv.insert(ns, {"segments": segs[i:i + 500]}), 201)
+    graph = h.graph_stats(rows)
+    st = expect_ok(srv.ns_stats(ns))
+    eq((st["graph_edges"], st["max_degree"]), graph[1:], "graph of the large corpus")
+    for w in (0.3, 0.7, 1.0):
+        for params in ({"half_life_s": 7 * 86400.0}, {"half_life_s": 60 * 86400.0, "decay": "linear"}, {}):
+            q = h.rand_vec(rng, dim)
+            p = dict(params, coherence_weight=w, origin_ms=t_end)
+            for k in (10, 50):
+                req = _params_to_req(p)
+                req.update({"embedding": q, "k": k})
+                res = retrieve_ok(srv, ns, req)["results"]
+                _, allr = h.reference(rows, q, k=k, graph=graph, **p)
+                h.match_results(res, allr, k, what="coherence %g %s k=%d" % (w, params, k))
+
+
 # ------------------------------------------------------------------ built-in embedder
 
 @test
@@ -989,6 +1113,93 @@ def test_content_type_variants_accepted():
               201, "json with charset")
     expect_ok(srv.insert(ns, {"embedding": [1, 1]}, headers={"Content-Type": None}), 201, "no content type")
     eq(expect_ok(srv.ns_stats(ns))["count"], 2, "count")
+
+
+# ------------------------------------------------------------------ limits and isolation
+
+@test
+def test_accepted_limits():
+    """The largest legal values are accepted (the rejections are in test_bad_input)."""
+    srv = S()
+    ns = fresh_ns("limits")
+    big = fresh_ns("dim4096")
+    expect_ok(srv.insert(big, {"id": "x", "embedding": [0.5] * 4096}), 201, "dim 4096")
+    eq(expect_ok(srv.ns_stats(big))["dim"], 4096, "dim 4096 stored")
+    sid = "i" * 128
+    expect_ok(srv.insert(ns, {"id": sid, "embedding": [1, 0]}), 201, "id of 128 bytes")
+    eq(expect_ok(srv.seg(ns, sid))["id"], sid, "128-byte id")
+    sid2 = "\u00e9" * 64          # 128 bytes of UTF-8
+    expect_ok(srv.insert(ns, {"id": sid2, "embedding": [1, 1]}), 201, "id of 128 UTF-8 bytes")
+    text = "abcdefgh" * (1024 * 128)   # exactly 1 MiB
+    expect_ok(srv.insert(ns, {"id": "t", "text": text, "embedding": [0, 1]}), 201, "text of exactly 1 MiB")
+    eq(len(expect_ok(srv.seg(ns, "t"))["text"]), 1024 * 1024, "1 MiB text stored")
+    utf = "\u00e9\u4e2d\U0001F600 \"quoted\" \\ \n\t"
+    expect_ok(srv.insert(ns, {"id": "u", "text": utf, "embedding": [1, 2], "source": utf,
+                              "metadata": {utf: [utf, 1e-300, -0.0, 12345678901234]}}), 201, "unicode")
+    g = expect_ok(srv.seg(ns, "u"))
+    eq((g["text"], g["source"]), (utf, utf), "unicode text and source round-trip")
+    eq(list(g["metadata"].keys()), [utf], "unicode metadata key")
+    eq(g["metadata"][utf][0], utf, "unicode metadata value")
+    eq(g["metadata"][utf][3], 12345678901234, "large integer in metadata")
+    batch = [{"embedding": [1, i + 1]} for i in range(1000)]
+    b = expect_ok(srv.insert(ns, {"segments": batch}), 201, "a batch of 1000")
+    eq(len(b["inserted"]), 1000, "1000 inserted")
+    res = retrieve_ok(srv, ns, {"embedding": [1, 0], "k": 1000})["results"]
+    eq(len(res), 1000, "k = 1000")
+    for extra in ({"recency_bias": 0}, {"recency_bias": 1}, {"coherence_weight": 0}, {"coherence_weight": 1},
+                  {"decay": {"weibull": {"shape": 10}}, "half_life": 60}, {"decay": "none", "half_life": "1d"},
+                  {"min_score": -1}, {"offset": 0}, {"half_life_days": 0.5},
+                  {"decay": "weibull:1.5", "half_life": "1500ms"}):          # README: both accepted
+        req = {"embedding": [1, 0], "k": 3}
+        req.update(extra)
+        retrieve_ok(srv, ns, req, "legal %s" % extra)
+
+
+@test
+def test_namespace_isolation():
+    """Two namespaces holding identical vectors never see each other's segments or graph."""
+    srv = S()
+    a, b = fresh_ns("iso"), fresh_ns("iso")
+    t = h.now_ms() - 86400000
+    segs = [{"id": "s%d" % i, "embedding": [1, i * 0.1, 0], "timestamp": h.rfc3339_ms(t + i)} for i in range(5)]
+    expect_ok(srv.insert(a, {"segments": segs}), 201)
+    expect_ok(srv.insert(b, {"segments": segs[:2]}), 201)
+    expect_ok(srv.insert(b, {"id": "only-b", "embedding": [0, 0, 1], "timestamp": h.rfc3339_ms(t + 10)}), 201)
+    ra = retrieve_ok(srv, a, {"embedding": [1, 0, 0], "k": 100})["results"]
+    rb = retrieve_ok(srv, b, {"embedding": [1, 0, 0], "k": 100})["results"]
+    eq(sorted(r["id"] for r in ra), ["s0", "s1", "s2", "s3", "s4"], "namespace a")
+    eq(sorted(r["id"] for r in rb), ["only-b", "s0", "s1"], "namespace b")
+    eq([r["seq"] for r in sorted(rb, key=lambda r: r["seq"])], [1, 2, 3], "own seq")
+    sa, sb = expect_ok(srv.ns_stats(a)), expect_ok(srv.ns_stats(b))
+    eq((sa["graph_edges"], sa["max_degree"]), (10, 4), "graph of a")
+    eq((sb["graph_edges"], sb["max_degree"]), (1, 1), "graph of b")
+    expect_error(srv.seg(b, "s4"), 404, "not_found", "a's segment from b")
+    expect_ok(srv.delete("/v1/namespaces/%s/segments/s0" % b))
+    expect_ok(srv.seg(a, "s0"), 200, "deleting in b leaves a alone")
+    # supersedes cannot reach across namespaces
+    expect_error(srv.insert(b, {"id": "x", "embedding": [1, 0, 0], "supersedes": ["s3"]}), 400, "unknown_id")
+    # clocks are per namespace
+    expect_ok(srv.insert(b, {"embedding": [1, 0, 0], "timestamp": h.rfc3339_ms(t + 20)}), 201)
+    expect_ok(srv.insert(a, {"embedding": [1, 0, 0], "timestamp": h.rfc3339_ms(t + 5)}), 201,
+              "a's clock is not moved by b")
+    expect_ok(srv.delete("/v1/namespaces/" + a))
+    eq(expect_ok(srv.ns_stats(b))["count"], 3, "dropping a leaves b")
+
+
+@test
+def test_405_carries_allow():
+    """RFC 9110: a 405 response MUST list the allowed methods in Allow."""
+    srv = S()
+    ns = fresh_ns("allow")
+    expect_ok(srv.insert(ns, {"id": "a", "embedding": [1, 0]}), 201)
+    for method, path, must in (("PATCH", "/v1/namespaces/" + ns, {"GET", "PUT", "DELETE"}),
+                               ("GET", "/v1/namespaces/%s/retrieve" % ns, {"POST"}),
+                               ("PUT", "/v1/namespaces/%s/segments/a" % ns, {"GET", "DELETE"}),
+                               ("POST", "/healthz", {"GET"})):
+        r = srv.call(method, path, {} if method in ("PATCH", "PUT", "POST") else None)
+        expect_error(r, 405, "method_not_allowed", "%s %s" % (method, path))
+        allow = {m.strip().upper() for m in r[1].get("allow", "").split(",") if m.strip()}
+        check(must <= allow, "%s %s: Allow %r lacks %s" % (method, path, r[1].get("allow"), must - allow))
 
 
 # ------------------------------------------------------------------ the README scenario

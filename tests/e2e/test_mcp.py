@@ -137,6 +137,10 @@ def test_mcp_insert_retrieve_compact_forget():
     eq(data.get("namespace"), ns, "namespace")
     check(data["results"] and data["results"][0]["id"] == ids[0], "retrieve finds the inserted memory: %s" % data)
     eq(data["results"][0].get("text"), "the wifi password is hunter2", "text")
+    # by embedding, with explain-free REST-shaped results
+    vec = expect_ok(srv.seg(ns, ids[1], embedding=True))["embedding"]
+    r = s.call_tool("memory_retrieve", {"namespace": ns, "embedding": vec, "k": 1})
+    eq(tool_json(r, "retrieve by embedding")["results"][0]["id"], ids[1], "retrieve by embedding")
     # the same JSON as the REST answer (modulo timing)
     rest = expect_ok(srv.retrieve(ns, {"query": "what is the wifi password", "k": 2, "half_life": "30d",
                                        "recency_bias": 1, "decay": "gaussian"}))
@@ -153,6 +157,43 @@ def test_mcp_insert_retrieve_compact_forget():
     h.expect_error(srv.seg(ns, ids[0]), 404, "not_found", "forgotten segment")
     r = s.call_tool("memory_retrieve", {"namespace": ns, "query": "wifi password", "k": 10})
     check(all(x["id"] != ids[0] for x in tool_json(r, "retrieve")["results"]), "forgotten is not retrieved")
+
+
+@test
+def test_mcp_tool_arguments_are_honoured():
+    """Every documented tool argument reaches the REST semantics."""
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    ns = "mcp_args"
+    t = h.now_ms() - 10 * 86400000
+    r = s.call_tool("memory_insert", {"namespace": ns, "text": "first", "embedding": [1, 0, 0],
+                                      "timestamp": h.rfc3339_ms(t), "source": "agent-a", "metadata": {"n": 1}})
+    check(not r.get("isError"), "insert with every field: %s" % r)
+    first = tool_json(r, "insert")["inserted"][0]
+    eq(first["timestamp"], h.rfc3339_ms(t), "timestamp honoured")
+    r = s.call_tool("memory_insert", {"namespace": ns, "text": "second", "embedding": [1, 0.1, 0],
+                                      "timestamp": h.rfc3339_ms(t + 86400000), "supersedes": [first["id"]]})
+    check(not r.get("isError"), "insert with supersedes: %s" % r)
+    g = expect_ok(srv.seg(ns, first["id"]))
+    eq((g.get("source"), g.get("metadata")), ("agent-a", {"n": 1}), "source and metadata")
+    check(g.get("superseded_by"), "supersedes honoured")
+    for i in range(5):
+        s.call_tool("memory_insert", {"namespace": ns, "text": "m%d" % i, "embedding": [1, i, 1],
+                                      "timestamp": h.rfc3339_ms(t + (2 + i) * 86400000)})
+    args = {"embedding": [1, 0.5, 0.5], "k": 4, "half_life": "2d", "recency_bias": 0.8, "decay": "gaussian",
+            "origin": h.rfc3339_ms(t + 3 * 86400000), "coherence_weight": 0.3,
+            "since": h.rfc3339_ms(t + 86400000), "until": h.rfc3339_ms(t + 5 * 86400000)}
+    r = s.call_tool("memory_retrieve", dict(args, namespace=ns))
+    check(not r.get("isError"), "retrieve with every argument: %s" % r)
+    got = tool_json(r, "retrieve")["results"]
+    rest = expect_ok(srv.retrieve(ns, args))["results"]
+    eq([(x["id"], x["seq"]) for x in got], [(x["id"], x["seq"]) for x in rest], "MCP == REST with every argument")
+    for a, b in zip(got, rest):
+        h.near(a["score"], b["score"], 1e-12, "same score")
+    r = s.call_tool("memory_compact", {"namespace": ns, "ratio": 0.5, "policy": "coherence_weighted",
+                                       "dry_run": True})
+    eq(tool_json(r, "compact").get("policy"), "coherence_weighted", "policy honoured")
 
 
 @test
@@ -188,7 +229,11 @@ def test_mcp_invalid_input_is_tool_error():
         st, _, rest = srv.post(rest_path, rest_body)
         check(400 <= st < 500, "REST rejects it too")
         msg = rest["error"]["message"]
-        check(msg in text, "the tool error carries the REST message %r: %r" % (msg, text))
+        try:    # the REST error body as text, or a plain sentence containing the message
+            carried = json.loads(text)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            carried = text
+        check(msg == carried or msg in carried, "the tool error carries the REST message %r: %r" % (msg, text))
     r = s.call_tool("memory_insert", {"namespace": ns, "text": "x", "embedding": "nope"})
     eq(r.get("isError"), True, "bad insert input")
     r = s.call_tool("memory_forget", {"namespace": ns, "id": "ghost"})
@@ -212,8 +257,36 @@ def test_mcp_protocol_errors():
     st, _, body = srv.post("/mcp", b"{not json", headers={"Accept": ACCEPT})
     check(st in (200, 400), "malformed JSON-RPC status %r" % st)
     check(isinstance(body, dict) and body.get("error", {}).get("code") == -32700, "parse error -32700: %s" % body)
+    # a session, when the server uses them, ends with DELETE /mcp
+    if s.sid:
+        st, _, _ = srv.call("DELETE", "/mcp", headers={"Mcp-Session-Id": s.sid})
+        check(st in (200, 202, 204), "DELETE /mcp ends the session: %r" % st)
     # the server still serves REST after all this
     eq(srv.get("/healthz")[0], 200, "healthz")
+
+
+@test
+def test_mcp_jsonrpc_details():
+    srv = S()
+    s = Session(srv)
+    s.initialize()
+    # ping: an empty result (MCP base protocol)
+    body, _ = s.rpc("ping")
+    eq(body.get("result"), {}, "ping answers {}")
+    # string ids are echoed as strings
+    st, _, body = s.post({"jsonrpc": "2.0", "id": "abc-1", "method": "tools/list"})
+    eq((st, body.get("id")), (200, "abc-1"), "string id echoed")
+    # a client response (to a server request) is accepted like a notification
+    st, _, _ = s.post({"jsonrpc": "2.0", "id": 99, "result": {}})
+    eq(st, 202, "a JSON-RPC response from the client is 202")
+    # not JSON-RPC 2.0: Invalid Request
+    st, _, body = s.post({"id": 7, "method": "tools/list"})
+    check(st in (200, 400), "missing jsonrpc: status %r" % st)
+    eq(body.get("error", {}).get("code"), -32600, "missing jsonrpc is -32600: %s" % body)
+    # tools/call with arguments that are not an object: invalid params or a tool error
+    body, _ = s.rpc("tools/call", {"name": "memory_retrieve", "arguments": [1, 2]})
+    check(body.get("error", {}).get("code") == -32602 or body.get("result", {}).get("isError") is True,
+          "non-object arguments: %s" % body)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,233 @@
+"""test_config.py - SPEC section 7 end to end: --help/--version, invalid configuration (exit
+2, one line naming the key), precedence flag > env > config file > default observed through
+retrieve scores, and bearer-token authentication (401 unauthorized)."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+from harness import test, eq, check, near, expect_error, expect_ok  # noqa: E402
+
+DAY = 86400000
+FLAGS = ["--listen", "--data", "--half-life", "--recency-bias", "--decay", "--decay-offset", "--embed-dim",
+         "--coherence-threshold", "--coherence-weight", "--api-key-file", "--max-body", "--max-batch",
+         "--max-future-skew", "--threads", "--sync", "--max-connections", "--idle-timeout",
+         "--request-timeout", "--max-queue", "--max-namespaces", "--log-level", "--config"]
+ENVS = ["MNEMOD_LISTEN", "MNEMOD_DATA", "MEMU_RECENCY_HALF_LIFE", "MNEMOD_RECENCY_BIAS", "MNEMOD_DECAY",
+        "MNEMOD_DECAY_OFFSET", "MNEMOD_EMBED_DIM", "MNEMOD_COHERENCE_THRESHOLD", "MNEMOD_COHERENCE_WEIGHT",
+        "MNEMOD_API_KEY", "MNEMOD_MAX_BODY", "MNEMOD_MAX_BATCH", "MNEMOD_MAX_FUTURE_SKEW", "MNEMOD_THREADS",
+        "MNEMOD_SYNC", "MNEMOD_MAX_CONNECTIONS", "MNEMOD_IDLE_TIMEOUT", "MNEMOD_REQUEST_TIMEOUT",
+        "MNEMOD_MAX_QUEUE", "MNEMOD_MAX_NAMESPACES", "MNEMOD_LOG_LEVEL"]
+
+
+def run(args, env=None, timeout=15):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("MNEMOD_") and not k.startswith("MEMU_")}
+    e.update(env or {})
+    try:
+        p = subprocess.run([h.BINARY] + args, stdin=subprocess.DEVNULL, capture_output=True, env=e,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise h.Failure("mnemod %s did not exit within %d s (started with a bad configuration?)"
+                        % (" ".join(args), timeout))
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+@test
+def test_version_and_help():
+    rc, out, err = run(["--version"])
+    eq(rc, 0, "--version exit status")
+    check(re.search(r"\d+\.\d+", out + err), "--version prints a version: %r" % (out + err))
+    rc, out, err = run(["--help"])
+    eq(rc, 0, "--help exit status")
+    text = out + err
+    for f in FLAGS:
+        check(f in text, "--help lists %s" % f)
+    for e in ENVS:
+        check(e in text, "--help names %s" % e)
+
+
+@test
+def test_invalid_configuration_exits_2_with_one_line():
+    d = tempfile.mkdtemp(prefix="mnemod-cfg-")
+    base = ["--listen", "127.0.0.1:%d" % h.free_port(), "--data", os.path.join(d, "x.db")]
+    unknown_key = os.path.join(d, "unknown.conf")
+    with open(unknown_key, "w") as f:
+        f.write("# comment\nhalf-life = 90d\nhalf-lfe = 3\n")
+    bad_value = os.path.join(d, "badvalue.conf")
+    with open(bad_value, "w") as f:
+        f.write("recency-bias = 7\n")
+    cases = [
+        (["--bogus-flag", "1"], {}, "bogus-flag"),
+        (["--half-life", "abc"], {}, "half-life"),
+        (["--half-life", "-3d"], {}, "half-life"),
+        (["--recency-bias", "2"], {}, "recency-bias"),
+        (["--decay", "cubic"], {}, "decay"),
+        (["--decay", "weibull:11"], {}, "decay"),
+        (["--coherence-threshold", "1.5"], {}, "coherence-threshold"),
+        (["--coherence-weight", "-0.1"], {}, "coherence-weight"),
+        (["--max-body", "12XB"], {}, "max-body"),
+        (["--max-batch", "many"], {}, "max-batch"),
+        (["--embed-dim", "0"], {}, "embed-dim"),
+        (["--embed-dim", "4097"], {}, "embed-dim"),
+        (["--sync", "sometimes"], {}, "sync"),
+        (["--idle-timeout", "5x"], {}, "idle-timeout"),
+        ([], {"MNEMOD_DECAY": "cubic"}, "MNEMOD_DECAY"),
+        ([], {"MEMU_RECENCY_HALF_LIFE": "soon"}, "MEMU_RECENCY_HALF_LIFE"),
+        ([], {"MNEMOD_MAX_BODY": "-1"}, "MNEMOD_MAX_BODY"),
+        (["--config", unknown_key], {}, "half-lfe"),
+        (["--config", bad_value], {}, "recency-bias"),
+        (["--config", os.path.join(d, "missing.conf")], {}, "missing.conf"),
+    ]
+    for args, env, key in cases:
+        rc, out, err = run(base + args, env)
+        what = "%s %s" % (" ".join(args), env)
+        eq(rc, 2, "exit status for %s (stderr %r)" % (what, err[-300:]))
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        eq(len(lines), 1, "one line on stderr for %s: %r" % (what, lines))
+        check(key.lower() in lines[0].lower() or key.lower().replace("mnemod_", "").replace("_", "-")
+              in lines[0].lower(), "the line names %s: %r" % (key, lines[0]))
+
+
+def decay_probe(srv, origin_ms, ts_ms, extra=None):
+    """Insert one segment at ts into a fresh namespace; retrieve with explain from origin."""
+    ns = "probe"
+    srv.delete("/v1/namespaces/" + ns)
+    expect_ok(srv.insert(ns, {"id": "p", "embedding": [1, 0], "timestamp": h.rfc3339_ms(ts_ms)}), 201)
+    req = {"embedding": [1, 0], "origin": h.rfc3339_ms(origin_ms), "explain": True}
+    req.update(extra or {})
+    r = expect_ok(srv.retrieve(ns, req))["results"]
+    eq(len(r), 1, "probe result")
+    return r[0]
+
+
+@test
+def test_precedence_flag_env_file_default():
+    d = tempfile.mkdtemp(prefix="mnemod-cfg-")
+    conf = os.path.join(d, "mnemod.conf")
+    with open(conf, "w") as f:
+        f.write("# defaults for the e2e test\nhalf-life = 10d\n\nrecency-bias = 1.0\n")
+    origin = h.now_ms() - DAY
+    ts = origin - 10 * DAY
+    cases = [
+        ([], {}, 1.0, "default: no decay"),
+        (["--config", conf], {}, 0.5, "config file 10d"),
+        (["--config", conf], {"MEMU_RECENCY_HALF_LIFE": "2"}, 0.5 ** 5, "env bare number is days"),
+        (["--config", conf], {"MEMU_RECENCY_HALF_LIFE": "5d"}, 0.25, "env duration"),
+        (["--config", conf, "--half-life", "240h"], {"MEMU_RECENCY_HALF_LIFE": "2"}, 0.5 ** 1, "flag wins"),
+        (["--half-life", "5"], {}, 0.25, "flag bare number is days"),
+    ]
+    for args, env, want, what in cases:
+        srv = h.Server(args, env).start()
+        try:
+            r = decay_probe(srv, origin, ts)
+            near(r["decay"], want, 1e-6, what)
+            near(r["score"], want, 1e-5, what + " (score)")
+            # a per-request field overrides the configured default
+            r = decay_probe(srv, origin, ts, {"half_life": "20d"})
+            near(r["decay"], 0.5 ** 0.5, 1e-6, what + " overridden per request")
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+
+@test
+def test_precedence_on_limits_and_listen():
+    d = tempfile.mkdtemp(prefix="mnemod-cfg-")
+    conf = os.path.join(d, "mnemod.conf")
+    with open(conf, "w") as f:
+        f.write("listen = 127.0.0.1:1\nmax-batch = 2\nsync = normal\n")
+    for args, env, limit in ((["--config", conf], {}, 2),
+                             (["--config", conf], {"MNEMOD_MAX_BATCH": "3"}, 3),
+                             (["--config", conf, "--max-batch", "5"], {"MNEMOD_MAX_BATCH": "3"}, 5),
+                             (["--config", conf], {"MNEMOD_CONFIG": "/nonexistent"}, 2)):
+        srv = h.Server(args, env).start()       # --listen (flag) beats the file's listen
+        try:
+            ns = "lim"
+            ok = {"segments": [{"embedding": [1, i + 1]} for i in range(limit)]}
+            expect_ok(srv.insert(ns, ok), 201, "a batch of %d with limit %d" % (limit, limit))
+            over = {"segments": [{"embedding": [1, i + 1]} for i in range(limit + 1)]}
+            expect_error(srv.insert(ns, over), 400, "invalid_field", "a batch of %d" % (limit + 1))
+            srv.restart()                        # sync = normal still keeps what was committed at SIGTERM
+            eq(expect_ok(srv.ns_stats(ns))["count"], limit, "data after a clean restart")
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+
+@test
+def test_configured_decay_defaults():
+    srv = h.Server(["--decay", "gaussian", "--recency-bias", "0.5", "--decay-offset", "1d", "--half-life", "2"],
+                   {"MNEMOD_COHERENCE_WEIGHT": "0"}).start()
+    try:
+        origin = h.now_ms() - DAY
+        r = decay_probe(srv, origin, origin - 3 * DAY)
+        near(r["decay"], 0.5, 1e-6, "gaussian at one half-life after the offset")
+        near(r["score"], 0.75, 1e-5, "recency_bias 0.5")
+        r = decay_probe(srv, origin, origin - 3 * DAY, {"decay": "linear", "recency_bias": 1, "offset": 0})
+        near(r["decay"], 1 - 1.5 / 2, 1e-6, "per-request family, bias and offset")
+        srv.stop()
+    finally:
+        srv.cleanup()
+    srv = h.Server([], {"MNEMOD_DECAY": "weibull:2", "MEMU_RECENCY_HALF_LIFE": "1d"}).start()
+    try:
+        origin = h.now_ms() - DAY
+        r = decay_probe(srv, origin, origin - 2 * DAY)
+        near(r["decay"], 0.5 ** 4, 1e-6, "weibull:2 from the environment")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_api_key_env():
+    srv = h.Server([], {"MNEMOD_API_KEY": "s3cret-key"}).start()
+    try:
+        good = {"Authorization": "Bearer s3cret-key"}
+        for hdrs in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-key"},
+                     {"Authorization": "Basic czNjcmV0LWtleQ=="}, {"Authorization": "Bearer s3cret-ke"},
+                     {"Authorization": "Bearer s3cret-keyy"}):
+            r = srv.get("/v1/namespaces", headers=hdrs)
+            expect_error(r, 401, "unauthorized", "GET /v1/namespaces with %s" % hdrs)
+            check(r[1].get("www-authenticate", "").startswith("Bearer"), "WWW-Authenticate: Bearer")
+            expect_error(srv.insert("authns", {"embedding": [1, 0]}, headers=hdrs), 401, "unauthorized")
+            expect_error(srv.get("/metrics", headers=hdrs), 401, "unauthorized", "metrics behind the key")
+        eq(srv.get("/healthz")[0], 200, "/healthz is open")
+        expect_ok(srv.get("/v1/namespaces", headers=good), 200, "the right key")
+        expect_error(srv.get("/v1/namespaces/authns", headers=good), 404,
+                     "not_found", "nothing written without the key")
+        expect_ok(srv.insert("authns", {"embedding": [1, 0]}, headers=good), 201, "insert with the key")
+        eq(srv.get("/metrics", headers=good)[0], 200, "metrics with the key")
+        srv.stop()
+    finally:
+        srv.cleanup()
+    srv = h.Server([], {"MNEMOD_API_KEY": "k2", "MNEMOD_METRICS_PUBLIC": "1"}).start()
+    try:
+        eq(srv.get("/metrics")[0], 200, "MNEMOD_METRICS_PUBLIC=1")
+        expect_error(srv.get("/v1/namespaces"), 401, "unauthorized", "/v1 still needs the key")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_api_key_file_trailing_newline():
+    d = tempfile.mkdtemp(prefix="mnemod-key-")
+    kf = os.path.join(d, "key")
+    with open(kf, "w") as f:
+        f.write("file-key-123\n")
+    srv = h.Server(["--api-key-file", kf]).start()
+    try:
+        expect_ok(srv.get("/v1/namespaces", headers={"Authorization": "Bearer file-key-123"}), 200,
+                  "key from file, newline ignored")
+        expect_error(srv.get("/v1/namespaces"), 401, "unauthorized")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+if __name__ == "__main__":
+    h.main()
