@@ -89,6 +89,9 @@ typedef struct mem_api__state {
 
 /* The response's state, created on first use (NULL on ENOMEM). */
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp);
+/* The namespace's stats; false after filling resp with the error (404 when absent). */
+bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
+                       mem_api_resp_t *resp);
 double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);

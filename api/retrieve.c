@@ -18,12 +18,9 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
         return;
     }
     mem_store_ns_stats_t s;
-    int rc = mem_store_ns_stats(ctx->store, ns, &s, &err);
-    if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+    if (!mem_api__ns_stats(ctx, ns, &s, resp))
         return;
-    }
+    int rc;
     mem_api__retrieve_in_t in;
     if ((rc = mem_api__decode_retrieve(ctx, &st->pool, root, s.dim, &in, &err)) != MEM_OK) {
         mem_api_error(resp, &err);

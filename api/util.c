@@ -60,6 +60,20 @@ mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
     return resp->_state;
 }
 
+bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
+                       mem_api_resp_t *resp)
+{
+    mem_err_t err;
+    mem_err_clear(&err);
+    int rc = mem_store_ns_stats(ctx->store, ns, s, &err);
+    if (rc == MEM_OK)
+        return true;
+    if (err.code == MEM_OK)
+        err.code = rc;
+    mem_api_error(resp, &err);
+    return false;
+}
+
 double mem_api__mono_s(void)
 {
     struct timespec ts;
