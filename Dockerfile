@@ -13,7 +13,7 @@ FROM debian:bookworm-slim AS build
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential pkg-config libuv1-dev \
-       libmicrohttpd-dev libjansson-dev libsqlite3-dev libcmocka-dev \
+       libmicrohttpd-dev libjansson-dev libsqlite3-dev libcmocka-dev libnats-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -25,7 +25,7 @@ FROM debian:bookworm-slim AS runtime
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libuv1 libmicrohttpd12 libjansson4 \
-       libsqlite3-0 curl \
+       libsqlite3-0 libnats3.4 curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home \
        --shell /usr/sbin/nologin mnemod \
