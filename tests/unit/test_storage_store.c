@@ -496,6 +496,107 @@ static void test_batch_atomic_and_supersedes(void **state)
     mem_store_close(st);
 }
 
+/* One insert op of 701 members spanning three blocks, linked as one graph batch: members
+ * supersede earlier members and stored rows (one target twice, one member repeated). The
+ * degrees equal a rebuild, reach SQLite in the same transaction and survive a restart. */
+static void test_big_batch_with_supersedes(void **state)
+{
+    (void)state;
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[701];
+    static char ids[701][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "p%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 100 + i, .cluster = i % 4};
+    }
+    assert_int_equal(insert_n(st, "bb", specs, 300, true, 5000), MEM_OK);
+    assert_degrees_match_rebuild(st, "bb");
+
+    static char targets[701][16];
+    int n_distinct = 0;
+    for (int i = 0; i < 700; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "q%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i, .cluster = i % 5};
+        int k = 0;
+        if (i % 5 == 4) { /* an earlier member of this batch */
+            specs[i].sup[k++] = ids[i - 3];
+            n_distinct++;
+        }
+        if (i % 7 == 6) { /* a stored row (p000..p299, each at most once) */
+            snprintf(targets[i], sizeof(targets[i]), "p%03d", (i * 3) % 300);
+            specs[i].sup[k++] = targets[i];
+        }
+    }
+    /* q050 and q060 both supersede p010 (not a target above: 3i % 300 is a multiple of 3) */
+    specs[50].sup[2] = "p010";
+    specs[60].sup[2] = "p010";
+    specs[700] = specs[10]; /* the same member again: identical, kept once */
+    /* distinct stored targets: count them */
+    static char seen[300];
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < 700; i++)
+        for (int k = 0; k < 3; k++)
+            if (specs[i].sup[k] && specs[i].sup[k][0] == 'p') {
+                int t = atoi(specs[i].sup[k] + 1);
+                if (!seen[t]) n_distinct++;
+                seen[t] = 1;
+            }
+    /* make the sup arrays contiguous (prep_insert stops at the first NULL) */
+    for (int i = 0; i < 701; i++) {
+        const char *c[3];
+        int k = 0;
+        for (int j = 0; j < 3; j++)
+            if (specs[i].sup[j]) c[k++] = specs[i].sup[j];
+        for (int j = 0; j < 3; j++)
+            specs[i].sup[j] = j < k ? c[j] : NULL;
+    }
+    mem_store_ns_stats_t s0 = stats(st, "bb");
+    assert_int_equal(insert_n(st, "bb", specs, 701, true, 5000), MEM_OK);
+    assert_true(last_op.created);
+    assert_true(outs[700].existed);
+    assert_int_equal(outs[700].seq, outs[10].seq);
+    assert_int_equal(outs[699].seq, 1000);
+    mem_store_ns_stats_t s1 = stats(st, "bb");
+    assert_int_equal(s1.count, 1000);
+    assert_int_equal(s1.superseded, n_distinct);
+    assert_true(s1.graph_edges > s0.graph_edges);
+    assert_degrees_match_rebuild(st, "bb");
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "bb", "p010", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "q060");
+    mem_store_segment_free(seg);
+    assert_int_equal(mem_store_get(st, "bb", "q001", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "q004");
+    mem_store_segment_free(seg);
+
+    /* a compaction of many rows at once, then a restart: the same degrees from SQLite */
+    static const char *ev[200];
+    for (int i = 0; i < 200; i++)
+        ev[i] = ids[(i * 3) % 700];
+    ev[199] = ev[0]; /* listed twice */
+    assert_int_equal(compact_ids(st, "bb", ev, 200, false), MEM_OK);
+    assert_true(last_op.n_applied > 0 && last_op.n_applied < 200);
+    assert_degrees_match_rebuild(st, "bb");
+    static row_snap_t before[1000], after[1000];
+    size_t nb = snapshot(st, "bb", before, 1000);
+    mem_store_ns_stats_t s2 = stats(st, "bb");
+    mem_store_close(st);
+    st = open_default();
+    size_t na = snapshot(st, "bb", after, 1000);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree);
+    }
+    mem_store_ns_stats_t s3 = stats(st, "bb");
+    assert_int_equal(s2.graph_edges, s3.graph_edges);
+    assert_int_equal(s2.superseded, s3.superseded);
+    assert_int_equal(s2.archived, s3.archived);
+    assert_degrees_match_rebuild(st, "bb");
+    mem_store_close(st);
+}
+
 static void test_namespaces(void **state)
 {
     mem_store_opts_t o = base_opts();
@@ -1312,6 +1413,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_batch_with_supersedes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
