@@ -6,7 +6,20 @@
  * fsync. Each op is validated completely against the in-memory state before anything is
  * changed, so a client error (bad timestamp, duplicate id...) leaves nothing to undo and
  * fails only that op. Memory is changed under the namespace's exclusive lock as the op
- * runs; new rows stay invisible to scans (n_visible) until COMMIT succeeds. Rows whose
+ * runs; new rows stay invisible to scans (n_visible) until COMMIT succeeds.
+ *
+ * The coherence graph is maintained in batches (core/graph.h), and its scoring pass, the
+ * expensive part (one read of the whole namespace), runs WITHOUT the namespace lock: this
+ * thread is the only one that changes an index, so it may read it while scanners do; only
+ * the apply step (degrees, edges, max degree) takes the exclusive lock, briefly. An insert
+ * op appends all its new rows, then links them in one batch (every block read once for
+ * all of them); its supersede targets leave in one unlink batch, and so do a compaction's
+ * evictions. Small insert ops (fewer than MEM_GRAPH_I8_MIN new rows, no supersedes) are not
+ * linked at once: the rows a group appends to a namespace stay pending and are linked
+ * together, by the next op of the group that needs that graph (a big insert, a supersede,
+ * a delete, a compaction) or at the group's end, before the degrees are written - so 32
+ * concurrent single inserts cost one pass over the namespace, not 32. Final degrees only
+ * depend on the final active set, so this equals maintaining them row by row. Rows whose
  * coherence degree moved are collected per namespace and written once at the end of the
  * group, so SQLite always holds the degrees that match its rows. A storage error (disk
  * full, I/O) rolls the whole group back, reloads the touched namespaces from SQLite and
@@ -84,6 +97,7 @@ static double mono_s(void)
 
 typedef struct group {
     mem_store_ns_t **ns; /* one reference each */
+    size_t *pend;        /* per namespace: first row appended and not linked yet, or SIZE_MAX */
     size_t n, cap;
     int64_t lsn0;
     bool lsn_dirty;
@@ -97,10 +111,14 @@ static int group_touch(group_t *g, mem_store_ns_t *ns)
         mem_store_ns_t **a = realloc(g->ns, cap * sizeof(*a));
         if (!a) return MEM_ENOMEM;
         g->ns = a;
+        size_t *p = realloc(g->pend, cap * sizeof(*p));
+        if (!p) return MEM_ENOMEM;
+        g->pend = p;
         g->cap = cap;
     }
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     ns->in_group = true;
+    g->pend[g->n] = SIZE_MAX;
     g->ns[g->n++] = ns;
     return MEM_OK;
 }
@@ -465,6 +483,32 @@ static void touched_older_row(void *ud, size_t pos)
     if (pos < t->first) touched_row(t->ns, pos);
 }
 
+/* Link the rows appended to ns in this group and not linked yet, in one batch: edges found
+ * without the lock, applied under it. Rows >= skip_from get their degree in their INSERT,
+ * which follows, so they are not reported for the degree flush. */
+static int link_pending(mem_store_t *st, group_t *g, mem_store_ns_t *ns, size_t skip_from,
+                        mem_err_t *err)
+{
+    size_t *pend = NULL;
+    for (size_t i = 0; i < g->n && !pend; i++)
+        if (g->ns[i] == ns) pend = &g->pend[i];
+    if (!pend || *pend == SIZE_MAX) return MEM_OK;
+    mem_index_t *idx = ns->idx;
+    mem_graph_delta_t d;
+    touch_older_t to = {ns, skip_from};
+    int rc = mem_graph_link_find(idx, *pend, idx->n_rows - *pend, st->opts.coherence_threshold,
+                                 st->opts.ops, &d);
+    if (rc == MEM_OK) {
+        pthread_rwlock_wrlock(&ns->lock);
+        rc = mem_graph_apply(idx, &d, touched_older_row, &to);
+        pthread_rwlock_unlock(&ns->lock);
+    }
+    mem_graph_delta_free(&d);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    *pend = SIZE_MAX;
+    return MEM_OK;
+}
+
 static int insert_row_sql(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_in_t *in,
                           size_t pos, mem_err_t *err)
 {
@@ -502,7 +546,7 @@ static int insert_row_sql(mem_store_t *st, mem_store_ns_t *ns, const mem_store_s
  *    write the supersede links.
  * Final degrees depend only on the final active set, so this equals linking and
  * superseding member by member. */
-static int insert_new(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *op,
+static int insert_new(mem_store_t *st, group_t *g, mem_store_ns_t *ns, mem_store_op_t *op,
                       const seg_kind_t *kind, const int64_t *ts, size_t *n_inserted)
 {
     mem_index_t *idx = ns->idx;
@@ -538,16 +582,13 @@ static int insert_new(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *op,
                            rc == MEM_ELIMIT ? "source: too many distinct sources"
                                             : "out of memory");
 
-    mem_graph_delta_t d;
-    touch_older_t to = {ns, first};
-    rc = mem_graph_link_find(idx, first, n_new, thr, ops, &d);
-    if (rc == MEM_OK) {
-        pthread_rwlock_wrlock(&ns->lock);
-        rc = mem_graph_apply(idx, &d, touched_older_row, &to);
-        pthread_rwlock_unlock(&ns->lock);
-    }
-    mem_graph_delta_free(&d);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    /* A small op without supersedes waits for the group's end (or the next op that needs
+     * the graph of this namespace): then one pass links every row the group added. */
+    for (size_t i = 0; i < g->n; i++)
+        if (g->ns[i] == ns && g->pend[i] == SIZE_MAX) g->pend[i] = first;
+    if ((n_targets || n_new >= MEM_GRAPH_I8_MIN) &&
+        (rc = link_pending(st, g, ns, first, err)) != MEM_OK)
+        return rc;
 
     size_t pos = first;
     for (size_t i = 0; i < op->n_segs; i++) {
@@ -576,6 +617,7 @@ static int insert_new(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *op,
             tpos[k++] = (size_t)p;
         }
     }
+    mem_graph_delta_t d;
     if (rc == MEM_OK) rc = mem_graph_unlink_find(idx, tpos, k, thr, ops, &d);
     if (rc == MEM_OK) {
         pthread_rwlock_wrlock(&ns->lock);
@@ -647,7 +689,7 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
     op->created = false;
     if (any_new) {
         size_t n_ins = 0;
-        rc = insert_new(st, ns, op, kind, ts, &n_ins);
+        rc = insert_new(st, g, ns, op, kind, ts, &n_ins);
         if (n_ins) {
             op->created = true;
             st->lsn += (int64_t)n_ins;
@@ -704,6 +746,7 @@ static int op_delete(mem_store_t *st, group_t *g, mem_store_op_t *op)
     if (pos < 0) return mem_err_set(&op->err, MEM_ENOTFOUND, "segment not found: %s", op->id);
     int rc = group_touch(g, ns);
     if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = link_pending(st, g, ns, SIZE_MAX, &op->err)) != MEM_OK) return rc;
     if ((rc = remove_row(st, ns, (size_t)pos, true, &op->err)) != MEM_OK) return rc;
     st->lsn++;
     g->lsn_dirty = true;
@@ -716,6 +759,7 @@ static int op_compact(mem_store_t *st, group_t *g, mem_store_op_t *op)
     if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     int rc = group_touch(g, ns);
     if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = link_pending(st, g, ns, SIZE_MAX, &op->err)) != MEM_OK) return rc;
     op->n_applied = 0;
     /* every evicted row leaves at once: edges found without the lock, applied with it */
     mem_index_t *idx = ns->idx;
@@ -795,6 +839,7 @@ static int group_finish_sql(mem_store_t *st, group_t *g, mem_err_t *err)
     for (size_t i = 0; i < g->n && rc == MEM_OK; i++) {
         mem_store_ns_t *ns = g->ns[i];
         if (ns->dropped) continue;
+        if ((rc = link_pending(st, g, ns, SIZE_MAX, err)) != MEM_OK) break;
         if ((rc = flush_degrees(st, ns, err)) != MEM_OK) break;
         if (ns->meta_dirty) {
             sqlite3_stmt *s = st->stmts[STMT_NS_UPDATE];
@@ -915,6 +960,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     for (size_t i = 0; i < g.n; i++)
         mem_store__ns_release(g.ns[i]);
     free(g.ns);
+    free(g.pend);
     pthread_mutex_lock(&st->q_mu);
     st->m.ops += n_ops;
     pthread_mutex_unlock(&st->q_mu);

@@ -597,6 +597,126 @@ static void test_big_batch_with_supersedes(void **state)
     mem_store_close(st);
 }
 
+/* ---- one group mixing small inserts (linked at the group's end, in one batch) with ops
+ * that need the graph first: supersede, delete, compaction, a big batch ---- */
+typedef struct gop {
+    mem_store_op_t op;
+    mem_store_seg_in_t seg[40];
+    mem_store_seg_out_t out[40];
+    float v[40][DIM];
+    char ids[40][16];
+    const char *sup[2];
+    const char *evict[3];
+} gop_t;
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+static void hold_done(mem_store_op_t *op, void *ud)
+{
+    (void)op;
+    (void)ud;
+    pthread_mutex_lock(&gate_mu);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static void gop_insert(gop_t *g, const char *ns, const char *prefix, int n, int cluster0)
+{
+    memset(g, 0, sizeof(*g));
+    for (int i = 0; i < n; i++) {
+        snprintf(g->ids[i], sizeof(g->ids[i]), "%s%d", prefix, i);
+        snprintf(g->seg[i].id, sizeof(g->seg[i].id), "%s", g->ids[i]);
+        vec_for(g->v[i], g->ids[i], cluster0 + i % 3);
+        g->seg[i].vec = g->v[i];
+    }
+    g->op.kind = MEM_STORE_OP_INSERT;
+    snprintf(g->op.ns, sizeof(g->op.ns), "%s", ns);
+    g->op.dim = DIM;
+    g->op.now_ms = 7000;
+    g->op.segs = g->seg;
+    g->op.outs = g->out;
+    g->op.n_segs = (size_t)n;
+    g->op.batch = n > 1;
+}
+
+static void test_group_links_small_inserts_once(void **state)
+{
+    (void)state;
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[40];
+    static char ids[40][16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "base%d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .cluster = i % 3};
+    }
+    assert_int_equal(insert_n(st, "g", specs, 40, true, 5000), MEM_OK);
+
+    static gop_t ops[12];
+    gate_open = 0;
+    gop_insert(&ops[0], "other", "gate", 1, 0); /* its group holds the writer */
+    assert_int_equal(mem_store_submit(st, &ops[0].op, hold_done, NULL), MEM_OK);
+    gop_insert(&ops[1], "g", "a", 1, 0); /* small: deferred */
+    gop_insert(&ops[2], "g", "b", 1, 1);
+    gop_insert(&ops[3], "g", "c", 1, 2);
+    gop_insert(&ops[4], "g", "d", 1, 0); /* supersedes a deferred row: links first */
+    ops[4].sup[0] = "b0";
+    ops[4].seg[0].supersedes = ops[4].sup;
+    ops[4].seg[0].n_supersedes = 1;
+    gop_insert(&ops[5], "g", "e", 2, 1); /* deferred again */
+    memset(&ops[6], 0, sizeof(ops[6])); /* delete a deferred row */
+    ops[6].op.kind = MEM_STORE_OP_DELETE;
+    snprintf(ops[6].op.ns, sizeof(ops[6].op.ns), "g");
+    snprintf(ops[6].op.id, sizeof(ops[6].op.id), "e1");
+    gop_insert(&ops[7], "g", "f", 1, 2);
+    gop_insert(&ops[8], "g", "big", 30, 0); /* big: links the pending rows and its own */
+    gop_insert(&ops[9], "g", "h", 1, 1);
+    memset(&ops[10], 0, sizeof(ops[10])); /* archive a deferred row and an old one */
+    ops[10].op.kind = MEM_STORE_OP_COMPACT;
+    snprintf(ops[10].op.ns, sizeof(ops[10].op.ns), "g");
+    ops[10].evict[0] = "h0";
+    ops[10].evict[1] = "base3";
+    ops[10].op.evict_ids = ops[10].evict;
+    ops[10].op.n_evict = 2;
+    gop_insert(&ops[11], "g", "i", 3, 2); /* left for the group's end */
+    for (int i = 1; i < 12; i++)
+        assert_int_equal(mem_store_submit(st, &ops[i].op, NULL, NULL), MEM_OK);
+    mem_store_metrics_t m0;
+    mem_store_get_metrics(st, &m0);
+    pthread_mutex_lock(&gate_mu);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+    mem_store_sync(st);
+    mem_store_metrics_t m1;
+    mem_store_get_metrics(st, &m1);
+    assert_int_equal(m1.commits - m0.commits, 1); /* ops 1..11 in one group */
+    for (int i = 1; i < 12; i++)
+        assert_int_equal(ops[i].op.rc, MEM_OK);
+    assert_int_equal(ops[10].op.n_applied, 2);
+    assert_false(exists(st, "g", "e1"));
+    mem_store_ns_stats_t s1 = stats(st, "g");
+    assert_int_equal(s1.superseded, 1);
+    assert_int_equal(s1.archived, 2);
+    assert_true(s1.graph_edges > 0);
+    assert_degrees_match_rebuild(st, "g");
+    static row_snap_t before[100], after[100];
+    size_t nb = snapshot(st, "g", before, 100);
+    mem_store_close(st);
+    st = open_default();
+    size_t na = snapshot(st, "g", after, 100);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree); /* persisted in that group */
+    }
+    assert_int_equal(stats(st, "g").graph_edges, s1.graph_edges);
+    assert_degrees_match_rebuild(st, "g");
+    mem_store_close(st);
+}
+
 static void test_namespaces(void **state)
 {
     mem_store_opts_t o = base_opts();
@@ -1414,6 +1534,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_batch_with_supersedes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_links_small_inserts_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
