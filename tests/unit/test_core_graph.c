@@ -591,6 +591,7 @@ static void test_batches(void **state)
             batch_case(ops, 16, 700, 0.55f, false, false);
             batch_case(ops, 37, 600, 0.3f, false, true);   /* odd dim, a tie */
             batch_case(ops, 384, 520, 0.55f, false, true); /* the bench's dim, a tie */
+            batch_case(ops, 768, 600, 0.5f, false, true);  /* 513 rows: two tiles (int8 too) */
             batch_case(ops, 5, 400, 0.8f, false, false);   /* dense: large degrees */
             batch_case(ops, 24, 500, 0.9f, true, false);   /* rows are not unit vectors */
             batch_case(ops, 64, 300, -0.1f, false, false); /* nearly complete */
