@@ -611,12 +611,14 @@ typedef struct gop {
 
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static int gate_open;
+static int gate_open, gate_entered;
 static void hold_done(mem_store_op_t *op, void *ud)
 {
     (void)op;
     (void)ud;
     pthread_mutex_lock(&gate_mu);
+    gate_entered = 1;
+    pthread_cond_broadcast(&gate_cv);
     while (!gate_open)
         pthread_cond_wait(&gate_cv, &gate_mu);
     pthread_mutex_unlock(&gate_mu);
@@ -627,7 +629,7 @@ static void gop_insert(gop_t *g, const char *ns, const char *prefix, int n, int 
     memset(g, 0, sizeof(*g));
     for (int i = 0; i < n; i++) {
         snprintf(g->ids[i], sizeof(g->ids[i]), "%s%d", prefix, i);
-        snprintf(g->seg[i].id, sizeof(g->seg[i].id), "%s", g->ids[i]);
+        memcpy(g->seg[i].id, g->ids[i], strlen(g->ids[i]) + 1);
         vec_for(g->v[i], g->ids[i], cluster0 + i % 3);
         g->seg[i].vec = g->v[i];
     }
@@ -654,9 +656,13 @@ static void test_group_links_small_inserts_once(void **state)
     assert_int_equal(insert_n(st, "g", specs, 40, true, 5000), MEM_OK);
 
     static gop_t ops[12];
-    gate_open = 0;
+    gate_open = gate_entered = 0;
     gop_insert(&ops[0], "other", "gate", 1, 0); /* its group holds the writer */
     assert_int_equal(mem_store_submit(st, &ops[0].op, hold_done, NULL), MEM_OK);
+    pthread_mutex_lock(&gate_mu); /* the writer is in the gate's callback: all that follows */
+    while (!gate_entered)         /* queues up for one group */
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
     gop_insert(&ops[1], "g", "a", 1, 0); /* small: deferred */
     gop_insert(&ops[2], "g", "b", 1, 1);
     gop_insert(&ops[3], "g", "c", 1, 2);
