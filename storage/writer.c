@@ -618,7 +618,8 @@ static int insert_new(mem_store_t *st, group_t *g, mem_store_ns_t *ns, mem_store
         }
     }
     mem_graph_delta_t d;
-    if (rc == MEM_OK) rc = mem_graph_unlink_find(idx, tpos, k, thr, ops, &d);
+    if (rc == MEM_OK && (rc = mem_graph_unlink_find(idx, tpos, k, thr, ops, &d)) != MEM_OK)
+        rc = mem_err_set(err, rc, "out of memory");
     if (rc == MEM_OK) {
         pthread_rwlock_wrlock(&ns->lock);
         rc = mem_graph_apply(idx, &d, touched_row, ns);
