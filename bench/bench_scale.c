@@ -7,8 +7,8 @@
  * fraction, the read floor (one pass over the vectors, 1 and 2 threads) and the ratio,
  * memory per segment, and the incremental graph cost per insert (mem_graph_link on a
  * sample) and per 1000-row batch (mem_graph_link_batch; also without the int8 skip, the
- * plain f32 tiles, for N <= 100k). The pruned results are checked against mem_scan_reference on a few queries.
- * 1M x 768 (3 GB) runs only with BENCH_FULL=1; BENCH_SCALE_MAX_N caps N (e.g. 100000).
+ * plain f32 tiles, for N <= 100k). The pruned results are checked against mem_scan_reference on a
+ * few queries. 1M x 768 (3 GB) runs only with BENCH_FULL=1; BENCH_SCALE_MAX_N caps N (e.g. 100000).
  * Writes bench/results/scale.json. Start-up (reload from SQLite) is storage's bench.
  */
 #define MEM_BENCH_WITH_INDEX

@@ -34,7 +34,7 @@
 #include "core/index_int.h"
 
 #define CHUNK_BYTES (24 * 1024)
-#define TILE_BYTES (256 * 1024) /* batch rows scored against each chunk (find) */
+#define TILE_BYTES  (256 * 1024) /* batch rows scored against each chunk (find) */
 
 static int cmp_pos(const void *a, const void *b)
 {
@@ -179,9 +179,9 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
  * find: the batch's active rows S (sorted) against every block. For each block, a chunk
  * small enough to stay in L1 is scored against every row of a tile of S (as many rows as
  * fit in 256 KB, in L2) before the next chunk is loaded, so each block is read from memory
- * once per tile (once per batch for up to 680 rows at dim 384 in int8, 170 in f32). A pair (s, x) is an edge when
- * dot_rows(s, x) >= threshold, x active, x != s; x in S counts once (x > s). The other rows'
- * counts go to one array over all positions, the delta takes its non-zero entries.
+ * once per tile (once per batch for up to 680 rows at dim 384 in int8, 170 in f32). A pair (s, x)
+ * is an edge when dot_rows(s, x) >= threshold, x active, x != s; x in S counts once (x > s). The
+ * other rows' counts go to one array over all positions, the delta takes its non-zero entries.
  *
  * The int8 skip. Rows carry their sketch (index.h): x = sx * cx + ex with ||ex|| <= errx,
  * and so does s (codes cs, scale ss, residual es). With s' = ss * cs,
@@ -358,8 +358,8 @@ static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, flo
                                     1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));
                         float slack = nextafterf((float)sl, HUGE_VALF);
                         ops->dot_rows_i8(q8.codes + k * stride, blk->q8 + c0 * stride, m, stride,
-                                         stride, q8.scale[k], blk->q8_scale + c0,
-                                         blk->q8_err + c0, q8.err_scale[k], slack, ub);
+                                         stride, q8.scale[k], blk->q8_scale + c0, blk->q8_err + c0,
+                                         q8.err_scale[k], slack, ub);
                         for (size_t r = 0; r < m; r++) {
                             cand[nc] = (uint32_t)r; /* kept unless ub < threshold (NaN kept) */
                             nc += act[c0 + r] & (uint32_t) !(ub[r] < threshold);
