@@ -6,8 +6,9 @@
  * (K = 10) on 1 and 2 threads with half_life 0 and 30 days (pruning on), the scanned
  * fraction, the read floor (one pass over the vectors, 1 and 2 threads) and the ratio,
  * memory per segment, and the incremental graph cost per insert (mem_graph_link on a
- * sample). The pruned results are checked against mem_scan_reference on a few queries.
- * 1M x 768 (3 GB) runs only with BENCH_FULL=1; BENCH_SCALE_MAX_N caps N (e.g. 100000).
+ * sample) and per 1000-row batch (mem_graph_link_batch; also without the int8 skip, the
+ * plain f32 tiles, for N <= 100k). The pruned results are checked against mem_scan_reference on a
+ * few queries. 1M x 768 (3 GB) runs only with BENCH_FULL=1; BENCH_SCALE_MAX_N caps N (e.g. 100000).
  * Writes bench/results/scale.json. Start-up (reload from SQLite) is storage's bench.
  */
 #define MEM_BENCH_WITH_INDEX
@@ -31,6 +32,8 @@ typedef struct row {
     bench_stats_t s[2][2]; /* [half_life 0 / 30d][1 / 2 threads] */
     double scanned[2];
     double link_ms;
+    double batch_ms;     /* mem_graph_link_batch of 1000 fresh rows */
+    double batch_f32_ms; /* the same without the int8 skip (N <= 100k) */
     int exact;
 } row_t;
 
@@ -175,6 +178,32 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
         ns[i] = bench_now_ns() - a;
     }
     row->link_ms = bench_stats(ns, n_link).mean_us / 1e3;
+    /* batch graph maintenance: 1000 fresh rows linked at once (each block read once) */
+    enum { BATCH = 1000 };
+    mem_vec_ops_t f32_only = *ops;
+    f32_only.dot_rows_i8 = NULL;
+    for (int variant = 0; variant < 2; variant++) {
+        if (variant == 1 && n > 100000) break;
+        size_t first = idx->n_rows;
+        for (size_t i = 0; i < BATCH; i++) {
+            char id[24];
+            int len = snprintf(id, sizeof id, "b%d-%zu", variant, i);
+            gen_vec(v, centers, dim, &seed, noise);
+            size_t pos;
+            if (mem_index_append(idx, id, (size_t)len, T0_MS + YEAR_MS, (int64_t)(n + i) + 1, v,
+                                 0, 0, &pos) != MEM_OK)
+                exit(1);
+        }
+        uint64_t a = bench_now_ns();
+        if (mem_graph_link_batch(idx, first, BATCH, 0.55f, variant ? &f32_only : ops, NULL,
+                                 NULL) != MEM_OK)
+            exit(1);
+        double ms = (double)(bench_now_ns() - a) / 1e6;
+        if (variant)
+            row->batch_f32_ms = ms;
+        else
+            row->batch_ms = ms;
+    }
     free(ns);
     free(queries);
     free(v);
@@ -206,17 +235,19 @@ int main(void)
 
     bench_print_machine("scale (BENCH.md section 3, in-process)", ops);
     printf("%-8s %-4s | %-9s %-9s | hl=0: %-8s %-8s %-6s %-8s | hl=30d: %-8s %-8s %-7s %-6s | "
-           "%-7s %-6s %-5s\n",
+           "%-7s %-6s %-8s %-7s %-8s %-5s\n",
            "N", "D", "floor1us", "floor2us", "p50 us", "p95 us", "xfloor", "2T p50", "p50 us",
-           "p95 us", "scanned", "2T p50", "B/seg", "linkms", "exact");
+           "p95 us", "scanned", "2T p50", "B/seg", "linkms", "batch1k", "ms/ins", "f32batch",
+           "exact");
     for (size_t i = 0; i < n_rows; i++) {
         row_t *r = &rows[i];
         printf("%-8zu %-4zu | %-9.0f %-9.0f | %-14.0f %-8.0f %-6.2f %-8.0f | %-16.0f %-8.0f "
-               "%-7.3f %-6.0f | %-7.0f %-6.2f %-5s\n",
+               "%-7.3f %-6.0f | %-7.0f %-6.2f %-8.1f %-7.3f %-8.1f %-5s\n",
                r->n, r->dim, r->floor1_us, r->floor2_us, r->s[0][0].p50_us, r->s[0][0].p95_us,
                r->s[0][0].p50_us / r->floor1_us, r->s[0][1].p50_us, r->s[1][0].p50_us,
                r->s[1][0].p95_us, r->scanned[1], r->s[1][1].p50_us, r->bytes_per_seg,
-               r->link_ms, r->exact ? "yes" : "NO");
+               r->link_ms, r->batch_ms, r->batch_ms / 1000.0, r->batch_f32_ms,
+               r->exact ? "yes" : "NO");
     }
     FILE *f = fopen("bench/results/scale.json", "w");
     if (!f) {
@@ -237,12 +268,15 @@ int main(void)
                 "\"two_threads_p50_us\": %.1f, \"two_threads_p95_us\": %.1f, "
                 "\"scanned_fraction\": %.4f}, "
                 "\"bytes_per_segment\": %.0f, \"graph_link_ms_per_insert\": %.3f, "
+                "\"graph_link_batch1000_ms\": %.2f, \"graph_link_batch_ms_per_insert\": %.4f, "
+                "\"graph_link_batch1000_f32_ms\": %.2f, "
                 "\"build_s\": %.2f, \"identical_to_reference\": %s}%s\n",
                 r->n, r->dim, r->floor1_us, r->floor2_us, r->s[0][0].p50_us, r->s[0][0].p95_us,
                 r->s[0][0].p50_us / r->floor1_us, r->s[0][1].p50_us, r->s[0][1].p95_us,
                 r->s[0][1].p50_us / r->floor2_us, r->scanned[0], r->s[1][0].p50_us,
                 r->s[1][0].p95_us, r->s[1][0].p50_us / r->floor1_us, r->s[1][1].p50_us,
-                r->s[1][1].p95_us, r->scanned[1], r->bytes_per_seg, r->link_ms, r->build_s,
+                r->s[1][1].p95_us, r->scanned[1], r->bytes_per_seg, r->link_ms, r->batch_ms,
+                r->batch_ms / 1000.0, r->batch_f32_ms, r->build_s,
                 r->exact ? "true" : "false", i + 1 < n_rows ? "," : "");
     }
     fprintf(f, "  ]\n}\n");

@@ -23,13 +23,24 @@
  */
 #include "core/graph.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/err.h"
 #include "core/index_int.h"
 
 #define CHUNK_BYTES (24 * 1024)
+#define TILE_BYTES  (256 * 1024) /* batch rows scored against each chunk (find) */
+
+static int cmp_pos(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
 
 static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshold,
                               const mem_vec_ops_t *ops, size_t **out, size_t *n_out)
@@ -161,4 +172,339 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
     free(scores);
     mem_index_recount_graph(idx);
     return MEM_OK;
+}
+
+/* ---- batches ----
+ *
+ * find: the batch's active rows S (sorted) against every block. For each block, a chunk
+ * small enough to stay in L1 is scored against every row of a tile of S (as many rows as
+ * fit in 256 KB, in L2) before the next chunk is loaded, so each block is read from memory
+ * once per tile (once per batch for up to 680 rows at dim 384 in int8, 170 in f32). A pair (s, x)
+ * is an edge when dot_rows(s, x) >= threshold, x active, x != s; x in S counts once (x > s). The
+ * other rows' counts go to one array over all positions, the delta takes its non-zero entries.
+ *
+ * The int8 skip. Rows carry their sketch (index.h): x = sx * cx + ex with ||ex|| <= errx,
+ * and so does s (codes cs, scale ss, residual es). With s' = ss * cs,
+ *   s.x = ss * sx * (cs.cx) + s'.ex + es.x <= ss*sx*(cs.cx) + ||s'|| * errx + errs * ||x||
+ * and the f32 kernel returns f with |f - s.x| <= (dim + 4) * FLT_EPSILON * ||s|| * ||x||
+ * (any summation order). ||s|| and ||x|| are not assumed to be 1: every active row's norm
+ * is bounded from its own f32 dot (ops->dot(x, x), relative error <= the same gamma), per
+ * block M = max ||x||. So
+ *   f <= ss*sx*I + E * errx + (errs + gamma * ||s||) * M,  E >= ||s'|| (rounded up)
+ * which is dot_rows_i8 with err_scale = E and slack = (errs + gamma*||s||) * M plus
+ * 1e-5 * (1 + E * (M + 1)) for the float arithmetic of the bound itself (a few roundings of
+ * values of size <= E * (M + 1)). A pair with ub < threshold has f < threshold: no edge,
+ * no f32 dot. The others get the exact f32 dot (dot_rows on one row is bit-equal to its
+ * place in a full pass, the kernel contract), or one full f32 pass over the chunk when the
+ * sketch keeps more than a quarter of it. The norm pass costs one f32 read of the index,
+ * which is why small batches (< MEM_GRAPH_I8_MIN) take the plain f32 tiles instead.
+ *
+ * apply: the batch's rows get their count (link) or 0 (unlink); the others gain or lose
+ * theirs; graph_edges and max_degree follow through the histogram, as in adjust().
+ */
+
+static int delta_push(mem_graph_delta_t *d, size_t pos, uint32_t count)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 256;
+        size_t *p = realloc(d->pos, cap * sizeof(*p));
+        if (!p) return MEM_ENOMEM;
+        d->pos = p;
+        uint32_t *c = realloc(d->count, cap * sizeof(*c));
+        if (!c) return MEM_ENOMEM;
+        d->count = c;
+        d->cap = cap;
+    }
+    d->pos[d->n] = pos;
+    d->count[d->n] = count;
+    d->n++;
+    return MEM_OK;
+}
+
+void mem_graph_delta_free(mem_graph_delta_t *d)
+{
+    if (!d) return;
+    free(d->pos);
+    free(d->count);
+    memset(d, 0, sizeof(*d));
+}
+
+/* An upper bound on ||x|| from the kernel's own f32 dot(x, x); INFINITY when not finite. */
+static double norm_ub(const mem_vec_ops_t *ops, const float *x, size_t dim)
+{
+    double ss = (double)ops->dot(x, x, dim);
+    double g = (double)(dim + 4) * (double)FLT_EPSILON;
+    if (!(ss >= 0.0) || !isfinite(ss)) return INFINITY;
+    return sqrt(ss * (1.0 + 2.0 * g) + 1e-30) * (1.0 + 1e-6);
+}
+
+typedef struct q8set {
+    int8_t *codes; /* n * stride, zero-padded */
+    float *scale, *err_scale;
+    double *coef; /* errs + gamma * ||s|| (rounded up) */
+} q8set_t;
+
+static void q8set_free(q8set_t *q)
+{
+    free(q->codes);
+    free(q->scale);
+    free(q->err_scale);
+    free(q->coef);
+}
+
+/* The sketches of the batch rows as queries. false when it cannot be used. */
+static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, size_t n,
+                       const mem_vec_ops_t *ops)
+{
+    size_t stride = idx->stride, dim = idx->dim;
+    double gamma = (double)(dim + 4) * (double)FLT_EPSILON;
+    q->codes = malloc(n * stride);
+    q->scale = malloc(n * sizeof(float));
+    q->err_scale = malloc(n * sizeof(float));
+    q->coef = malloc(n * sizeof(double));
+    if (!q->codes || !q->scale || !q->err_scale || !q->coef) return false;
+    for (size_t k = 0; k < n; k++) {
+        const mem_index_block_t *blk = mem_index_block_of(idx, set[k]);
+        size_t r = set[k] % MEM_INDEX_BLOCK_ROWS;
+        const uint8_t *u = blk->q8 + r * stride;
+        int8_t *c = q->codes + k * stride;
+        double c2 = 0.0;
+        for (size_t i = 0; i < dim; i++) {
+            c[i] = (int8_t)((int)u[i] - 128);
+            c2 += (double)c[i] * (double)c[i];
+        }
+        memset(c + dim, 0, stride - dim);
+        q->scale[k] = blk->q8_scale[r];
+        q->err_scale[k] =
+            nextafterf((float)((double)blk->q8_scale[r] * sqrt(c2) * (1.0 + 1e-6)), HUGE_VALF);
+        double ns = norm_ub(ops, mem_index_vec(idx, set[k]), dim);
+        q->coef[k] = ((double)blk->q8_err[r] + gamma * ns) * (1.0 + 1e-6);
+        if (!isfinite(q->err_scale[k]) || !isfinite(q->coef[k]) || !isfinite(q->scale[k]))
+            return false;
+    }
+    return true;
+}
+
+/* set: sorted, unique, active rows. */
+static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, float threshold,
+                    const mem_vec_ops_t *ops, int unlink, mem_graph_delta_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->unlink = unlink;
+    if (n_set == 0) return MEM_OK;
+    int rc = MEM_OK;
+    const size_t dim = idx->dim, stride = idx->stride, nb = idx->n_blocks;
+    uint32_t *cnt = calloc(n_set, sizeof(*cnt));
+    uint32_t *oth = calloc(idx->n_rows, sizeof(*oth)); /* counts of the other rows */
+    double *m_blk = malloc(nb * sizeof(*m_blk));
+    q8set_t q8 = {0};
+    if (!cnt || !oth || !m_blk) {
+        rc = MEM_ENOMEM;
+        goto fail;
+    }
+    for (size_t k = 0; k < n_set && rc == MEM_OK; k++)
+        rc = delta_push(out, set[k], 0);
+    if (rc != MEM_OK) goto fail;
+    out->n_set = n_set;
+
+    bool use_i8 = ops->dot_rows_i8 && n_set >= MEM_GRAPH_I8_MIN && idx->blocks[0]->q8 &&
+                  q8set_init(&q8, idx, set, n_set, ops);
+    for (size_t b = 0; b < nb; b++) { /* M per block: the largest norm of its active rows */
+        const mem_index_block_t *blk = idx->blocks[b];
+        double m = 0.0;
+        for (size_t r = 0; use_i8 && r < blk->n_rows; r++)
+            if (blk->flags[r] == 0) {
+                double nx = norm_ub(ops, blk->vecs + r * stride, dim);
+                m = nx > m ? nx : m;
+            }
+        m_blk[b] = m;
+    }
+    size_t q_bytes = (use_i8 ? 1 : sizeof(float)) * stride;
+    size_t chunk = CHUNK_BYTES / q_bytes;
+    if (chunk < 8) chunk = 8;
+    if (chunk > MEM_INDEX_BLOCK_ROWS) chunk = MEM_INDEX_BLOCK_ROWS;
+    /* the batch's rows are taken in tiles that stay in L2 while the blocks stream by */
+    size_t tile = TILE_BYTES / q_bytes;
+    if (tile < 8) tile = 8;
+
+    int32_t slot[MEM_INDEX_BLOCK_ROWS];
+    uint8_t act[MEM_INDEX_BLOCK_ROWS];
+    float sc[MEM_INDEX_BLOCK_ROWS], ub[MEM_INDEX_BLOCK_ROWS];
+    uint32_t cand[MEM_INDEX_BLOCK_ROWS];
+    uint64_t internal = 0, external = 0;
+    for (size_t t0 = 0; t0 < n_set; t0 += tile) {
+        size_t t1 = t0 + tile < n_set ? t0 + tile : n_set;
+        size_t si = 0;
+        for (size_t b = 0; b < nb; b++) {
+            const mem_index_block_t *blk = idx->blocks[b];
+            size_t base = b * MEM_INDEX_BLOCK_ROWS, nr = blk->n_rows, n_act = 0;
+            for (size_t r = 0; r < nr; r++) {
+                slot[r] = -1;
+                act[r] = blk->flags[r] == 0;
+                n_act += act[r];
+            }
+            for (; si < n_set && set[si] < base + nr; si++)
+                slot[set[si] - base] = (int32_t)si;
+            if (!n_act) continue;
+            bool i8 = use_i8 && isfinite(m_blk[b]);
+            for (size_t c0 = 0; c0 < nr; c0 += chunk) {
+                size_t m = c0 + chunk < nr ? chunk : nr - c0;
+                const float *rows = blk->vecs + c0 * stride;
+                for (size_t k = t0; k < t1; k++) {
+                    size_t ps = set[k], nc = 0;
+                    const float *q = mem_index_vec(idx, ps);
+                    if (i8) {
+                        double sl = q8.coef[k] * m_blk[b] +
+                                    1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));
+                        float slack = nextafterf((float)sl, HUGE_VALF);
+                        ops->dot_rows_i8(q8.codes + k * stride, blk->q8 + c0 * stride, m, stride,
+                                         stride, q8.scale[k], blk->q8_scale + c0, blk->q8_err + c0,
+                                         q8.err_scale[k], slack, ub);
+                        for (size_t r = 0; r < m; r++) {
+                            cand[nc] = (uint32_t)r; /* kept unless ub < threshold (NaN kept) */
+                            nc += act[c0 + r] & (uint32_t) !(ub[r] < threshold);
+                        }
+                        if (!nc) continue;
+                        if (nc * 4 > m) {
+                            ops->dot_rows(q, rows, m, dim, stride, sc);
+                        } else {
+                            for (size_t i = 0; i < nc; i++)
+                                ops->dot_rows(q, rows + (size_t)cand[i] * stride, 1, dim, stride,
+                                              &sc[cand[i]]);
+                        }
+                    } else {
+                        ops->dot_rows(q, rows, m, dim, stride, sc);
+                        for (size_t r = 0; r < m; r++) {
+                            cand[nc] = (uint32_t)r;
+                            nc += act[c0 + r] & (uint32_t)(sc[r] >= threshold);
+                        }
+                    }
+                    for (size_t i = 0; i < nc; i++) {
+                        size_t r = cand[i], row = c0 + r, p = base + row;
+                        if (!act[row] || p == ps || !(sc[r] >= threshold)) continue;
+                        int32_t sx = slot[row];
+                        if (sx >= 0) {
+                            if (p > ps) { /* a pair inside the batch: once */
+                                cnt[k]++;
+                                cnt[sx]++;
+                                internal++;
+                            }
+                        } else {
+                            oth[p]++;
+                            cnt[k]++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (size_t p = 0; p < idx->n_rows && rc == MEM_OK; p++)
+        if (oth[p]) {
+            rc = delta_push(out, p, oth[p]);
+            external += oth[p];
+            if (oth[p] > out->max_other) out->max_other = oth[p];
+        }
+    if (rc != MEM_OK) goto fail;
+    for (size_t k = 0; k < n_set; k++) {
+        out->count[k] = cnt[k];
+        if (cnt[k] > out->max_set) out->max_set = cnt[k];
+    }
+    out->edges = internal + external;
+    free(cnt);
+    free(oth);
+    free(m_blk);
+    q8set_free(&q8);
+    return MEM_OK;
+fail:
+    free(cnt);
+    free(oth);
+    free(m_blk);
+    q8set_free(&q8);
+    mem_graph_delta_free(out);
+    out->unlink = unlink;
+    return rc;
+}
+
+int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+                        const mem_vec_ops_t *ops, mem_graph_delta_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (first_pos >= idx->n_rows) return MEM_OK;
+    if (n_new > idx->n_rows - first_pos) n_new = idx->n_rows - first_pos;
+    size_t *set = malloc((n_new ? n_new : 1) * sizeof(*set)), n = 0;
+    if (!set) return MEM_ENOMEM;
+    for (size_t p = first_pos; p < first_pos + n_new; p++)
+        if (MEM_INDEX_ROW(idx, p, flags) == 0) set[n++] = p;
+    int rc = find_set(idx, set, n, threshold, ops, 0, out);
+    free(set);
+    return rc;
+}
+
+int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                          const mem_vec_ops_t *ops, mem_graph_delta_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->unlink = 1;
+    size_t *set = malloc((n ? n : 1) * sizeof(*set)), k = 0;
+    if (!set) return MEM_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i] < idx->n_rows && MEM_INDEX_ROW(idx, rows[i], flags) == 0) set[k++] = rows[i];
+    qsort(set, k, sizeof(*set), cmp_pos);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || set[i] != set[i - 1]) set[u++] = set[i];
+    int rc = find_set(idx, set, u, threshold, ops, 1, out);
+    free(set);
+    return rc;
+}
+
+int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touch_fn touched,
+                    void *ud)
+{
+    if (!d->n) return MEM_OK;
+    if (!d->unlink) {
+        size_t need = (size_t)idx->max_degree + d->max_other;
+        if (d->max_set > need) need = d->max_set;
+        int rc = mem_index__hist_reserve(idx, need);
+        if (rc != MEM_OK) return rc;
+    }
+    /* Nothing below can fail. */
+    for (size_t i = 0; i < d->n; i++) {
+        size_t pos = d->pos[i];
+        uint32_t c = d->count[i], v;
+        if (i < d->n_set) {
+            v = d->unlink ? 0 : c;
+        } else {
+            uint32_t d0 = MEM_INDEX_ROW(idx, pos, degree);
+            v = d->unlink ? (d0 >= c ? d0 - c : 0) : d0 + c;
+        }
+        mem_index__deg_set(idx, pos, v);
+        if (touched) touched(ud, pos);
+    }
+    if (!d->unlink)
+        idx->graph_edges += d->edges;
+    else
+        idx->graph_edges = idx->graph_edges >= d->edges ? idx->graph_edges - d->edges : 0;
+    if (!idx->_deg_hist) mem_index_recount_graph(idx);
+    return MEM_OK;
+}
+
+int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+                         const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud)
+{
+    mem_graph_delta_t d;
+    int rc = mem_graph_link_find(idx, first_pos, n_new, threshold, ops, &d);
+    if (rc == MEM_OK) rc = mem_graph_apply(idx, &d, touched, ud);
+    mem_graph_delta_free(&d);
+    return rc;
+}
+
+int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                           const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud)
+{
+    mem_graph_delta_t d;
+    int rc = mem_graph_unlink_find(idx, rows, n, threshold, ops, &d);
+    if (rc == MEM_OK) rc = mem_graph_apply(idx, &d, touched, ud);
+    mem_graph_delta_free(&d);
+    return rc;
 }

@@ -15,6 +15,7 @@
 #define MEM_CORE_GRAPH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/index.h"
 #include "core/vec.h"
@@ -33,5 +34,53 @@ int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_ve
                      mem_graph_touch_fn touched, void *ud);
 /* Recompute every degree from scratch (bulk, blocked). MEM_OK or MEM_ENOMEM. */
 int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops);
+
+/* ---- batches: many rows at once, scored in one pass over the index ----
+ *
+ * A batch is split in two so that storage/ can score without the namespace lock: find
+ * only READS the index (the writer is the only thread that changes one, so it may run it
+ * unlocked while scanners read) and fills a delta; apply writes degrees, graph_edges and
+ * max_degree (under the exclusive lock), with no failure point once the histogram is
+ * reserved. Between find and apply the index must not change (rows, flags, degrees).
+ * The edge decisions are exactly mem_graph_link's (the same dot_rows score, `>=`): every
+ * block is read once for the whole batch (tiles of batch rows x block rows); with an int8
+ * kernel (ops->dot_rows_i8) and a batch of MEM_GRAPH_I8_MIN rows or more, a pair whose
+ * rigorous int8 upper bound is below the threshold is skipped without its f32 dot (the
+ * bound covers the sketches' errors and the f32 kernel's rounding, see graph.c), so the
+ * result does not depend on the path. */
+#define MEM_GRAPH_I8_MIN 8
+
+typedef struct mem_graph_delta {
+    size_t *pos;        /* rows whose degree changes */
+    uint32_t *count;    /* edges each gains (link) or loses (unlink) */
+    size_t n, cap;      /* entries [0, n_set) are the batch's own rows, [n_set, n) others */
+    size_t n_set;
+    uint64_t edges;     /* edges added (link) or removed (unlink) */
+    uint32_t max_other; /* largest count among the other rows */
+    uint32_t max_set;   /* largest count among the batch's own rows */
+    int unlink;
+} mem_graph_delta_t; /* zero-initialise; free with mem_graph_delta_free */
+
+/* Rows first_pos .. first_pos + n_new - 1 (< idx->n_rows) have just been appended and are
+ * not linked yet (degree 0); every other active row is linked. Finds the edges of the
+ * active ones among them: with every other active row, and among themselves (once).
+ * Reads idx only. MEM_OK or MEM_ENOMEM (*out then empty). */
+int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+                        const mem_vec_ops_t *ops, mem_graph_delta_t *out);
+/* rows[0..n) (any order, duplicates and inactive rows ignored) are about to leave the
+ * active set: finds the edges they take with them. Reads idx only. MEM_OK, MEM_ENOMEM. */
+int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                          const mem_vec_ops_t *ops, mem_graph_delta_t *out);
+/* Apply a delta found on this same index state; touched reports every row whose degree
+ * changed (and every row of the batch). On MEM_ENOMEM nothing has changed. After an
+ * unlink apply the batch's rows have degree 0: change their flags next. */
+int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touch_fn touched,
+                    void *ud);
+void mem_graph_delta_free(mem_graph_delta_t *d);
+/* find + apply. */
+int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+                         const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud);
+int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                           const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud);
 
 #endif

@@ -6,7 +6,20 @@
  * fsync. Each op is validated completely against the in-memory state before anything is
  * changed, so a client error (bad timestamp, duplicate id...) leaves nothing to undo and
  * fails only that op. Memory is changed under the namespace's exclusive lock as the op
- * runs; new rows stay invisible to scans (n_visible) until COMMIT succeeds. Rows whose
+ * runs; new rows stay invisible to scans (n_visible) until COMMIT succeeds.
+ *
+ * The coherence graph is maintained in batches (core/graph.h), and its scoring pass, the
+ * expensive part (one read of the whole namespace), runs WITHOUT the namespace lock: this
+ * thread is the only one that changes an index, so it may read it while scanners do; only
+ * the apply step (degrees, edges, max degree) takes the exclusive lock, briefly. An insert
+ * op appends all its new rows, then links them in one batch (every block read once for
+ * all of them); its supersede targets leave in one unlink batch, and so do a compaction's
+ * evictions. Small insert ops (fewer than MEM_GRAPH_I8_MIN new rows, no supersedes) are not
+ * linked at once: the rows a group appends to a namespace stay pending and are linked
+ * together, by the next op of the group that needs that graph (a big insert, a supersede,
+ * a delete, a compaction) or at the group's end, before the degrees are written - so 32
+ * concurrent single inserts cost one pass over the namespace, not 32. Final degrees only
+ * depend on the final active set, so this equals maintaining them row by row. Rows whose
  * coherence degree moved are collected per namespace and written once at the end of the
  * group, so SQLite always holds the degrees that match its rows. A storage error (disk
  * full, I/O) rolls the whole group back, reloads the touched namespaces from SQLite and
@@ -84,6 +97,7 @@ static double mono_s(void)
 
 typedef struct group {
     mem_store_ns_t **ns; /* one reference each */
+    size_t *pend;        /* per namespace: first row appended and not linked yet, or SIZE_MAX */
     size_t n, cap;
     int64_t lsn0;
     bool lsn_dirty;
@@ -97,10 +111,14 @@ static int group_touch(group_t *g, mem_store_ns_t *ns)
         mem_store_ns_t **a = realloc(g->ns, cap * sizeof(*a));
         if (!a) return MEM_ENOMEM;
         g->ns = a;
+        size_t *p = realloc(g->pend, cap * sizeof(*p));
+        if (!p) return MEM_ENOMEM;
+        g->pend = p;
         g->cap = cap;
     }
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     ns->in_group = true;
+    g->pend[g->n] = SIZE_MAX;
     g->ns[g->n++] = ns;
     return MEM_OK;
 }
@@ -452,40 +470,58 @@ static void bind_opt_text(sqlite3_stmt *s, int col, const char *p, size_t len)
         sqlite3_bind_null(s, col);
 }
 
-static int insert_one(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_in_t *in, int64_t ts,
-                      mem_store_seg_out_t *out, mem_err_t *err)
+/* mem_graph_touch_fn for a batch link: the batch's own rows (>= first) get their degree in
+ * their INSERT, so only older rows go to the group's degree flush. */
+typedef struct touch_older {
+    mem_store_ns_t *ns;
+    size_t first;
+} touch_older_t;
+
+static void touched_older_row(void *ud, size_t pos)
+{
+    touch_older_t *t = ud;
+    if (pos < t->first) touched_row(t->ns, pos);
+}
+
+/* Link the rows appended to ns in this group and not linked yet, in one batch: edges found
+ * without the lock, applied under it. Rows >= skip_from get their degree in their INSERT,
+ * which follows, so they are not reported for the degree flush. */
+static int link_pending(mem_store_t *st, group_t *g, mem_store_ns_t *ns, size_t skip_from,
+                        mem_err_t *err)
+{
+    size_t *pend = NULL;
+    for (size_t i = 0; i < g->n && !pend; i++)
+        if (g->ns[i] == ns) pend = &g->pend[i];
+    if (!pend || *pend == SIZE_MAX) return MEM_OK;
+    mem_index_t *idx = ns->idx;
+    mem_graph_delta_t d;
+    touch_older_t to = {ns, skip_from};
+    int rc = mem_graph_link_find(idx, *pend, idx->n_rows - *pend, st->opts.coherence_threshold,
+                                 st->opts.ops, &d);
+    if (rc == MEM_OK) {
+        pthread_rwlock_wrlock(&ns->lock);
+        rc = mem_graph_apply(idx, &d, touched_older_row, &to);
+        pthread_rwlock_unlock(&ns->lock);
+    }
+    mem_graph_delta_free(&d);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    *pend = SIZE_MAX;
+    return MEM_OK;
+}
+
+static int insert_row_sql(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_in_t *in,
+                          size_t pos, mem_err_t *err)
 {
     mem_index_t *idx = ns->idx;
-    size_t id_len = strlen(in->id), pos;
-    int64_t seq = ns->last_seq + 1;
-    int rc = MEM_OK;
-
-    pthread_rwlock_wrlock(&ns->lock);
-    int src = mem_index_source_intern(idx, in->source, in->source_len);
-    if (src < 0)
-        rc = src;
-    else
-        rc = mem_index_append(idx, in->id, id_len, ts, seq, in->vec, (uint16_t)src, 0, &pos);
-    if (rc == MEM_OK)
-        rc = mem_graph_link(idx, pos, st->opts.coherence_threshold, st->opts.ops, touched_row, ns);
-    pthread_rwlock_unlock(&ns->lock);
-    if (rc != MEM_OK)
-        return mem_err_set(err, rc == MEM_ELIMIT ? MEM_ENOMEM : rc,
-                           rc == MEM_ELIMIT ? "source: too many distinct sources"
-                                            : "out of memory");
-    ns->last_seq = seq;
-    ns->last_ts_ms = ts;
-    ns->meta_dirty = true;
-
     size_t blob_len = 0;
     char *blob = NULL;
     if (in->n_supersedes && !(blob = ids_blob(in->supersedes, in->n_supersedes, &blob_len)))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
     sqlite3_stmt *s = st->stmts[STMT_SEG_INSERT];
     sqlite3_bind_int64(s, 1, ns->ns_id);
-    sqlite3_bind_int64(s, 2, seq);
-    sqlite3_bind_text(s, 3, in->id, (int)id_len, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 4, ts);
+    sqlite3_bind_int64(s, 2, MEM_INDEX_ROW(idx, pos, seq));
+    sqlite3_bind_text(s, 3, in->id, (int)strlen(in->id), SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, MEM_INDEX_ROW(idx, pos, ts_ms));
     bind_opt_text(s, 5, in->text, in->text_len);
     bind_opt_text(s, 6, in->source, in->source_len);
     bind_opt_text(s, 7, in->metadata, in->metadata_len);
@@ -496,32 +532,121 @@ static int insert_one(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_i
         sqlite3_bind_null(s, 9);
     sqlite3_bind_int64(s, 10, MEM_INDEX_ROW(idx, pos, degree));
     sqlite3_bind_int64(s, 11, (int64_t)MEM_INDEX_ROW(idx, pos, tick));
-    rc = step_done(st, s, "insert segment", err);
+    int rc = step_done(st, s, "insert segment", err);
     free(blob);
-    if (rc != MEM_OK) return rc;
+    return rc;
+}
 
-    for (size_t k = 0; k < in->n_supersedes; k++) {
-        const char *target = in->supersedes[k];
-        long tpos = mem_index_find(idx, target, strlen(target));
-        if (tpos < 0) return mem_err_set(err, MEM_ESTORAGE, "supersedes: %s vanished", target);
-        pthread_rwlock_wrlock(&ns->lock);
-        uint8_t f = MEM_INDEX_ROW(idx, (size_t)tpos, flags);
-        if (f == 0)
-            rc = mem_graph_unlink(idx, (size_t)tpos, st->opts.coherence_threshold, st->opts.ops,
-                                  touched_row, ns);
-        if (rc == MEM_OK) mem_index_set_flags(idx, (size_t)tpos, f | MEM_ROW_SUPERSEDED);
-        pthread_rwlock_unlock(&ns->lock);
-        if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
-        s = st->stmts[STMT_SEG_SUPERSEDE];
-        sqlite3_bind_text(s, 1, in->id, (int)id_len, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, ns->ns_id);
-        sqlite3_bind_int64(s, 3, MEM_INDEX_ROW(idx, (size_t)tpos, seq));
-        if ((rc = step_done(st, s, "supersede", err)) != MEM_OK) return rc;
+/* The new members of an insert op (kind SEG_NEW), all at once:
+ * 1. append every row under the lock (invisible to scans until COMMIT);
+ * 2. find their edges WITHOUT the lock (this thread is the only one that changes an index,
+ *    so it may read it while scanners do), then apply the degrees under the lock;
+ * 3. write the rows (each with its degree);
+ * 4. unlink every superseded target at once (find unlocked, apply + flags locked), then
+ *    write the supersede links.
+ * Final degrees depend only on the final active set, so this equals linking and
+ * superseding member by member. */
+static int insert_new(mem_store_t *st, group_t *g, mem_store_ns_t *ns, mem_store_op_t *op,
+                      const seg_kind_t *kind, const int64_t *ts, size_t *n_inserted)
+{
+    mem_index_t *idx = ns->idx;
+    const float thr = st->opts.coherence_threshold;
+    const mem_vec_ops_t *ops = st->opts.ops;
+    mem_err_t *err = &op->err;
+    size_t first = idx->n_rows, n_new = 0, n_targets = 0;
+    int rc = MEM_OK;
+    *n_inserted = 0;
+
+    pthread_rwlock_wrlock(&ns->lock);
+    for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
+        if (kind[i] != SEG_NEW) continue;
+        const mem_store_seg_in_t *in = &op->segs[i];
+        size_t pos;
+        int src = mem_index_source_intern(idx, in->source, in->source_len);
+        if (src < 0)
+            rc = src;
+        else
+            rc = mem_index_append(idx, in->id, strlen(in->id), ts[i], ns->last_seq + 1, in->vec,
+                                  (uint16_t)src, 0, &pos);
+        if (rc == MEM_OK) {
+            ns->last_seq++;
+            ns->last_ts_ms = ts[i];
+            ns->meta_dirty = true;
+            n_new++;
+            n_targets += in->n_supersedes;
+        }
     }
-    out->seq = seq;
-    out->ts_ms = ts;
-    out->existed = false;
-    return MEM_OK;
+    pthread_rwlock_unlock(&ns->lock);
+    if (rc != MEM_OK)
+        return mem_err_set(err, rc == MEM_ELIMIT ? MEM_ENOMEM : rc,
+                           rc == MEM_ELIMIT ? "source: too many distinct sources"
+                                            : "out of memory");
+
+    /* A small op without supersedes waits for the group's end (or the next op that needs
+     * the graph of this namespace): then one pass links every row the group added. */
+    for (size_t i = 0; i < g->n; i++)
+        if (g->ns[i] == ns && g->pend[i] == SIZE_MAX) g->pend[i] = first;
+    if ((n_targets || n_new >= MEM_GRAPH_I8_MIN) &&
+        (rc = link_pending(st, g, ns, first, err)) != MEM_OK)
+        return rc;
+
+    size_t pos = first;
+    for (size_t i = 0; i < op->n_segs; i++) {
+        if (kind[i] != SEG_NEW) continue;
+        if ((rc = insert_row_sql(st, ns, &op->segs[i], pos, err)) != MEM_OK) return rc;
+        mem_store_seg_out_t *o = &op->outs[i];
+        o->seq = MEM_INDEX_ROW(idx, pos, seq);
+        o->ts_ms = MEM_INDEX_ROW(idx, pos, ts_ms);
+        o->existed = false;
+        pos++;
+        (*n_inserted)++;
+    }
+    if (!n_targets) return MEM_OK;
+
+    size_t *tpos = malloc(n_targets * sizeof(*tpos)), k = 0;
+    if (!tpos) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
+        if (kind[i] != SEG_NEW) continue;
+        for (size_t t = 0; t < op->segs[i].n_supersedes; t++) {
+            const char *target = op->segs[i].supersedes[t];
+            long p = mem_index_find(idx, target, strlen(target));
+            if (p < 0) {
+                rc = mem_err_set(err, MEM_ESTORAGE, "supersedes: %s vanished", target);
+                break;
+            }
+            tpos[k++] = (size_t)p;
+        }
+    }
+    mem_graph_delta_t d;
+    if (rc == MEM_OK && (rc = mem_graph_unlink_find(idx, tpos, k, thr, ops, &d)) != MEM_OK)
+        rc = mem_err_set(err, rc, "out of memory");
+    if (rc == MEM_OK) {
+        pthread_rwlock_wrlock(&ns->lock);
+        rc = mem_graph_apply(idx, &d, touched_row, ns);
+        if (rc == MEM_OK)
+            for (size_t j = 0; j < k; j++) {
+                uint8_t f = MEM_INDEX_ROW(idx, tpos[j], flags);
+                mem_index_set_flags(idx, tpos[j], f | MEM_ROW_SUPERSEDED);
+            }
+        pthread_rwlock_unlock(&ns->lock);
+        mem_graph_delta_free(&d);
+        if (rc != MEM_OK) rc = mem_err_set(err, rc, "out of memory");
+    }
+    k = 0;
+    for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
+        if (kind[i] != SEG_NEW) continue;
+        const mem_store_seg_in_t *in = &op->segs[i];
+        for (size_t t = 0; t < in->n_supersedes && rc == MEM_OK; t++) {
+            sqlite3_stmt *s = st->stmts[STMT_SEG_SUPERSEDE];
+            sqlite3_bind_text(s, 1, in->id, (int)strlen(in->id), SQLITE_STATIC);
+            sqlite3_bind_int64(s, 2, ns->ns_id);
+            size_t tp = tpos[k++];
+            sqlite3_bind_int64(s, 3, MEM_INDEX_ROW(idx, tp, seq));
+            rc = step_done(st, s, "supersede", err);
+        }
+    }
+    free(tpos);
+    return rc;
 }
 
 static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
@@ -563,6 +688,16 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
         }
     }
     op->created = false;
+    if (any_new) {
+        size_t n_ins = 0;
+        rc = insert_new(st, g, ns, op, kind, ts, &n_ins);
+        if (n_ins) {
+            op->created = true;
+            st->lsn += (int64_t)n_ins;
+            g->lsn_dirty = true;
+        }
+        if (rc != MEM_OK) goto out;
+    }
     for (size_t i = 0; i < op->n_segs; i++) {
         mem_store_seg_out_t *o = &op->outs[i];
         if (kind[i] == SEG_STORED) {
@@ -572,11 +707,6 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
         } else if (kind[i] == SEG_IN_BATCH) {
             *o = op->outs[ref[i]];
             o->existed = true;
-        } else {
-            if ((rc = insert_one(st, ns, &op->segs[i], ts[i], o, &op->err)) != MEM_OK) goto out;
-            op->created = true;
-            st->lsn++;
-            g->lsn_dirty = true;
         }
     }
 out:
@@ -617,6 +747,7 @@ static int op_delete(mem_store_t *st, group_t *g, mem_store_op_t *op)
     if (pos < 0) return mem_err_set(&op->err, MEM_ENOTFOUND, "segment not found: %s", op->id);
     int rc = group_touch(g, ns);
     if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = link_pending(st, g, ns, SIZE_MAX, &op->err)) != MEM_OK) return rc;
     if ((rc = remove_row(st, ns, (size_t)pos, true, &op->err)) != MEM_OK) return rc;
     st->lsn++;
     g->lsn_dirty = true;
@@ -629,15 +760,54 @@ static int op_compact(mem_store_t *st, group_t *g, mem_store_op_t *op)
     if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     int rc = group_touch(g, ns);
     if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = link_pending(st, g, ns, SIZE_MAX, &op->err)) != MEM_OK) return rc;
     op->n_applied = 0;
+    /* every evicted row leaves at once: edges found without the lock, applied with it */
+    mem_index_t *idx = ns->idx;
+    size_t cap = op->n_evict ? op->n_evict : 1, n = 0, m = 0;
+    size_t *rows = malloc(cap * sizeof(*rows));
+    int64_t *seqs = malloc(cap * sizeof(*seqs));
+    if (!rows || !seqs) {
+        free(rows);
+        free(seqs);
+        return mem_err_set(&op->err, MEM_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < op->n_evict; i++) {
         const char *id = op->evict_ids[i];
-        long pos = mem_index_find(ns->idx, id, strlen(id));
-        if (pos < 0 || MEM_INDEX_ROW(ns->idx, (size_t)pos, flags) != 0)
+        long pos = mem_index_find(idx, id, strlen(id));
+        if (pos < 0 || MEM_INDEX_ROW(idx, (size_t)pos, flags) != 0)
             continue; /* gone or no longer active since the plan */
-        if ((rc = remove_row(st, ns, (size_t)pos, op->purge, &op->err)) != MEM_OK) return rc;
-        op->n_applied++;
+        rows[n++] = (size_t)pos;
     }
+    mem_graph_delta_t d;
+    rc = mem_graph_unlink_find(idx, rows, n, st->opts.coherence_threshold, st->opts.ops, &d);
+    if (rc == MEM_OK) {
+        pthread_rwlock_wrlock(&ns->lock);
+        rc = mem_graph_apply(idx, &d, touched_row, ns);
+        for (size_t i = 0; rc == MEM_OK && i < n; i++) {
+            uint8_t f = MEM_INDEX_ROW(idx, rows[i], flags);
+            if (f != 0) continue; /* listed twice */
+            seqs[m++] = MEM_INDEX_ROW(idx, rows[i], seq);
+            mem_index_set_flags(idx, rows[i],
+                                op->purge ? MEM_ROW_DELETED : (uint8_t)(f | MEM_ROW_ARCHIVED));
+        }
+        pthread_rwlock_unlock(&ns->lock);
+        mem_graph_delta_free(&d);
+    }
+    free(rows);
+    if (rc != MEM_OK) {
+        free(seqs);
+        return mem_err_set(&op->err, rc, "out of memory");
+    }
+    for (size_t i = 0; i < m && rc == MEM_OK; i++) {
+        sqlite3_stmt *s = st->stmts[op->purge ? STMT_SEG_DELETE : STMT_SEG_ARCHIVE];
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        sqlite3_bind_int64(s, 2, seqs[i]);
+        rc = step_done(st, s, op->purge ? "delete segment" : "archive segment", &op->err);
+    }
+    free(seqs);
+    if (rc != MEM_OK) return rc;
+    op->n_applied = m;
     if (op->n_applied) {
         st->lsn++;
         g->lsn_dirty = true;
@@ -670,6 +840,7 @@ static int group_finish_sql(mem_store_t *st, group_t *g, mem_err_t *err)
     for (size_t i = 0; i < g->n && rc == MEM_OK; i++) {
         mem_store_ns_t *ns = g->ns[i];
         if (ns->dropped) continue;
+        if ((rc = link_pending(st, g, ns, SIZE_MAX, err)) != MEM_OK) break;
         if ((rc = flush_degrees(st, ns, err)) != MEM_OK) break;
         if (ns->meta_dirty) {
             sqlite3_stmt *s = st->stmts[STMT_NS_UPDATE];
@@ -794,6 +965,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     for (size_t i = 0; i < g.n; i++)
         mem_store__ns_release(g.ns[i]);
     free(g.ns);
+    free(g.pend);
     pthread_mutex_lock(&st->q_mu);
     st->m.ops += n_ops;
     pthread_mutex_unlock(&st->q_mu);

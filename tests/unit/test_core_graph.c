@@ -2,6 +2,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -395,6 +396,209 @@ static void test_tcd_figures(void **state)
     free(buf);
 }
 
+/* ---- batches ---- */
+
+/* Every kernel table the host runs, plus the AVX-512 one without VNNI when dispatch hands
+ * out the VNNI one (both int8 kernels). */
+static const mem_vec_ops_t *table_at(int i)
+{
+    if (i < MEM_VEC_ISA_COUNT)
+        return mem_vec_ops_for((mem_vec_isa_t)i);
+#if defined(__x86_64__)
+    const mem_vec_ops_t *avx512 = mem_vec_ops_for(MEM_VEC_AVX512);
+    if (i == MEM_VEC_ISA_COUNT && avx512 && avx512 != &mem_vec_ops_avx512_table)
+        return &mem_vec_ops_avx512_table;
+#endif
+    return NULL;
+}
+
+/* Same degrees (active rows), edges and max degree. */
+static void check_same(const mem_index_t *a, const mem_index_t *b, const char *what)
+{
+    assert_int_equal(a->n_rows, b->n_rows);
+    for (size_t p = 0; p < a->n_rows; p++) {
+        uint32_t da = MEM_INDEX_ROW(a, p, flags) == 0 ? MEM_INDEX_ROW(a, p, degree) : 0;
+        uint32_t db = MEM_INDEX_ROW(b, p, flags) == 0 ? MEM_INDEX_ROW(b, p, degree) : 0;
+        if (da != db)
+            fail_msg("%s: pos %zu: degree %u vs %u (seed %llu)", what, p, da, db,
+                     (unsigned long long)test_seed());
+    }
+    assert_int_equal(a->graph_edges, b->graph_edges);
+    assert_int_equal(a->max_degree, b->max_degree);
+}
+
+/* A corpus: clustered rows, about one in eight an exact copy of an earlier one; when scale
+ * is set, rows are not unit vectors (norms in [0.3, 3]): the int8 bound must not assume
+ * they are. */
+static float *make_corpus(size_t n, size_t dim, bool scale)
+{
+    enum { N_CENTRES = 5 };
+    float *centres = malloc(N_CENTRES * dim * sizeof(float));
+    float *vecs = malloc(n * dim * sizeof(float));
+    assert_non_null(centres);
+    assert_non_null(vecs);
+    for (size_t i = 0; i < N_CENTRES * dim; i++)
+        centres[i] = (float)(2.0 * rng_unit() - 1.0);
+    for (size_t i = 0; i < n; i++) {
+        float *v = vecs + i * dim;
+        if (i > 4 && rng_unit() < 0.125) {
+            memcpy(v, vecs + (size_t)(rng_unit() * (double)i) * dim, dim * sizeof(float));
+            continue;
+        }
+        random_vec(v, dim, centres, N_CENTRES, 0.8);
+        if (scale) {
+            float f = (float)(0.3 + 2.7 * rng_unit());
+            for (size_t d = 0; d < dim; d++)
+                v[d] *= f;
+        }
+    }
+    free(centres);
+    return vecs;
+}
+
+static void batch_case(const mem_vec_ops_t *ops, size_t dim, size_t n, float thr, bool scale,
+                       bool tie)
+{
+    float *vecs = make_corpus(n, dim, scale);
+    mem_index_t *seq = NULL, *bat = NULL, *reb = NULL;
+    assert_int_equal(mem_index_new(dim, &seq), MEM_OK);
+    assert_int_equal(mem_index_new(dim, &bat), MEM_OK);
+    assert_int_equal(mem_index_new(dim, &reb), MEM_OK);
+    if (tie) { /* the threshold is one pair's float score: `>=` must count it everywhere */
+        ops->dot_rows(vecs + 3 * dim, vecs + (n - 2) * dim, 1, dim, dim, &thr);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t pos = append_row(seq, vecs + i * dim);
+        assert_int_equal(mem_graph_link(seq, pos, thr, ops, NULL, NULL), MEM_OK);
+        append_row(reb, vecs + i * dim);
+    }
+    assert_int_equal(mem_graph_rebuild(reb, thr, ops), MEM_OK);
+    check_same(seq, reb, "sequential vs rebuild");
+    if (tie) assert_true(MEM_INDEX_ROW(seq, 3, degree) >= 1);
+
+    /* batches of varied sizes: empty, one row, across block borders, a whole block... */
+    static const size_t sizes[] = {0, 1, 7, 8, 300, 0, 33, 1, 256, 9, 100, 2, 513};
+    uint32_t *before = calloc(n, sizeof(uint32_t));
+    touch_log_t tl = {calloc(n, 1), n};
+    assert_non_null(before);
+    assert_non_null(tl.seen);
+    size_t done = 0;
+    for (size_t k = 0; done < n; k++) {
+        size_t want = sizes[k % (sizeof(sizes) / sizeof(sizes[0]))];
+        if (want > n - done) want = n - done;
+        size_t first = bat->n_rows;
+        for (size_t i = 0; i < want; i++)
+            append_row(bat, vecs + (done + i) * dim);
+        done += want;
+        for (size_t p = 0; p < bat->n_rows; p++)
+            before[p] = MEM_INDEX_ROW(bat, p, degree);
+        memset(tl.seen, 0, n);
+        /* find reads only: the index is unchanged until apply */
+        mem_graph_delta_t d;
+        uint64_t edges0 = bat->graph_edges;
+        assert_int_equal(mem_graph_link_find(bat, first, want, thr, ops, &d), MEM_OK);
+        assert_int_equal(d.n_set, want);
+        assert_int_equal(bat->graph_edges, edges0);
+        for (size_t p = 0; p < bat->n_rows; p++)
+            assert_int_equal(MEM_INDEX_ROW(bat, p, degree), before[p]);
+        assert_int_equal(mem_graph_apply(bat, &d, on_touch, &tl), MEM_OK);
+        mem_graph_delta_free(&d);
+        for (size_t p = 0; p < bat->n_rows; p++)
+            if (MEM_INDEX_ROW(bat, p, degree) != before[p] && !tl.seen[p])
+                fail_msg("%s: pos %zu changed but not reported", ops->name, p);
+        for (size_t p = first; p < first + want; p++)
+            assert_true(tl.seen[p]);
+    }
+    check_same(seq, bat, "sequential vs batch");
+    if (!scale) check_naive(bat, thr, ops);
+
+    /* unlinks: a random third (with duplicates and inactive rows in the list) at once in
+     * one index, one by one in the other; then a batch of one and an empty batch */
+    size_t *rows = malloc(n * sizeof(size_t)), m = 0;
+    assert_non_null(rows);
+    for (size_t p = 0; p < n; p++)
+        if (rng_unit() < 0.33) rows[m++] = p;
+    if (m > 2) rows[m - 1] = rows[0]; /* a duplicate */
+    assert_int_equal(mem_graph_unlink(seq, n / 2, thr, ops, NULL, NULL), MEM_OK);
+    mem_index_set_flags(seq, n / 2, MEM_ROW_ARCHIVED);
+    assert_int_equal(mem_graph_unlink_batch(bat, (size_t[]){n / 2}, 1, thr, ops, NULL, NULL),
+                     MEM_OK);
+    mem_index_set_flags(bat, n / 2, MEM_ROW_ARCHIVED);
+    /* n / 2 is archived in both by now: listed again, it is ignored */
+    if (m) rows[m / 2] = n / 2;
+    for (size_t p = 0; p < n; p++)
+        before[p] = MEM_INDEX_ROW(bat, p, degree);
+    memset(tl.seen, 0, n);
+    for (size_t i = 0; i < m; i++)
+        if (MEM_INDEX_ROW(seq, rows[i], flags) == 0) {
+            assert_int_equal(mem_graph_unlink(seq, rows[i], thr, ops, NULL, NULL), MEM_OK);
+            mem_index_set_flags(seq, rows[i], MEM_ROW_SUPERSEDED);
+        }
+    assert_int_equal(mem_graph_unlink_batch(bat, rows, m, thr, ops, on_touch, &tl), MEM_OK);
+    for (size_t p = 0; p < n; p++)
+        if (MEM_INDEX_ROW(bat, p, degree) != before[p] && !tl.seen[p])
+            fail_msg("%s: unlink: pos %zu changed but not reported", ops->name, p);
+    for (size_t i = 0; i < m; i++) {
+        assert_int_equal(MEM_INDEX_ROW(bat, rows[i], degree), 0);
+        if (MEM_INDEX_ROW(bat, rows[i], flags) == 0)
+            mem_index_set_flags(bat, rows[i], MEM_ROW_SUPERSEDED);
+    }
+    assert_int_equal(mem_graph_unlink_batch(bat, rows, 0, thr, ops, NULL, NULL), MEM_OK);
+    check_same(seq, bat, "sequential vs batch unlink");
+    for (size_t i = 0; i < m; i++)
+        mem_index_set_flags(reb, rows[i], MEM_ROW_SUPERSEDED);
+    mem_index_set_flags(reb, n / 2, MEM_ROW_ARCHIVED);
+    assert_int_equal(mem_graph_rebuild(reb, thr, ops), MEM_OK);
+    check_same(reb, bat, "rebuild vs batch unlink");
+    if (!scale) check_naive(bat, thr, ops);
+
+    /* a batch appended after the unlinks links against the remaining active rows only */
+    size_t first = bat->n_rows;
+    for (size_t i = 0; i < 40; i++) {
+        append_row(bat, vecs + ((i * 13) % n) * dim);
+        size_t pos = append_row(seq, vecs + ((i * 13) % n) * dim);
+        assert_int_equal(mem_graph_link(seq, pos, thr, ops, NULL, NULL), MEM_OK);
+    }
+    mem_index_set_flags(bat, first + 5, MEM_ROW_ARCHIVED); /* an inactive new row: skipped */
+    assert_int_equal(mem_graph_unlink(seq, first + 5, thr, ops, NULL, NULL), MEM_OK);
+    mem_index_set_flags(seq, first + 5, MEM_ROW_ARCHIVED);
+    assert_int_equal(mem_graph_link_batch(bat, first, 40, thr, ops, NULL, NULL), MEM_OK);
+    check_same(seq, bat, "batch after unlinks");
+
+    free(rows);
+    free(before);
+    free(tl.seen);
+    free(vecs);
+    mem_index_free(seq);
+    mem_index_free(bat);
+    mem_index_free(reb);
+}
+
+/* batch link == sequential links == rebuild, then batch unlink == sequential unlinks, on
+ * every kernel table, with and without the int8 skip. */
+static void test_batches(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x1d8e4e27c47d124full) | 1;
+    for (int t = 0; t <= MEM_VEC_ISA_COUNT; t++) {
+        const mem_vec_ops_t *tab = table_at(t);
+        if (!tab) continue;
+        mem_vec_ops_t no_i8 = *tab;
+        no_i8.dot_rows_i8 = NULL;
+        const mem_vec_ops_t *variants[2] = {tab, &no_i8};
+        for (int v = 0; v < 2; v++) {
+            const mem_vec_ops_t *ops = variants[v];
+            batch_case(ops, 16, 700, 0.55f, false, false);
+            batch_case(ops, 37, 600, 0.3f, false, true);   /* odd dim, a tie */
+            batch_case(ops, 384, 520, 0.55f, false, true); /* the bench's dim, a tie */
+            batch_case(ops, 768, 600, 0.5f, false, true);  /* 513 rows: two tiles (int8 too) */
+            batch_case(ops, 5, 400, 0.8f, false, false);   /* dense: large degrees */
+            batch_case(ops, 24, 500, 0.9f, true, false);   /* rows are not unit vectors */
+            batch_case(ops, 64, 300, -0.1f, false, false); /* nearly complete */
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_sequences),
         cmocka_unit_test(test_without_histogram),
         cmocka_unit_test(test_tcd_figures),
+        cmocka_unit_test(test_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

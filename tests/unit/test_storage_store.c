@@ -496,6 +496,233 @@ static void test_batch_atomic_and_supersedes(void **state)
     mem_store_close(st);
 }
 
+/* One insert op of 701 members spanning three blocks, linked as one graph batch: members
+ * supersede earlier members and stored rows (one target twice, one member repeated). The
+ * degrees equal a rebuild, reach SQLite in the same transaction and survive a restart. */
+static void test_big_batch_with_supersedes(void **state)
+{
+    (void)state;
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[701];
+    static char ids[701][16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "p%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 100 + i, .cluster = i % 4};
+    }
+    assert_int_equal(insert_n(st, "bb", specs, 300, true, 5000), MEM_OK);
+    assert_degrees_match_rebuild(st, "bb");
+
+    static char targets[701][16];
+    int n_distinct = 0;
+    for (int i = 0; i < 700; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "q%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i, .cluster = i % 5};
+        int k = 0;
+        if (i % 5 == 4) { /* an earlier member of this batch */
+            specs[i].sup[k++] = ids[i - 3];
+            n_distinct++;
+        }
+        if (i % 7 == 6) { /* a stored row (p000..p299, each at most once) */
+            snprintf(targets[i], sizeof(targets[i]), "p%03d", (i * 3) % 300);
+            specs[i].sup[k++] = targets[i];
+        }
+    }
+    /* q050 and q060 both supersede p010 (not a target above: 3i % 300 is a multiple of 3) */
+    specs[50].sup[2] = "p010";
+    specs[60].sup[2] = "p010";
+    specs[700] = specs[10]; /* the same member again: identical, kept once */
+    /* distinct stored targets: count them */
+    static char seen[300];
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < 700; i++)
+        for (int k = 0; k < 3; k++)
+            if (specs[i].sup[k] && specs[i].sup[k][0] == 'p') {
+                int t = atoi(specs[i].sup[k] + 1);
+                if (!seen[t]) n_distinct++;
+                seen[t] = 1;
+            }
+    /* make the sup arrays contiguous (prep_insert stops at the first NULL) */
+    for (int i = 0; i < 701; i++) {
+        const char *c[3];
+        int k = 0;
+        for (int j = 0; j < 3; j++)
+            if (specs[i].sup[j]) c[k++] = specs[i].sup[j];
+        for (int j = 0; j < 3; j++)
+            specs[i].sup[j] = j < k ? c[j] : NULL;
+    }
+    mem_store_ns_stats_t s0 = stats(st, "bb");
+    assert_int_equal(insert_n(st, "bb", specs, 701, true, 5000), MEM_OK);
+    assert_true(last_op.created);
+    assert_true(outs[700].existed);
+    assert_int_equal(outs[700].seq, outs[10].seq);
+    assert_int_equal(outs[699].seq, 1000);
+    mem_store_ns_stats_t s1 = stats(st, "bb");
+    assert_int_equal(s1.count, 1000);
+    assert_int_equal(s1.superseded, n_distinct);
+    assert_true(s1.graph_edges > s0.graph_edges);
+    assert_degrees_match_rebuild(st, "bb");
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "bb", "p010", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "q060");
+    mem_store_segment_free(seg);
+    assert_int_equal(mem_store_get(st, "bb", "q001", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "q004");
+    mem_store_segment_free(seg);
+
+    /* a compaction of many rows at once, then a restart: the same degrees from SQLite */
+    static const char *ev[200];
+    for (int i = 0; i < 200; i++)
+        ev[i] = ids[(i * 3) % 700];
+    ev[199] = ev[0]; /* listed twice */
+    assert_int_equal(compact_ids(st, "bb", ev, 200, false), MEM_OK);
+    assert_true(last_op.n_applied > 0 && last_op.n_applied < 200);
+    assert_degrees_match_rebuild(st, "bb");
+    static row_snap_t before[1000], after[1000];
+    size_t nb = snapshot(st, "bb", before, 1000);
+    mem_store_ns_stats_t s2 = stats(st, "bb");
+    mem_store_close(st);
+    st = open_default();
+    size_t na = snapshot(st, "bb", after, 1000);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree);
+    }
+    mem_store_ns_stats_t s3 = stats(st, "bb");
+    assert_int_equal(s2.graph_edges, s3.graph_edges);
+    assert_int_equal(s2.superseded, s3.superseded);
+    assert_int_equal(s2.archived, s3.archived);
+    assert_degrees_match_rebuild(st, "bb");
+    mem_store_close(st);
+}
+
+/* ---- one group mixing small inserts (linked at the group's end, in one batch) with ops
+ * that need the graph first: supersede, delete, compaction, a big batch ---- */
+typedef struct gop {
+    mem_store_op_t op;
+    mem_store_seg_in_t seg[40];
+    mem_store_seg_out_t out[40];
+    float v[40][DIM];
+    char ids[40][16];
+    const char *sup[2];
+    const char *evict[3];
+} gop_t;
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open, gate_entered;
+static void hold_done(mem_store_op_t *op, void *ud)
+{
+    (void)op;
+    (void)ud;
+    pthread_mutex_lock(&gate_mu);
+    gate_entered = 1;
+    pthread_cond_broadcast(&gate_cv);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static void gop_insert(gop_t *g, const char *ns, const char *prefix, int n, int cluster0)
+{
+    memset(g, 0, sizeof(*g));
+    for (int i = 0; i < n; i++) {
+        snprintf(g->ids[i], sizeof(g->ids[i]), "%s%d", prefix, i);
+        memcpy(g->seg[i].id, g->ids[i], strlen(g->ids[i]) + 1);
+        vec_for(g->v[i], g->ids[i], cluster0 + i % 3);
+        g->seg[i].vec = g->v[i];
+    }
+    g->op.kind = MEM_STORE_OP_INSERT;
+    snprintf(g->op.ns, sizeof(g->op.ns), "%s", ns);
+    g->op.dim = DIM;
+    g->op.now_ms = 7000;
+    g->op.segs = g->seg;
+    g->op.outs = g->out;
+    g->op.n_segs = (size_t)n;
+    g->op.batch = n > 1;
+}
+
+static void test_group_links_small_inserts_once(void **state)
+{
+    (void)state;
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[40];
+    static char ids[40][16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "base%d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .cluster = i % 3};
+    }
+    assert_int_equal(insert_n(st, "g", specs, 40, true, 5000), MEM_OK);
+
+    static gop_t ops[12];
+    gate_open = gate_entered = 0;
+    gop_insert(&ops[0], "other", "gate", 1, 0); /* its group holds the writer */
+    assert_int_equal(mem_store_submit(st, &ops[0].op, hold_done, NULL), MEM_OK);
+    pthread_mutex_lock(&gate_mu); /* the writer is in the gate's callback: all that follows */
+    while (!gate_entered)         /* queues up for one group */
+        pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+    gop_insert(&ops[1], "g", "a", 1, 0); /* small: deferred */
+    gop_insert(&ops[2], "g", "b", 1, 1);
+    gop_insert(&ops[3], "g", "c", 1, 2);
+    gop_insert(&ops[4], "g", "d", 1, 0); /* supersedes a deferred row: links first */
+    ops[4].sup[0] = "b0";
+    ops[4].seg[0].supersedes = ops[4].sup;
+    ops[4].seg[0].n_supersedes = 1;
+    gop_insert(&ops[5], "g", "e", 2, 1); /* deferred again */
+    memset(&ops[6], 0, sizeof(ops[6])); /* delete a deferred row */
+    ops[6].op.kind = MEM_STORE_OP_DELETE;
+    snprintf(ops[6].op.ns, sizeof(ops[6].op.ns), "g");
+    snprintf(ops[6].op.id, sizeof(ops[6].op.id), "e1");
+    gop_insert(&ops[7], "g", "f", 1, 2);
+    gop_insert(&ops[8], "g", "big", 30, 0); /* big: links the pending rows and its own */
+    gop_insert(&ops[9], "g", "h", 1, 1);
+    memset(&ops[10], 0, sizeof(ops[10])); /* archive a deferred row and an old one */
+    ops[10].op.kind = MEM_STORE_OP_COMPACT;
+    snprintf(ops[10].op.ns, sizeof(ops[10].op.ns), "g");
+    ops[10].evict[0] = "h0";
+    ops[10].evict[1] = "base3";
+    ops[10].op.evict_ids = ops[10].evict;
+    ops[10].op.n_evict = 2;
+    gop_insert(&ops[11], "g", "i", 3, 2); /* left for the group's end */
+    for (int i = 1; i < 12; i++)
+        assert_int_equal(mem_store_submit(st, &ops[i].op, NULL, NULL), MEM_OK);
+    mem_store_metrics_t m0;
+    mem_store_get_metrics(st, &m0);
+    pthread_mutex_lock(&gate_mu);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+    mem_store_sync(st);
+    mem_store_metrics_t m1;
+    mem_store_get_metrics(st, &m1);
+    assert_int_equal(m1.commits - m0.commits, 1); /* ops 1..11 in one group */
+    for (int i = 1; i < 12; i++)
+        assert_int_equal(ops[i].op.rc, MEM_OK);
+    assert_int_equal(ops[10].op.n_applied, 2);
+    assert_false(exists(st, "g", "e1"));
+    mem_store_ns_stats_t s1 = stats(st, "g");
+    assert_int_equal(s1.superseded, 1);
+    assert_int_equal(s1.archived, 2);
+    assert_true(s1.graph_edges > 0);
+    assert_degrees_match_rebuild(st, "g");
+    static row_snap_t before[100], after[100];
+    size_t nb = snapshot(st, "g", before, 100);
+    mem_store_close(st);
+    st = open_default();
+    size_t na = snapshot(st, "g", after, 100);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree); /* persisted in that group */
+    }
+    assert_int_equal(stats(st, "g").graph_edges, s1.graph_edges);
+    assert_degrees_match_rebuild(st, "g");
+    mem_store_close(st);
+}
+
 static void test_namespaces(void **state)
 {
     mem_store_opts_t o = base_opts();
@@ -1312,6 +1539,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_monotonic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_batch_with_supersedes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_links_small_inserts_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
