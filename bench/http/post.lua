@@ -1,5 +1,8 @@
 -- post.lua - wrk script: POST bodies read from files, round-robin, optional mix.
 -- Env: MNEMOD_BODIES=file1,file2  MNEMOD_PATHS=/p1,/p2  MNEMOD_WEIGHTS=90,10
+-- A body file named "random:DIM" is replaced by a fresh random embedding of DIM floats at
+-- every request, so inserted segments are distinct (identical vectors would make every new
+-- segment a graph neighbour of every stored one, which is no real workload).
 local bodies, paths, weights, total = {}, {}, {}, 0
 local function split(s)
   local t = {}
@@ -9,10 +12,20 @@ end
 local files = split(os.getenv("MNEMOD_BODIES"))
 local ps = split(os.getenv("MNEMOD_PATHS"))
 local ws = split(os.getenv("MNEMOD_WEIGHTS"))
+local function random_body(dim)
+  local t = {}
+  for d = 1, dim do t[d] = string.format("%.4f", math.random() * 2 - 1) end
+  return '{"embedding":[' .. table.concat(t, ",") .. '],"text":"bench memory"}'
+end
 for i, f in ipairs(files) do
-  local h = assert(io.open(f, "rb"))
-  bodies[i] = h:read("*a")
-  h:close()
+  local dim = string.match(f, "^random:(%d+)$")
+  if dim then
+    bodies[i] = tonumber(dim)
+  else
+    local h = assert(io.open(f, "rb"))
+    bodies[i] = h:read("*a")
+    h:close()
+  end
   paths[i] = ps[i] or ps[1]
   weights[i] = tonumber(ws[i] or "1")
   total = total + weights[i]
@@ -20,6 +33,9 @@ end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 local counter = 0
+init = function(args)
+  math.randomseed(os.time() + math.floor(os.clock() * 1e6))
+end
 request = function()
   counter = counter + 1
   local pick = counter % total
@@ -27,7 +43,9 @@ request = function()
   for i = 1, #bodies do
     acc = acc + weights[i]
     if pick < acc then
-      return wrk.format("POST", paths[i], nil, bodies[i])
+      local b = bodies[i]
+      if type(b) == "number" then b = random_body(b) end
+      return wrk.format("POST", paths[i], nil, b)
     end
   end
   return wrk.format("POST", paths[1], nil, bodies[1])

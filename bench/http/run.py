@@ -147,9 +147,7 @@ def main():
               f"{res['http_overhead_ratio_c1']}; c=16 p50 {c16} us "
               f"(goal <= 2x in-process + 100 us = {2 * inproc_p50 + 100:.0f} us)")
 
-        single = os.path.join(tmp, "single.json")
-        with open(single, "w") as f:
-            json.dump({"embedding": unit(rng, centres[0]), "text": "one memory"}, f)
+        single = f"random:{DIM}"  # post.lua draws a fresh random embedding per request
         r = wrk(port, 32, [single], ["/v1/namespaces/ins/segments"])
         res["single_insert_c32"] = r
         print(f"single insert c=32  {r['rps']:>9,.0f} segments/s  p50 {r['p50_us']} us  "
