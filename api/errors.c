@@ -8,15 +8,51 @@
 
 #include "api/api_int.h"
 
+/* Error text may quote client bytes (an id, a path) or be cut mid-character by the fixed
+ * buffer; jansson refuses invalid UTF-8, which would turn a 400 into a 503. Replace every
+ * byte that does not start a complete, valid sequence with '?'. */
+static json_t *utf8_string(const char *s)
+{
+    char out[256];
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && o + 5 < sizeof(out)) {
+        size_t len = *p < 0x80         ? 1
+                     : (*p >> 5) == 6  ? 2
+                     : (*p >> 4) == 14 ? 3
+                     : (*p >> 3) == 30 ? 4
+                                       : 0;
+        bool ok = len > 0;
+        for (size_t i = 1; ok && i < len; i++)
+            ok = (p[i] & 0xC0) == 0x80;
+        if (ok && len == 2 && *p < 0xC2) ok = false;                  /* overlong */
+        if (ok && len == 3 && *p == 0xE0 && p[1] < 0xA0) ok = false;  /* overlong */
+        if (ok && len == 3 && *p == 0xED && p[1] >= 0xA0) ok = false; /* surrogate */
+        if (ok && len == 4 &&
+            (*p > 0xF4 || (*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] >= 0x90)))
+            ok = false; /* range */
+        if (!ok) {
+            out[o++] = '?';
+            p++;
+            continue;
+        }
+        memcpy(out + o, p, len);
+        o += len;
+        p += len;
+    }
+    out[o] = '\0';
+    return json_string(out);
+}
+
 json_t *mem_api__enc_error(const mem_err_t *err)
 {
     json_t *e = json_object(), *root = json_object();
     if (!e || !root) goto fail;
     const char *msg = err->msg[0] ? err->msg : mem_err_wire(err->code);
     if (json_object_set_new(e, "code", json_string(mem_err_wire(err->code))) ||
-        json_object_set_new(e, "message", json_string(msg)))
+        json_object_set_new(e, "message", utf8_string(msg)))
         goto fail;
-    if (err->field[0] && json_object_set_new(e, "field", json_string(err->field))) goto fail;
+    if (err->field[0] && json_object_set_new(e, "field", utf8_string(err->field))) goto fail;
     if (err->code == MEM_ENONMONO &&
         (json_object_set_new(e, "last_timestamp", mem_api__enc_ts(err->last_ms)) ||
          json_object_set_new(e, "timestamp", mem_api__enc_ts(err->given_ms))))
