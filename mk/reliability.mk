@@ -36,7 +36,7 @@ soak:
 	@$(MAKE) --no-print-directory FLAVOR=release build/release/mnemod
 	sh scripts/soak.sh build/release/mnemod $(SOAK_SECONDS)
 
-CRASH_CYCLES ?= 20
+CRASH_CYCLES ?= 100
 crash:
 	@$(MAKE) --no-print-directory $(B)/mnemod
-	MNEMOD_CRASH_CYCLES=$(CRASH_CYCLES) python3 tests/e2e/test_crash_cycles.py $(B)/mnemod
+	CRASH_CYCLES=$(CRASH_CYCLES) python3 tests/e2e/test_crash_cycles.py $(B)/mnemod
