@@ -8,7 +8,7 @@
  * supersede, retrieve, compact and delete. The store is reopened from scratch every
  * RESET_EVERY inputs to bound its size (and that reload is itself exercised).
  *
- * Findings: a crash, a leak, a sanitizer report, a 5xx other than 503, a status outside
+ * Findings: a crash, a leak, a sanitizer report, any 5xx, a status outside
  * SPEC section 3, a body that is not JSON, or an error body without code and message.
  */
 #include "tests/fuzz/fuzz_common.h"
@@ -107,7 +107,9 @@ static void on_done(mem_store_op_t *op, void *ud)
 
 static bool known_status(int st)
 {
-    static const int OK[] = {200, 201, 202, 400, 401, 404, 405, 409, 413, 415, 503};
+    /* no 503: the writer is idle and ASan aborts rather than return NULL, so "unavailable"
+     * here can only be a client request mapped to the wrong status */
+    static const int OK[] = {200, 201, 202, 400, 401, 404, 405, 409, 413, 415};
     for (size_t i = 0; i < sizeof(OK) / sizeof(OK[0]); i++)
         if (st == OK[i])
             return true;
