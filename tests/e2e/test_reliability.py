@@ -676,6 +676,83 @@ def test_disk_full_507_reads_keep_working_and_recovery():
                 pass
 
 
+# ------------------------------------------------------------------ corrupt files
+
+def run_binary(args, timeout=30):
+    r = subprocess.run([h.BINARY] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def error_lines(stderr):
+    """The lines that are not routine key=value log events."""
+    return [ln for ln in stderr.splitlines() if ln.strip() and "level=info" not in ln]
+
+
+@test
+def test_corrupt_database_stops_startup_with_one_line():
+    d = tempfile.mkdtemp(prefix="mnemod-corrupt-")
+    try:
+        # 1. not a database at all
+        junk = os.path.join(d, "junk.db")
+        with open(junk, "wb") as f:
+            f.write(random.Random(SEED).randbytes(100000))
+        rc, _, err = run_binary(["--listen", "127.0.0.1:0", "--data", junk])
+        check(rc != 0, "a random file as database: exit status %d" % rc)
+        lines = error_lines(err)
+        eq(len(lines), 1, "one clear line for a non-database file: %r" % lines)
+        check(junk in lines[0], "the line names the file: %r" % lines[0])
+        # 2. a real database with damaged b-tree pages
+        srv = h.Server(datadir=d).start()
+        rng = random.Random(SEED + 8)
+        for b in range(4):
+            expect_ok(srv.insert("c", {"segments": [{"embedding": vec(rng, 32), "text": "t" * 500}
+                                                    for _ in range(200)]}), 201)
+        srv.stop()
+        with open(srv.db, "r+b") as f:
+            size = f.seek(0, 2)
+            check(size > 64 * 1024, "database large enough to damage: %d bytes" % size)
+            for off in range(8 * 4096, 14 * 4096, 512):
+                f.seek(off)
+                f.write(rng.randbytes(256))
+        rc, _, err = run_binary(["--listen", "127.0.0.1:0", "--data", srv.db])
+        check(rc != 0, "a database with damaged pages must not start (exit %d); stderr:\n%s" % (rc, err[-600:]))
+        lines = error_lines(err)
+        eq(len(lines), 1, "one clear line for damaged pages: %r" % lines)
+        check("corrupt" in lines[0].lower() or "check" in lines[0].lower() or "malformed" in lines[0].lower(),
+              "the line says the file is damaged: %r" % lines[0])
+        # 3. an unreadable file (mode 000 does not stop root: only when not root)
+        if os.geteuid() != 0:
+            os.chmod(junk, 0)
+            rc, _, err = run_binary(["--listen", "127.0.0.1:0", "--data", junk])
+            check(rc != 0 and len(error_lines(err)) == 1, "unreadable file: %d %r" % (rc, err))
+    finally:
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@test
+def test_check_flag_runs_a_full_integrity_check():
+    """Issue 5: `mnemod --check` runs a full integrity check of the data file and exits:
+    0 and a short report on a sound file, non-zero and one line on a damaged one."""
+    d = tempfile.mkdtemp(prefix="mnemod-check-")
+    try:
+        srv = h.Server(datadir=d).start()
+        expect_ok(srv.insert("c", {"embedding": [1, 0, 0]}), 201)
+        srv.stop()
+        rc, out, err = run_binary(["--check", "--data", srv.db])
+        eq(rc, 0, "--check on a sound file: stdout %r stderr %r" % (out[-300:], err[-300:]))
+        with open(srv.db, "r+b") as f:
+            f.seek(2 * 4096)
+            f.write(b"\xff" * 4096)
+        rc, out, err = run_binary(["--check", "--data", srv.db])
+        check(rc not in (0, 2), "--check on a damaged file must fail with a storage status, got %d: %r"
+              % (rc, err[-300:]))
+    finally:
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # ------------------------------------------------------------------ malformed bytes (fuzz regression)
 
 @test
