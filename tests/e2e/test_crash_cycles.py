@@ -85,11 +85,12 @@ class Worker(threading.Thread):
     """Runs one stream of operations until stopped or the server dies. Every operation is
     logged before it is sent: [kind, payload, status or None, response body]."""
 
-    def __init__(self, port, ns, tag, rng, explicit_ts=None, compactor=False, cap=400):
+    def __init__(self, port, ns, tag, rng, explicit_ts=None, compactor=False, dropper=False, cap=400):
         super().__init__(daemon=True)
         self.port, self.ns, self.tag, self.rng = port, ns, tag, rng
         self.ts = explicit_ts
         self.compactor = compactor
+        self.dropper = dropper
         self.cap = cap
         self.log = []
         self.stop = threading.Event()
@@ -117,6 +118,9 @@ class Worker(threading.Thread):
                     if not self.compact(c):
                         return
                     time.sleep(self.rng.uniform(0.0, 0.05))
+                elif self.dropper:
+                    if not self.drop_step(c):
+                        return
                 elif not self.step(c):
                     return
                 else:
@@ -135,6 +139,29 @@ class Worker(threading.Thread):
         if st not in (200, 404):
             self.unexpected.append("compact: %s %s" % (st, body))
         self.n += 1
+        return True
+
+    def drop_step(self, c):
+        """Insert small batches into the namespace and drop it now and then."""
+        if self.rng.random() < 0.25:
+            entry = ["drop", None, None, None]
+            self.log.append(entry)
+            st, body = c.call("DELETE", "/v1/namespaces/%s" % self.ns)
+            entry[2], entry[3] = st, body
+            if st is None:
+                return False
+            if st not in (200, 404):
+                self.unexpected.append("drop: %s %s" % (st, body))
+            return True
+        segs = [self.new_seg() for _ in range(self.rng.randint(1, 5))]
+        entry = ["ins", segs, None, None]
+        self.log.append(entry)
+        st, resp = c.call("POST", "/v1/namespaces/%s/segments" % self.ns, {"segments": segs})
+        entry[2], entry[3] = st, resp
+        if st is None:
+            return False
+        if st not in (201, 503):
+            self.unexpected.append("insert: %s %s" % (st, resp))
         return True
 
     def step(self, c):
@@ -404,6 +431,44 @@ def verify_ns(srv, ns, workers, what, stats_out):
     return n, rows
 
 
+def verify_drops(srv, ns, worker, what):
+    """Inserts and namespace drops: after the last acknowledged drop only later batches
+    count; the one in flight at the kill is all or nothing; a namespace re-created after a
+    drop starts at seq 1."""
+    log = worker.log
+    last_drop = max([i for i, e in enumerate(log) if e[0] == "drop" and e[2] in (200, 404)], default=-1)
+    for i, e in enumerate(log):
+        if e[0] != "ins" or e[2] != 201:
+            continue
+        j = i - 1
+        while j >= 0 and log[j][0] == "ins" and log[j][2] == 503:
+            j -= 1
+        if j < 0 or log[j][0] == "drop":
+            eq(min(r["seq"] for r in e[3]["inserted"]), 1, "%s: first seq of a new namespace" % what)
+    inflight = log[-1] if log and log[-1][2] is None else None
+    expect = []
+    for e in log[last_drop + 1:]:
+        if e[0] == "ins" and e[2] == 201:
+            expect.extend(s["id"] for s in e[1])
+    ids = [s["id"] for e in log if e[0] == "ins" for s in e[1]]
+    present = set(fetch(srv, ns, ids))
+    if inflight is not None and inflight[0] == "drop" and not present:
+        return len(expect), 1          # the drop in flight was applied
+    missing = [i for i in expect if i not in present]
+    check(not missing, "%s: acknowledged after the last drop but missing: %s" % (what, missing[:5]))
+    extra = present - set(expect)
+    if inflight is not None and inflight[0] == "ins":
+        batch = {s["id"] for s in inflight[1]}
+        check(not extra or extra == batch, "%s: in-flight batch half present or stale ids: %s"
+              % (what, sorted(extra)[:5]))
+    else:
+        check(not extra, "%s: ids from before an acknowledged drop are back: %s" % (what, sorted(extra)[:5]))
+    st, _, stats = srv.ns_stats(ns)
+    if present:
+        eq(expect_ok((st, None, stats), 200, "%s: stats" % what)["count"], len(present), "%s: count" % what)
+    return len(expect), sum(1 for e in log if e[0] == "drop" and e[2] == 200)
+
+
 def snapshot(srv, ns):
     st, _, stats = srv.ns_stats(ns)
     if st == 404:
@@ -420,7 +485,7 @@ def test_crash_cycles():
     srv = h.Server().start()
     done = {}           # ns -> snapshot after its verification
     totals = {"acked": 0, "unacked": 0, "deleted": 0, "superseded": 0, "archived": 0, "queries": 0,
-              "inflight_cmp": 0, "graph_exact": 0, "absent_ok": 0}
+              "inflight_cmp": 0, "graph_exact": 0, "absent_ok": 0, "drops": 0, "drop_acked": 0}
     t_start = time.monotonic()
     try:
         for c in range(CYCLES):
@@ -430,7 +495,9 @@ def test_crash_cycles():
                   Worker(srv.port, live, "c%dw1" % c, random.Random(rng.random())),
                   Worker(srv.port, hist, "c%dh" % c, random.Random(rng.random()), explicit_ts=base),
                   Worker(srv.port, live, "c%dk" % c, random.Random(rng.random()), compactor=True,
-                         cap=10 ** 6)]
+                         cap=10 ** 6),
+                  Worker(srv.port, "cc%d_drop" % c, "c%dd" % c, random.Random(rng.random()),
+                         dropper=True, cap=10 ** 6)]
             for w in ws:
                 w.start()
             time.sleep(rng.uniform(0.1, 1.0))
@@ -442,11 +509,15 @@ def test_crash_cycles():
                       % (c, w.unexpected[:3]))
             if ws[3].log and ws[3].log[-1][2] is None:
                 totals["inflight_cmp"] += 1
+            # verified before anything else reads the namespace
             srv.start()
+            n_ok, n_drops = verify_drops(srv, "cc%d_drop" % c, ws[4], "cycle %d drop" % c)
+            totals["drops"] += n_drops
+            totals["drop_acked"] += n_ok
             # 7. earlier cycles untouched
             for ns, snap in done.items():
                 eq(snapshot(srv, ns), snap, "cycle %d: %s changed after a restart" % (c, ns))
-            for ns, workers in ((live, ws[:2] + ws[3:]), (hist, ws[2:3])):
+            for ns, workers in ((live, [ws[0], ws[1], ws[3]]), (hist, [ws[2]])):
                 stats = {}
                 n, rows = verify_ns(srv, ns, workers, "cycle %d %s" % (c, ns), stats)
                 for k in totals:
@@ -460,11 +531,12 @@ def test_crash_cycles():
               "(%d more absent with their delete in flight), %d superseded and %d archived checked, "
               "a compaction in flight at %d kills, graph exact in %d/%d namespaces (bounds "
               "otherwise), %d retrieves equal to the scalar reference, monotonic seq/clock "
-              "after every restart, %d earlier namespaces unchanged"
+              "after every restart, %d acknowledged namespace drops and %d segments inserted after "
+              "them exact, %d earlier namespaces unchanged"
               % (CYCLES, elapsed, SEED, totals["acked"], totals["unacked"], totals["deleted"],
                  totals["absent_ok"], totals["superseded"], totals["archived"],
                  totals["inflight_cmp"], totals["graph_exact"], 2 * CYCLES, totals["queries"],
-                 len(done)))
+                 totals["drops"], totals["drop_acked"], len(done)))
         srv.stop()
     finally:
         srv.cleanup()
