@@ -6,6 +6,8 @@
 local ns = os.getenv("SOAK_NS") or "soak"
 local keep = tonumber(os.getenv("SOAK_KEEP") or "3000")
 local dim = 64
+-- SOAK_MIX=read: retrieves and dry-run compactions only (no data growth at all)
+local readonly = os.getenv("SOAK_MIX") == "read"
 local threads = {}
 local counter, tid = 0, 0
 
@@ -30,8 +32,9 @@ request = function()
   if m == 0 then
     return wrk.format("POST", "/v1/namespaces/" .. ns .. "/compact",
       {["Content-Type"] = "application/json"},
-      string.format('{"target":%d,"purge":true}', keep))
-  elseif m % 3 == 0 then
+      string.format('{"target":%d,"purge":%s,"dry_run":%s}', keep, readonly and "false" or "true",
+        readonly and "true" or "false"))
+  elseif m % 3 == 0 and not readonly then
     local body = string.format('{"id":"t%d-%d","embedding":%s,"source":"soak"%s}', tid, counter, vec(),
       (counter % 2 == 0) and ',"text":"soak memory number ' .. counter .. '"' or "")
     return wrk.format("POST", "/v1/namespaces/" .. ns .. "/segments",
