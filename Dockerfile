@@ -6,6 +6,8 @@
 #   docker run -d -p 6636:6636 -v mnemod-data:/data -e MEMU_RECENCY_HALF_LIFE=90 mnemod
 #
 # Every MNEMOD_* / MEMU_* variable and every flag works (flags go after the image name).
+# Online backup into the volume:  docker exec CONTAINER mnemod backup /data/backup.db
+# Tested with podman (no Docker engine needed): make docker-test
 
 FROM debian:bookworm-slim AS build
 ENV DEBIAN_FRONTEND=noninteractive

@@ -39,6 +39,7 @@ typedef struct mem_api_resp {
     const char *content_type; /* static */
     int retry_after_s;        /* > 0: send Retry-After */
     const char *allow;        /* static; non-NULL: send "Allow: <this>" (405 answers) */
+    double scanned_fraction;  /* retrieve: segments scored / stored (for metrics), else 0 */
     char route[48];           /* route label for metrics: "retrieve", "segments", ... */
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;

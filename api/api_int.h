@@ -10,22 +10,22 @@
 #ifndef MEM_API_API_INT_H
 #define MEM_API_API_INT_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "api/api.h"
 #include "core/compact.h"
 #include "core/err.h"
 #include "storage/store.h"
 
-#define MEM_API_MAX_DIM      4096
-#define MEM_API_MAX_TEXT     (1024u * 1024u) /* bytes */
-#define MEM_API_MAX_SOURCE   256             /* bytes */
+#define MEM_API_MAX_DIM        4096
+#define MEM_API_MAX_TEXT       (1024u * 1024u) /* bytes */
+#define MEM_API_MAX_SOURCE     256             /* bytes */
 #define MEM_API_MAX_SUPERSEDES 1024
-#define MEM_API_MAX_CONTEXT  1024 /* compaction context vectors */
-#define MEM_API_JSON_FLAGS   (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9))
+#define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
 
 /* ---- pool: every allocation of one request ---- */
 typedef struct mem_api__pool {
@@ -50,10 +50,10 @@ typedef enum mem_api__route_kind {
 
 typedef struct mem_api__route {
     mem_api__route_kind_t kind;
-    const char *label;                   /* metrics label, static */
-    const char *allow;                   /* allowed methods, static ("GET, PUT, DELETE") */
-    char ns[MEM_STORE_NS_MAX + 1];       /* when the route has one */
-    char id[MEM_STORE_ID_MAX + 1];       /* percent-decoded, when the route has one */
+    const char *label;             /* metrics label, static */
+    const char *allow;             /* allowed methods, static ("GET, PUT, DELETE") */
+    char ns[MEM_STORE_NS_MAX + 1]; /* when the route has one */
+    char id[MEM_STORE_ID_MAX + 1]; /* percent-decoded, when the route has one */
 } mem_api__route_t;
 
 /* Match method and raw path. MEM_OK; MEM_ENOTFOUND (unknown path); MEM_EMETHOD (out->allow
@@ -117,8 +117,8 @@ void mem_api__uuid7(int64_t ms, char out[37]);
 typedef struct mem_api__insert_in {
     mem_store_seg_in_t *segs; /* pool */
     size_t n_segs;
-    size_t dim;  /* floats per vector (the namespace's, or fixed by this insert) */
-    bool batch;  /* {"segments":[...]} */
+    size_t dim; /* floats per vector (the namespace's, or fixed by this insert) */
+    bool batch; /* {"segments":[...]} */
 } mem_api__insert_in_t;
 
 /* Insert body (single object or batch). ns_dim is the namespace's dimension, 0 when it
@@ -150,10 +150,15 @@ json_t *mem_api__enc_ts(int64_t ms);
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
-                             size_t scanned, const char *kernel, double took_ms, bool explain);
+                             size_t scanned, const char *kernel, double took_ms, bool explain,
+                             int64_t origin_ms);
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
+/* Compact JSON text of j (keys in insertion order), every real written as the shortest
+ * decimal that reads back as the same double (0.1, not 0.10000000000000001). malloc'd;
+ * NULL on ENOMEM. */
+char *mem_api__dump(const json_t *j);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
 /* The error body of SPEC section 3 for err (new reference). */
@@ -170,8 +175,8 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
 void mem_api__ns_drop(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
 void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                          mem_api_resp_t *resp);
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
-                      bool with_embedding, mem_api_resp_t *resp);
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
+                      mem_api_resp_t *resp);
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp);
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,

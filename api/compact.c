@@ -20,8 +20,7 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
     mem_store_ns_stats_t s;
     int rc = mem_store_ns_stats(ctx->store, ns, &s, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
@@ -34,8 +33,7 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
     size_t n = 0, before = 0;
     rc = mem_store_compact_plan(ctx->store, ns, &in.req, &ids, &n, &before, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
@@ -50,8 +48,7 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
         return;
     }
     mem_store_op_t *op = mem_api__new_op(ctx, resp, MEM_API_P_COMPACT, MEM_STORE_OP_COMPACT, ns);
-    if (!op)
-        return;
+    if (!op) return;
     op->evict_ids = (const char *const *)ids;
     op->n_evict = n;
     op->purge = in.purge;

@@ -7,13 +7,13 @@
  * unset options as null work. Embeddings are normalised here, so everything below api/
  * sees unit vectors.
  */
-#include "api/api_int.h"
-
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "api/api_int.h"
 
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err)
 {
@@ -24,9 +24,9 @@ int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *e
     if (!root)
         return mem_err_set(err, MEM_EJSON, "body: invalid JSON at line %d column %d: %.120s",
                            jerr.line, jerr.column, jerr.text);
-    if (!json_is_object(root)) {
+    if (!json_is_object(root)) { /* well-formed JSON of the wrong shape */
         json_decref(root);
-        return mem_err_set(err, MEM_EJSON, "body: expected a JSON object");
+        return mem_err_set(err, MEM_EINVAL, "body: expected a JSON object");
     }
     *out = root;
     return MEM_OK;
@@ -73,8 +73,8 @@ static int get_int(const json_t *v, const char *field, int64_t lo, int64_t hi, i
                fabs(json_real_value(v)) < 9.0e15) {
         x = (int64_t)json_real_value(v);
     } else {
-        return mem_err_field(err, MEM_EINVAL, field, "%s: expected an integer in %lld..%lld",
-                             field, (long long)lo, (long long)hi);
+        return mem_err_field(err, MEM_EINVAL, field, "%s: expected an integer in %lld..%lld", field,
+                             (long long)lo, (long long)hi);
     }
     if (x < lo || x > hi)
         return mem_err_field(err, MEM_EINVAL, field, "%s: must be in %lld..%lld", field,
@@ -112,8 +112,7 @@ static int get_str(const json_t *v, const char *field, size_t max, const char **
     if (!json_is_string(v))
         return mem_err_field(err, MEM_EINVAL, field, "%s: expected a string", field);
     size_t l = json_string_length(v);
-    if (l == 0)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: empty string", field);
+    if (l == 0) return mem_err_field(err, MEM_EINVAL, field, "%s: empty string", field);
     if (l > max)
         return mem_err_field(err, MEM_EINVAL, field, "%s: longer than %zu bytes", field, max);
     *s = json_string_value(v);
@@ -123,41 +122,39 @@ static int get_str(const json_t *v, const char *field, size_t max, const char **
 
 /* An embedding: 1..4096 finite floats, exactly want_dim of them when want_dim > 0,
  * normalised into a pool array. A size mismatch is dimension_mismatch. */
-static int decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field,
-                      size_t want_dim, float **vec, size_t *dim, mem_err_t *err)
+static int decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field, size_t want_dim,
+                      float **vec, size_t *dim, mem_err_t *err)
 {
     if (!json_is_array(arr))
         return mem_err_field(err, MEM_EINVAL, field, "%s: expected an array of numbers", field);
     size_t n = json_array_size(arr);
     if (n == 0 || n > MEM_API_MAX_DIM)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu",
-                             field, MEM_API_MAX_DIM, n);
-    if (want_dim && n != want_dim)
-        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
-                             want_dim, n);
-    float *v = mem_api__palloc(pool, n * sizeof(float));
-    if (!v)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu", field,
+                             MEM_API_MAX_DIM, n);
+    /* Element types first: an array of arrays is a wrong type, not a wrong size. */
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i); /* borrowed */
         double d = json_number_value(x);
         if (!json_is_number(x) || !isfinite(d) || fabs(d) > FLT_MAX)
-            return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field,
-                                 i);
-        v[i] = (float)d;
+            return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
     }
+    if (want_dim && n != want_dim)
+        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                             want_dim, n);
+    float *v = mem_api__palloc(pool, n * sizeof(float));
+    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)json_number_value(json_array_get(arr, i));
     if (mem_vec_normalize(v, n) != 0)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised",
-                             field);
+        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
     *vec = v;
     *dim = n;
     return MEM_OK;
 }
 
 /* Embed text with the built-in embedder into a pool vector of cfg->embed_dim floats. */
-static int embed_text(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const char *text,
-                      size_t len, const char *field, size_t want_dim, float **vec, size_t *dim,
-                      mem_err_t *err)
+static int embed_text(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const char *text, size_t len,
+                      const char *field, size_t want_dim, float **vec, size_t *dim, mem_err_t *err)
 {
     size_t edim = ctx->cfg->embed_dim;
     if (want_dim && want_dim != edim)
@@ -166,8 +163,7 @@ static int embed_text(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const cha
                              "dim %zu; send an embedding",
                              field, edim, want_dim);
     float *v = mem_api__palloc(pool, edim * sizeof(float));
-    if (!v)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     if (mem_api__embed(text, len, v, edim) != MEM_OK)
         return mem_err_field(err, MEM_EINVAL, field,
                              "%s: nothing to embed (no words); send an embedding", field);
@@ -189,12 +185,10 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     int rc;
     size_t l;
     const char *s;
-    if ((rc = mem_api__check_keys(o, SEG_KEYS, prefix, err)) != MEM_OK)
-        return rc;
+    if ((rc = mem_api__check_keys(o, SEG_KEYS, prefix, err)) != MEM_OK) return rc;
     if ((v = opt(o, "id"))) {
         fname(f, sizeof(f), prefix, "id");
-        if ((rc = get_str(v, f, MEM_STORE_ID_MAX, &s, &l, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_str(v, f, MEM_STORE_ID_MAX, &s, &l, err)) != MEM_OK) return rc;
         memcpy(seg->id, s, l);
         seg->id[l] = '\0';
     }
@@ -213,8 +207,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     size_t n = 0;
     if ((v = opt(o, "embedding"))) {
         fname(f, sizeof(f), prefix, "embedding");
-        if ((rc = decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK)
-            return rc;
+        if ((rc = decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
     } else if (seg->text) {
         fname(f, sizeof(f), prefix, "text");
         if ((rc = embed_text(ctx, pool, seg->text, seg->text_len, f, *dim, &vec, &n, err)) !=
@@ -228,8 +221,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     *dim = n;
     if ((v = opt(o, "timestamp"))) {
         fname(f, sizeof(f), prefix, "timestamp");
-        if ((rc = mem_api__decode_ts(v, f, &seg->ts_ms, err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__decode_ts(v, f, &seg->ts_ms, err)) != MEM_OK) return rc;
         int64_t now = ctx->now_ms();
         double limit = (double)now + ctx->cfg->max_future_skew_s * 1000.0;
         if ((double)seg->ts_ms > limit) {
@@ -242,12 +234,10 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
         }
         seg->ts_given = true;
     }
-    if (!seg->id[0])
-        mem_api__uuid7(seg->ts_given ? seg->ts_ms : ctx->now_ms(), seg->id);
+    if (!seg->id[0]) mem_api__uuid7(seg->ts_given ? seg->ts_ms : ctx->now_ms(), seg->id);
     if ((v = opt(o, "source"))) {
         fname(f, sizeof(f), prefix, "source");
-        if ((rc = get_str(v, f, MEM_API_MAX_SOURCE, &s, &l, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_str(v, f, MEM_API_MAX_SOURCE, &s, &l, err)) != MEM_OK) return rc;
         if (!(seg->source = mem_api__pstrndup(pool, s, l)))
             return mem_err_set(err, MEM_ENOMEM, "out of memory");
         seg->source_len = l;
@@ -256,14 +246,12 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
         fname(f, sizeof(f), prefix, "metadata");
         if (!json_is_object(v))
             return mem_err_field(err, MEM_EINVAL, f, "%s: expected a JSON object", f);
-        char *m = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (!m)
-            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        char *m = mem_api__dump(v);
+        if (!m) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         l = strlen(m);
         seg->metadata = mem_api__pstrndup(pool, m, l);
         free(m);
-        if (!seg->metadata)
-            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        if (!seg->metadata) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         seg->metadata_len = l;
     }
     if ((v = opt(o, "supersedes"))) {
@@ -275,8 +263,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
             return mem_err_field(err, MEM_EINVAL, f, "%s: more than %d ids", f,
                                  MEM_API_MAX_SUPERSEDES);
         const char **ids = mem_api__palloc(pool, (ns ? ns : 1) * sizeof(char *));
-        if (!ids)
-            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        if (!ids) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         for (size_t i = 0; i < ns; i++) {
             char fi[96];
             snprintf(fi, sizeof(fi), "%s[%zu]", f, i);
@@ -305,8 +292,7 @@ static int cmp_idx_by_id(const void *a, const void *b, void *segs)
 /* qsort has no context argument in C11: a small insertion-merge sort of indices. */
 static void sort_idx(size_t *idx, size_t *tmp, size_t n, const mem_store_seg_in_t *segs)
 {
-    if (n < 2)
-        return;
+    if (n < 2) return;
     size_t h = n / 2;
     sort_idx(idx, tmp, h, segs);
     sort_idx(idx + h, tmp, n - h, segs);
@@ -329,22 +315,19 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
     size_t n = 1;
     int rc;
     if (batch) {
-        if ((rc = mem_api__check_keys(root, BATCH_KEYS, "", err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__check_keys(root, BATCH_KEYS, "", err)) != MEM_OK) return rc;
         if (!json_is_array(arr))
             return mem_err_field(err, MEM_EINVAL, "segments",
                                  "segments: expected an array of segment objects");
         n = json_array_size(arr);
-        if (n == 0)
-            return mem_err_field(err, MEM_EINVAL, "segments", "segments: empty batch");
+        if (n == 0) return mem_err_field(err, MEM_EINVAL, "segments", "segments: empty batch");
         if (n > ctx->cfg->max_batch)
             return mem_err_field(err, MEM_EINVAL, "segments",
                                  "segments: batch of %zu exceeds the maximum of %zu", n,
                                  ctx->cfg->max_batch);
     }
     mem_store_seg_in_t *segs = mem_api__palloc(pool, n * sizeof(*segs));
-    if (!segs)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!segs) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t dim = ns_dim;
     for (size_t i = 0; i < n; i++) {
         const json_t *o = batch ? json_array_get(arr, i) : root;
@@ -357,12 +340,10 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
                 return mem_err_field(err, MEM_EINVAL, f, "%s: expected an object", f);
             }
         }
-        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], err)) != MEM_OK)
-            return rc;
+        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], err)) != MEM_OK) return rc;
         /* timestamps given in a batch must not go backwards (ties allowed) */
         for (size_t j = i; j-- > 0 && segs[i].ts_given;) {
-            if (!segs[j].ts_given)
-                continue;
+            if (!segs[j].ts_given) continue;
             if (segs[i].ts_ms < segs[j].ts_ms) {
                 char f[48], a[32], b[32];
                 snprintf(f, sizeof(f), "segments[%zu].timestamp", i);
@@ -381,8 +362,7 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
     }
     if (n > 1) { /* the same id twice in one batch is a client mistake */
         size_t *idx = mem_api__palloc(pool, 2 * n * sizeof(size_t));
-        if (!idx)
-            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        if (!idx) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++)
             idx[i] = i;
         sort_idx(idx, idx + n, n, segs);
@@ -390,7 +370,7 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
             if (strcmp(segs[idx[i]].id, segs[idx[i - 1]].id) == 0) {
                 char f[48];
                 snprintf(f, sizeof(f), "segments[%zu].id", idx[i]);
-                return mem_err_field(err, MEM_EINVAL, f, "%s: same id as segments[%zu]", f,
+                return mem_err_field(err, MEM_EDUPID, f, "%s: same id as segments[%zu]", f,
                                      idx[i - 1]);
             }
     }
@@ -428,14 +408,12 @@ static int decode_decay(const json_t *v, mem_decay_t *d, mem_err_t *err)
     if (json_is_object(v)) {
         static const char *const K1[] = {"weibull", NULL}, *const K2[] = {"shape", NULL};
         int rc;
-        if ((rc = mem_api__check_keys(v, K1, "decay.", err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__check_keys(v, K1, "decay.", err)) != MEM_OK) return rc;
         const json_t *w = json_object_get(v, "weibull");
         if (!json_is_object(w))
             return mem_err_field(err, MEM_EINVAL, "decay.weibull",
                                  "decay.weibull: expected {\"shape\": number}");
-        if ((rc = mem_api__check_keys(w, K2, "decay.weibull.", err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__check_keys(w, K2, "decay.weibull.", err)) != MEM_OK) return rc;
         const json_t *sh = json_object_get(w, "shape");
         double shape;
         if (!sh)
@@ -451,11 +429,25 @@ static int decode_decay(const json_t *v, mem_decay_t *d, mem_err_t *err)
                          "decay: expected a string or {\"weibull\":{\"shape\":1.5}}");
 }
 
-static const char *const RETRIEVE_KEYS[] = {
-    "embedding", "query",     "k",         "half_life", "half_life_days", "recency_bias",
-    "decay",     "origin",    "offset",    "coherence_weight", "since", "until",
-    "source",    "as_of",     "min_score", "include_superseded", "include_archived",
-    "explain",   NULL};
+static const char *const RETRIEVE_KEYS[] = {"embedding",
+                                            "query",
+                                            "k",
+                                            "half_life",
+                                            "half_life_days",
+                                            "recency_bias",
+                                            "decay",
+                                            "origin",
+                                            "offset",
+                                            "coherence_weight",
+                                            "since",
+                                            "until",
+                                            "source",
+                                            "as_of",
+                                            "min_score",
+                                            "include_superseded",
+                                            "include_archived",
+                                            "explain",
+                                            NULL};
 
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                              size_t ns_dim, mem_api__retrieve_in_t *out, mem_err_t *err)
@@ -474,16 +466,14 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     p->until_ms = INT64_MAX;
     p->source = -1;
     r.q.record_access = true;
-    if ((rc = mem_api__check_keys(root, RETRIEVE_KEYS, "", err)) != MEM_OK)
-        return rc;
+    if ((rc = mem_api__check_keys(root, RETRIEVE_KEYS, "", err)) != MEM_OK) return rc;
     const json_t *emb = opt(root, "embedding"), *query = opt(root, "query");
     float *vec = NULL;
     size_t n = 0;
     if (emb && query)
         return mem_err_field(err, MEM_EINVAL, "query", "query: give query or embedding, not both");
     if (emb) {
-        if ((rc = decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK)
-            return rc;
+        if ((rc = decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK) return rc;
     } else if (query) {
         const char *s;
         size_t l;
@@ -491,28 +481,27 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
             (rc = embed_text(ctx, pool, s, l, "query", ns_dim, &vec, &n, err)) != MEM_OK)
             return rc;
     } else {
-        return mem_err_field(err, MEM_EINVAL, "query", "query: one of query or embedding is required");
+        return mem_err_field(err, MEM_EINVAL, "query",
+                             "query: one of query or embedding is required");
     }
     p->query = vec;
     r.q.q_dim = n;
     if ((v = opt(root, "k"))) {
-        if ((rc = get_int(v, "k", 1, MEM_SCAN_MAX_K, &i64, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_int(v, "k", 1, MEM_SCAN_MAX_K, &i64, err)) != MEM_OK) return rc;
         p->k = (size_t)i64;
     }
     const json_t *hl = opt(root, "half_life"), *hld = opt(root, "half_life_days");
     if (hl && hld)
         return mem_err_field(err, MEM_EINVAL, "half_life_days",
                              "half_life_days: give half_life or half_life_days, not both");
-    if (hl && (rc = mem_api__decode_duration(hl, "half_life", &p->decay.half_life_s, err)) != MEM_OK)
+    if (hl &&
+        (rc = mem_api__decode_duration(hl, "half_life", &p->decay.half_life_s, err)) != MEM_OK)
         return rc;
     if (hld) {
-        if ((rc = get_num(hld, "half_life_days", 0, 1e6, false, &x, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_num(hld, "half_life_days", 0, 1e6, false, &x, err)) != MEM_OK) return rc;
         p->decay.half_life_s = x * 86400.0;
     }
-    if ((v = opt(root, "decay")) && (rc = decode_decay(v, &p->decay, err)) != MEM_OK)
-        return rc;
+    if ((v = opt(root, "decay")) && (rc = decode_decay(v, &p->decay, err)) != MEM_OK) return rc;
     if ((v = opt(root, "recency_bias"))) {
         if ((rc = get_num(v, "recency_bias", 0, 1, false, &p->decay.recency_bias, err)) != MEM_OK)
             return rc;
@@ -527,33 +516,28 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     bool has_origin = false, has_until = false;
     p->origin_ms = ctx->now_ms();
     if ((v = opt(root, "origin"))) {
-        if ((rc = mem_api__decode_ts(v, "origin", &p->origin_ms, err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__decode_ts(v, "origin", &p->origin_ms, err)) != MEM_OK) return rc;
         has_origin = true;
     }
-    if ((v = opt(root, "since")) && (rc = mem_api__decode_ts(v, "since", &p->since_ms, err)) != MEM_OK)
+    if ((v = opt(root, "since")) &&
+        (rc = mem_api__decode_ts(v, "since", &p->since_ms, err)) != MEM_OK)
         return rc;
     if ((v = opt(root, "until"))) {
-        if ((rc = mem_api__decode_ts(v, "until", &p->until_ms, err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__decode_ts(v, "until", &p->until_ms, err)) != MEM_OK) return rc;
         has_until = true;
     }
     if ((v = opt(root, "as_of"))) {
         int64_t t;
-        if ((rc = mem_api__decode_ts(v, "as_of", &t, err)) != MEM_OK)
-            return rc;
-        if (!has_origin)
-            p->origin_ms = t;
-        if (!has_until)
-            p->until_ms = t;
+        if ((rc = mem_api__decode_ts(v, "as_of", &t, err)) != MEM_OK) return rc;
+        if (!has_origin) p->origin_ms = t;
+        if (!has_until) p->until_ms = t;
     }
     if (p->since_ms != INT64_MIN && p->until_ms != INT64_MAX && p->since_ms > p->until_ms)
         return mem_err_field(err, MEM_EINVAL, "since", "since: later than until");
     if ((v = opt(root, "source"))) {
         const char *s;
         size_t l;
-        if ((rc = get_str(v, "source", MEM_API_MAX_SOURCE, &s, &l, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_str(v, "source", MEM_API_MAX_SOURCE, &s, &l, err)) != MEM_OK) return rc;
         if (!(r.q.source = mem_api__pstrndup(pool, s, l)))
             return mem_err_set(err, MEM_ENOMEM, "out of memory");
         r.q.source_len = l;
@@ -577,9 +561,8 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
 
 /* ---- compact ---- */
 
-static const char *const COMPACT_KEYS[] = {"target",  "ratio",   "policy",          "dry_run",
-                                           "purge",   "weights", "context",         "dedup_threshold",
-                                           NULL};
+static const char *const COMPACT_KEYS[] = {
+    "target", "ratio", "policy", "dry_run", "purge", "weights", "context", "dedup_threshold", NULL};
 
 int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                             size_t ns_dim, mem_api__compact_in_t *out, mem_err_t *err)
@@ -593,24 +576,24 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
     c.req.beta = 0.35;
     c.req.gamma = 0.40;
     c.req.dedup_threshold = 0.02;
-    if ((rc = mem_api__check_keys(root, COMPACT_KEYS, "", err)) != MEM_OK)
-        return rc;
+    if ((rc = mem_api__check_keys(root, COMPACT_KEYS, "", err)) != MEM_OK) return rc;
     const json_t *t = opt(root, "target"), *ra = opt(root, "ratio");
     if (t && ra)
         return mem_err_field(err, MEM_EINVAL, "ratio", "ratio: give target or ratio, not both");
     if (!t && !ra)
-        return mem_err_field(err, MEM_EINVAL, "target", "target: one of target or ratio is required");
+        return mem_err_field(err, MEM_EINVAL, "target",
+                             "target: one of target or ratio is required");
     if (t) {
         int64_t x;
-        if ((rc = get_int(t, "target", 0, INT64_C(1) << 52, &x, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_int(t, "target", 0, INT64_C(1) << 52, &x, err)) != MEM_OK) return rc;
         c.req.has_target = true;
         c.req.target = (size_t)x;
     } else if ((rc = get_num(ra, "ratio", 0, 1, true, &c.req.ratio, err)) != MEM_OK) {
         return rc;
     }
     if ((v = opt(root, "policy"))) {
-        if (!json_is_string(v) || mem_compact_policy_parse(json_string_value(v), &c.req.policy) != 0) {
+        if (!json_is_string(v) ||
+            mem_compact_policy_parse(json_string_value(v), &c.req.policy) != 0) {
             char names[160] = "";
             size_t o = 0;
             for (int i = 0; i < MEM_COMPACT_POLICY_COUNT && o < sizeof(names); i++)
@@ -621,15 +604,13 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
     }
     if ((v = opt(root, "dry_run")) && (rc = get_bool(v, "dry_run", &c.dry_run, err)) != MEM_OK)
         return rc;
-    if ((v = opt(root, "purge")) && (rc = get_bool(v, "purge", &c.purge, err)) != MEM_OK)
-        return rc;
+    if ((v = opt(root, "purge")) && (rc = get_bool(v, "purge", &c.purge, err)) != MEM_OK) return rc;
     if ((v = opt(root, "weights"))) {
         static const char *const WK[] = {"recency", "frequency", "coherence", NULL};
         if (!json_is_object(v))
             return mem_err_field(err, MEM_EINVAL, "weights",
                                  "weights: expected {\"recency\",\"frequency\",\"coherence\"}");
-        if ((rc = mem_api__check_keys(v, WK, "weights.", err)) != MEM_OK)
-            return rc;
+        if ((rc = mem_api__check_keys(v, WK, "weights.", err)) != MEM_OK) return rc;
         const json_t *w;
         if ((w = opt(v, "recency")) &&
             (rc = get_num(w, "weights.recency", 0, 1e6, false, &c.req.alpha, err)) != MEM_OK)
@@ -680,15 +661,12 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
     static const char *const K[] = {"dim", NULL};
     int rc;
     *dim = ctx->cfg->embed_dim;
-    if (!root)
-        return MEM_OK;
-    if ((rc = mem_api__check_keys(root, K, "", err)) != MEM_OK)
-        return rc;
+    if (!root) return MEM_OK;
+    if ((rc = mem_api__check_keys(root, K, "", err)) != MEM_OK) return rc;
     const json_t *v = opt(root, "dim");
     if (v) {
         int64_t x;
-        if ((rc = get_int(v, "dim", 1, MEM_API_MAX_DIM, &x, err)) != MEM_OK)
-            return rc;
+        if ((rc = get_int(v, "dim", 1, MEM_API_MAX_DIM, &x, err)) != MEM_OK) return rc;
         *dim = (size_t)x;
     }
     return MEM_OK;

@@ -5,16 +5,30 @@
  * *_set_new calls release their value even on failure, so a NULL anywhere propagates up
  * without leaking). Timestamps go out as RFC 3339 UTC with milliseconds.
  */
-#include "api/api_int.h"
-
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "api/api_int.h"
 
 json_t *mem_api__enc_ts(int64_t ms)
 {
     char buf[32];
     mem_api__ts_format(ms, buf);
     return json_string(buf);
+}
+
+/* A float32 as the shortest decimal that reads back as the same float (0.6f prints as 0.6,
+ * not 0.600000024), so stored unit vectors and similarities look like what was sent. */
+static json_t *json_f32(float f)
+{
+    char buf[32];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
+        if ((float)strtod(buf, NULL) == f) break;
+    }
+    return json_real(strtod(buf, NULL));
 }
 
 static json_t *str_or_null(const char *s)
@@ -32,20 +46,18 @@ static int set(json_t *obj, const char *key, json_t *value)
  * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped. */
 static int set_metadata(json_t *obj, const char *metadata)
 {
-    if (!metadata)
-        return 0;
+    if (!metadata) return 0;
     json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
-    if (!m)
-        return 0;
+    if (!m) return 0;
     return json_object_set_new(obj, "metadata", m);
 }
 
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
 {
     json_t *o = json_object();
-    if (!o)
-        return NULL;
-    if (set(o, "name", json_string(s->name)) || set(o, "count", json_integer((json_int_t)s->count)) ||
+    if (!o) return NULL;
+    if (set(o, "name", json_string(s->name)) ||
+        set(o, "count", json_integer((json_int_t)s->count)) ||
         set(o, "superseded", json_integer((json_int_t)s->superseded)) ||
         set(o, "archived", json_integer((json_int_t)s->archived)) ||
         set(o, "dim", json_integer((json_int_t)s->dim)) ||
@@ -62,11 +74,9 @@ json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg)
 {
     json_t *o = json_object(), *sup = json_array();
-    if (!o || !sup)
-        goto fail;
+    if (!o || !sup) goto fail;
     for (size_t i = 0; i < seg->n_supersedes; i++)
-        if (json_array_append_new(sup, json_string(seg->supersedes[i])))
-            goto fail;
+        if (json_array_append_new(sup, json_string(seg->supersedes[i]))) goto fail;
     if (set(o, "id", json_string(seg->id)) || set(o, "seq", json_integer(seg->seq)) ||
         set(o, "timestamp", mem_api__enc_ts(seg->ts_ms)) ||
         (seg->text && set(o, "text", json_string(seg->text))) ||
@@ -83,15 +93,13 @@ json_t *mem_api__enc_segment(const mem_store_segment_t *seg)
         goto fail;
     if (seg->embedding) {
         json_t *e = json_array();
-        if (!e)
-            goto fail;
+        if (!e) goto fail;
         for (size_t i = 0; i < seg->dim; i++)
-            if (json_array_append_new(e, json_real((double)seg->embedding[i]))) {
+            if (json_array_append_new(e, json_f32(seg->embedding[i]))) {
                 json_decref(e);
                 goto fail;
             }
-        if (json_object_set_new(o, "embedding", e))
-            goto fail;
+        if (json_object_set_new(o, "embedding", e)) goto fail;
     }
     return o;
 fail:
@@ -100,27 +108,33 @@ fail:
     return NULL;
 }
 
+/* SPEC: age_seconds is |origin - ts| before the offset is taken off. */
+static double age_before_offset(int64_t origin_ms, int64_t ts_ms)
+{
+    int64_t d = origin_ms - ts_ms;
+    return (double)(d < 0 ? -d : d) / 1000.0;
+}
+
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
-                             size_t scanned, const char *kernel, double took_ms, bool explain)
+                             size_t scanned, const char *kernel, double took_ms, bool explain,
+                             int64_t origin_ms)
 {
     json_t *o = json_object(), *arr = json_array();
-    if (!o || !arr)
-        goto fail;
+    if (!o || !arr) goto fail;
     for (size_t i = 0; i < n; i++) {
         const mem_store_result_t *r = &res[i];
         json_t *h = json_object();
-        if (!h || json_array_append_new(arr, h))
-            goto fail;
+        if (!h || json_array_append_new(arr, h)) goto fail;
         if (set(h, "id", json_string(r->id)) || set(h, "seq", json_integer(r->hit.seq)) ||
             set(h, "score", json_real(r->hit.score)) ||
             set(h, "timestamp", mem_api__enc_ts(r->ts_ms)) ||
             (r->text && set(h, "text", json_string(r->text))) ||
             (r->source && set(h, "source", json_string(r->source))) || set_metadata(h, r->metadata))
             goto fail;
-        if (explain && (set(h, "similarity", json_real((double)r->hit.sim)) ||
-                        set(h, "decay", json_real(r->hit.decay)) ||
-                        set(h, "gate", json_real(r->hit.gate)) ||
-                        set(h, "age_seconds", json_real(r->hit.age_s))))
+        if (explain &&
+            (set(h, "similarity", json_f32(r->hit.sim)) ||
+             set(h, "decay", json_real(r->hit.decay)) || set(h, "gate", json_real(r->hit.gate)) ||
+             set(h, "age_seconds", json_real(age_before_offset(origin_ms, r->ts_ms)))))
             goto fail;
     }
     if (set(o, "namespace", json_string(ns)) || set(o, "took_ms", json_real(took_ms)) ||
@@ -141,12 +155,10 @@ fail:
 json_t *mem_api__enc_inserted(const mem_store_op_t *op)
 {
     json_t *o = json_object(), *arr = json_array();
-    if (!o || !arr)
-        goto fail;
+    if (!o || !arr) goto fail;
     for (size_t i = 0; i < op->n_segs; i++) {
         json_t *h = json_object();
-        if (!h || json_array_append_new(arr, h))
-            goto fail;
+        if (!h || json_array_append_new(arr, h)) goto fail;
         if (set(h, "id", json_string(op->segs[i].id)) ||
             set(h, "seq", json_integer(op->outs[i].seq)) ||
             set(h, "timestamp", mem_api__enc_ts(op->outs[i].ts_ms)))
@@ -167,11 +179,9 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
                              char *const *ids, size_t n_ids, double took_ms)
 {
     json_t *o = json_object(), *arr = json_array();
-    if (!o || !arr)
-        goto fail;
+    if (!o || !arr) goto fail;
     for (size_t i = 0; i < n_ids; i++)
-        if (json_array_append_new(arr, json_string(ids[i])))
-            goto fail;
+        if (json_array_append_new(arr, json_string(ids[i]))) goto fail;
     if (set(o, "before", json_integer((json_int_t)before)) ||
         set(o, "after", json_integer((json_int_t)after)) ||
         set(o, "policy", json_string(mem_compact_policy_name(policy))))
@@ -181,8 +191,7 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
         goto fail;
     }
     arr = NULL;
-    if (set(o, "took_ms", json_real(took_ms)))
-        goto fail;
+    if (set(o, "took_ms", json_real(took_ms))) goto fail;
     return o;
 fail:
     json_decref(arr);
@@ -190,9 +199,85 @@ fail:
     return NULL;
 }
 
+/* Shortest "%.{p}g" that reads back as x; integral values below 1e15 keep a fixed form
+ * ("100000.0", not "1e+05"). Always marks a real (".0" or an exponent). */
+static size_t fmt_real(double x, char *out, size_t cap)
+{
+    int l = 0;
+    if (x == floor(x) && fabs(x) < 1e15) {
+        l = snprintf(out, cap, "%.1f", x);
+    } else {
+        for (int p = 1; p <= 17; p++) {
+            l = snprintf(out, cap, "%.*g", p, x);
+            if (strtod(out, NULL) == x) break;
+        }
+        if (!strpbrk(out, ".eE")) l = snprintf(out, cap, "%.17g.0", x);
+    }
+    return l > 0 && (size_t)l < cap ? (size_t)l : 0;
+}
+
+char *mem_api__dump(const json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    if (!s) return NULL;
+    size_t len = strlen(s), cap = len + 64, o = 0;
+    char *out = malloc(cap);
+    if (!out) {
+        free(s);
+        return NULL;
+    }
+    bool in_str = false;
+    for (size_t i = 0; i < len;) {
+        char c = s[i];
+        size_t tok = 1;
+        char num[40];
+        const char *src = s + i;
+        size_t n = 1;
+        if (in_str) {
+            if (c == '\\')
+                tok = n = 2; /* jansson never ends a string with a lone backslash */
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            tok = strspn(s + i, "0123456789+-.eE");
+            n = tok;
+            if (memchr(s + i, '.', tok) || memchr(s + i, 'e', tok) || memchr(s + i, 'E', tok)) {
+                char buf[64];
+                if (tok < sizeof(buf)) {
+                    memcpy(buf, s + i, tok);
+                    buf[tok] = '\0';
+                    size_t l = fmt_real(strtod(buf, NULL), num, sizeof(num));
+                    if (l) {
+                        src = num;
+                        n = l;
+                    }
+                }
+            }
+        }
+        if (o + n + 1 > cap) {
+            cap = (o + n + 1) * 2;
+            char *grown = realloc(out, cap);
+            if (!grown) {
+                free(out);
+                free(s);
+                return NULL;
+            }
+            out = grown;
+        }
+        memcpy(out + o, src, n);
+        o += n;
+        i += tok;
+    }
+    out[o] = '\0';
+    free(s);
+    return out;
+}
+
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)
 {
-    char *s = obj ? json_dumps(obj, MEM_API_JSON_FLAGS) : NULL;
+    char *s = obj ? mem_api__dump(obj) : NULL;
     json_decref(obj);
     if (!s) {
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");

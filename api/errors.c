@@ -1,30 +1,27 @@
 /* errors.c - mem_err_t -> the error body and status of SPEC section 3
  * SPDX-License-Identifier: MIT
  */
-#include "api/api_int.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_int.h"
+
 json_t *mem_api__enc_error(const mem_err_t *err)
 {
     json_t *e = json_object(), *root = json_object();
-    if (!e || !root)
-        goto fail;
+    if (!e || !root) goto fail;
     const char *msg = err->msg[0] ? err->msg : mem_err_wire(err->code);
     if (json_object_set_new(e, "code", json_string(mem_err_wire(err->code))) ||
         json_object_set_new(e, "message", json_string(msg)))
         goto fail;
-    if (err->field[0] && json_object_set_new(e, "field", json_string(err->field)))
-        goto fail;
+    if (err->field[0] && json_object_set_new(e, "field", json_string(err->field))) goto fail;
     if (err->code == MEM_ENONMONO &&
         (json_object_set_new(e, "last_timestamp", mem_api__enc_ts(err->last_ms)) ||
          json_object_set_new(e, "timestamp", mem_api__enc_ts(err->given_ms))))
         goto fail;
-    if (json_object_set_new(root, "error", e))
-        goto fail_root; /* set_new released e */
+    if (json_object_set_new(root, "error", e)) goto fail_root; /* set_new released e */
     return root;
 fail:
     json_decref(e);
@@ -54,12 +51,11 @@ void mem_api_error(mem_api_resp_t *resp, const mem_err_t *err)
     if (err->code == MEM_EBUSY || err->code == MEM_ENOMEM)
         resp->retry_after_s = err->retry_after_s > 0 ? err->retry_after_s : 1;
     json_t *body = mem_api__enc_error(err);
-    char *s = body ? json_dumps(body, MEM_API_JSON_FLAGS) : NULL;
+    char *s = body ? mem_api__dump(body) : NULL;
     json_decref(body);
     if (!s) {
         s = malloc(sizeof(OOM_BODY));
-        if (s)
-            memcpy(s, OOM_BODY, sizeof(OOM_BODY));
+        if (s) memcpy(s, OOM_BODY, sizeof(OOM_BODY));
         resp->status = 503;
         resp->retry_after_s = 1;
     }
@@ -76,7 +72,6 @@ void mem_api__fail(mem_api_resp_t *resp, int code, const char *field, const char
     va_start(ap, fmt);
     vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
     va_end(ap);
-    if (field)
-        snprintf(err.field, sizeof(err.field), "%s", field);
+    if (field) snprintf(err.field, sizeof(err.field), "%s", field);
     mem_api_error(resp, &err);
 }

@@ -8,11 +8,11 @@
  * the REST answer into a tool result once it is final. Every JSON-RPC answer, errors
  * included, is an HTTP 200: MCP clients do not read JSON-RPC errors carried by a 4xx.
  */
-#include "api/api_int.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "api/api_int.h"
 
 #ifndef MNEMOD_VERSION
 #define MNEMOD_VERSION "0.0.0"
@@ -22,13 +22,13 @@
 static const char *const PROTOCOL_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
 #define TS_SCHEMA                                                                                  \
-    "{\"type\":[\"string\",\"number\"],\"description\":\"RFC 3339 with a zone, or Unix "          \
+    "{\"type\":[\"string\",\"number\"],\"description\":\"RFC 3339 with a zone, or Unix "           \
     "seconds\"}"
 #define DUR_SCHEMA                                                                                 \
     "{\"type\":[\"string\",\"number\"],\"description\":\"seconds, or \\\"90d\\\", \\\"36h\\\", "   \
     "\\\"15m\\\", \\\"30s\\\", \\\"2w\\\"\"}"
 #define NS_SCHEMA                                                                                  \
-    "\"namespace\":{\"type\":\"string\",\"description\":\"memory namespace (default "             \
+    "\"namespace\":{\"type\":\"string\",\"description\":\"memory namespace (default "              \
     "\\\"default\\\")\",\"pattern\":\"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$\"}"
 #define VEC_SCHEMA "{\"type\":\"array\",\"items\":{\"type\":\"number\"}}"
 
@@ -44,12 +44,14 @@ static const char TOOLS_JSON[] =
     "\"required\":[\"text\"],\"additionalProperties\":false}},"
     "{\"name\":\"memory_retrieve\",\"title\":\"Recall\",\"description\":\"Top-K memories for a "
     "query, scored by similarity, temporal decay and coherence.\",\"inputSchema\":{\"type\":"
-    "\"object\",\"properties\":{" NS_SCHEMA ",\"query\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA
+    "\"object\",\"properties\":{" NS_SCHEMA
+    ",\"query\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA
     ",\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000},\"half_life\":" DUR_SCHEMA
     ",\"half_life_days\":{\"type\":\"number\",\"minimum\":0},\"recency_bias\":{\"type\":"
     "\"number\",\"minimum\":0,\"maximum\":1},\"decay\":{\"oneOf\":[{\"type\":\"string\",\"enum\":"
-    "[\"exponential\",\"linear\",\"gaussian\",\"none\"]},{\"type\":\"object\"}]},\"origin\":" TS_SCHEMA
-    ",\"offset\":" DUR_SCHEMA ",\"coherence_weight\":{\"type\":\"number\",\"minimum\":0,"
+    "[\"exponential\",\"linear\",\"gaussian\",\"none\"]},{\"type\":\"object\"}]},"
+    "\"origin\":" TS_SCHEMA ",\"offset\":" DUR_SCHEMA
+    ",\"coherence_weight\":{\"type\":\"number\",\"minimum\":0,"
     "\"maximum\":1},\"since\":" TS_SCHEMA ",\"until\":" TS_SCHEMA ",\"as_of\":" TS_SCHEMA
     ",\"source\":{\"type\":\"string\"},\"min_score\":{\"type\":\"number\"},"
     "\"include_superseded\":{\"type\":\"boolean\"},\"include_archived\":{\"type\":\"boolean\"},"
@@ -63,7 +65,8 @@ static const char TOOLS_JSON[] =
     "\"context\":{\"type\":\"array\",\"items\":" VEC_SCHEMA "},\"dedup_threshold\":{\"type\":"
     "\"number\"}},\"additionalProperties\":false}},"
     "{\"name\":\"memory_forget\",\"title\":\"Forget\",\"description\":\"Delete one memory "
-    "segment for good (hard delete).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" NS_SCHEMA
+    "segment for good (hard "
+    "delete).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" NS_SCHEMA
     ",\"id\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}}"
     "]";
 
@@ -102,12 +105,15 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
     bool is_error = resp->status >= 400;
     json_t *result = json_object(), *content = json_array(), *item = json_object();
     json_t *structured = NULL;
-    if (!is_error && resp->body)
-        structured = json_loadb(resp->body, resp->body_len, 0, NULL);
-    if (!result || !content || !item ||
-        json_object_set_new(item, "type", json_string("text")) ||
-        json_object_set_new(item, "text",
-                            json_stringn(resp->body ? resp->body : "", resp->body_len)) ||
+    if (resp->body) structured = json_loadb(resp->body, resp->body_len, 0, NULL);
+    /* A tool error's text is the REST error's message (SPEC section 8); the whole error
+     * body still travels as structuredContent. */
+    const char *msg = NULL;
+    if (is_error && structured)
+        msg = json_string_value(json_object_get(json_object_get(structured, "error"), "message"));
+    json_t *text = msg ? json_string(msg) : json_stringn(resp->body ? resp->body : "", resp->body_len);
+    if (!result || !content || !item || json_object_set_new(item, "type", json_string("text")) ||
+        json_object_set_new(item, "text", text) ||
         json_array_append(content, item) || json_object_set(result, "content", content) ||
         (structured && json_object_set(result, "structuredContent", structured)) ||
         json_object_set_new(result, "isError", json_boolean(is_error))) {
@@ -129,8 +135,7 @@ static const char *negotiate(const json_t *params)
     const json_t *v = json_is_object(params) ? json_object_get(params, "protocolVersion") : NULL;
     const char *want = json_string_value(v);
     for (const char *const *p = PROTOCOL_VERSIONS; want && *p; p++)
-        if (strcmp(*p, want) == 0)
-            return *p;
+        if (strcmp(*p, want) == 0) return *p;
     return PROTOCOL_VERSIONS[0];
 }
 
@@ -182,8 +187,7 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         const char *s = json_string_value(nsv);
         size_t l = json_string_length(nsv);
         if (!s || mem_api__check_ns(s, l, &err) != MEM_OK) {
-            if (!s)
-                mem_err_field(&err, MEM_EINVAL, "namespace", "namespace: expected a string");
+            if (!s) mem_err_field(&err, MEM_EINVAL, "namespace", "namespace: expected a string");
             json_decref(args);
             tool_error(resp, &err);
             return;
@@ -222,16 +226,14 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         }
     }
     json_decref(args);
-    if (!wrapped && !resp->pending)
-        mem_api__mcp_wrap(resp);
+    if (!wrapped && !resp->pending) mem_api__mcp_wrap(resp);
 }
 
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)
 {
     json_error_t jerr;
-    json_t *root = req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES,
-                                              &jerr)
-                                 : NULL;
+    json_t *root =
+        req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
     if (!root) {
         char msg[200];
         snprintf(msg, sizeof(msg), "Parse error: %.150s", req->body_len ? jerr.text : "empty body");

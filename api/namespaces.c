@@ -1,15 +1,14 @@
 /* namespaces.c - list, stats, create and drop namespaces (SPEC section 3)
  * SPDX-License-Identifier: MIT
  */
-#include "api/api_int.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "api/api_int.h"
+
 static void store_fail(mem_api_resp_t *resp, int rc, mem_err_t *err)
 {
-    if (err->code == MEM_OK)
-        err->code = rc;
+    if (err->code == MEM_OK) err->code = rc;
     mem_api_error(resp, err);
 }
 
@@ -35,8 +34,7 @@ void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
         mem_api__send_json(resp, 200, o);
         return;
     }
-    if (!o)
-        json_decref(arr);
+    if (!o) json_decref(arr);
     json_decref(o);
     mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
 }
@@ -83,8 +81,7 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
         return;
     }
     mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_CREATE, MEM_STORE_OP_NS_CREATE, ns);
-    if (!op)
-        return;
+    if (!op) return;
     op->dim = dim;
     resp->pending = op;
 }
@@ -92,8 +89,7 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
 void mem_api__ns_drop(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp)
 {
     mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_DROP, MEM_STORE_OP_NS_DROP, ns);
-    if (op)
-        resp->pending = op;
+    if (op) resp->pending = op;
 }
 
 mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
@@ -109,8 +105,7 @@ void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     mem_store_op_t *op = resp->pending;
     if (op->rc != MEM_OK) {
         mem_err_t err = op->err;
-        if (err.code == MEM_OK)
-            err.code = op->rc;
+        if (err.code == MEM_OK) err.code = op->rc;
         mem_api_error(resp, &err);
         return;
     }

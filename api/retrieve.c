@@ -20,8 +20,7 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
     mem_store_ns_stats_t s;
     int rc = mem_store_ns_stats(ctx->store, ns, &s, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
@@ -35,13 +34,13 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
     const char *kernel = NULL;
     rc = mem_store_retrieve(ctx->store, ns, &in.q, &res, &n, &scanned, &kernel, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
     json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
-                                     in.explain);
+                                     in.explain, in.q.scan.origin_ms);
+    resp->scanned_fraction = (double)scanned / (double)(s.count ? s.count : 1);
     mem_store_results_free(res, n);
     mem_api__send_json(resp, 200, o);
 }

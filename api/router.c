@@ -7,20 +7,19 @@
  * Order of checks: unknown path 404, wrong method 405 (with Allow), bad name 400,
  * Content-Type 415, then the handler.
  */
-#include "api/api_int.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "api/api_int.h"
+
 int mem_api__check_ns(const char *name, size_t len, mem_err_t *err)
 {
-    if (len == 0)
-        return mem_err_field(err, MEM_EINVAL, "namespace", "namespace: empty name");
+    if (len == 0) return mem_err_field(err, MEM_EINVAL, "namespace", "namespace: empty name");
     if (len > MEM_STORE_NS_MAX)
-        return mem_err_field(err, MEM_EINVAL, "namespace",
-                             "namespace: longer than %d bytes", MEM_STORE_NS_MAX);
+        return mem_err_field(err, MEM_EINVAL, "namespace", "namespace: longer than %d bytes",
+                             MEM_STORE_NS_MAX);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
         bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -34,12 +33,9 @@ int mem_api__check_ns(const char *name, size_t len, mem_err_t *err)
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
 }
 
@@ -56,8 +52,7 @@ static long pct_decode(const char *s, size_t len, char *out, size_t cap)
             c = (char)(hi * 16 + lo);
             i += 2;
         }
-        if (c == '\0' || o >= cap)
-            return -1;
+        if (c == '\0' || o >= cap) return -1;
         out[o++] = c;
     }
     out[o] = '\0';
@@ -72,20 +67,17 @@ static bool method_is(const char *m, const char *want)
 int mem_api__route(const char *method, const char *path, mem_api__route_t *out, mem_err_t *err)
 {
     memset(out, 0, sizeof(*out));
-    if (!path)
-        path = "";
+    if (!path) path = "";
     /* split into at most 6 parts */
     const char *part[6];
     size_t plen[6], n = 0;
     const char *p = path;
-    if (*p != '/')
-        goto notfound;
+    if (*p != '/') goto notfound;
     while (*p == '/') {
         p++;
         const char *e = strchr(p, '/');
         size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (n == 6)
-            goto notfound;
+        if (n == 6) goto notfound;
         part[n] = p;
         plen[n++] = l;
         p += l;
@@ -124,8 +116,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     while (*a) {
         const char *e = strchr(a, ',');
         size_t l = e ? (size_t)(e - a) : strlen(a);
-        if (ml && l == ml && memcmp(a, method, l) == 0)
-            ok = true;
+        if (ml && l == ml && memcmp(a, method, l) == 0) ok = true;
         a += l;
         while (*a == ',' || *a == ' ')
             a++;
@@ -135,8 +126,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
                            method && *method ? method : "(none)", allow);
     if (out->kind >= MEM_API_R_NS && out->kind <= MEM_API_R_COMPACT) {
         int rc = mem_api__check_ns(part[2], plen[2], err);
-        if (rc != MEM_OK)
-            return rc;
+        if (rc != MEM_OK) return rc;
         memcpy(out->ns, part[2], plen[2]);
         out->ns[plen[2]] = '\0';
     }
@@ -146,8 +136,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
             return mem_err_field(err, MEM_EINVAL, "id",
                                  "id: invalid percent-encoding, NUL byte or longer than %d bytes",
                                  MEM_STORE_ID_MAX);
-        if (l == 0)
-            return mem_err_field(err, MEM_EINVAL, "id", "id: empty");
+        if (l == 0) return mem_err_field(err, MEM_EINVAL, "id", "id: empty");
     }
     return MEM_OK;
 notfound:
@@ -157,8 +146,7 @@ notfound:
 
 bool mem_api__json_media(const char *ct)
 {
-    if (!ct)
-        return true;
+    if (!ct) return true;
     while (*ct == ' ' || *ct == '\t')
         ct++;
     size_t l = strcspn(ct, ";");
@@ -171,8 +159,7 @@ bool mem_api__json_media(const char *ct)
 static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
 {
     *with_embedding = false;
-    if (!q)
-        return MEM_OK;
+    if (!q) return MEM_OK;
     while (*q) {
         size_t l = strcspn(q, "&");
         const char *eq = memchr(q, '=', l);
@@ -192,16 +179,14 @@ static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
                                  (int)(kl > 64 ? 64 : kl), q);
         }
         q += l;
-        if (*q == '&')
-            q++;
+        if (*q == '&') q++;
     }
     return MEM_OK;
 }
 
 static bool reject_query(const char *q, mem_api_resp_t *resp)
 {
-    if (!q || !*q)
-        return false;
+    if (!q || !*q) return false;
     size_t kl = strcspn(q, "=&");
     mem_api__fail(resp, MEM_EINVAL, "query", "unknown query parameter: %.*s",
                   (int)(kl > 64 ? 64 : kl), q);
@@ -223,15 +208,14 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
     int rc = mem_api__route(req->method, req->path, &r, &err);
     snprintf(resp->route, sizeof(resp->route), "%s", r.label ? r.label : "unknown");
     if (rc != MEM_OK) {
-        if (rc == MEM_EMETHOD)
-            resp->allow = r.allow;
+        if (rc == MEM_EMETHOD) resp->allow = r.allow;
         mem_api_error(resp, &err);
         return;
     }
     bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT");
     if (has_body && !mem_api__json_media(req->content_type)) {
-        mem_api__fail(resp, MEM_EMEDIA, NULL,
-                      "content type must be application/json, got %.100s", req->content_type);
+        mem_api__fail(resp, MEM_EMEDIA, NULL, "content type must be application/json, got %.100s",
+                      req->content_type);
         return;
     }
     if (r.kind == MEM_API_R_MCP) {
@@ -247,8 +231,7 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
         return;
     }
-    if (reject_query(req->query, resp))
-        return;
+    if (reject_query(req->query, resp)) return;
     json_t *root = NULL;
     /* PUT namespace accepts an empty body (default dimension). */
     if (has_body && !(r.kind == MEM_API_R_NS && req->body_len == 0)) {
@@ -298,21 +281,18 @@ void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
         return;
     }
     mem_api__finish_rest(ctx, resp);
-    if (st->mcp)
-        mem_api__mcp_wrap(resp);
+    if (st->mcp) mem_api__mcp_wrap(resp);
 }
 
 void mem_api_resp_deinit(mem_api_resp_t *resp)
 {
-    if (!resp)
-        return;
+    if (!resp) return;
     free(resp->body);
     resp->body = NULL;
     resp->body_len = 0;
     mem_api__state_t *st = resp->_state;
     if (st) {
-        if (st->plan_ids)
-            mem_store_ids_free(st->plan_ids, st->n_plan);
+        if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
         json_decref(st->rpc_id);
         mem_api__pool_free(&st->pool);
         free(st);

@@ -1,10 +1,10 @@
 /* segments.c - insert, get and forget segments (SPEC sections 2, 3)
  * SPDX-License-Identifier: MIT
  */
-#include "api/api_int.h"
-
 #include <stdio.h>
 #include <string.h>
+
+#include "api/api_int.h"
 
 void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                          mem_api_resp_t *resp)
@@ -17,8 +17,7 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
     if (rc == MEM_OK) {
         ns_dim = s.dim;
     } else if (rc != MEM_ENOTFOUND) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
@@ -34,8 +33,7 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
         return;
     }
     mem_store_op_t *op = mem_api__new_op(ctx, resp, MEM_API_P_INSERT, MEM_STORE_OP_INSERT, ns);
-    if (!op)
-        return;
+    if (!op) return;
     op->outs = mem_api__palloc(&st->pool, in.n_segs * sizeof(*op->outs));
     if (!op->outs) {
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
@@ -44,19 +42,19 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
     op->segs = in.segs;
     op->n_segs = in.n_segs;
     op->dim = in.dim;
+    op->batch = in.batch;
     resp->pending = op;
 }
 
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
-                      bool with_embedding, mem_api_resp_t *resp)
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
+                      mem_api_resp_t *resp)
 {
     mem_err_t err;
     mem_err_clear(&err);
     mem_store_segment_t *seg = NULL;
     int rc = mem_store_get(ctx->store, ns, id, with_embedding, &seg, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK)
-            err.code = rc;
+        if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
@@ -69,8 +67,7 @@ void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *i
                          mem_api_resp_t *resp)
 {
     mem_store_op_t *op = mem_api__new_op(ctx, resp, MEM_API_P_DELETE, MEM_STORE_OP_DELETE, ns);
-    if (!op)
-        return;
+    if (!op) return;
     snprintf(op->id, sizeof(op->id), "%s", id);
     resp->pending = op;
 }

@@ -24,29 +24,30 @@
 #include "core/err.h"
 #include "core/vec.h"
 
-#define N_SEEDS 22
-#define N_MEM 360
-#define DIM 32
-#define N_TOPICS 40
+#define N_SEEDS   22
+#define N_MEM     360
+#define DIM       32
+#define N_TOPICS  40
 #define N_QUERIES 20
-#define K 10
+#define K         10
 #define TIME_REPS 25
 
-static const long seeds[N_SEEDS] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+static const long seeds[N_SEEDS] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
                                     12, 13, 14, 15, 16, 17, 18, 19, 20, 42, 20260906};
 #define PUBLISHED_SEED_IDX 21
 
 /* BENCH.md section 2: published 22-seed rows (percent), in the order of seeds[]. */
-static const double pub_b2_survival[N_SEEDS] = {50, 60, 42.5, 7.5, 22.5, 42.5, 17.5, 72.5,
-                                                2.5, 45, 25, 5, 55, 37.5, 7.5, 52.5,
-                                                25, 20, 20, 57.5, 2.5, 35};
-static const double pub_b2_recall[N_SEEDS] = {100, 97.5, 100, 99.5, 97.5, 98, 96, 98,
-                                              99, 99, 100, 96, 99, 96.5, 97.5, 98.5,
-                                              99, 97, 99.5, 98, 96.5, 99.5};
-static const double pub_cw_recall[N_SEEDS] = {97, 96.5, 99, 97, 98, 97.5, 99, 97, 100, 96, 97.5,
-                                              98.5, 95, 98, 100, 99, 98, 97, 96.5, 98.5, 98, 100};
-static const double pub_dg_recall[N_SEEDS] = {97, 96.5, 99, 97, 98, 97.5, 99, 97, 100, 96, 97.5,
-                                              97, 95, 98, 98, 98, 98, 97, 96.5, 98.5, 98, 100};
+static const double pub_b2_survival[N_SEEDS] = {50,  60, 42.5, 7.5,  22.5, 42.5, 17.5, 72.5,
+                                                2.5, 45, 25,   5,    55,   37.5, 7.5,  52.5,
+                                                25,  20, 20,   57.5, 2.5,  35};
+static const double pub_b2_recall[N_SEEDS] = {100, 97.5, 100,  99.5, 97.5, 98,   96,   98,
+                                              99,  99,   100,  96,   99,   96.5, 97.5, 98.5,
+                                              99,  97,   99.5, 98,   96.5, 99.5};
+static const double pub_cw_recall[N_SEEDS] = {97,  96.5, 99,   97,   98, 97.5, 99,  97,
+                                              100, 96,   97.5, 98.5, 95, 98,   100, 99,
+                                              98,  97,   96.5, 98.5, 98, 100};
+static const double pub_dg_recall[N_SEEDS] = {97, 96.5, 99, 97, 98, 97.5, 99, 97,   100,  96, 97.5,
+                                              97, 95,   98, 98, 98, 98,   97, 96.5, 98.5, 98, 100};
 /* seed 20260906 (survival, recall; recall < 0 = not published) */
 static const double pub_seed_survival[MEM_COMPACT_POLICY_COUNT] = {10.0, 12.5, 10.0, 35.0, -1};
 static const double pub_seed_recall[MEM_COMPACT_POLICY_COUNT] = {100.0, 100.0, -1, 99.5, -1};
@@ -104,11 +105,9 @@ static void topk(const float *corp, const float *q, const uint8_t *allowed, size
     double best[K];
     size_t n = 0;
     for (size_t i = 0; i < N_MEM; i++) {
-        if (allowed && !allowed[i])
-            continue;
+        if (allowed && !allowed[i]) continue;
         double s = cosd(q, corp + i * DIM);
-        if (n == K && !(s > best[K - 1]))
-            continue;
+        if (n == K && !(s > best[K - 1])) continue;
         size_t j = n < K ? n++ : K - 1;
         while (j > 0 && s > best[j - 1]) {
             best[j] = best[j - 1];
@@ -134,15 +133,21 @@ static int plan(mem_compact_policy_t p, const float *corp, int exp, uint8_t *kee
     for (int c = 0; c < 5; c++)
         memcpy(ctx + c * DIM, corp + (size_t)(315 + 9 * c) * DIM, DIM * sizeof(float));
     mem_compact_input_t in = {
-        .n = N_MEM, .dim = DIM, .vecs = vecs, .tick = tick, .access = access,
-        .context = exp == 1 ? NULL : ctx, .n_context = exp == 1 ? 0 : 5,
-        .alpha = exp == 1 ? 1.0 : 0.25, .beta = exp == 1 ? 0.0 : 0.35,
-        .gamma = exp == 1 ? 0.0 : 0.40, .dedup_threshold = 0.02,
+        .n = N_MEM,
+        .dim = DIM,
+        .vecs = vecs,
+        .tick = tick,
+        .access = access,
+        .context = exp == 1 ? NULL : ctx,
+        .n_context = exp == 1 ? 0 : 5,
+        .alpha = exp == 1 ? 1.0 : 0.25,
+        .beta = exp == 1 ? 0.0 : 0.35,
+        .gamma = exp == 1 ? 0.0 : 0.40,
+        .dedup_threshold = 0.02,
     };
     mem_err_t err = {0};
     int rc = mem_compact_plan(p, &in, exp == 1 ? 40 : 180, keep, &err);
-    if (rc != MEM_OK)
-        fprintf(stderr, "bench_stb: %s: %s\n", mem_compact_policy_name(p), err.msg);
+    if (rc != MEM_OK) fprintf(stderr, "bench_stb: %s: %s\n", mem_compact_policy_name(p), err.msg);
     return rc;
 }
 
@@ -171,8 +176,7 @@ static void machine(char *cpu, size_t len)
 {
     snprintf(cpu, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[512];
     while (fgets(line, sizeof(line), f))
         if (strncmp(line, "model name", 10) == 0) {
@@ -201,6 +205,7 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "bench/data/stb";
     const char *out = argc > 2 ? argv[2] : "bench/results/stb.json";
+    mem_vec_init(mem_vec_best_isa()); /* as the server does: novelty's restatement pass uses it */
     for (int s = 0; s < N_SEEDS; s++)
         if (load(dir, seeds[s], "corpus", corpus[s], N_MEM * DIM) ||
             load(dir, seeds[s], "queries", queries[s], N_QUERIES * DIM))
@@ -212,8 +217,7 @@ int main(int argc, char **argv)
         result_t *r = &res[p];
         for (int s = 0; s < N_SEEDS; s++) {
             const float *corp = corpus[s];
-            if (plan((mem_compact_policy_t)p, corp, 1, keep))
-                return 1;
+            if (plan((mem_compact_policy_t)p, corp, 1, keep)) return 1;
             int surv = 0, cov = 0;
             for (int t = 0; t < N_TOPICS; t++) {
                 surv += keep[9 * t];
@@ -224,8 +228,7 @@ int main(int argc, char **argv)
             }
             r->survival[s] = 100.0 * surv / N_TOPICS;
             r->coverage[s] = 100.0 * cov / N_TOPICS;
-            if (plan((mem_compact_policy_t)p, corp, 2, keep))
-                return 1;
+            if (plan((mem_compact_policy_t)p, corp, 2, keep)) return 1;
             int hit = 0;
             for (int q = 0; q < N_QUERIES; q++) {
                 size_t truth[K], got[K];
@@ -241,8 +244,7 @@ int main(int argc, char **argv)
     /* Timing: the policies interleaved round-robin so drift hits each alike. */
     for (int p = 0; p < MEM_COMPACT_POLICY_COUNT; p++) {
         res[p].times_us = malloc(TIME_REPS * N_SEEDS * 2 * sizeof(double));
-        if (!res[p].times_us)
-            return 1;
+        if (!res[p].times_us) return 1;
     }
     for (int rep = 0; rep < TIME_REPS; rep++)
         for (int s = 0; s < N_SEEDS; s++)
@@ -314,8 +316,10 @@ int main(int argc, char **argv)
     /* the published 22-seed rows */
     int rows_ok[4] = {1, 1, 1, 1};
     for (int s = 0; s < N_SEEDS; s++) {
-        rows_ok[0] &= fabs(res[MEM_COMPACT_STRUCTURAL_KEYFRAME].survival[s] - pub_b2_survival[s]) < 1e-9;
-        rows_ok[1] &= fabs(res[MEM_COMPACT_STRUCTURAL_KEYFRAME].recall[s] - pub_b2_recall[s]) < 1e-9;
+        rows_ok[0] &=
+            fabs(res[MEM_COMPACT_STRUCTURAL_KEYFRAME].survival[s] - pub_b2_survival[s]) < 1e-9;
+        rows_ok[1] &=
+            fabs(res[MEM_COMPACT_STRUCTURAL_KEYFRAME].recall[s] - pub_b2_recall[s]) < 1e-9;
         rows_ok[2] &= fabs(res[MEM_COMPACT_COHERENCE_WEIGHTED].recall[s] - pub_cw_recall[s]) < 1e-9;
         rows_ok[3] &= fabs(res[MEM_COMPACT_DEDUP_GATED].recall[s] - pub_dg_recall[s]) < 1e-9;
     }
@@ -336,8 +340,7 @@ int main(int argc, char **argv)
            goal_min ? "yes" : "NO", goal_cov ? "yes" : "NO", goal_recall ? "yes" : "NO",
            goal_time ? "yes" : "NO");
 
-    printf("compaction time per plan (n = 360, Exp 1 and Exp 2, %zu plans each)\n",
-           res[0].n_times);
+    printf("compaction time per plan (n = 360, Exp 1 and Exp 2, %zu plans each)\n", res[0].n_times);
     printf("%-22s %10s %10s %12s\n", "policy", "median us", "p95 us", "vs coh_w");
     for (int p = 0; p < MEM_COMPACT_POLICY_COUNT; p++)
         printf("%-22s %10.1f %10.1f %11.2fx\n", mem_compact_policy_name(p), res[p].t_med,
@@ -353,7 +356,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(f, "{\n  \"machine\": {\"cpu\": \"%s\", \"cores\": %ld, \"isa\": \"%s\"},\n", cpu,
-            sysconf(_SC_NPROCESSORS_ONLN), mem_vec_ops_for(mem_vec_best_isa())->name);
+            sysconf(_SC_NPROCESSORS_ONLN), mem_vec_ops()->name);
     fprintf(f, "  \"default_policy\": \"%s\",\n", mem_compact_policy_name(MEM_COMPACT_DEFAULT));
     fprintf(f, "  \"seeds\": [");
     for (int s = 0; s < N_SEEDS; s++)

@@ -727,6 +727,9 @@ size_t mem_cfg_help(char *buf, size_t len)
         used += w_ > 0 ? (size_t)w_ : 0;                                                           \
     } while (0)
     OUT("Usage: mnemod [--config FILE] [--FLAG VALUE | --FLAG=VALUE]...\n"
+        "       mnemod backup [--data FILE] OUT      online copy of a (running) database\n"
+        "       mnemod restore [--data FILE] IN      replace a stopped server's database\n"
+        "       mnemod --check [--data FILE]         full integrity check (exit 0 ok, 1 problems)\n"
         "Agent-memory server with temporal decay, coherence gating and compaction.\n\n"
         "Precedence: flag > environment > config file (key = value, keys are the flag\n"
         "names) > default. Durations: seconds or 90d, 36h, 15m, 30s, 2w. Sizes: bytes or\n"

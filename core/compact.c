@@ -25,8 +25,7 @@ static const char *const policy_names[MEM_COMPACT_POLICY_COUNT] = {
 
 int mem_compact_policy_parse(const char *name, mem_compact_policy_t *out)
 {
-    if (!name)
-        return -1;
+    if (!name) return -1;
     for (int p = 0; p < MEM_COMPACT_POLICY_COUNT; p++)
         if (strcmp(name, policy_names[p]) == 0) {
             *out = (mem_compact_policy_t)p;
@@ -48,8 +47,7 @@ double mem_compact__cos(const float *a, const float *b, size_t dim)
         aa += (double)a[d] * (double)a[d];
         bb += (double)b[d] * (double)b[d];
     }
-    if (!(aa > 0.0) || !(bb > 0.0))
-        return 0.0;
+    if (!(aa > 0.0) || !(bb > 0.0)) return 0.0;
     double c = ab / (sqrt(aa) * sqrt(bb));
     return c > 1.0 ? 1.0 : c < -1.0 ? -1.0 : c;
 }
@@ -60,8 +58,7 @@ void mem_compact__coherence(const mem_compact_input_t *in, double *coh)
         double best = 0.0; /* max(0, ...), and 0 without context */
         for (size_t k = 0; k < in->n_context; k++) {
             double c = mem_compact__cos(in->vecs[i], in->context + k * in->dim, in->dim);
-            if (c > best)
-                best = c;
+            if (c > best) best = c;
         }
         coh[i] = best;
     }
@@ -71,10 +68,8 @@ void mem_compact__recency(const mem_compact_input_t *in, double *rec)
 {
     uint64_t lo = in->tick[0], hi = in->tick[0];
     for (size_t i = 1; i < in->n; i++) {
-        if (in->tick[i] < lo)
-            lo = in->tick[i];
-        if (in->tick[i] > hi)
-            hi = in->tick[i];
+        if (in->tick[i] < lo) lo = in->tick[i];
+        if (in->tick[i] > hi) hi = in->tick[i];
     }
     double span = hi - lo > 1 ? (double)(hi - lo) : 1.0;
     for (size_t i = 0; i < in->n; i++)
@@ -85,8 +80,7 @@ void mem_compact__frequency(const mem_compact_input_t *in, double *freq)
 {
     uint32_t hi = 0;
     for (size_t i = 0; i < in->n; i++)
-        if (in->access[i] > hi)
-            hi = in->access[i];
+        if (in->access[i] > hi) hi = in->access[i];
     double div = hi > 1 ? (double)hi : 1.0;
     for (size_t i = 0; i < in->n; i++)
         freq[i] = (double)in->access[i] / div;
@@ -117,12 +111,9 @@ typedef struct rank_item {
 static int rank_cmp(const void *pa, const void *pb)
 {
     const rank_item_t *a = pa, *b = pb;
-    if (a->tier != b->tier)
-        return a->tier < b->tier ? -1 : 1;
-    if (a->score != b->score)
-        return a->score > b->score ? -1 : 1;
-    if (a->score2 != b->score2)
-        return a->score2 > b->score2 ? -1 : 1;
+    if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
+    if (a->score != b->score) return a->score > b->score ? -1 : 1;
+    if (a->score2 != b->score2) return a->score2 > b->score2 ? -1 : 1;
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
@@ -136,8 +127,7 @@ int mem_compact__keep_ranked2(size_t n, const uint8_t *tier, const double *score
                               const double *score2, size_t target, uint8_t *keep)
 {
     rank_item_t *items = malloc(n * sizeof(*items));
-    if (!items)
-        return MEM_ENOMEM;
+    if (!items) return MEM_ENOMEM;
     for (size_t i = 0; i < n; i++)
         items[i] = (rank_item_t){score[i], score2 ? score2[i] : 0.0, i, tier ? tier[i] : 0};
     qsort(items, n, sizeof(*items), rank_cmp);
@@ -186,10 +176,8 @@ int mem_compact_plan(mem_compact_policy_t policy, const mem_compact_input_t *in,
 {
     if ((unsigned)policy >= MEM_COMPACT_POLICY_COUNT)
         return mem_err_field(err, MEM_EINVAL, "policy", "policy: unknown");
-    if (!in || (in->n && !keep))
-        return mem_err_set(err, MEM_EINVAL, "compact: missing input");
-    if (in->n == 0)
-        return MEM_OK;
+    if (!in || (in->n && !keep)) return mem_err_set(err, MEM_EINVAL, "compact: missing input");
+    if (in->n == 0) return MEM_OK;
     if (in->dim == 0 || !in->vecs || !in->tick || !in->access)
         return mem_err_set(err, MEM_EINVAL, "compact: missing vectors, ticks or access counts");
     if (in->n_context && !in->context)
@@ -198,7 +186,8 @@ int mem_compact_plan(mem_compact_policy_t policy, const mem_compact_input_t *in,
         return mem_err_field(err, MEM_EINVAL, "weights",
                              "weights: must be finite and non-negative");
     if (!isfinite(in->dedup_threshold) || in->dedup_threshold < 0.0 || in->dedup_threshold > 2.0)
-        return mem_err_field(err, MEM_EINVAL, "dedup_threshold", "dedup_threshold: must be in [0, 2]");
+        return mem_err_field(err, MEM_EINVAL, "dedup_threshold",
+                             "dedup_threshold: must be in [0, 2]");
     if (target >= in->n) {
         memset(keep, 1, in->n);
         return MEM_OK;
@@ -208,7 +197,6 @@ int mem_compact_plan(mem_compact_policy_t policy, const mem_compact_input_t *in,
         return MEM_OK;
     }
     int rc = plans[policy](in, target, keep);
-    if (rc != MEM_OK)
-        return mem_err_set(err, rc, "compact: out of memory");
+    if (rc != MEM_OK) return mem_err_set(err, rc, "compact: out of memory");
     return MEM_OK;
 }

@@ -15,11 +15,9 @@ int mem_compact__coherence_weighted(const mem_compact_input_t *in, size_t target
     double *rec = malloc(in->n * sizeof(double));
     double *score = malloc(in->n * sizeof(double));
     int rc = MEM_ENOMEM;
-    if (!rec || !score)
-        goto out;
+    if (!rec || !score) goto out;
     mem_compact__recency(in, rec);
-    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK)
-        goto out;
+    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK) goto out;
     rc = mem_compact__keep_ranked(in->n, NULL, score, target, keep);
 out:
     free(rec);

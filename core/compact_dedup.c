@@ -15,8 +15,7 @@ int mem_compact__dedup_gated(const mem_compact_input_t *in, size_t target, uint8
     double *rec = malloc(in->n * sizeof(double));
     double *score = malloc(in->n * sizeof(double));
     int rc = MEM_ENOMEM;
-    if (!rec || !score)
-        goto out;
+    if (!rec || !score) goto out;
     size_t steps = 0;
     rec[0] = 0.0;
     for (size_t i = 1; i < in->n; i++) {
@@ -26,8 +25,7 @@ int mem_compact__dedup_gated(const mem_compact_input_t *in, size_t target, uint8
     }
     for (size_t i = 0; i < in->n; i++)
         rec[i] = steps ? rec[i] / (double)steps : 0.0;
-    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK)
-        goto out;
+    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK) goto out;
     rc = mem_compact__keep_ranked(in->n, NULL, score, target, keep);
 out:
     free(rec);

@@ -38,10 +38,8 @@ static size_t lower_bound(const double *t, size_t n, double x)
 static size_t nearest(const double *t, size_t n, double level)
 {
     size_t hi = lower_bound(t, n, level);
-    if (hi == 0)
-        return 0;
-    if (hi == n)
-        return lower_bound(t, n, t[n - 1]);
+    if (hi == 0) return 0;
+    if (hi == n) return lower_bound(t, n, t[n - 1]);
     double d_lo = level - t[hi - 1], d_hi = t[hi] - level;
     return d_lo <= d_hi ? lower_bound(t, n, t[hi - 1]) : hi;
 }
@@ -54,8 +52,7 @@ int mem_compact__keyframe(const mem_compact_input_t *in, size_t target, uint8_t 
     double *score = malloc(n * sizeof(double));
     uint8_t *tier = malloc(n);
     int rc = MEM_ENOMEM;
-    if (!coh || !t || !score || !tier)
-        goto out;
+    if (!coh || !t || !score || !tier) goto out;
     mem_compact__coherence(in, coh);
     double total = mem_compact__structural_time(in, coh, t);
 

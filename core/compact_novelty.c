@@ -18,8 +18,9 @@
  *      the newest. Final ties: the lower index.
  *
  * With no echoes and no restatements this is exactly coherence_weighted. Cost:
- * O(n*dim + n*n_context*dim + H^2*dim) with H heads (the restatement check); everything in
- * double, cosines clamped, deterministic.
+ * O(n*dim + n*n_context*dim) in double plus the restatement check, H^2/2 dot products
+ * over the H heads on the SIMD kernel (decided exactly, see mark_outdated). Every
+ * decision is the double-precision rule with clamped cosines: deterministic.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 #include "core/compact_int.h"
 #include "core/err.h"
+#include "core/vec.h"
 
 static double dot_d(const float *a, const float *b, size_t dim)
 {
@@ -36,9 +38,48 @@ static double dot_d(const float *a, const float *b, size_t dim)
         s0 += (double)a[d] * (double)b[d];
         s1 += (double)a[d + 1] * (double)b[d + 1];
     }
-    if (d < dim)
-        s0 += (double)a[d] * (double)b[d];
+    if (d < dim) s0 += (double)a[d] * (double)b[d];
     return s0 + s1;
+}
+
+/* tier[h] = 1 for every head h that a newer head restates (cos >= MEM_COMPACT_RESTATE_COS).
+ * The O(H^2) pass runs on the process's SIMD kernel (float dot of a head against a tile of
+ * newer heads); a float cosine within `guard` of the threshold is decided again in double
+ * with mem_compact__cos, so the outcome is exactly the double-precision rule whatever the
+ * kernel. (|float dot - exact| <= dim * 2^-24 * |a||b| for any summation order.) */
+static int mark_outdated(const mem_compact_input_t *in, const size_t *heads, size_t n_heads,
+                         const double *inv_norm, uint8_t *tier)
+{
+    enum { TILE = 256 };
+    const size_t dim = in->dim;
+    const mem_vec_ops_t *ops = mem_vec_ops();
+    const double thr = MEM_COMPACT_RESTATE_COS;
+    const double guard = (double)dim * 1.2e-7 + 1e-6;
+    float *tile = malloc(TILE * dim * sizeof(float));
+    float scores[TILE];
+    if (!tile) return MEM_ENOMEM;
+    for (size_t j0 = 1; j0 < n_heads; j0 += TILE) {
+        size_t j1 = j0 + TILE < n_heads ? j0 + TILE : n_heads;
+        for (size_t j = j0; j < j1; j++)
+            memcpy(tile + (j - j0) * dim, in->vecs[heads[j]], dim * sizeof(float));
+        for (size_t a = 0; a + 1 < j1; a++) {
+            size_t ha = heads[a];
+            if (tier[ha]) continue; /* already known to be outdated */
+            size_t b0 = a + 1 > j0 ? a + 1 : j0;
+            ops->dot_rows(in->vecs[ha], tile + (b0 - j0) * dim, j1 - b0, dim, dim, scores);
+            for (size_t b = b0; b < j1; b++) {
+                double c = (double)scores[b - b0] * inv_norm[ha] * inv_norm[heads[b]];
+                if (c < thr - guard) continue;
+                if (c >= thr + guard ||
+                    mem_compact__cos(in->vecs[ha], in->vecs[heads[b]], dim) >= thr) {
+                    tier[ha] = 1;
+                    break;
+                }
+            }
+        }
+    }
+    free(tile);
+    return MEM_OK;
 }
 
 int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *keep)
@@ -46,12 +87,11 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
     size_t n = in->n;
     double *rec = malloc(n * sizeof(double));
     double *score = malloc(n * sizeof(double));
-    double *inv_norm = malloc(n * sizeof(double));
+    double *inv_norm = calloc(n, sizeof(double));
     uint8_t *tier = malloc(n);
-    size_t *heads = malloc(n * sizeof(size_t));
+    size_t *heads = calloc(n, sizeof(size_t));
     int rc = MEM_ENOMEM;
-    if (!rec || !score || !inv_norm || !tier || !heads)
-        goto out;
+    if (!rec || !score || !inv_norm || !tier || !heads) goto out;
 
     /* 1. heads and echoes */
     size_t n_heads = 0;
@@ -59,31 +99,22 @@ int mem_compact__novelty(const mem_compact_input_t *in, size_t target, uint8_t *
         int echo = i > 0 && 1.0 - mem_compact__cos(in->vecs[i - 1], in->vecs[i], in->dim) <=
                                 in->dedup_threshold;
         tier[i] = echo ? 1 : 0;
-        if (!echo)
-            heads[n_heads++] = i;
+        if (!echo) heads[n_heads++] = i;
         double nn = dot_d(in->vecs[i], in->vecs[i], in->dim);
         inv_norm[i] = nn > 0.0 ? 1.0 / sqrt(nn) : 0.0;
     }
     /* 2. outdated heads: restated by a newer head */
-    for (size_t a = 0; a < n_heads; a++) {
-        size_t ha = heads[a];
-        for (size_t b = a + 1; b < n_heads; b++) {
-            size_t hb = heads[b];
-            double c = dot_d(in->vecs[ha], in->vecs[hb], in->dim) * inv_norm[ha] * inv_norm[hb];
-            if (c >= MEM_COMPACT_RESTATE_COS) {
-                tier[ha] = 1;
-                break;
-            }
-        }
-    }
+    if ((rc = mark_outdated(in, heads, n_heads, inv_norm, tier)) != MEM_OK) goto out;
     /* 3. current heads by importance; the rest by beta*freq + gamma*coh, then newest */
     double *freq = score, *coh = inv_norm; /* reuse: score is written last */
     mem_compact__recency(in, rec);
     mem_compact__coherence(in, coh);
     mem_compact__frequency(in, freq);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         score[i] = tier[i] == 0 ? in->alpha * rec[i] + in->beta * freq[i] + in->gamma * coh[i]
                                 : in->beta * freq[i] + in->gamma * coh[i];
+        if (tier[i] == 0) rec[i] = 0.0; /* second key: newest first among the rest only */
+    }
     rc = mem_compact__keep_ranked2(n, tier, score, rec, target, keep);
 out:
     free(rec);

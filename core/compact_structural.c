@@ -15,14 +15,12 @@ int mem_compact__structural_time_plan(const mem_compact_input_t *in, size_t targ
     double *rec = malloc(in->n * sizeof(double));
     double *score = malloc(in->n * sizeof(double));
     int rc = MEM_ENOMEM;
-    if (!coh || !rec || !score)
-        goto out;
+    if (!coh || !rec || !score) goto out;
     mem_compact__coherence(in, coh);
     double total = mem_compact__structural_time(in, coh, rec);
     for (size_t i = 0; i < in->n; i++)
         rec[i] = total > 0.0 ? rec[i] / total : 0.0;
-    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK)
-        goto out;
+    if ((rc = mem_compact__importance(in, rec, score)) != MEM_OK) goto out;
     rc = mem_compact__keep_ranked(in->n, NULL, score, target, keep);
 out:
     free(coh);

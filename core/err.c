@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static void err_vset(mem_err_t *err, int code, const char *field, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void err_vset(mem_err_t *err, int code,
+                                                         const char *field, const char *fmt,
+                                                         va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

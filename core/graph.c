@@ -12,6 +12,10 @@
  * against every active row of block I before the next chunk is loaded; degrees are
  * accumulated in one flat array and written back once.
  *
+ * The tcd figures (5000 x 128, rows normalised in double and stored as float, 0.55):
+ * 590 313 edges, max degree 249, mean gate 0.948294. No pair lies within 1.8e-5 of the
+ * threshold, so they hold for any summation order (scalar or SIMD): no special rounding.
+ *
  * Link/unlink: one pass over every block collects the neighbours (the only allocation),
  * then the change is applied without any failure point: degrees, graph_edges, and
  * max_degree through the index's degree histogram (core/index_int.h), O(degree) per call
@@ -38,8 +42,7 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
         ops->dot_rows(q, blk->vecs, blk->n_rows, idx->dim, idx->stride, scores);
         for (size_t r = 0; r < blk->n_rows; r++) {
             size_t other = b * MEM_INDEX_BLOCK_ROWS + r;
-            if (other == pos || blk->flags[r] != 0 || !(scores[r] >= threshold))
-                continue;
+            if (other == pos || blk->flags[r] != 0 || !(scores[r] >= threshold)) continue;
             if (n == cap) {
                 size_t ncap = cap ? cap * 2 : 64;
                 size_t *g = realloc(nb, ncap * sizeof(*g));
@@ -58,15 +61,14 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
     return MEM_OK;
 }
 
-static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
-                  int link, mem_graph_touch_fn touched, void *ud)
+static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops, int link,
+                  mem_graph_touch_fn touched, void *ud)
 {
     if (pos >= idx->n_rows || MEM_INDEX_ROW(idx, pos, flags) != 0)
         return MEM_OK; /* only active rows have edges */
     size_t *nb = NULL, n = 0;
     int rc = collect_neighbours(idx, pos, threshold, ops, &nb, &n);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     /* After a link the largest degree is at most max(old max + 1, n). */
     size_t need = link ? ((size_t)idx->max_degree + 1 > n ? (size_t)idx->max_degree + 1 : n) : 0;
     if (link && (rc = mem_index__hist_reserve(idx, need)) != MEM_OK) {
@@ -77,12 +79,10 @@ static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_o
     for (size_t i = 0; i < n; i++) {
         uint32_t d = MEM_INDEX_ROW(idx, nb[i], degree);
         mem_index__deg_set(idx, nb[i], link ? d + 1 : (d ? d - 1 : 0));
-        if (touched)
-            touched(ud, nb[i]);
+        if (touched) touched(ud, nb[i]);
     }
     mem_index__deg_set(idx, pos, link ? (uint32_t)n : 0);
-    if (touched)
-        touched(ud, pos);
+    if (touched) touched(ud, pos);
     if (link)
         idx->graph_edges += n;
     else
@@ -121,10 +121,8 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
         act[p] = MEM_INDEX_ROW(idx, p, flags) == 0;
 
     size_t chunk = CHUNK_BYTES / (idx->stride * sizeof(float));
-    if (chunk < 8)
-        chunk = 8;
-    if (chunk > MEM_INDEX_BLOCK_ROWS)
-        chunk = MEM_INDEX_BLOCK_ROWS;
+    if (chunk < 8) chunk = 8;
+    if (chunk > MEM_INDEX_BLOCK_ROWS) chunk = MEM_INDEX_BLOCK_ROWS;
 
     for (size_t bi = 0; bi < idx->n_blocks; bi++) {
         const mem_index_block_t *bki = idx->blocks[bi];
@@ -135,12 +133,10 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
             for (size_t c0 = 0; c0 < bkj->n_rows; c0 += chunk) {
                 size_t c1 = c0 + chunk < bkj->n_rows ? c0 + chunk : bkj->n_rows;
                 size_t i_end = bki->n_rows;
-                if (bi == bj && i_end > c1 - 1)
-                    i_end = c1 - 1; /* rows i < j only */
+                if (bi == bj && i_end > c1 - 1) i_end = c1 - 1; /* rows i < j only */
                 for (size_t i = 0; i < i_end; i++) {
                     size_t p = base_i + i;
-                    if (!act[p])
-                        continue;
+                    if (!act[p]) continue;
                     size_t j0 = (bi == bj && i + 1 > c0) ? i + 1 : c0;
                     ops->dot_rows(idx->blocks[bi]->vecs + i * idx->stride,
                                   bkj->vecs + j0 * idx->stride, c1 - j0, idx->dim, idx->stride,

@@ -8,6 +8,7 @@
 
 #include "core/err.h"
 #include "core/index_int.h"
+#include "core/vec.h"
 
 #define SLOT_EMPTY 0u
 #define SLOT_TOMB UINT32_MAX
@@ -41,6 +42,7 @@ void mem_index_free(mem_index_t *idx)
         return;
     for (size_t b = 0; b < idx->n_blocks; b++) {
         free(idx->blocks[b]->vecs);
+        free(idx->blocks[b]->q8);
         free(idx->blocks[b]);
     }
     free(idx->blocks);
@@ -132,6 +134,13 @@ static int add_block(mem_index_t *idx)
         return MEM_ENOMEM;
     }
     memset(blk->vecs, 0, bytes);
+    blk->q8 = aligned_alloc(64, MEM_INDEX_BLOCK_ROWS * idx->stride);
+    if (!blk->q8) {
+        free(blk->vecs);
+        free(blk);
+        return MEM_ENOMEM;
+    }
+    memset(blk->q8, 0, MEM_INDEX_BLOCK_ROWS * idx->stride);
     idx->blocks[idx->n_blocks++] = blk;
     return MEM_OK;
 }
@@ -168,6 +177,8 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     mem_index_block_t *blk = idx->blocks[p / MEM_INDEX_BLOCK_ROWS];
     size_t r = p % MEM_INDEX_BLOCK_ROWS;
     memcpy(blk->vecs + r * idx->stride, vec, idx->dim * sizeof(float));
+    mem_vec_quantize_u8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
+                        &blk->q8_err[r]);
     blk->ts_ms[r] = ts_ms;
     blk->seq[r] = seq;
     blk->degree[r] = 0;

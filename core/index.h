@@ -36,6 +36,15 @@ typedef struct mem_index_block {
     uint8_t flags[MEM_INDEX_BLOCK_ROWS];      /* enum mem_row_flag bits; 0 = active */
     uint32_t n_rows;                          /* rows used in this block */
     int64_t ts_min, ts_max;                   /* over every row of the block */
+    /* int8 sketch of vecs (added by the engine, filled by mem_index_append): the scan's
+     * pre-filter reads it to skip the exact f32 dot of rows that cannot enter the top K.
+     * Row r's codes at q8 + r * stride, biased by 128 (byte = code + 128, code in
+     * [-127, 127]; padding bytes are 0), vec ~= q8_scale[r] * code, and
+     * q8_err[r] >= || vec - q8_scale[r] * code ||_2. Vectors must only be written through
+     * mem_index_append, or the sketch goes stale. */
+    uint8_t *q8;                              /* BLOCK_ROWS * stride bytes, 64-byte aligned */
+    float q8_scale[MEM_INDEX_BLOCK_ROWS];
+    float q8_err[MEM_INDEX_BLOCK_ROWS];
 } mem_index_block_t;
 
 typedef struct mem_index {

@@ -18,13 +18,25 @@
  *    that a newer seq would win is never dropped. With a coherence weight, a block the
  *    loose bound keeps but whose bound without any gate would prune gets its exact
  *    gate_max (max degree of its active rows) and is skipped if that still prunes it.
- * 3. One fused visit per block: dot_rows into 256 floats on the stack, select_ge keeps
- *    only the rows whose sim can reach thr / f_max, and only those are filtered
- *    (flags, time, source) and scored exactly (decay, gate, blend in double, the same
- *    expressions as the reference) into a bounded heap of K hits. No full score array.
+ * 3. One fused visit per block, everything on the stack (256 floats), no full score
+ *    array: similarities, then select_ge keeps only the rows whose sim can reach
+ *    thr / f_max, and only those are filtered (flags, time, source) and scored exactly
+ *    (decay, gate, blend in double, the same expressions as the reference) into a
+ *    bounded heap of K hits.
+ * 4. The int8 pre-filter (when ops has dot_rows_i8, i.e. every x86 table). Each row also
+ *    has an int8 sketch (index.h: codes, scale, residual norm). The query is quantised
+ *    once; the sketch kernel gives, per row, ub >= the f32 similarity the exact kernel
+ *    would return (the error bound is derived at prepare_q8), reading 4x fewer bytes
+ *    (dim 128: 136 B/row instead of 512). Rows with ub < thr / f_max are dropped; the
+ *    others get the exact f32 dot (dot_rows on one row, bit-equal to a full pass), so
+ *    the answer is the one a full f32 scan gives. Before K hits exist, the first block
+ *    bootstraps thr from the sketch's lower bounds (ub - 2 * error): K rows whose lower
+ *    bound is >= c all score >= c * f_min, so nothing scoring below can enter. When the
+ *    sketch leaves more than a quarter of a block, the block takes the plain f32 pass.
  *
  * Scores equal the reference's for equal similarities; with a SIMD kernel the
  * similarity can differ from the scalar one in the last bits (the kernel error bound).
+ * `scanned` counts the selected rows of the visited blocks (sketch-scored or not).
  */
 #include "core/scan.h"
 
@@ -167,6 +179,10 @@ typedef struct scan_state {
     topk_t top;
     double sim_max; /* >= every similarity the kernel can return */
     size_t scanned;
+    /* int8 sketch of the query (when ops has dot_rows_i8) */
+    bool use_q8;
+    float q8_scale, q8_err_scale, q8_slack;
+    int8_t q8[4096];
 } scan_state_t;
 
 /* Current admission threshold: a row whose score is < thr cannot enter. */
@@ -201,14 +217,22 @@ static double block_f_max(const scan_state_t *s, const mem_index_block_t *blk, d
     return mem_decay_blend(t, gate_max, p->coherence_weight);
 }
 
-static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n)
+/* max gate of the block's active rows; 1 (the loose bound) as soon as one row reaches
+ * need, since the caller only asks whether the max stays below need. */
+static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n,
+                             double need)
 {
     if (idx->max_degree == 0)
         return 0.0;
+    double need_deg = need * (double)idx->max_degree;
     uint32_t m = 0;
     for (size_t r = 0; r < n; r++) {
         uint32_t d = blk->flags[r] == 0 ? blk->degree[r] : 0;
-        m = d > m ? d : m;
+        if (d > m) {
+            m = d;
+            if ((double)m >= need_deg)
+                return 1.0;
+        }
     }
     return (double)m / (double)idx->max_degree;
 }
@@ -255,6 +279,42 @@ static float cut_below(double x)
     return c;
 }
 
+/* f_min of a block: its farthest time point from the origin, and no gate. */
+static double block_f_min(const scan_state_t *s, const mem_index_block_t *blk)
+{
+    const mem_scan_params_t *p = s->p;
+    int64_t far = (p->origin_ms - blk->ts_min > blk->ts_max - p->origin_ms) ? blk->ts_min
+                                                                          : blk->ts_max;
+    double age = mem_decay_age_s(&p->decay, p->origin_ms, far);
+    double d = mem_decay_factor(&p->decay, age);
+    double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * d;
+    return mem_decay_blend(t, 0.0, p->coherence_weight);
+}
+
+/* While the heap is not yet full: a lower bound on the final K-th score from this block
+ * alone. If at least K of its rows (all selected) have sim >= c > 0, each of them scores
+ * >= c * f_min, so the K-th best score is >= L = c * f_min and a row whose upper bound is
+ * below L cannot enter. c is found by bisection with select_ge (a count). 0 = no bound. */
+static double bootstrap_thr(const scan_state_t *s, const mem_index_block_t *blk, const float *sims,
+                            size_t n, uint32_t *scratch) /* sims: lower bounds on them do too */
+{
+    double f_min = block_f_min(s, blk);
+    if (!(f_min > 0.0))
+        return 0.0;
+    float lo = 0.0f, hi = (float)s->sim_max;
+    if (s->select_ge(sims, n, FLT_MIN, scratch) < s->top.k)
+        return 0.0;
+    lo = FLT_MIN;
+    for (int it = 0; it < 10; it++) {
+        float mid = 0.5f * (lo + hi);
+        if (s->select_ge(sims, n, mid, scratch) >= s->top.k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (double)lo * f_min;
+}
+
 static void visit_block(scan_state_t *s, size_t b, double f_max)
 {
     const mem_index_t *idx = s->idx;
@@ -275,16 +335,59 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
             return;
         s->scanned += c;
     }
-    s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
-
     double thr = current_thr(s);
     size_t n_cand;
-    if (thr > 0.0 && f_max > 0.0) {
-        n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);
-    } else {
+    bool boot_ok = s->top.n < s->top.k && all && n >= s->top.k;
+    float ub[MEM_INDEX_BLOCK_ROWS];
+    bool have_ub = false;
+    if (s->use_q8 && f_max > 0.0 && !(thr > 0.0) && boot_ok) {
+        /* heap not full yet: bootstrap thr from the sketch's lower bounds
+         * lb = approx - err >= f32 sim, i.e. ub - 2 * err (minus float slack) */
+        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
+                            blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        have_ub = true;
+        float lb[MEM_INDEX_BLOCK_ROWS];
         for (size_t r = 0; r < n; r++)
-            cand[r] = (uint32_t)r;
-        n_cand = n;
+            lb[r] = ub[r] - 2.0f * (s->q8_err_scale * blk->q8_err[r] + s->q8_slack) - 1e-6f;
+        double boot = bootstrap_thr(s, blk, lb, n, cand);
+        thr = boot > thr ? boot : thr;
+    }
+    if (s->use_q8 && thr > 0.0 && f_max > 0.0) {
+        /* int8 pre-filter: ub[r] >= the f32 sim of row r, so rows with ub < cut cannot
+         * enter; only the others get the exact f32 dot (bit-equal to dot_rows'). */
+        float cut = cut_below(thr / f_max);
+        if (!have_ub)
+            s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
+                                blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        n_cand = s->select_ge(ub, n, cut, cand);
+        if (n_cand * 4 <= n) {
+            /* the candidates' f32 rows are far apart: ask for all of them first */
+            size_t row_bytes = idx->dim * sizeof(float);
+            for (size_t i = 0; i < n_cand; i++) {
+                const char *row = (const char *)(blk->vecs + (size_t)cand[i] * idx->stride);
+                for (size_t off = 0; off < row_bytes; off += 64)
+                    __builtin_prefetch(row + off);
+            }
+            for (size_t i = 0; i < n_cand; i++)
+                s->ops->dot_rows(p->query, blk->vecs + (size_t)cand[i] * idx->stride, 1,
+                                 idx->dim, idx->stride, &sims[cand[i]]);
+        } else { /* the sketch rules out too few: one full pass is cheaper */
+            s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
+            n_cand = s->select_ge(sims, n, cut, cand);
+        }
+    } else {
+        s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
+        if (s->top.n < s->top.k && all && n >= s->top.k && f_max > 0.0) {
+            double boot = bootstrap_thr(s, blk, sims, n, cand);
+            thr = boot > thr ? boot : thr;
+        }
+        if (thr > 0.0 && f_max > 0.0) {
+            n_cand = s->select_ge(sims, n, cut_below(thr / f_max), cand);
+        } else {
+            for (size_t r = 0; r < n; r++)
+                cand[r] = (uint32_t)r;
+            n_cand = n;
+        }
     }
     size_t base = b * MEM_INDEX_BLOCK_ROWS;
     for (size_t i = 0; i < n_cand; i++) {
@@ -300,6 +403,34 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
         heap_push(&s->top, &h);
         thr = current_thr(s);
     }
+}
+
+/* Quantise the query for the int8 pre-filter. With q = sq*cq + eq and a row
+ * x = sx*c + ex (codes and scales of mem_vec_quantize_i8),
+ *   q.x = sq*sx*(cq.c) + (sq*cq).ex + eq.x
+ * so |q.x - sq*sx*(cq.c)| <= ||sq*cq|| * ||ex|| + ||eq|| * ||x||, and the f32 kernel's
+ * own result is within (dim + 4) * FLT_EPSILON * ||q|| * ||x|| of q.x. Rows are unit
+ * vectors (||x|| <= 1.001 is generous); slack adds 1e-5 for the float arithmetic of the
+ * bound itself. */
+static void prepare_q8(scan_state_t *s)
+{
+    const mem_index_t *idx = s->idx;
+    s->use_q8 = s->ops->dot_rows_i8 != NULL && idx->stride <= sizeof(s->q8) && idx->n_blocks > 0 &&
+                idx->blocks[0]->q8 != NULL;
+    if (!s->use_q8)
+        return;
+    float eq;
+    mem_vec_quantize_i8(s->p->query, idx->dim, s->q8, &s->q8_scale, &eq);
+    memset(s->q8 + idx->dim, 0, idx->stride - idx->dim);
+    double c2 = 0.0;
+    for (size_t i = 0; i < idx->dim; i++)
+        c2 += (double)s->q8[i] * (double)s->q8[i];
+    double qn = (double)s->q8_scale * sqrt(c2) * (1.0 + 1e-6);
+    double gamma = (double)(idx->dim + 4) * (double)FLT_EPSILON * s->sim_max * 1.001;
+    s->q8_err_scale = nextafterf((float)qn, HUGE_VALF);
+    s->q8_slack = (float)((double)eq * 1.001 + gamma + 1e-5);
+    if (!isfinite(s->q8_err_scale) || !isfinite(s->q8_slack))
+        s->use_q8 = false;
 }
 
 typedef struct block_ent {
@@ -349,7 +480,10 @@ static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
         if (thr > 0.0 && p->coherence_weight > 0.0 &&
             block_f_max(s, blk, 0.0) * s->sim_max < thr) {
             /* only the gate keeps this block in: try its exact gate bound */
-            double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b));
+            /* prunable only if every gate stays below g_need */
+            double w = p->coherence_weight;
+            double g_need = (thr / s->sim_max - block_f_max(s, blk, 0.0)) / w;
+            double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b), g_need);
             double tight = block_f_max(s, blk, g);
             if (tight * s->sim_max < thr)
                 continue;
@@ -394,6 +528,7 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
         qq += (double)p->query[i] * (double)p->query[i];
     /* rows are unit vectors rounded to float; the kernel adds at most dim ulps */
     s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+    prepare_q8(&s);
 
     block_ent_t ents[SCAN_CHUNK];
     size_t n_ents = 0;

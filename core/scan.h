@@ -56,11 +56,12 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
  * well as the whole). hits (room for p->k) gets that part's top-K in result order;
  * mem_scan_merge of the n_parts lists equals mem_scan_run. Parts share nothing: run them
  * on different threads with their own hits arrays.
- * When it pays: a part costs a thread hand-off (~10-30 us in the libuv pool) and prunes
- * a little less (its K-th score rises more slowly); splitting pays once one scan reads
- * more than ~4 MB of vectors (n_visible * dim >= ~1M floats, e.g. 8k rows at dim 128,
- * 2.7k at dim 384) and the pool has idle threads. On 2 cores the tcd corpus (2.6 MB)
- * gains ~1.3-1.6x; 1M x 128 gains ~1.8x (bench/README.md). */
+ * When it pays: a part costs a thread hand-off (~10-30 us through the libuv pool, a
+ * few us to an already-spinning thread) and prunes a little less (its K-th score rises
+ * more slowly). Split only when one scan is long compared with the hand-off, about
+ * n_visible * dim >= 1M (8k rows at dim 128, 2.7k at dim 384, ~100 us and more), and the
+ * pool has idle threads; never under load, where it only adds queueing. Measured on 2
+ * cores with a spinning helper thread: tcd (5000 x 128) 1.4-1.5x (bench/README.md). */
 void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned);

@@ -33,6 +33,17 @@ typedef size_t (*mem_vec_select_ge_fn)(const float *x, size_t n, float cut, uint
 /* Sum of n floats: a pure read pass at full width (the benches' memory floor). */
 typedef float (*mem_vec_sum_fn)(const float *x, size_t n);
 
+/* int8 pre-filter: for each row r < n_rows, with I_r = sum_{i < len} q[i] * (row_r[i] - 128)
+ * (exact, in integers; rows hold codes biased by 128, len is a multiple of 16 and q is
+ * zero-padded to it, so the rows' padding bytes do not count),
+ * out[r] = q_scale * row_scale[r] * I_r + err_scale * row_err[r] + slack (in float).
+ * With the scales and errors of mem_vec_quantize_i8 this is an upper bound on the f32
+ * dot (see scan.c). */
+typedef void (*mem_vec_dot_rows_i8_fn)(const int8_t *q, const uint8_t *rows, size_t n_rows,
+                                       size_t len, size_t stride, float q_scale,
+                                       const float *row_scale, const float *row_err,
+                                       float err_scale, float slack, float *out);
+
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
@@ -40,6 +51,7 @@ typedef struct mem_vec_ops {
     mem_vec_dot_rows_fn dot_rows;
     mem_vec_select_ge_fn select_ge; /* added by the engine; NULL = use the scalar one */
     mem_vec_sum_fn sum;             /* added by the engine */
+    mem_vec_dot_rows_i8_fn dot_rows_i8; /* added by the engine; NULL = no int8 pre-filter */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -58,12 +70,28 @@ const mem_vec_ops_t *mem_vec_ops(void);
  * vec_neon.c on aarch64). Use mem_vec_ops_for, which checks that the host can run them. */
 extern const mem_vec_ops_t mem_vec_ops_avx2_table;
 extern const mem_vec_ops_t mem_vec_ops_avx512_table;
+extern const mem_vec_ops_t mem_vec_ops_avx512vnni_table; /* avx512 + the VNNI int8 kernel */
 extern const mem_vec_ops_t mem_vec_ops_neon_table;
 
 /* Scalar reference kernels (exported for tests and for the ISA files' tails). */
 float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
 void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
                                  size_t stride, float *out);
+void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
+                                 size_t stride, float q_scale, const float *row_scale,
+                                 const float *row_err, float err_scale, float slack, float *out);
+/* Symmetric int8 codes of x (n floats): scale = max|x| / 127 (1 for a zero vector),
+ * codes[i] = round(x[i] / scale), and *err >= || x - scale * codes ||_2 (rounded up).
+ * Writes n codes. */
+void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err);
+/* The same codes biased by 128 (byte = code + 128), the rows' format. */
+void mem_vec_quantize_u8(const float *x, size_t n, uint8_t *codes, float *scale, float *err);
+/* AVX-512 VNNI variant of dot_rows_i8 (vec_avx512vnni.c, x86-64 only); the avx512 table
+ * uses it when the host has VNNI. */
+void mem_vec_dot_rows_i8_avx512vnni(const int8_t *q, const uint8_t *rows, size_t n_rows,
+                                    size_t len, size_t stride, float q_scale,
+                                    const float *row_scale, const float *row_err, float err_scale,
+                                    float slack, float *out);
 float mem_vec_sum_f32_scalar(const float *x, size_t n);
 size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
 /* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or

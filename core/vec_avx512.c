@@ -3,17 +3,17 @@
  *
  * ISA: AVX-512F (+VL/DQ/BW allowed by the per-file flags; only F is used), built with
  * -mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma for this file only (STYLE section 7).
- * Summation order: 16 lanes accumulate element i into lane i % 16 with FMA (the tail is a
- * masked load, so no scalar loop), then the lanes are summed pairwise. dot uses two
- * chains (even and odd 16-float chunks) added before the lane reduction.
+ * Summation order: 16 lanes accumulate element i into lane i % 16 with FMA in two chains
+ * (even and odd 16-float chunks; the tail is a masked load, so no scalar loop), the
+ * chains are added, then the 16 lanes are summed by a fixed tree. dot and dot_rows use
+ * the same order, so they agree bit for bit.
  * Error bound (tested): |result - exact| <= n * FLT_EPSILON * sum |a_i * b_i|.
  *
- * dot_rows handles eight rows at a time: the query chunk is loaded once per eight rows,
- * the eight accumulators are independent FMA chains, and the eight horizontal sums are
- * done together by a transpose-and-add tree that ends in one 8-float store. dot_rows
- * sums every row in the same order (one chain, then the tree), the last partial group
- * included, so equal rows score bit-equal; dot (two chains) may differ from it in the
- * last bits.
+ * dot_rows reads the rows in memory order (one row at a time: the hardware prefetcher
+ * sees a single stream, which measured ~10 % faster than interleaving eight rows), and
+ * reduces eight rows' accumulators together with a transpose-and-add tree ending in one
+ * 8-float store. dim 128 keeps the query in registers. Every row, the last partial group
+ * included, is summed in the same order, so equal rows score bit-equal.
  */
 #include "core/vec.h"
 
@@ -47,56 +47,10 @@ static inline __m512 lane_sums4(__m512 a, __m512 b, __m512 c, __m512 d)
                          _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
 }
 
-static float dot_avx512(const float *restrict a, const float *restrict b, size_t n)
+/* Tree sum of eight vectors: element j of the result is the sum of a_j's 16 lanes. */
+static inline __m256 reduce8(__m512 a0, __m512 a1, __m512 a2, __m512 a3, __m512 a4, __m512 a5,
+                             __m512 a6, __m512 a7)
 {
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
-    }
-    if (i + 16 <= n) {
-        acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
-        i += 16;
-    }
-    if (i < n) {
-        __mmask16 m = tail_mask(n - i);
-        acc1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc1);
-    }
-    return hsum16(_mm512_add_ps(acc0, acc1));
-}
-
-/* Eight dot products with one summation order per row (whichever slot it sits in), so
- * equal rows get bit-equal scores and ties stay ties. */
-static inline __m256 dot8_avx512(const float *restrict q, const float *const x[8], size_t full,
-                                 __mmask16 m)
-{
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
-           a3 = _mm512_setzero_ps(), a4 = _mm512_setzero_ps(), a5 = _mm512_setzero_ps(),
-           a6 = _mm512_setzero_ps(), a7 = _mm512_setzero_ps();
-    size_t i = 0;
-    for (; i < full; i += 16) {
-        __m512 qv = _mm512_loadu_ps(q + i);
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x[0] + i), qv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x[1] + i), qv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(x[2] + i), qv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(x[3] + i), qv, a3);
-        a4 = _mm512_fmadd_ps(_mm512_loadu_ps(x[4] + i), qv, a4);
-        a5 = _mm512_fmadd_ps(_mm512_loadu_ps(x[5] + i), qv, a5);
-        a6 = _mm512_fmadd_ps(_mm512_loadu_ps(x[6] + i), qv, a6);
-        a7 = _mm512_fmadd_ps(_mm512_loadu_ps(x[7] + i), qv, a7);
-    }
-    if (m) {
-        __m512 qv = _mm512_maskz_loadu_ps(m, q + i);
-        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[0] + i), qv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[1] + i), qv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[2] + i), qv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[3] + i), qv, a3);
-        a4 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[4] + i), qv, a4);
-        a5 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[5] + i), qv, a5);
-        a6 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[6] + i), qv, a6);
-        a7 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x[7] + i), qv, a7);
-    }
     /* lo: lane L holds [s0 s1 s2 s3] partial sums of lane L, hi: [s4 s5 s6 s7] */
     __m512 lo = lane_sums4(a0, a1, a2, a3), hi = lane_sums4(a4, a5, a6, a7);
     /* x2 = [lo.L0 lo.L2 hi.L0 hi.L2], y2 = [lo.L1 lo.L3 hi.L1 hi.L3] */
@@ -108,24 +62,76 @@ static inline __m256 dot8_avx512(const float *restrict q, const float *const x[8
                          _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
 }
 
+/* One row's lane accumulator: chain 0 takes the even 16-float chunks, chain 1 the odd
+ * ones; a last full chunk goes to chain 0, the masked tail to chain 1. */
+static inline __m512 row_acc(const float *restrict q, const float *restrict x, size_t dim)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(q + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(q + i + 16), s1);
+    }
+    if (i + 16 <= dim) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(q + i), s0);
+        i += 16;
+    }
+    if (i < dim) {
+        __mmask16 m = tail_mask(dim - i);
+        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, q + i), s1);
+    }
+    return _mm512_add_ps(s0, s1);
+}
+
+/* row_acc for dim == 128 with the query held in eight registers (same order). */
+static inline __m512 row_acc128(const __m512 qv[8], const float *restrict x)
+{
+    __m512 s0 = _mm512_mul_ps(_mm512_loadu_ps(x), qv[0]);
+    __m512 s1 = _mm512_mul_ps(_mm512_loadu_ps(x + 16), qv[1]);
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 32), qv[2], s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 48), qv[3], s1);
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 64), qv[4], s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 80), qv[5], s1);
+    s0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 96), qv[6], s0);
+    s1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + 112), qv[7], s1);
+    return _mm512_add_ps(s0, s1);
+}
+
+static float dot_avx512(const float *restrict a, const float *restrict b, size_t n)
+{
+    __m512 z = _mm512_setzero_ps();
+    return _mm_cvtss_f32(_mm256_castps256_ps128(reduce8(row_acc(b, a, n), z, z, z, z, z, z, z)));
+}
+
 static void dot_rows_avx512(const float *restrict q, const float *restrict rows, size_t n_rows,
                             size_t dim, size_t stride, float *restrict out)
 {
-    size_t full = dim & ~(size_t)15;
-    __mmask16 m = tail_mask(dim - full);
     size_t r = 0;
-    for (; r + 8 <= n_rows; r += 8) {
-        const float *x[8];
-        for (int j = 0; j < 8; j++)
-            x[j] = rows + (r + (size_t)j) * stride;
-        _mm256_storeu_ps(out + r, dot8_avx512(q, x, full, m));
+    __m512 acc[8];
+    if (dim == 128) {
+        __m512 qv[8];
+        for (int c = 0; c < 8; c++)
+            qv[c] = _mm512_loadu_ps(q + 16 * c);
+        for (; r + 8 <= n_rows; r += 8) {
+            for (size_t j = 0; j < 8; j++)
+                acc[j] = row_acc128(qv, rows + (r + j) * stride);
+            _mm256_storeu_ps(out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5],
+                                              acc[6], acc[7]));
+        }
+    } else {
+        for (; r + 8 <= n_rows; r += 8) {
+            for (size_t j = 0; j < 8; j++)
+                acc[j] = row_acc(q, rows + (r + j) * stride, dim);
+            _mm256_storeu_ps(out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5],
+                                              acc[6], acc[7]));
+        }
     }
-    if (r < n_rows) {
-        const float *x[8];
+    if (r < n_rows) { /* the last partial group: same order, unused slots are zero */
         float tmp[8];
         for (size_t j = 0; j < 8; j++)
-            x[j] = rows + (r + j < n_rows ? r + j : n_rows - 1) * stride;
-        _mm256_storeu_ps(tmp, dot8_avx512(q, x, full, m));
+            acc[j] = r + j < n_rows ? row_acc(q, rows + (r + j) * stride, dim) : _mm512_setzero_ps();
+        _mm256_storeu_ps(tmp, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6],
+                                      acc[7]));
         for (size_t j = 0; r + j < n_rows; j++)
             out[r + j] = tmp[j];
     }
@@ -138,17 +144,23 @@ static size_t select_ge_avx512(const float *restrict x, size_t n, float cut,
     __m512i iv = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i step = _mm512_set1_epi32(16);
     size_t k = 0, i = 0;
+    /* Register compress + plain store: a compress straight to memory is microcoded and
+     * slow on some cores (AMD Zen 4). A full chunk writes 16 slots from k; k <= i and
+     * i + 16 <= n, so it stays inside idx_out's n slots. */
     for (; i + 16 <= n; i += 16) {
         __mmask16 m = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), c, _CMP_GE_OQ);
-        _mm512_mask_compressstoreu_epi32(idx_out + k, m, iv);
-        k += (size_t)__builtin_popcount((unsigned)m);
+        if (m) {
+            _mm512_storeu_si512((void *)(idx_out + k), _mm512_maskz_compress_epi32(m, iv));
+            k += (size_t)__builtin_popcount((unsigned)m);
+        }
         iv = _mm512_add_epi32(iv, step);
     }
     if (i < n) {
         __mmask16 t = tail_mask(n - i);
         __mmask16 m = _mm512_mask_cmp_ps_mask(t, _mm512_maskz_loadu_ps(t, x + i), c, _CMP_GE_OQ);
-        _mm512_mask_compressstoreu_epi32(idx_out + k, m, iv);
-        k += (size_t)__builtin_popcount((unsigned)m);
+        unsigned pc = (unsigned)__builtin_popcount((unsigned)m);
+        _mm512_mask_storeu_epi32(idx_out + k, tail_mask(pc), _mm512_maskz_compress_epi32(m, iv));
+        k += pc;
     }
     return k;
 }
@@ -171,6 +183,79 @@ static float sum_avx512(const float *restrict x, size_t n)
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+/* Biased u8 rows: bytes widened to int16, pairs multiplied by the int16 query and added
+ * (vpmaddwd) into int32 lanes, exact; the bias is taken off once per row as 128 * sum(q).
+ * len is a multiple of 16. */
+static inline __m512i row_u8(const int16_t *restrict q16, const uint8_t *restrict x, size_t len)
+{
+    __m512i acc = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 32 <= len; i += 32) {
+        __m512i xv = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_loadu_si512(q16 + i)));
+    }
+    if (i < len) {
+        __m256i xv = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+        __m256i p = _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i)));
+        acc = _mm512_add_epi32(acc, _mm512_zextsi256_si512(p));
+    }
+    return acc;
+}
+
+/* Integer version of reduce8 (same shuffles on the bit patterns, integer adds): exact. */
+static inline __m256i reduce8_i32(const __m512i a[8])
+{
+#define PS(x) _mm512_castsi512_ps(x)
+#define SI(x) _mm512_castps_si512(x)
+    __m512i ab = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[0]), PS(a[1]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[0]), PS(a[1]))));
+    __m512i cd = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[2]), PS(a[3]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[2]), PS(a[3]))));
+    __m512i ef = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[4]), PS(a[5]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[4]), PS(a[5]))));
+    __m512i gh = _mm512_add_epi32(SI(_mm512_unpacklo_ps(PS(a[6]), PS(a[7]))),
+                                  SI(_mm512_unpackhi_ps(PS(a[6]), PS(a[7]))));
+    __m512i lo = _mm512_add_epi32(SI(_mm512_shuffle_ps(PS(ab), PS(cd), _MM_SHUFFLE(1, 0, 1, 0))),
+                                  SI(_mm512_shuffle_ps(PS(ab), PS(cd), _MM_SHUFFLE(3, 2, 3, 2))));
+    __m512i hi = _mm512_add_epi32(SI(_mm512_shuffle_ps(PS(ef), PS(gh), _MM_SHUFFLE(1, 0, 1, 0))),
+                                  SI(_mm512_shuffle_ps(PS(ef), PS(gh), _MM_SHUFFLE(3, 2, 3, 2))));
+    __m512i x2 = _mm512_shuffle_i32x4(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    __m512i y2 = _mm512_shuffle_i32x4(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+    __m512i s = _mm512_add_epi32(x2, y2);
+    __m512i t = _mm512_shuffle_i32x4(s, s, _MM_SHUFFLE(3, 1, 2, 0));
+    return _mm256_add_epi32(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1));
+#undef PS
+#undef SI
+}
+
+static void dot_rows_i8_avx512(const int8_t *restrict q, const uint8_t *restrict rows, size_t n_rows,
+                               size_t len, size_t stride, float q_scale,
+                               const float *restrict row_scale, const float *restrict row_err,
+                               float err_scale, float slack, float *restrict out)
+{
+    int16_t q16[4096 + 32];
+    int32_t qsum = 0;
+    for (size_t i = 0; i < len; i += 16)
+        _mm256_storeu_si256((__m256i *)(void *)(q16 + i),
+                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
+    for (size_t i = 0; i < len; i++)
+        qsum += q[i];
+    const __m256i bias = _mm256_set1_epi32(128 * qsum);
+    const __m256 qs = _mm256_set1_ps(q_scale), es = _mm256_set1_ps(err_scale),
+                 sl = _mm256_set1_ps(slack);
+    for (size_t r = 0; r < n_rows; r += 8) {
+        size_t nr = n_rows - r < 8 ? n_rows - r : 8;
+        __m512i acc[8];
+        for (size_t j = 0; j < 8; j++)
+            acc[j] = j < nr ? row_u8(q16, rows + (r + j) * stride, len) : _mm512_setzero_si512();
+        __m256 sums = _mm256_cvtepi32_ps(_mm256_sub_epi32(reduce8_i32(acc), bias));
+        __mmask8 m = (__mmask8)((1u << nr) - 1u);
+        __m256 scale = _mm256_mul_ps(qs, _mm256_maskz_loadu_ps(m, row_scale + r));
+        __m256 err = _mm256_fmadd_ps(es, _mm256_maskz_loadu_ps(m, row_err + r), sl);
+        _mm256_mask_storeu_ps(out + r, m, _mm256_fmadd_ps(scale, sums, err));
+    }
+}
+
 const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .isa = MEM_VEC_AVX512,
     .name = "avx512",
@@ -178,5 +263,17 @@ const mem_vec_ops_t mem_vec_ops_avx512_table = {
     .dot_rows = dot_rows_avx512,
     .select_ge = select_ge_avx512,
     .sum = sum_avx512,
+    .dot_rows_i8 = dot_rows_i8_avx512,
+};
+
+/* The same table with the VNNI int8 kernel, for hosts that have AVX-512 VNNI. */
+const mem_vec_ops_t mem_vec_ops_avx512vnni_table = {
+    .isa = MEM_VEC_AVX512,
+    .name = "avx512",
+    .dot = dot_avx512,
+    .dot_rows = dot_rows_avx512,
+    .select_ge = select_ge_avx512,
+    .sum = sum_avx512,
+    .dot_rows_i8 = mem_vec_dot_rows_i8_avx512vnni,
 };
 #endif

@@ -15,6 +15,7 @@ static const mem_vec_ops_t scalar_ops = {
     .dot_rows = mem_vec_dot_rows_f32_scalar,
     .select_ge = mem_vec_select_ge_scalar,
     .sum = mem_vec_sum_f32_scalar,
+    .dot_rows_i8 = mem_vec_dot_rows_i8_scalar,
 };
 
 /* The one mutable global core/ allows: written once by mem_vec_init before threads start. */
@@ -38,7 +39,8 @@ const mem_vec_ops_t *mem_vec_ops_for(mem_vec_isa_t isa)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                        __builtin_cpu_supports("fma")
-                   ? &mem_vec_ops_avx512_table
+                   ? (__builtin_cpu_supports("avx512vnni") ? &mem_vec_ops_avx512vnni_table
+                                                           : &mem_vec_ops_avx512_table)
                    : NULL;
 #endif
 #if defined(__aarch64__)

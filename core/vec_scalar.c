@@ -22,6 +22,48 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
         out[r] = mem_vec_dot_f32_scalar(q, rows + r * stride, dim);
 }
 
+void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
+                                 size_t stride, float q_scale, const float *row_scale,
+                                 const float *row_err, float err_scale, float slack, float *out)
+{
+    for (size_t r = 0; r < n_rows; r++) {
+        const uint8_t *x = rows + r * stride;
+        int32_t acc = 0;
+        for (size_t i = 0; i < len; i++)
+            acc += (int32_t)q[i] * ((int32_t)x[i] - 128);
+        out[r] = q_scale * row_scale[r] * (float)acc + err_scale * row_err[r] + slack;
+    }
+}
+
+void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
+    float s = m > 0.0f ? m / 127.0f : 1.0f;
+    float inv = m > 0.0f ? 127.0f / m : 0.0f;
+    double e2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        /* any nearby code will do: the error below is measured from the code chosen */
+        float c = nearbyintf(x[i] * inv);
+        c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
+        codes[i] = (int8_t)c;
+        double d = (double)x[i] - (double)s * (double)c;
+        e2 += d * d;
+    }
+    *scale = s;
+    /* round up: the bound must hold after the float conversion */
+    float e = (float)(sqrt(e2) * (1.0 + 1e-6));
+    *err = nextafterf(e, HUGE_VALF);
+}
+
+void mem_vec_quantize_u8(const float *x, size_t n, uint8_t *codes, float *scale, float *err)
+{
+    mem_vec_quantize_i8(x, n, (int8_t *)(void *)codes, scale, err);
+    for (size_t i = 0; i < n; i++)
+        codes[i] = (uint8_t)((int)(int8_t)codes[i] + 128);
+}
+
 float mem_vec_sum_f32_scalar(const float *x, size_t n)
 {
     float acc = 0.0f;

@@ -111,14 +111,17 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         return NULL;
     resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    MHD_add_response_header(mr, "Content-Type",
-                            resp->content_type ? resp->content_type : "application/json");
+    if (resp->body_len > 0 || resp->content_type)
+        MHD_add_response_header(mr, "Content-Type",
+                                resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
     if (resp->retry_after_s > 0) {
         char ra[16];
         snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
         MHD_add_response_header(mr, "Retry-After", ra);
     }
+    if (resp->allow)
+        MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -128,6 +131,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 static void observe(conn_req_t *r, const char *route)
 {
     double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    if (r->status == 200 && strcmp(route, "retrieve") == 0)
+        mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
@@ -410,6 +415,19 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     if (needs_auth(s, r->url) && !authorized(s, r->conn))
         return reply_error(r, MEM_EUNAUTH, 0, "other",
                            "missing or wrong bearer token (Authorization: Bearer KEY)");
+    if (strcmp(r->url, "/metrics") == 0 && strcmp(r->method, "GET") != 0) {
+        mem_api_resp_t resp;
+        memset(&resp, 0, sizeof(resp));
+        mem_err_t err;
+        mem_err_clear(&err);
+        mem_err_set(&err, MEM_EMETHOD, "method %s not allowed here; allowed: GET", r->method);
+        mem_api_error(&resp, &err);
+        resp.allow = "GET";
+        snprintf(resp.route, sizeof(resp.route), "metrics");
+        enum MHD_Result ok = reply_now(r, &resp);
+        mem_api_resp_deinit(&resp);
+        return ok;
+    }
     if (!s->store && strcmp(r->url, "/metrics") != 0)
         return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
     if (s->in_flight >= s->cfg->max_queue)

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "core/vec.h"
+#include "server/admin.h"
 #include "server/log.h"
 #include "server/loop.h"
 
@@ -17,6 +18,10 @@ extern char **environ;
 
 int main(int argc, char **argv)
 {
+    int handled = 0;
+    int admin_rc = mem_srv_admin_main(argc, argv, &handled);
+    if (handled)
+        return admin_rc; /* backup, restore or --check: no server */
     static mem_cfg_t cfg;
     static char text[MEM_CFG_TEXT_MAX];
     mem_err_t err;

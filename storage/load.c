@@ -7,6 +7,8 @@
  * is needed. Rows read back are untrusted: a wrong embedding size, a seq or timestamp out
  * of order is MEM_ECORRUPT.
  */
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np: a writer must not starve behind scans */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +21,7 @@
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out)
 {
     mem_store_ns_t *ns = calloc(1, sizeof(*ns));
-    if (!ns)
-        return MEM_ENOMEM;
+    if (!ns) return MEM_ENOMEM;
     snprintf(ns->name, sizeof(ns->name), "%s", name);
     ns->ns_id = ns_id;
     ns->dim = dim;
@@ -33,10 +34,25 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_
         free(ns);
         return rc;
     }
-    pthread_rwlock_init(&ns->lock, NULL);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&ns->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&ns->acc_mu, NULL);
     *out = ns;
     return MEM_OK;
+}
+
+void mem_store__ns_publish(mem_store_ns_t *ns)
+{
+    mem_index_t *idx = ns->idx;
+    idx->n_visible = idx->n_rows;
+    ns->pub_active = idx->n_active;
+    ns->pub_superseded = idx->n_superseded;
+    ns->pub_archived = idx->n_archived;
+    ns->pub_edges = idx->graph_edges;
+    ns->pub_max_degree = idx->max_degree;
 }
 
 static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t *err)
@@ -47,8 +63,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
     sqlite3_stmt *st = NULL;
     mem_index_t *idx = ns->idx;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, "load segments");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
     sqlite3_bind_int64(st, 1, ns->ns_id);
     int64_t prev_seq = 0, prev_ts = INT64_MIN;
     uint64_t max_tick = 0;
@@ -59,9 +74,8 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         int64_t ts = sqlite3_column_int64(st, 2);
         const void *blob = sqlite3_column_blob(st, 3);
         size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
-        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 ||
-            id_len > MEM_STORE_ID_MAX || blob_len != ns->dim * sizeof(float) || !blob ||
-            seq > ns->last_seq) {
+        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 || id_len > MEM_STORE_ID_MAX ||
+            blob_len != ns->dim * sizeof(float) || !blob || seq > ns->last_seq) {
             rc = mem_err_set(err, MEM_ECORRUPT, "namespace %s: corrupt segment row at seq %lld",
                              ns->name, (long long)seq);
             goto out;
@@ -78,10 +92,8 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
             }
         }
         uint8_t flags = 0;
-        if (sqlite3_column_int(st, 5))
-            flags |= MEM_ROW_SUPERSEDED;
-        if (sqlite3_column_int(st, 6))
-            flags |= MEM_ROW_ARCHIVED;
+        if (sqlite3_column_int(st, 5)) flags |= MEM_ROW_SUPERSEDED;
+        if (sqlite3_column_int(st, 6)) flags |= MEM_ROW_ARCHIVED;
         /* The vector is copied through a float buffer: the blob need not be aligned. */
         size_t pos;
         float vbuf[64];
@@ -92,8 +104,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         }
         memcpy(vec, blob, blob_len);
         rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
-        if (vec != vbuf)
-            free(vec);
+        if (vec != vbuf) free(vec);
         if (rc != MEM_OK) {
             rc = mem_err_set(err, rc, "out of memory loading %s", ns->name);
             goto out;
@@ -104,8 +115,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         MEM_INDEX_ROW(idx, pos, degree) = (flags == 0 && deg > 0) ? (uint32_t)deg : 0;
         MEM_INDEX_ROW(idx, pos, access_count) = acc > 0 ? (uint32_t)acc : 0;
         MEM_INDEX_ROW(idx, pos, tick) = tick > 0 ? (uint64_t)tick : 0;
-        if (tick > 0 && (uint64_t)tick > max_tick)
-            max_tick = (uint64_t)tick;
+        if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
     }
     if (rc != SQLITE_DONE) {
         rc = mem_store__err_sqlite(err, db, rc, "load segments");
@@ -115,7 +125,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
     /* mem_index_append advanced the clock once per row: put the stored one back. */
     idx->clock = clock > max_tick ? clock : max_tick;
     mem_index_recount_graph(idx);
-    idx->n_visible = idx->n_rows;
+    mem_store__ns_publish(ns);
 out:
     sqlite3_finalize(st);
     return rc;
@@ -131,11 +141,10 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ECORRUPT, "corrupt namespace row %lld", (long long)ns_id);
     mem_store_ns_t *ns;
     int rc = mem_store__ns_new(name, ns_id, (size_t)dim, &ns);
-    if (rc != MEM_OK)
-        return mem_err_set(err, rc, "out of memory loading %s", name);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
     ns->last_seq = sqlite3_column_int64(row, 3);
-    ns->last_ts_ms = sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN
-                                                                : sqlite3_column_int64(row, 4);
+    ns->last_ts_ms =
+        sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
     int64_t clock = sqlite3_column_int64(row, 5);
     if ((rc = load_rows(ns, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
         mem_store__ns_release(ns);
@@ -152,8 +161,7 @@ int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store
 {
     sqlite3_stmt *row = NULL;
     int rc = sqlite3_prepare_v2(db, NS_COLS " WHERE name = ?", -1, &row, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, "load namespace");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load namespace");
     sqlite3_bind_text(row, 1, name, -1, SQLITE_STATIC);
     *out = NULL;
     rc = sqlite3_step(row);
@@ -171,12 +179,10 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err)
 {
     sqlite3_stmt *row = NULL;
     int rc = sqlite3_prepare_v2(st->db, NS_COLS " ORDER BY name", -1, &row, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, st->db, rc, "load namespaces");
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "load namespaces");
     while ((rc = sqlite3_step(row)) == SQLITE_ROW) {
         mem_store_ns_t *ns;
-        if ((rc = ns_from_row(st, st->db, row, &ns, err)) != MEM_OK)
-            goto out;
+        if ((rc = ns_from_row(st, st->db, row, &ns, err)) != MEM_OK) goto out;
         if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
             mem_store__ns_release(ns);
             rc = mem_err_set(err, rc, "out of memory loading namespaces");

@@ -5,6 +5,7 @@
  * from version v to v + 1 inside one transaction, so adding v2 is one function and one line
  * in the table. A file newer than this binary is refused rather than guessed at.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +24,7 @@ int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what)
         code = MEM_ENOMEM;
     else if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB)
         code = MEM_ECORRUPT;
-    if (code == MEM_EFULL)
-        return mem_err_set(err, code, "storage: disk full (%s)", what);
+    if (code == MEM_EFULL) return mem_err_set(err, code, "storage: disk full (%s)", what);
     return mem_err_set(err, code, "storage: %s: %s", what,
                        db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 }
@@ -32,9 +32,16 @@ int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what)
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err)
 {
     int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, sql);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, sql);
     return MEM_OK;
+}
+
+/* A file SQLite cannot read or make sense of: stop start-up with one clear line. */
+static bool unreadable(int rc)
+{
+    int prim = rc & 0xff;
+    return prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT || prim == SQLITE_CANTOPEN ||
+           prim == SQLITE_IOERR;
 }
 
 /* quick_check: any answer but a single "ok" row means the file cannot be trusted. */
@@ -43,10 +50,8 @@ int mem_store__check(sqlite3 *db, mem_err_t *err)
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
     if (rc != SQLITE_OK) {
-        int prim = rc & 0xff;
-        if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
-            return mem_err_set(err, MEM_ECORRUPT,
-                               "database file is corrupt or not an sqlite database: %s",
+        if (unreadable(rc))
+            return mem_err_set(err, MEM_ECORRUPT, "database file is unreadable or corrupt: %s",
                                sqlite3_errmsg(db));
         return mem_store__err_sqlite(err, db, rc, "quick_check");
     }
@@ -58,10 +63,8 @@ int mem_store__check(sqlite3 *db, mem_err_t *err)
             out = mem_err_set(err, MEM_ECORRUPT, "database file failed quick_check: %s",
                               msg ? msg : "(null)");
     } else {
-        int prim = rc & 0xff;
-        if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
-            out = mem_err_set(err, MEM_ECORRUPT,
-                              "database file is corrupt or not an sqlite database: %s",
+        if (unreadable(rc))
+            out = mem_err_set(err, MEM_ECORRUPT, "database file is unreadable or corrupt: %s",
                               sqlite3_errmsg(db));
         else
             out = mem_store__err_sqlite(err, db, rc, "quick_check");
@@ -75,11 +78,12 @@ static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
     static const char sql[] =
         "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
         "CREATE TABLE namespaces("
-        " id INTEGER PRIMARY KEY,"
+        " id INTEGER PRIMARY KEY AUTOINCREMENT," /* never reused: a reader of a dropped namespace
+                                                    never sees its successor */
         " name TEXT NOT NULL UNIQUE,"
         " dim INTEGER NOT NULL,"
         " last_seq INTEGER NOT NULL DEFAULT 0,"
-        " last_ts_ms INTEGER,"          /* NULL until the first insert; never moves back */
+        " last_ts_ms INTEGER," /* NULL until the first insert; never moves back */
         " clock INTEGER NOT NULL DEFAULT 0,"
         " created_ms INTEGER);"
         "CREATE TABLE segments("
@@ -90,8 +94,8 @@ static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
         " text TEXT,"
         " source TEXT,"
         " metadata TEXT,"
-        " embedding BLOB NOT NULL,"     /* dim float32, L2-normalised, host order */
-        " supersedes BLOB,"             /* the ids, each NUL-terminated; NULL when none */
+        " embedding BLOB NOT NULL," /* dim float32, L2-normalised, host order */
+        " supersedes BLOB,"         /* the ids, each NUL-terminated; NULL when none */
         " superseded_by TEXT,"
         " archived INTEGER NOT NULL DEFAULT 0,"
         " degree INTEGER NOT NULL DEFAULT 0," /* coherence-graph degree, 0 when inactive */
@@ -110,8 +114,8 @@ static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1};
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name='meta'", -1,
-                                &st, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name='meta'", -1, &st,
+                                NULL);
     if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
         rc = mem_store__err_sqlite(err, db, rc, "read schema");
         sqlite3_finalize(st);
@@ -123,10 +127,8 @@ static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
         *out = 0;
         return MEM_OK;
     }
-    rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
-                            NULL);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, db, rc, "read schema_version");
+    rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "read schema_version");
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
         *out = sqlite3_column_int64(st, 0);
@@ -139,11 +141,9 @@ static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 int mem_store__migrate(sqlite3 *db, mem_err_t *err)
 {
     int rc;
-    if ((rc = mem_store__exec(db, "BEGIN IMMEDIATE", err)) != MEM_OK)
-        return rc;
+    if ((rc = mem_store__exec(db, "BEGIN IMMEDIATE", err)) != MEM_OK) return rc;
     int64_t v = 0;
-    if ((rc = read_version(db, &v, err)) != MEM_OK)
-        goto out;
+    if ((rc = read_version(db, &v, err)) != MEM_OK) goto out;
     if (v < 0 || v > MEM_STORE__SCHEMA_VERSION) {
         rc = mem_err_set(err, MEM_ECORRUPT,
                          "database schema version %lld is not supported (this mnemod knows 0..%d)",
@@ -151,17 +151,16 @@ int mem_store__migrate(sqlite3 *db, mem_err_t *err)
         goto out;
     }
     for (; v < MEM_STORE__SCHEMA_VERSION; v++) {
-        if ((rc = migrations[v](db, err)) != MEM_OK)
-            goto out;
+        if ((rc = migrations[v](db, err)) != MEM_OK) goto out;
         char sql[96];
-        snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta(key, value) "
-                                   "VALUES('schema_version', %lld)", (long long)v + 1);
-        if ((rc = mem_store__exec(db, sql, err)) != MEM_OK)
-            goto out;
+        snprintf(sql, sizeof(sql),
+                 "INSERT OR REPLACE INTO meta(key, value) "
+                 "VALUES('schema_version', %lld)",
+                 (long long)v + 1);
+        if ((rc = mem_store__exec(db, sql, err)) != MEM_OK) goto out;
     }
     rc = mem_store__exec(db, "COMMIT", err);
 out:
-    if (rc != MEM_OK)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc != MEM_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }

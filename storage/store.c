@@ -72,24 +72,21 @@ void mem_store__reg_remove(mem_store_t *st, mem_store_ns_t *ns)
         st->n_nss--;
     }
     pthread_rwlock_unlock(&st->reg_lock);
-    if (found)
-        mem_store__ns_release(ns);
+    if (found) mem_store__ns_release(ns);
 }
 
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name)
 {
     pthread_rwlock_rdlock(&st->reg_lock);
     mem_store_ns_t *ns = mem_store__reg_find(st, name);
-    if (ns)
-        __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
+    if (ns) __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     pthread_rwlock_unlock(&st->reg_lock);
     return ns;
 }
 
 void mem_store__ns_release(mem_store_ns_t *ns)
 {
-    if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0)
-        return;
+    if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     mem_index_free(ns->idx);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
@@ -108,8 +105,7 @@ static int ns_missing(mem_err_t *err, const char *name)
 
 static void rconn_free(mem_store_rconn_t *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     sqlite3_finalize(c->get);
     sqlite3_finalize(c->fetch);
     sqlite3_close(c->db);
@@ -120,16 +116,14 @@ static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *er
 {
     pthread_mutex_lock(&st->pool_mu);
     mem_store_rconn_t *c = st->pool;
-    if (c)
-        st->pool = c->next;
+    if (c) st->pool = c->next;
     pthread_mutex_unlock(&st->pool_mu);
     if (c) {
         *out = c;
         return MEM_OK;
     }
     c = calloc(1, sizeof(*c));
-    if (!c)
-        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!c) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     int rc = sqlite3_open_v2(st->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(c->db, 5000);
@@ -174,15 +168,13 @@ static int set_pragmas(mem_store_t *st, mem_err_t *err)
         rc = mode && strcmp(mode, "wal") == 0 ? SQLITE_OK : SQLITE_ERROR;
     }
     sqlite3_finalize(s);
-    if (rc != SQLITE_OK)
-        return mem_store__err_sqlite(err, st->db, rc, "enable WAL");
-    if ((rc = mem_store__exec(st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL"
-                                                         : "PRAGMA synchronous=NORMAL",
-                              err)) != MEM_OK)
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "enable WAL");
+    if ((rc = mem_store__exec(
+             st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+             err)) != MEM_OK)
         return rc;
     /* Checkpoints are run by the writer between groups, not inside a commit. */
-    if ((rc = mem_store__exec(st->db, "PRAGMA wal_autocheckpoint=1000", err)) != MEM_OK)
-        return rc;
+    if ((rc = mem_store__exec(st->db, "PRAGMA wal_autocheckpoint=1000", err)) != MEM_OK) return rc;
     return MEM_OK;
 }
 
@@ -211,8 +203,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     }
     st->opts = *opts;
     st->opts.path = st->path;
-    if (!st->opts.ops)
-        st->opts.ops = mem_vec_ops();
+    if (!st->opts.ops) st->opts.ops = mem_vec_ops();
     st->max_page_count = opts->max_page_count;
     pthread_rwlock_init(&st->reg_lock, NULL);
     pthread_mutex_init(&st->q_mu, NULL);
@@ -220,17 +211,20 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     pthread_cond_init(&st->done_cv, NULL);
     pthread_mutex_init(&st->pool_mu, NULL);
 
-    int rc = sqlite3_open_v2(st->path, &st->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(
+        st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         rc = mem_err_set(err, MEM_ESTORAGE, "cannot open database %s: %s", st->path,
                          st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);
-    sqlite3_busy_timeout(st->db, 5000);
-    if ((rc = mem_store__check(st->db, err)) != MEM_OK)
+    if (sqlite3_db_readonly(st->db, "main") == 1) {
+        rc = mem_err_set(err, MEM_ESTORAGE, "database file %s is read-only", st->path);
         goto fail;
+    }
+    sqlite3_busy_timeout(st->db, 5000);
+    if ((rc = mem_store__check(st->db, err)) != MEM_OK) goto fail;
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
@@ -245,8 +239,7 @@ fail:
 
 void mem_store_close(mem_store_t *st)
 {
-    if (!st)
-        return;
+    if (!st) return;
     mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
     for (int i = 0; i < STMT_COUNT; i++)
         sqlite3_finalize(st->stmts[i]);
@@ -280,11 +273,12 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     o->dim = ns->dim;
     pthread_rwlock_rdlock(&ns->lock);
     const mem_index_t *idx = ns->idx;
-    o->count = idx->n_active + idx->n_superseded;
-    o->superseded = idx->n_superseded;
-    o->archived = idx->n_archived;
-    o->graph_edges = idx->graph_edges;
-    o->max_degree = idx->max_degree;
+    /* committed state only: an open group's changes are not counted yet */
+    o->count = ns->pub_active + ns->pub_superseded;
+    o->superseded = ns->pub_superseded;
+    o->archived = ns->pub_archived;
+    o->graph_edges = ns->pub_edges;
+    o->max_degree = ns->pub_max_degree;
     o->empty = true;
     size_t first = 0, last = idx->n_visible;
     while (first < last && (MEM_INDEX_ROW(idx, first, flags) & MEM_ROW_DELETED))
@@ -303,8 +297,7 @@ int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_
                        mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns)
-        return ns_missing(err, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
     fill_stats(ns, out);
     mem_store__ns_release(ns);
     return MEM_OK;
@@ -341,8 +334,7 @@ int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, me
 
 static char *dup_col(sqlite3_stmt *s, int col, bool *oom)
 {
-    if (sqlite3_column_type(s, col) == SQLITE_NULL)
-        return NULL;
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) return NULL;
     const char *t = (const char *)sqlite3_column_text(s, col);
     size_t len = (size_t)sqlite3_column_bytes(s, col);
     char *c = malloc(len + 1);
@@ -358,8 +350,7 @@ static char *dup_col(sqlite3_stmt *s, int col, bool *oom)
 
 void mem_store_segment_free(mem_store_segment_t *seg)
 {
-    if (!seg)
-        return;
+    if (!seg) return;
     free(seg->id);
     free(seg->text);
     free(seg->source);
@@ -380,11 +371,9 @@ static int split_ids(const char *blob, size_t len, char ***out, size_t *n)
         cnt += blob[i] == '\0';
     *out = NULL;
     *n = 0;
-    if (cnt == 0)
-        return MEM_OK;
+    if (cnt == 0) return MEM_OK;
     char **ids = calloc(cnt, sizeof(*ids));
-    if (!ids)
-        return MEM_ENOMEM;
+    if (!ids) return MEM_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < len && k < cnt;) {
         size_t l = strlen(blob + i);
@@ -406,13 +395,11 @@ int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool wit
                   mem_store_segment_t **out, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns)
-        return ns_missing(err, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
     mem_store_rconn_t *c = NULL;
     mem_store_segment_t *seg = NULL;
     int rc = rconn_acquire(st, &c, err);
-    if (rc != MEM_OK)
-        goto out;
+    if (rc != MEM_OK) goto out;
     sqlite3_stmt *s = c->get;
     sqlite3_bind_int64(s, 1, ns->ns_id);
     sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
@@ -465,8 +452,7 @@ int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool wit
     rc = MEM_OK;
 out:
     mem_store_segment_free(seg);
-    if (c)
-        rconn_release(st, c);
+    if (c) rconn_release(st, c);
     mem_store__ns_release(ns);
     return rc;
 }
@@ -475,8 +461,7 @@ out:
 
 void mem_store_results_free(mem_store_result_t *res, size_t n)
 {
-    if (!res)
-        return;
+    if (!res) return;
     for (size_t i = 0; i < n; i++) {
         free(res[i].id);
         free(res[i].text);
@@ -491,8 +476,7 @@ static void push_dirty(mem_store_ns_t *ns, size_t pos)
     if (ns->n_dirty == ns->cap_dirty) {
         size_t cap = ns->cap_dirty ? ns->cap_dirty * 2 : 64;
         size_t *d = realloc(ns->dirty, cap * sizeof(*d));
-        if (!d)
-            return; /* the count stays in memory; only its persistence is lost */
+        if (!d) return; /* the count stays in memory; only its persistence is lost */
         ns->dirty = d;
         ns->cap_dirty = cap;
     }
@@ -500,8 +484,7 @@ static void push_dirty(mem_store_ns_t *ns, size_t pos)
 }
 
 /* Shared lock held: count one access per hit, remember the query. */
-static void record_access(mem_store_ns_t *ns, const float *q, const mem_scan_hit_t *hits,
-                          size_t n)
+static void record_access(mem_store_ns_t *ns, const float *q, const mem_scan_hit_t *hits, size_t n)
 {
     mem_index_t *idx = ns->idx;
     pthread_mutex_lock(&ns->acc_mu);
@@ -514,8 +497,7 @@ static void record_access(mem_store_ns_t *ns, const float *q, const mem_scan_hit
     }
     memcpy(ns->recent + ns->recent_head * ns->dim, q, ns->dim * sizeof(float));
     ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
-    if (ns->n_recent < MEM_STORE__RECENT_QUERIES)
-        ns->n_recent++;
+    if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
     pthread_mutex_unlock(&ns->acc_mu);
 }
 
@@ -526,8 +508,7 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
         return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns)
-        return ns_missing(err, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
     mem_store_rconn_t *c = NULL;
     mem_scan_hit_t *hits = NULL;
     mem_store_result_t *res = NULL;
@@ -553,22 +534,18 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         p.source = mem_index_source_find(idx, q->source, q->source_len);
         skip = p.source == 0; /* no segment carries that source */
     }
-    if (!skip)
-        mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
-    if (q->record_access && !skip)
-        record_access(ns, p.query, hits, n_hits);
+    if (!skip) mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
+    if (q->record_access && !skip) record_access(ns, p.query, hits, n_hits);
     pthread_rwlock_unlock(&ns->lock);
 
-    if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK)
-        goto out;
+    if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n_hits; i++) {
         sqlite3_stmt *s = c->fetch;
         sqlite3_reset(s);
         sqlite3_bind_int64(s, 1, ns->ns_id);
         sqlite3_bind_int64(s, 2, hits[i].seq);
         int src = sqlite3_step(s);
-        if (src == SQLITE_DONE)
-            continue; /* deleted since the scan */
+        if (src == SQLITE_DONE) continue; /* deleted since the scan */
         if (src != SQLITE_ROW) {
             rc = mem_store__err_sqlite(err, c->db, src, "fetch results");
             goto out;
@@ -589,15 +566,12 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     *out = res;
     res = NULL;
     *n = n_res;
-    if (scanned)
-        *scanned = n_scanned;
-    if (kernel)
-        *kernel = st->opts.ops->name;
+    if (scanned) *scanned = n_scanned;
+    if (kernel) *kernel = st->opts.ops->name;
 out:
     mem_store_results_free(res, n_res);
     free(hits);
-    if (c)
-        rconn_release(st, c);
+    if (c) rconn_release(st, c);
     mem_store__ns_release(ns);
     return rc;
 }
@@ -606,8 +580,7 @@ out:
 
 void mem_store_ids_free(char **ids, size_t n)
 {
-    if (!ids)
-        return;
+    if (!ids) return;
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);
@@ -617,8 +590,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
                            char ***evict_ids, size_t *n_evict, size_t *before, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns)
-        return ns_missing(err, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
     size_t dim = ns->dim, n = 0, n_ctx = 0;
     float *vecs = NULL, *ctx = NULL;
     const float **vptr = NULL;
@@ -647,13 +619,11 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     ids = calloc(cap ? cap : 1, sizeof(*ids));
     bool oom = !vecs || !tick || !access || !ids;
     for (size_t pos = 0; !oom && pos < idx->n_visible && n < cap; pos++) {
-        if (MEM_INDEX_ROW(idx, pos, flags) != 0)
-            continue;
+        if (MEM_INDEX_ROW(idx, pos, flags) != 0) continue;
         memcpy(vecs + n * dim, mem_index_vec(idx, pos), dim * sizeof(float));
         tick[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, tick), __ATOMIC_RELAXED);
         access[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, access_count), __ATOMIC_RELAXED);
-        if (!(ids[n] = strdup(mem_index_id(idx, pos))))
-            oom = true;
+        if (!(ids[n] = strdup(mem_index_id(idx, pos)))) oom = true;
         n++;
     }
     pthread_rwlock_unlock(&ns->lock);
@@ -662,11 +632,10 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
         n_ctx = ns->n_recent;
         if (n_ctx && (ctx = malloc(n_ctx * dim * sizeof(float)))) {
             /* oldest first */
-            size_t start = (ns->recent_head + MEM_STORE__RECENT_QUERIES - n_ctx) %
-                           MEM_STORE__RECENT_QUERIES;
+            size_t start =
+                (ns->recent_head + MEM_STORE__RECENT_QUERIES - n_ctx) % MEM_STORE__RECENT_QUERIES;
             for (size_t i = 0; i < n_ctx; i++)
-                memcpy(ctx + i * dim,
-                       ns->recent + ((start + i) % MEM_STORE__RECENT_QUERIES) * dim,
+                memcpy(ctx + i * dim, ns->recent + ((start + i) % MEM_STORE__RECENT_QUERIES) * dim,
                        dim * sizeof(float));
         } else if (n_ctx) {
             oom = true;
@@ -700,8 +669,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
             .gamma = req->gamma,
             .dedup_threshold = req->dedup_threshold,
         };
-        if ((rc = mem_compact_plan(req->policy, &in, target, keep, err)) != MEM_OK)
-            goto out;
+        if ((rc = mem_compact_plan(req->policy, &in, target, keep, err)) != MEM_OK) goto out;
         ev = calloc(n, sizeof(*ev));
         if (!ev) {
             rc = mem_err_set(err, MEM_ENOMEM, "out of memory");

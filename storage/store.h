@@ -15,6 +15,12 @@
  * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
  * never call them from the event-loop thread).
+ *
+ * Visibility: new rows reach scans and stats only after COMMIT; stats (counts, edges) are
+ * those of the last commit. Flag and degree changes of a running group (supersede, delete,
+ * archive) reach scans as the op runs, a few milliseconds before its COMMIT; if the group
+ * then fails, the namespace is reloaded from SQLite. Access statistics are counted in memory
+ * at once and reach SQLite within about a second (a crash may lose the last second of them).
  */
 #ifndef MEM_STORAGE_STORE_H
 #define MEM_STORAGE_STORE_H
@@ -215,5 +221,31 @@ void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages);
 /* Wait until every op queued so far has completed and the access statistics gathered so far
  * are written to SQLite. Any thread but the writer's (never from a done callback). */
 void mem_store_sync(mem_store_t *st);
+
+/* ---- backup, restore, check (storage/backup.c): for `mnemod backup|restore|--check`,
+ * each on a connection of its own, so they work from another process beside a server ---- */
+
+/* Copy the database at db_path to out_path with the SQLite online backup API: one
+ * consistent snapshot, taken while a server keeps writing (WAL: it is not blocked). The
+ * copy is written to out_path.tmp-PID, made a single self-contained file (journal_mode
+ * DELETE), fsync'ed and renamed over out_path (an existing file there is replaced only by
+ * a complete copy). MEM_OK, MEM_ENOTFOUND (no db_path), MEM_EINVAL (out_path is db_path),
+ * MEM_ECORRUPT, MEM_EFULL, MEM_EBUSY, MEM_ESTORAGE. */
+int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err);
+/* Replace the content of db_path (created when absent) with the backup in_path. in_path
+ * must pass PRAGMA integrity_check and hold a mnemod schema this binary knows; db_path must
+ * not be open anywhere (a running server): MEM_EBUSY, and nothing is touched. The copy runs
+ * in one transaction of db_path under an exclusive lock, any old WAL of db_path is folded
+ * in and removed first; a db_path SQLite cannot read at all is replaced whole.
+ * MEM_OK, MEM_ENOTFOUND (no in_path), MEM_EINVAL (not a mnemod database / same file),
+ * MEM_ECORRUPT (in_path fails the check), MEM_EBUSY, MEM_EFULL, MEM_ESTORAGE. */
+int mem_store_restore(const char *db_path, const char *in_path, mem_err_t *err);
+/* Called once per problem line of the integrity check. */
+typedef void (*mem_store_check_fn)(const char *problem, void *ud);
+/* PRAGMA integrity_check (full) on db_path: *n_problems = 0 when it answers "ok", else the
+ * number of problem lines, each handed to fn (may be NULL); an unreadable header counts as
+ * one problem. MEM_OK when the check ran; MEM_ENOTFOUND, MEM_ESTORAGE when it could not. */
+int mem_store_check(const char *db_path, mem_store_check_fn fn, void *ud, size_t *n_problems,
+                    mem_err_t *err);
 
 #endif

@@ -11,17 +11,18 @@
 #define MEM_STORAGE_STORE_INT_H
 
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <sqlite3.h>
 
 #include "core/index.h"
 #include "storage/store.h"
 
 #define MEM_STORE__SCHEMA_VERSION 1
 #define MEM_STORE__RECENT_QUERIES 20
-#define MEM_STORE__FLUSH_MS 1000 /* access statistics reach SQLite at least this often */
+#define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
@@ -29,20 +30,24 @@ typedef struct mem_store_ns {
     size_t dim;    /* immutable */
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
-    mem_index_t *idx;    /* guarded by lock; structure changed by the writer only */
-    int64_t last_seq;    /* writer thread only */
-    int64_t last_ts_ms;  /* writer thread only; INT64_MIN when nothing was ever stored */
-    bool dropped;        /* writer thread only */
+    mem_index_t *idx;   /* guarded by lock; structure changed by the writer only */
+    int64_t last_seq;   /* writer thread only */
+    int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
+    bool dropped;       /* writer thread only */
+    /* committed counts for stats, guarded by lock; set at load and at each publish */
+    size_t pub_active, pub_superseded, pub_archived;
+    uint64_t pub_edges;
+    uint32_t pub_max_degree;
     /* writer thread only, per group: rows whose degree changed */
     size_t *touched;
     size_t n_touched, cap_touched;
-    bool in_group;       /* listed in the group's touched namespaces */
-    bool meta_dirty;     /* last_seq/last_ts_ms/clock to write at the end of the group */
+    bool in_group;   /* listed in the group's touched namespaces */
+    bool meta_dirty; /* last_seq/last_ts_ms/clock to write at the end of the group */
     /* guarded by acc_mu */
     pthread_mutex_t acc_mu;
-    size_t *dirty;       /* positions whose access statistics changed */
+    size_t *dirty; /* positions whose access statistics changed */
     size_t n_dirty, cap_dirty;
-    float *recent;       /* RECENT_QUERIES * dim floats, ring */
+    float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
 } mem_store_ns_t;
 
@@ -67,6 +72,9 @@ enum mem_store__stmt {
     STMT_NS_DELETE,
     STMT_NS_DELETE_SEGS,
     STMT_META_LSN,
+    STMT_SAVEPOINT,
+    STMT_RELEASE,
+    STMT_ROLLBACK_TO,
     STMT_COUNT
 };
 
@@ -93,7 +101,7 @@ struct mem_store {
     bool stop;
     pthread_t writer;
     bool writer_started;
-    uint32_t max_page_count; /* atomic: wanted */
+    uint32_t max_page_count;     /* atomic: wanted */
     uint32_t applied_page_count; /* writer thread only */
 
     /* read connections */
@@ -116,6 +124,8 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err);
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err);
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out);
+/* Lock held exclusively (or not yet shared): make the current index state the committed one. */
+void mem_store__ns_publish(mem_store_ns_t *ns);
 
 /* store.c */
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);

@@ -36,13 +36,17 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SEG_DELETE] = "DELETE FROM segments WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_ARCHIVE] = "UPDATE segments SET archived = 1 WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_DEGREE] = "UPDATE segments SET degree = ? WHERE ns_id = ? AND seq = ?",
-    [STMT_SEG_ACCESS] = "UPDATE segments SET access_count = ?, tick = ? WHERE ns_id = ? AND seq = ?",
+    [STMT_SEG_ACCESS] =
+        "UPDATE segments SET access_count = ?, tick = ? WHERE ns_id = ? AND seq = ?",
     [STMT_NS_INSERT] = "INSERT INTO namespaces(name, dim, created_ms) VALUES(?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
+    [STMT_SAVEPOINT] = "SAVEPOINT op",
+    [STMT_RELEASE] = "RELEASE op",
+    [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
 };
 
 int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err)
@@ -50,8 +54,7 @@ int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err)
     for (int i = 0; i < STMT_COUNT; i++) {
         int rc = sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                     &st->stmts[i], NULL);
-        if (rc != SQLITE_OK)
-            return mem_store__err_sqlite(err, st->db, rc, "prepare");
+        if (rc != SQLITE_OK) return mem_store__err_sqlite(err, st->db, rc, "prepare");
     }
     return MEM_OK;
 }
@@ -88,13 +91,11 @@ typedef struct group {
 
 static int group_touch(group_t *g, mem_store_ns_t *ns)
 {
-    if (ns->in_group)
-        return MEM_OK;
+    if (ns->in_group) return MEM_OK;
     if (g->n == g->cap) {
         size_t cap = g->cap ? g->cap * 2 : 8;
         mem_store_ns_t **a = realloc(g->ns, cap * sizeof(*a));
-        if (!a)
-            return MEM_ENOMEM;
+        if (!a) return MEM_ENOMEM;
         g->ns = a;
         g->cap = cap;
     }
@@ -119,8 +120,7 @@ static void touched_row(void *ud, size_t pos)
         ns->touched = t;
         ns->cap_touched = cap;
     }
-    if (ns->cap_touched != SIZE_MAX)
-        ns->touched[ns->n_touched++] = pos;
+    if (ns->cap_touched != SIZE_MAX) ns->touched[ns->n_touched++] = pos;
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -132,8 +132,7 @@ static int cmp_size(const void *a, const void *b)
 static int write_degree(mem_store_t *st, mem_store_ns_t *ns, size_t pos, mem_err_t *err)
 {
     mem_index_t *idx = ns->idx;
-    if (MEM_INDEX_ROW(idx, pos, flags) & MEM_ROW_DELETED)
-        return MEM_OK;
+    if (MEM_INDEX_ROW(idx, pos, flags) & MEM_ROW_DELETED) return MEM_OK;
     sqlite3_stmt *s = st->stmts[STMT_SEG_DEGREE];
     sqlite3_bind_int64(s, 1, MEM_INDEX_ROW(idx, pos, degree));
     sqlite3_bind_int64(s, 2, ns->ns_id);
@@ -150,8 +149,7 @@ static int flush_degrees(mem_store_t *st, mem_store_ns_t *ns, mem_err_t *err)
             rc = write_degree(st, ns, pos, err);
         return rc;
     }
-    if (ns->n_touched)
-        qsort(ns->touched, ns->n_touched, sizeof(size_t), cmp_size);
+    if (ns->n_touched) qsort(ns->touched, ns->n_touched, sizeof(size_t), cmp_size);
     for (size_t i = 0; i < ns->n_touched && rc == MEM_OK; i++)
         if (i == 0 || ns->touched[i] != ns->touched[i - 1])
             rc = write_degree(st, ns, ns->touched[i], err);
@@ -183,8 +181,7 @@ static int ns_create(mem_store_t *st, group_t *g, const char *name, size_t dim, 
     sqlite3_bind_int64(s, 2, (int64_t)dim);
     sqlite3_bind_int64(s, 3, now_ms);
     int rc = step_done(st, s, "create namespace", err);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
     if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory");
@@ -193,8 +190,7 @@ static int ns_create(mem_store_t *st, group_t *g, const char *name, size_t dim, 
         mem_store__ns_release(ns);
         return mem_err_set(err, rc, "out of memory");
     }
-    if ((rc = group_touch(g, ns)) != MEM_OK)
-        return mem_err_set(err, rc, "out of memory");
+    if ((rc = group_touch(g, ns)) != MEM_OK) return mem_err_set(err, rc, "out of memory");
     ns->meta_dirty = true;
     *out = ns;
     return MEM_OK;
@@ -216,8 +212,8 @@ static int op_ns_create(mem_store_t *st, group_t *g, mem_store_op_t *op)
     mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
     if (ns) {
         if (ns->dim != op->dim)
-            return mem_err_field(&op->err, MEM_EEXISTS, "dim",
-                                 "namespace %s exists with dim %zu", op->ns, ns->dim);
+            return mem_err_field(&op->err, MEM_EEXISTS, "dim", "namespace %s exists with dim %zu",
+                                 op->ns, ns->dim);
         op->created = false;
         return MEM_OK;
     }
@@ -233,19 +229,15 @@ static int op_ns_create(mem_store_t *st, group_t *g, mem_store_op_t *op)
 static int op_ns_drop(mem_store_t *st, group_t *g, mem_store_op_t *op)
 {
     mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
-    if (!ns)
-        return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
+    if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     int rc;
-    if ((rc = group_touch(g, ns)) != MEM_OK)
-        return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = group_touch(g, ns)) != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
     sqlite3_stmt *s = st->stmts[STMT_NS_DELETE_SEGS];
     sqlite3_bind_int64(s, 1, ns->ns_id);
-    if ((rc = step_done(st, s, "drop namespace", &op->err)) != MEM_OK)
-        return rc;
+    if ((rc = step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
     s = st->stmts[STMT_NS_DELETE];
     sqlite3_bind_int64(s, 1, ns->ns_id);
-    if ((rc = step_done(st, s, "drop namespace", &op->err)) != MEM_OK)
-        return rc;
+    if ((rc = step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
     ns->dropped = true;
     mem_store__reg_remove(st, ns);
     st->lsn++;
@@ -259,18 +251,15 @@ typedef enum { SEG_NEW, SEG_STORED, SEG_IN_BATCH } seg_kind_t;
 
 static bool bytes_eq(const char *a, size_t alen, const char *b, size_t blen)
 {
-    if (!a || !b)
-        return !a && !b;
+    if (!a || !b) return !a && !b;
     return alen == blen && memcmp(a, b, alen) == 0;
 }
 
 static bool ids_eq(const char *const *a, size_t na, const char *const *b, size_t nb)
 {
-    if (na != nb)
-        return false;
+    if (na != nb) return false;
     for (size_t i = 0; i < na; i++)
-        if (strcmp(a[i], b[i]) != 0)
-            return false;
+        if (strcmp(a[i], b[i]) != 0) return false;
     return true;
 }
 
@@ -297,13 +286,16 @@ static int same_as_stored(mem_store_t *st, mem_store_ns_t *ns, int64_t seq,
         sqlite3_reset(s);
         return rc;
     }
-#define COL_TEXT(c) (sqlite3_column_type(s, c) == SQLITE_NULL ? NULL : (const char *)sqlite3_column_blob(s, c) ? (const char *)sqlite3_column_blob(s, c) : "")
+#define COL_TEXT(c)                                                                                \
+    (sqlite3_column_type(s, c) == SQLITE_NULL  ? NULL                                              \
+     : (const char *)sqlite3_column_blob(s, c) ? (const char *)sqlite3_column_blob(s, c)           \
+                                               : "")
     bool eq = true;
-    if (in->ts_given && sqlite3_column_int64(s, 0) != in->ts_ms)
-        eq = false;
+    if (in->ts_given && sqlite3_column_int64(s, 0) != in->ts_ms) eq = false;
     if (eq && !bytes_eq(in->text, in->text_len, COL_TEXT(1), (size_t)sqlite3_column_bytes(s, 1)))
         eq = false;
-    if (eq && !bytes_eq(in->source, in->source_len, COL_TEXT(2), (size_t)sqlite3_column_bytes(s, 2)))
+    if (eq &&
+        !bytes_eq(in->source, in->source_len, COL_TEXT(2), (size_t)sqlite3_column_bytes(s, 2)))
         eq = false;
     if (eq &&
         !bytes_eq(in->metadata, in->metadata_len, COL_TEXT(3), (size_t)sqlite3_column_bytes(s, 3)))
@@ -312,8 +304,7 @@ static int same_as_stored(mem_store_t *st, mem_store_ns_t *ns, int64_t seq,
     if (eq) {
         size_t bytes = (size_t)sqlite3_column_bytes(s, 4);
         const void *blob = sqlite3_column_blob(s, 4);
-        eq = bytes == ns->dim * sizeof(float) && blob &&
-             memcmp(blob, in->vec, bytes) == 0;
+        eq = bytes == ns->dim * sizeof(float) && blob && memcmp(blob, in->vec, bytes) == 0;
     }
     if (eq) {
         const char *blob = sqlite3_column_blob(s, 5);
@@ -327,8 +318,7 @@ static int same_as_stored(mem_store_t *st, mem_store_ns_t *ns, int64_t seq,
             }
             off += l + 1;
         }
-        if (eq && (off < len || k < in->n_supersedes))
-            eq = false;
+        if (eq && (off < len || k < in->n_supersedes)) eq = false;
     }
     sqlite3_reset(s);
     *same = eq;
@@ -377,14 +367,12 @@ static int insert_validate(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *
             if (same && kind[first] == SEG_STORED && in->ts_given) {
                 int rc = same_as_stored(st, ns, MEM_INDEX_ROW(idx, ref[first], seq), in, &same,
                                         &op->err);
-                if (rc != MEM_OK)
-                    return rc;
+                if (rc != MEM_OK) return rc;
             }
             if (!same) {
                 seg_field(field, sizeof(field), op, i, "id");
                 return mem_err_field(&op->err, MEM_EDUPID, field,
-                                     "%s: %s already exists with different content", field,
-                                     in->id);
+                                     "%s: %s already exists with different content", field, in->id);
             }
             kind[i] = SEG_IN_BATCH;
             ref[i] = first;
@@ -393,15 +381,13 @@ static int insert_validate(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *
         long pos = idx ? mem_index_find(idx, in->id, id_len) : -1;
         if (pos >= 0) {
             bool same = false;
-            int rc = same_as_stored(st, ns, MEM_INDEX_ROW(idx, (size_t)pos, seq), in, &same,
-                                    &op->err);
-            if (rc != MEM_OK)
-                return rc;
+            int rc =
+                same_as_stored(st, ns, MEM_INDEX_ROW(idx, (size_t)pos, seq), in, &same, &op->err);
+            if (rc != MEM_OK) return rc;
             if (!same) {
                 seg_field(field, sizeof(field), op, i, "id");
                 return mem_err_field(&op->err, MEM_EDUPID, field,
-                                     "%s: %s already exists with different content", field,
-                                     in->id);
+                                     "%s: %s already exists with different content", field, in->id);
             }
             kind[i] = SEG_STORED;
             ref[i] = (size_t)pos;
@@ -447,8 +433,7 @@ static char *ids_blob(const char *const *ids, size_t n, size_t *len)
     for (size_t i = 0; i < n; i++)
         total += strlen(ids[i]) + 1;
     char *b = malloc(total ? total : 1);
-    if (!b)
-        return NULL;
+    if (!b) return NULL;
     size_t off = 0;
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(ids[i]) + 1;
@@ -467,8 +452,8 @@ static void bind_opt_text(sqlite3_stmt *s, int col, const char *p, size_t len)
         sqlite3_bind_null(s, col);
 }
 
-static int insert_one(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_in_t *in,
-                      int64_t ts, mem_store_seg_out_t *out, mem_err_t *err)
+static int insert_one(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_in_t *in, int64_t ts,
+                      mem_store_seg_out_t *out, mem_err_t *err)
 {
     mem_index_t *idx = ns->idx;
     size_t id_len = strlen(in->id), pos;
@@ -513,30 +498,25 @@ static int insert_one(mem_store_t *st, mem_store_ns_t *ns, const mem_store_seg_i
     sqlite3_bind_int64(s, 11, (int64_t)MEM_INDEX_ROW(idx, pos, tick));
     rc = step_done(st, s, "insert segment", err);
     free(blob);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
 
     for (size_t k = 0; k < in->n_supersedes; k++) {
         const char *target = in->supersedes[k];
         long tpos = mem_index_find(idx, target, strlen(target));
-        if (tpos < 0)
-            return mem_err_set(err, MEM_ESTORAGE, "supersedes: %s vanished", target);
+        if (tpos < 0) return mem_err_set(err, MEM_ESTORAGE, "supersedes: %s vanished", target);
         pthread_rwlock_wrlock(&ns->lock);
         uint8_t f = MEM_INDEX_ROW(idx, (size_t)tpos, flags);
         if (f == 0)
             rc = mem_graph_unlink(idx, (size_t)tpos, st->opts.coherence_threshold, st->opts.ops,
                                   touched_row, ns);
-        if (rc == MEM_OK)
-            mem_index_set_flags(idx, (size_t)tpos, f | MEM_ROW_SUPERSEDED);
+        if (rc == MEM_OK) mem_index_set_flags(idx, (size_t)tpos, f | MEM_ROW_SUPERSEDED);
         pthread_rwlock_unlock(&ns->lock);
-        if (rc != MEM_OK)
-            return mem_err_set(err, rc, "out of memory");
+        if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
         s = st->stmts[STMT_SEG_SUPERSEDE];
         sqlite3_bind_text(s, 1, in->id, (int)id_len, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, ns->ns_id);
         sqlite3_bind_int64(s, 3, MEM_INDEX_ROW(idx, (size_t)tpos, seq));
-        if ((rc = step_done(st, s, "supersede", err)) != MEM_OK)
-            return rc;
+        if ((rc = step_done(st, s, "supersede", err)) != MEM_OK) return rc;
     }
     out->seq = seq;
     out->ts_ms = ts;
@@ -570,8 +550,7 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
         rc = mem_err_set(&op->err, MEM_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = insert_validate(st, ns, op, kind, ref, ts)) != MEM_OK)
-        goto out;
+    if ((rc = insert_validate(st, ns, op, kind, ref, ts)) != MEM_OK) goto out;
     bool any_new = false;
     for (size_t i = 0; i < op->n_segs; i++)
         any_new |= kind[i] == SEG_NEW;
@@ -594,8 +573,7 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
             *o = op->outs[ref[i]];
             o->existed = true;
         } else {
-            if ((rc = insert_one(st, ns, &op->segs[i], ts[i], o, &op->err)) != MEM_OK)
-                goto out;
+            if ((rc = insert_one(st, ns, &op->segs[i], ts[i], o, &op->err)) != MEM_OK) goto out;
             op->created = true;
             st->lsn++;
             g->lsn_dirty = true;
@@ -619,13 +597,12 @@ static int remove_row(mem_store_t *st, mem_store_ns_t *ns, size_t pos, bool purg
     pthread_rwlock_wrlock(&ns->lock);
     uint8_t f = MEM_INDEX_ROW(idx, pos, flags);
     if (f == 0)
-        rc = mem_graph_unlink(idx, pos, st->opts.coherence_threshold, st->opts.ops, touched_row,
-                              ns);
+        rc =
+            mem_graph_unlink(idx, pos, st->opts.coherence_threshold, st->opts.ops, touched_row, ns);
     if (rc == MEM_OK)
         mem_index_set_flags(idx, pos, purge ? MEM_ROW_DELETED : (uint8_t)(f | MEM_ROW_ARCHIVED));
     pthread_rwlock_unlock(&ns->lock);
-    if (rc != MEM_OK)
-        return mem_err_set(err, rc, "out of memory");
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
     sqlite3_stmt *s = st->stmts[purge ? STMT_SEG_DELETE : STMT_SEG_ARCHIVE];
     sqlite3_bind_int64(s, 1, ns->ns_id);
     sqlite3_bind_int64(s, 2, seq);
@@ -635,16 +612,12 @@ static int remove_row(mem_store_t *st, mem_store_ns_t *ns, size_t pos, bool purg
 static int op_delete(mem_store_t *st, group_t *g, mem_store_op_t *op)
 {
     mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
-    if (!ns)
-        return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
+    if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     long pos = mem_index_find(ns->idx, op->id, strlen(op->id));
-    if (pos < 0)
-        return mem_err_set(&op->err, MEM_ENOTFOUND, "segment not found: %s", op->id);
+    if (pos < 0) return mem_err_set(&op->err, MEM_ENOTFOUND, "segment not found: %s", op->id);
     int rc = group_touch(g, ns);
-    if (rc != MEM_OK)
-        return mem_err_set(&op->err, rc, "out of memory");
-    if ((rc = remove_row(st, ns, (size_t)pos, true, &op->err)) != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = remove_row(st, ns, (size_t)pos, true, &op->err)) != MEM_OK) return rc;
     st->lsn++;
     g->lsn_dirty = true;
     return MEM_OK;
@@ -653,19 +626,16 @@ static int op_delete(mem_store_t *st, group_t *g, mem_store_op_t *op)
 static int op_compact(mem_store_t *st, group_t *g, mem_store_op_t *op)
 {
     mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
-    if (!ns)
-        return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
+    if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     int rc = group_touch(g, ns);
-    if (rc != MEM_OK)
-        return mem_err_set(&op->err, rc, "out of memory");
+    if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
     op->n_applied = 0;
     for (size_t i = 0; i < op->n_evict; i++) {
         const char *id = op->evict_ids[i];
         long pos = mem_index_find(ns->idx, id, strlen(id));
         if (pos < 0 || MEM_INDEX_ROW(ns->idx, (size_t)pos, flags) != 0)
             continue; /* gone or no longer active since the plan */
-        if ((rc = remove_row(st, ns, (size_t)pos, op->purge, &op->err)) != MEM_OK)
-            return rc;
+        if ((rc = remove_row(st, ns, (size_t)pos, op->purge, &op->err)) != MEM_OK) return rc;
         op->n_applied++;
     }
     if (op->n_applied) {
@@ -699,10 +669,8 @@ static int group_finish_sql(mem_store_t *st, group_t *g, mem_err_t *err)
     int rc = MEM_OK;
     for (size_t i = 0; i < g->n && rc == MEM_OK; i++) {
         mem_store_ns_t *ns = g->ns[i];
-        if (ns->dropped)
-            continue;
-        if ((rc = flush_degrees(st, ns, err)) != MEM_OK)
-            break;
+        if (ns->dropped) continue;
+        if ((rc = flush_degrees(st, ns, err)) != MEM_OK) break;
         if (ns->meta_dirty) {
             sqlite3_stmt *s = st->stmts[STMT_NS_UPDATE];
             sqlite3_bind_int64(s, 1, ns->last_seq);
@@ -710,8 +678,7 @@ static int group_finish_sql(mem_store_t *st, group_t *g, mem_err_t *err)
                 sqlite3_bind_null(s, 2);
             else
                 sqlite3_bind_int64(s, 2, ns->last_ts_ms);
-            sqlite3_bind_int64(s, 3,
-                               (int64_t)__atomic_load_n(&ns->idx->clock, __ATOMIC_RELAXED));
+            sqlite3_bind_int64(s, 3, (int64_t)__atomic_load_n(&ns->idx->clock, __ATOMIC_RELAXED));
             sqlite3_bind_int64(s, 4, ns->ns_id);
             rc = step_done(st, s, "update namespace", err);
         }
@@ -732,8 +699,7 @@ static void reload_touched(mem_store_t *st, group_t *g)
         bool again = false;
         for (size_t k = 0; k < i && !again; k++)
             again = strcmp(g->ns[k]->name, name) == 0;
-        if (again)
-            continue;
+        if (again) continue;
         mem_store_ns_t *fresh = NULL;
         mem_err_t e;
         if (mem_store__load_ns(st, st->db, name, &fresh, &e) != MEM_OK) {
@@ -749,8 +715,7 @@ static void reload_touched(mem_store_t *st, group_t *g)
             pthread_mutex_unlock(&cur->acc_mu);
             mem_store__reg_remove(st, cur);
         }
-        if (fresh && mem_store__reg_add(st, fresh) != MEM_OK)
-            mem_store__ns_release(fresh);
+        if (fresh && mem_store__reg_add(st, fresh) != MEM_OK) mem_store__ns_release(fresh);
     }
 }
 
@@ -761,17 +726,16 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     int fatal_rc = MEM_OK;
     mem_err_clear(&fatal);
     int rc = mem_store__exec(st->db, "BEGIN IMMEDIATE", &fatal);
-    if (rc != MEM_OK)
-        fatal_rc = rc;
+    if (rc != MEM_OK) fatal_rc = rc;
     mem_store_op_t *op;
     for (op = head; op && fatal_rc == MEM_OK; op = op->_next) {
-        if ((rc = mem_store__exec(st->db, "SAVEPOINT op", &op->err)) == MEM_OK) {
+        if ((rc = step_done(st, st->stmts[STMT_SAVEPOINT], "savepoint", &op->err)) == MEM_OK) {
             rc = exec_op(st, &g, op);
             op->rc = rc;
             if (rc == MEM_OK || !is_storage_error(rc)) {
                 if (rc != MEM_OK) /* validation writes nothing; this is belt and braces */
-                    sqlite3_exec(st->db, "ROLLBACK TO op", NULL, NULL, NULL);
-                int rc2 = mem_store__exec(st->db, "RELEASE op", &fatal);
+                    step_done(st, st->stmts[STMT_ROLLBACK_TO], "rollback to", NULL);
+                int rc2 = step_done(st, st->stmts[STMT_RELEASE], "release", &fatal);
                 if (rc2 != MEM_OK)
                     rc = rc2;
                 else
@@ -779,11 +743,9 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
             }
         }
         fatal_rc = rc;
-        if (op->err.code == rc)
-            fatal = op->err;
+        if (op->err.code == rc) fatal = op->err;
     }
-    if (fatal_rc == MEM_OK && (rc = group_finish_sql(st, &g, &fatal)) != MEM_OK)
-        fatal_rc = rc;
+    if (fatal_rc == MEM_OK && (rc = group_finish_sql(st, &g, &fatal)) != MEM_OK) fatal_rc = rc;
     if (fatal_rc == MEM_OK) {
         double t0 = mono_s();
         rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
@@ -797,14 +759,12 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
             st->m.commits++;
             st->m.commit_seconds_sum += dt;
             for (int b = 0; b < 8; b++)
-                if (dt <= bounds[b])
-                    st->m.commit_buckets[b]++;
+                if (dt <= bounds[b]) st->m.commit_buckets[b]++;
             pthread_mutex_unlock(&st->q_mu);
         }
     }
     if (fatal_rc != MEM_OK) {
-        if (!sqlite3_get_autocommit(st->db))
-            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        if (!sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         st->lsn = g.lsn0;
         for (size_t i = 0; i < g.n; i++)
             group_reset_ns(g.ns[i]);
@@ -821,7 +781,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
             mem_store_ns_t *ns = g.ns[i];
             if (!ns->dropped) {
                 pthread_rwlock_wrlock(&ns->lock);
-                ns->idx->n_visible = ns->idx->n_rows;
+                mem_store__ns_publish(ns);
                 pthread_rwlock_unlock(&ns->lock);
             }
             group_reset_ns(ns);
@@ -835,8 +795,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
     pthread_mutex_unlock(&st->q_mu);
     for (op = head; op;) {
         mem_store_op_t *next = op->_next; /* op may be reused by its callback */
-        if (op->_done)
-            op->_done(op, op->_ud);
+        if (op->_done) op->_done(op, op->_ud);
         op = next;
     }
 }
@@ -905,12 +864,10 @@ static void flush_access(mem_store_t *st)
     int rc = mem_store__exec(st->db, "BEGIN IMMEDIATE", &err);
     for (size_t i = 0; i < k && rc == MEM_OK; i++)
         rc = flush_ns_access(st, held[i], &err);
-    if (rc == MEM_OK)
-        rc = mem_store__exec(st->db, "COMMIT", &err);
+    if (rc == MEM_OK) rc = mem_store__exec(st->db, "COMMIT", &err);
     if (rc != MEM_OK) {
         /* Counters stay exact in memory; only their persistence is delayed or lost. */
-        if (!sqlite3_get_autocommit(st->db))
-            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        if (!sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     }
     for (size_t i = 0; i < k; i++)
         mem_store__ns_release(held[i]);
@@ -922,8 +879,7 @@ static void flush_access(mem_store_t *st)
 static void apply_page_limit(mem_store_t *st)
 {
     uint32_t want = __atomic_load_n(&st->max_page_count, __ATOMIC_ACQUIRE);
-    if (want == st->applied_page_count)
-        return;
+    if (want == st->applied_page_count) return;
     char sql[64];
     snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lu",
              want ? (unsigned long)want : 4294967294ul);
@@ -942,8 +898,7 @@ static void *writer_main(void *arg)
             struct timespec dl;
             clock_gettime(CLOCK_REALTIME, &dl);
             dl.tv_sec += MEM_STORE__FLUSH_MS / 1000;
-            if (pthread_cond_timedwait(&st->q_cv, &st->q_mu, &dl) == ETIMEDOUT)
-                break;
+            if (pthread_cond_timedwait(&st->q_cv, &st->q_mu, &dl) == ETIMEDOUT) break;
         }
         mem_store_op_t *head = st->q_head;
         size_t n_ops = st->q_len;
@@ -954,10 +909,10 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&st->q_mu);
 
         apply_page_limit(st);
-        if (head)
-            run_group(st, head, n_ops);
+        if (head) run_group(st, head, n_ops);
         double now = mono_s();
-        if (stopping || want_sync != st->sync_done || now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {
+        if (stopping || want_sync != st->sync_done ||
+            now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {
             flush_access(st);
             last_flush = now;
         }
@@ -967,8 +922,7 @@ static void *writer_main(void *arg)
         pthread_cond_broadcast(&st->done_cv);
         bool done = stopping && !st->q_head;
         pthread_mutex_unlock(&st->q_mu);
-        if (done)
-            break;
+        if (done) break;
     }
     return NULL;
 }
@@ -985,8 +939,7 @@ int mem_store__writer_start(mem_store_t *st, mem_err_t *err)
 
 void mem_store__writer_stop(mem_store_t *st)
 {
-    if (!st->writer_started)
-        return;
+    if (!st->writer_started) return;
     pthread_mutex_lock(&st->q_mu);
     st->stop = true;
     pthread_cond_signal(&st->q_cv);

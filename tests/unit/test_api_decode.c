@@ -2,14 +2,14 @@
  * requests decoded into the right structs
  * SPDX-License-Identifier: MIT
  */
-#include "tests/unit/api_fake.h"
-
 #include <math.h>
+
+#include "tests/unit/api_fake.h"
 
 #define SEGS "/v1/namespaces/mem/segments"
 #define RETR "/v1/namespaces/mem/retrieve"
 #define COMP "/v1/namespaces/mem/compact"
-#define E3 "\"embedding\":[1,0,0]"
+#define E3   "\"embedding\":[1,0,0]"
 
 typedef struct bad_case {
     const char *method, *path, *body;
@@ -21,8 +21,8 @@ static const bad_case_t BAD[] = {
     /* malformed bodies */
     {"POST", SEGS, "{\"embedding\":[1,2,3]", 400, "invalid_json", NULL},
     {"POST", SEGS, "", 400, "invalid_json", NULL},
-    {"POST", SEGS, "[1,2,3]", 400, "invalid_json", NULL},
-    {"POST", SEGS, "\"text\"", 400, "invalid_json", NULL},
+    {"POST", SEGS, "[1,2,3]", 400, "invalid_field", NULL},
+    {"POST", SEGS, "\"text\"", 400, "invalid_json", NULL}, /* jansson: top level must be a container */
     {"POST", RETR, "{\"k\":1,\"k\":2," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"\xff\xfe\"," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"a\\u0000b\"," E3 "}", 400, "invalid_json", NULL},
@@ -74,8 +74,8 @@ static const bad_case_t BAD[] = {
     {"POST", SEGS, "{\"segments\":[]}", 400, "invalid_field", "segments"},
     {"POST", SEGS, "{\"segments\":{}}", 400, "invalid_field", "segments"},
     {"POST", SEGS, "{\"segments\":[{" E3 "},7]}", 400, "invalid_field", "segments[1]"},
-    {"POST", SEGS, "{\"segments\":[{" E3 ",\"id\":\"d\"},{" E3 ",\"id\":\"d\"}]}", 400,
-     "invalid_field", "segments[1].id"},
+    {"POST", SEGS, "{\"segments\":[{" E3 ",\"id\":\"d\"},{" E3 ",\"id\":\"d\"}]}", 409,
+     "duplicate_id", "segments[1].id"},
     {"POST", SEGS, "{\"segments\":[{" E3 "},{\"embedding\":[1,0]}]}", 400, "dimension_mismatch",
      "segments[1].embedding"},
     {"POST", SEGS,
@@ -114,8 +114,7 @@ static const bad_case_t BAD[] = {
     {"POST", RETR, "{" E3 ",\"offset\":\"soon\"}", 400, "invalid_field", "offset"},
     {"POST", RETR, "{" E3 ",\"recency_bias\":1.5}", 400, "invalid_field", "recency_bias"},
     {"POST", RETR, "{" E3 ",\"recency_bias\":\"1\"}", 400, "invalid_field", "recency_bias"},
-    {"POST", RETR, "{" E3 ",\"coherence_weight\":-0.1}", 400, "invalid_field",
-     "coherence_weight"},
+    {"POST", RETR, "{" E3 ",\"coherence_weight\":-0.1}", 400, "invalid_field", "coherence_weight"},
     {"POST", RETR, "{" E3 ",\"origin\":\"2026-07-31T09:30:00\"}", 400, "invalid_field", "origin"},
     {"POST", RETR, "{" E3 ",\"since\":\"yesterday\"}", 400, "invalid_field", "since"},
     {"POST", RETR, "{" E3 ",\"until\":\"2026-07-31 09:30:00Z\"}", 400, "invalid_field", "until"},
@@ -126,8 +125,7 @@ static const bad_case_t BAD[] = {
     {"POST", RETR, "{" E3 ",\"min_score\":\"high\"}", 400, "invalid_field", "min_score"},
     {"POST", RETR, "{" E3 ",\"include_archived\":\"yes\"}", 400, "invalid_field",
      "include_archived"},
-    {"POST", RETR, "{" E3 ",\"include_superseded\":1}", 400, "invalid_field",
-     "include_superseded"},
+    {"POST", RETR, "{" E3 ",\"include_superseded\":1}", 400, "invalid_field", "include_superseded"},
     {"POST", RETR, "{" E3 ",\"explain\":null,\"explain\":true}", 400, "invalid_json", NULL},
     {"POST", "/v1/namespaces/nope/retrieve", "{" E3 "}", 404, "not_found", NULL},
     /* compact fields */
@@ -145,8 +143,7 @@ static const bad_case_t BAD[] = {
     {"POST", COMP, "{\"target\":1,\"context\":[[0,0,0]]}", 400, "invalid_field", "context[0]"},
     {"POST", COMP, "{\"target\":1,\"context\":{}}", 400, "invalid_field", "context"},
     {"POST", COMP, "{\"target\":1,\"dry_run\":\"true\"}", 400, "invalid_field", "dry_run"},
-    {"POST", COMP, "{\"target\":1,\"dedup_threshold\":3}", 400, "invalid_field",
-     "dedup_threshold"},
+    {"POST", COMP, "{\"target\":1,\"dedup_threshold\":3}", 400, "invalid_field", "dedup_threshold"},
     {"POST", "/v1/namespaces/nope/compact", "{\"target\":1}", 404, "not_found", NULL},
     /* namespace create */
     {"PUT", "/v1/namespaces/new", "{\"dim\":0}", 400, "invalid_field", "dim"},
@@ -168,6 +165,7 @@ static void test_bad_inputs(void **state)
             fail_msg("case %zu (%s): expected %d, got %d %.*s", i, c->body, c->status, r.status,
                      (int)r.body_len, r.body ? r.body : "");
         check_error(&r, c->status, c->code, c->field);
+        assert_null(r.pending);
         mem_api_resp_deinit(&r);
     }
 }
@@ -203,8 +201,8 @@ static void test_bad_large_inputs(void **state)
     free(body);
 
     test_cfg.max_batch = 2;
-    expect_error("POST", SEGS,
-                 "{\"segments\":[{" E3 "},{" E3 "},{" E3 "}]}", 400, "invalid_field", "segments");
+    expect_error("POST", SEGS, "{\"segments\":[{" E3 "},{" E3 "},{" E3 "}]}", 400, "invalid_field",
+                 "segments");
     test_cfg.max_batch = 1000;
 
     char id[200];
@@ -219,8 +217,8 @@ static void test_nonmonotonic_body_names_both(void **state)
 {
     mem_api_resp_t r;
     call("POST", SEGS,
-         "{\"segments\":[{" E3 ",\"timestamp\":\"2026-07-30T00:00:00Z\"},{" E3
-         "},{" E3 ",\"timestamp\":\"2026-07-29T12:00:00.5+02:00\"}]}",
+         "{\"segments\":[{" E3 ",\"timestamp\":\"2026-07-30T00:00:00Z\"},{" E3 "},{" E3
+         ",\"timestamp\":\"2026-07-29T12:00:00.5+02:00\"}]}",
          &r);
     assert_body(&r, 409,
                 "{\"error\":{\"code\":\"non_monotonic_timestamp\",\"message\":\"segments[2]."
@@ -486,14 +484,20 @@ static void test_timestamps_and_durations(void **state)
             fail_msg("%s: got %lld", ok[i].in, (long long)ms);
         json_decref(j);
     }
-    const char *bad[] = {"\"2026-07-31T09:30:00\"", "\"2026-07-31\"", "\"2023-02-29T00:00:00Z\"",
-                         "\"2026-07-31T24:00:00Z\"", "\"2026-07-31T09:30:00+2:00\"",
-                         "\"2026-07-31T09:30:00Zjunk\"", "\"\"", "1e300", "null", "[]"};
+    const char *bad[] = {"\"2026-07-31T09:30:00\"",
+                         "\"2026-07-31\"",
+                         "\"2023-02-29T00:00:00Z\"",
+                         "\"2026-07-31T24:00:00Z\"",
+                         "\"2026-07-31T09:30:00+2:00\"",
+                         "\"2026-07-31T09:30:00Zjunk\"",
+                         "\"\"",
+                         "1e300",
+                         "null",
+                         "[]"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         json_t *j = json_loads(bad[i], JSON_DECODE_ANY, NULL);
         assert_non_null(j);
-        if (mem_api__decode_ts(j, "t", &ms, &err) != MEM_EINVAL)
-            fail_msg("%s accepted", bad[i]);
+        if (mem_api__decode_ts(j, "t", &ms, &err) != MEM_EINVAL) fail_msg("%s accepted", bad[i]);
         assert_string_equal(err.field, "t");
         json_decref(j);
     }
@@ -506,9 +510,9 @@ static void test_timestamps_and_durations(void **state)
     struct {
         const char *in;
         double s;
-    } dur[] = {{"\"90d\"", 90 * 86400.0}, {"\"36h\"", 36 * 3600.0}, {"\"15m\"", 900},
-               {"\"30s\"", 30},           {"\"2w\"", 14 * 86400.0}, {"\"1.5h\"", 5400},
-               {"0", 0},                  {"12.5", 12.5}};
+    } dur[] = {
+        {"\"90d\"", 90 * 86400.0}, {"\"36h\"", 36 * 3600.0}, {"\"15m\"", 900}, {"\"30s\"", 30},
+        {"\"2w\"", 14 * 86400.0},  {"\"1.5h\"", 5400},       {"0", 0},         {"12.5", 12.5}};
     for (size_t i = 0; i < sizeof(dur) / sizeof(dur[0]); i++) {
         json_t *j = json_loads(dur[i].in, JSON_DECODE_ANY, NULL);
         if (mem_api__decode_duration(j, "d", &s, &err) != MEM_OK || fabs(s - dur[i].s) > 1e-9)

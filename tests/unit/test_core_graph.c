@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off: cmocka needs the headers above first */
 #include <cmocka.h>
+/* clang-format on */
 
 #include "core/err.h"
 #include "core/graph.h"
@@ -27,7 +29,10 @@ static uint64_t rng_next(void)
     rng_state = x;
     return x * 2685821657736338717ull;
 }
-static double rng_unit(void) { return (double)(rng_next() >> 11) / 9007199254740992.0; }
+static double rng_unit(void)
+{
+    return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
 static uint64_t test_seed(void)
 {
     const char *s = getenv("MEM_TEST_SEED");
@@ -39,8 +44,8 @@ static size_t append_row(mem_index_t *idx, const float *vec)
     char id[32];
     size_t pos = 0;
     int n = snprintf(id, sizeof(id), "m%zu", idx->n_rows);
-    assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows, (int64_t)idx->n_rows,
-                                      vec, 0, 0, &pos),
+    assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows,
+                                      (int64_t)idx->n_rows, vec, 0, 0, &pos),
                      MEM_OK);
     idx->n_visible = idx->n_rows;
     return pos;
@@ -55,13 +60,21 @@ static void random_vec(float *v, size_t dim, const float *centres, size_t n_cent
     assert_int_equal(mem_vec_normalize(v, dim), 0);
 }
 
+/* The graph's cosine: one row through ops->dot_rows, exactly what rebuild and link use. */
+static float pair_dot(const mem_vec_ops_t *ops, const float *a, const float *b, size_t dim)
+{
+    float out = 0.0f;
+    ops->dot_rows(a, b, 1, dim, dim, &out);
+    return out;
+}
+
 typedef struct expect {
     uint32_t *deg;
     uint64_t edges;
     uint32_t max;
 } expect_t;
 
-/* Naive O(n^2): the same float dot per pair (ops->dot), plus a double-precision check that
+/* Naive O(n^2): the same float dot per pair (pair_dot), plus a double-precision check that
  * may only disagree on pairs within 1e-5 of the threshold. */
 static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, expect_t *e)
 {
@@ -71,19 +84,16 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
     e->edges = 0;
     e->max = 0;
     for (size_t a = 0; a < n; a++) {
-        if (MEM_INDEX_ROW(idx, a, flags) != 0)
-            continue;
+        if (MEM_INDEX_ROW(idx, a, flags) != 0) continue;
         for (size_t b = a + 1; b < n; b++) {
-            if (MEM_INDEX_ROW(idx, b, flags) != 0)
-                continue;
+            if (MEM_INDEX_ROW(idx, b, flags) != 0) continue;
             const float *va = mem_index_vec(idx, a), *vb = mem_index_vec(idx, b);
-            float f = ops->dot(va, vb, idx->dim);
+            float f = pair_dot(ops, va, vb, idx->dim);
             double dd = 0.0;
             for (size_t d = 0; d < idx->dim; d++)
                 dd += (double)va[d] * (double)vb[d];
             int edge = f >= thr;
-            if (fabs(dd - (double)thr) > 1e-5)
-                assert_int_equal(edge, dd >= (double)thr);
+            if (fabs(dd - (double)thr) > 1e-5) assert_int_equal(edge, dd >= (double)thr);
             if (edge) {
                 e->deg[a]++;
                 e->deg[b]++;
@@ -92,8 +102,7 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
         }
     }
     for (size_t a = 0; a < n; a++)
-        if (e->deg[a] > e->max)
-            e->max = e->deg[a];
+        if (e->deg[a] > e->max) e->max = e->deg[a];
 }
 
 static void check_against(const mem_index_t *idx, const expect_t *e)
@@ -203,8 +212,7 @@ static void test_sequences(void **state)
     rng_state = test_seed() | 1;
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         run_sequence(ops, 16, 0.55f, 400);
         run_sequence(ops, 37, 0.3f, 300);  /* odd dim: tails */
         run_sequence(ops, 5, 0.8f, 300);   /* dense graph, large degrees */
@@ -219,8 +227,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
     rng_state = (test_seed() ^ 0x9e3779b97f4a7c15ull) | 1;
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         const size_t dim = 24, n = 300; /* spans two blocks */
         mem_index_t *idx = NULL;
         assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
@@ -231,7 +238,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
             assert_int_equal(mem_vec_normalize(v, dim), 0);
             append_row(idx, v);
         }
-        float thr = ops->dot(mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
+        float thr = pair_dot(ops, mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
         assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
         check_naive(idx, thr, ops);
         assert_true(MEM_INDEX_ROW(idx, 3, degree) >= 1);
@@ -249,6 +256,48 @@ static void test_threshold_exactly_at_a_pair(void **state)
         }
         check_naive(idx, thr, ops);
         mem_index_free(idx);
+    }
+}
+
+/* What the graph needs from every kernel table: a row's score does not depend on its place
+ * in the batch or on the batch size, and dot(a, b) == dot(b, a) bit for bit. Without it a
+ * rebuild (tiles, upper triangle) and link/unlink (one row against all) could disagree on
+ * a pair at the threshold. */
+static void test_kernel_contract(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x2545f4914f6cdd1dull) | 1;
+    static const size_t dims[] = {1, 3, 5, 8, 15, 16, 17, 31, 32, 33, 37, 64, 100, 128, 129, 384};
+    enum { ROWS = 67 };
+    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+        if (!ops) continue;
+        for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+            size_t dim = dims[k], stride = (dim + 15) & ~(size_t)15;
+            float *rows = calloc(ROWS * stride, sizeof(float));
+            float q[384], all[ROWS], part[ROWS];
+            assert_non_null(rows);
+            for (size_t d = 0; d < dim; d++)
+                q[d] = (float)(2.0 * rng_unit() - 1.0);
+            for (size_t r = 0; r < ROWS; r++)
+                for (size_t d = 0; d < dim; d++)
+                    rows[r * stride + d] = (float)(2.0 * rng_unit() - 1.0);
+            ops->dot_rows(q, rows, ROWS, dim, stride, all);
+            for (size_t start = 0; start < ROWS; start += 5) {
+                ops->dot_rows(q, rows + start * stride, ROWS - start, dim, stride, part);
+                for (size_t r = start; r < ROWS; r++)
+                    if (memcmp(&part[r - start], &all[r], sizeof(float)) != 0)
+                        fail_msg("%s dim %zu: row %zu scores differently from offset %zu",
+                                 ops->name, dim, r, start);
+            }
+            for (size_t r = 0; r < ROWS; r++) {
+                float ab = pair_dot(ops, q, rows + r * stride, dim);
+                float ba = pair_dot(ops, rows + r * stride, q, dim);
+                assert_memory_equal(&ab, &all[r], sizeof(float));
+                assert_memory_equal(&ab, &ba, sizeof(float));
+            }
+            free(rows);
+        }
     }
 }
 
@@ -279,13 +328,44 @@ static void test_empty_and_single(void **state)
     mem_index_free(idx);
 }
 
+/* Without the degree histogram (it failed to allocate) link/unlink fall back to a recount
+ * and stay exact; the next recount rebuilds it. */
+static void test_without_histogram(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x5851f42d4c957f2dull) | 1;
+    const mem_vec_ops_t *ops = mem_vec_ops_for(MEM_VEC_SCALAR);
+    const size_t dim = 6;
+    mem_index_t *idx = NULL;
+    assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
+    float v[6];
+    for (size_t i = 0; i < 120; i++) {
+        for (size_t d = 0; d < dim; d++)
+            v[d] = (float)(2.0 * rng_unit() - 1.0);
+        assert_int_equal(mem_vec_normalize(v, dim), 0);
+        size_t pos = append_row(idx, v);
+        if (i == 60) { /* drop the histogram half way */
+            free(idx->_deg_hist);
+            idx->_deg_hist = NULL;
+            idx->_deg_hist_cap = 0;
+        }
+        assert_int_equal(mem_graph_link(idx, pos, 0.4f, ops, NULL, NULL), MEM_OK);
+        if (i % 7 == 3) {
+            assert_int_equal(mem_graph_unlink(idx, i / 2, 0.4f, ops, NULL, NULL), MEM_OK);
+            mem_index_set_flags(idx, i / 2, MEM_ROW_ARCHIVED);
+        }
+        check_naive(idx, 0.4f, ops);
+    }
+    assert_non_null(idx->_deg_hist); /* the fallback recount rebuilt it */
+    mem_index_free(idx);
+}
+
 /* The published tcd figures: rows normalised in double, stored as float, edge at >= 0.55. */
 static void test_tcd_figures(void **state)
 {
     (void)state;
     FILE *f = fopen("bench/data/tcd/corpus.f32", "rb");
-    if (!f)
-        skip();
+    if (!f) skip();
     const size_t n = 5000, dim = 128;
     float *buf = malloc(n * dim * sizeof(float));
     assert_non_null(buf);
@@ -293,8 +373,7 @@ static void test_tcd_figures(void **state)
     fclose(f);
     for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         mem_index_t *idx = NULL;
         assert_int_equal(mem_index_new(dim, &idx), MEM_OK);
         for (size_t i = 0; i < n; i++) {
@@ -319,9 +398,11 @@ static void test_tcd_figures(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_contract),
         cmocka_unit_test(test_empty_and_single),
         cmocka_unit_test(test_threshold_exactly_at_a_pair),
         cmocka_unit_test(test_sequences),
+        cmocka_unit_test(test_without_histogram),
         cmocka_unit_test(test_tcd_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,20 @@
 
 static uint64_t seed;
 
+/* Every kernel table the host runs: one per ISA, plus the AVX-512 table without the VNNI
+ * int8 kernel when dispatch hands out the VNNI one (so both int8 kernels are tested). */
+static const mem_vec_ops_t *table_at(int i)
+{
+    if (i < MEM_VEC_ISA_COUNT)
+        return mem_vec_ops_for((mem_vec_isa_t)i);
+#if defined(__x86_64__)
+    const mem_vec_ops_t *avx512 = mem_vec_ops_for(MEM_VEC_AVX512);
+    if (avx512 && avx512 != &mem_vec_ops_avx512_table)
+        return &mem_vec_ops_avx512_table;
+#endif
+    return NULL;
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -78,12 +92,12 @@ static void test_dot_every_isa(void **state)
     assert_non_null(a);
     assert_non_null(b);
     int ran = 0;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         ran++;
-        assert_int_equal(ops->isa, isa);
+        assert_int_equal(ops->isa, isa < MEM_VEC_ISA_COUNT ? isa : MEM_VEC_AVX512);
         uint64_t s = seed;
         for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
             for (size_t off = 0; off <= 3; off += 3)
@@ -104,8 +118,8 @@ static void test_dot_rows_every_isa(void **state)
 {
     (void)state;
     size_t row_counts[] = {0, 1, 7, 8, 9, 17, 33};
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         uint64_t s = seed ^ (uint64_t)isa;
@@ -149,8 +163,8 @@ static void test_dot_rows_equal_rows_equal_scores(void **state)
     (void)state;
     /* a row scores the same in any slot of a group and in the last partial group */
     size_t dims[] = {1, 17, 128, 129};
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         uint64_t s = seed + 99;
@@ -162,6 +176,8 @@ static void test_dot_rows_equal_rows_equal_scores(void **state)
             for (size_t r = 1; r < nr; r++)
                 memcpy(rows + r * dim, rows, dim * sizeof(float));
             ops->dot_rows(q, rows, nr, dim, dim, out);
+            if (isa != MEM_VEC_NEON) /* x86 kernels: dot uses dot_rows' order too */
+                assert_true(ops->dot(rows, q, dim) == out[0]);
             for (size_t r = 1; r < nr; r++)
                 if (out[r] != out[0]) {
                     print_error("%s dim=%zu row %zu: %.9g != %.9g\n", ops->name, dim, r,
@@ -178,8 +194,8 @@ static void test_select_ge_every_isa(void **state)
     float x[67];
     uint32_t got[67];
     uint64_t s = seed + 5;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         assert_non_null(ops->select_ge);
@@ -210,8 +226,8 @@ static void test_sum_every_isa(void **state)
     assert_non_null(ones);
     for (size_t i = 0; i < 4099 + 3; i++)
         ones[i] = 1.0f;
-    for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
-        const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
+    for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+        const mem_vec_ops_t *ops = table_at(isa);
         if (!ops)
             continue;
         assert_non_null(ops->sum);
@@ -225,6 +241,83 @@ static void test_sum_every_isa(void **state)
     }
     free(x);
     free(ones);
+}
+
+static void test_dot_rows_i8_every_isa(void **state)
+{
+    (void)state;
+    /* exact integer dot of biased u8 rows with s8 queries, then the affine bound */
+    size_t lens[] = {16, 32, 48, 64, 80, 128, 384, 784, 1536, 4096};
+    uint64_t s = seed + 17;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        size_t len = lens[li], stride = len + 16, nr = 19;
+        int8_t *q = malloc(len);
+        uint8_t *rows = malloc(nr * stride);
+        float rs[19], re[19], out[20];
+        assert_non_null(q);
+        assert_non_null(rows);
+        for (size_t i = 0; i < len; i++)
+            q[i] = (int8_t)((int)(rng_next(&s) % 255) - 127);
+        if (len >= 32) /* extremes */
+            q[0] = 127, q[1] = -127;
+        for (size_t i = 0; i < nr * stride; i++)
+            rows[i] = (uint8_t)(1 + rng_next(&s) % 255);
+        for (size_t r = 0; r < nr; r++) {
+            rs[r] = 1e-3f * (float)(1 + r);
+            re[r] = 1e-4f * (float)r;
+        }
+        for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+            const mem_vec_ops_t *ops = table_at(isa);
+            if (!ops || !ops->dot_rows_i8)
+                continue;
+            out[nr] = 777.0f;
+            ops->dot_rows_i8(q, rows, nr, len, stride, 0.5f, rs, re, 2.0f, 0.25f, out);
+            assert_true(out[nr] == 777.0f);
+            for (size_t r = 0; r < nr; r++) {
+                long long dotq = 0;
+                for (size_t i = 0; i < len; i++)
+                    dotq += (long long)q[i] * ((long long)rows[r * stride + i] - 128);
+                double want = 0.5 * (double)rs[r] * (double)dotq + 2.0 * (double)re[r] + 0.25;
+                if (!(fabs((double)out[r] - want) <= 1e-6 * (1.0 + fabs(want)))) {
+                    print_error("%s i8 len=%zu row %zu: %.9g want %.9g\n", ops->name, len, r,
+                                (double)out[r], want);
+                    fail();
+                }
+            }
+        }
+        free(q);
+        free(rows);
+    }
+}
+
+static void test_quantize(void **state)
+{
+    (void)state;
+    uint64_t s = seed + 23;
+    float x[300];
+    int8_t c[300];
+    uint8_t u[300];
+    for (size_t n = 1; n <= 300; n += 37) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = rng_float(&s);
+        float scale, err, scale2, err2;
+        mem_vec_quantize_i8(x, n, c, &scale, &err);
+        mem_vec_quantize_u8(x, n, u, &scale2, &err2);
+        assert_true(scale == scale2 && err == err2);
+        double e2 = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(c[i] >= -127 && c[i] <= 127);
+            assert_int_equal((int)u[i], (int)c[i] + 128);
+            double d = (double)x[i] - (double)scale * c[i];
+            assert_true(fabs(d) <= (double)scale * 0.5000001);
+            e2 += d * d;
+        }
+        assert_true(sqrt(e2) <= (double)err);
+    }
+    float z[4] = {0};
+    float scale, err;
+    mem_vec_quantize_i8(z, 4, c, &scale, &err);
+    assert_true(scale == 1.0f && c[0] == 0 && err >= 0.0f);
 }
 
 static void test_scalar_is_reference_order(void **state)
@@ -304,6 +397,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dot_rows_equal_rows_equal_scores),
         cmocka_unit_test(test_select_ge_every_isa),
         cmocka_unit_test(test_sum_every_isa),
+        cmocka_unit_test(test_dot_rows_i8_every_isa),
+        cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_scalar_is_reference_order),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_normalize),

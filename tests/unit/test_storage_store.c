@@ -5,17 +5,20 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* cmocka needs stdarg, stddef and setjmp first */
+// clang-format off
 #include <cmocka.h>
+// clang-format on
 #include <sqlite3.h>
 
 #include "core/graph.h"
@@ -31,8 +34,7 @@ static char dbpath[128];
 static int setup(void **state)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-store-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
+    if (!mkdtemp(tmpdir)) return -1;
     snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
     return 0;
 }
@@ -68,8 +70,7 @@ static mem_store_t *open_ok(const mem_store_opts_t *o)
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_store_open(o, &st, &err);
-    if (rc != MEM_OK)
-        fprintf(stderr, "open: %s\n", err.msg);
+    if (rc != MEM_OK) fprintf(stderr, "open: %s\n", err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
 }
@@ -104,8 +105,7 @@ static void make_vec(float *v, int cluster)
 static int run(mem_store_t *st, mem_store_op_t *op)
 {
     int rc = mem_store_submit(st, op, NULL, NULL);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     mem_store_sync(st);
     return op->rc;
 }
@@ -117,6 +117,7 @@ typedef struct seg_spec {
     const char *text;
     int cluster;
     const char *sup[3];
+    const char *source;
 } seg_spec_t;
 
 /* Build and run an insert of n specs; vectors are derived from (id, cluster) so that a
@@ -145,6 +146,8 @@ static void prep_insert(const char *ns, const seg_spec_t *specs, size_t n, bool 
         segs[i].ts_ms = specs[i].ts;
         segs[i].text = specs[i].text;
         segs[i].text_len = specs[i].text ? strlen(specs[i].text) : 0;
+        segs[i].source = specs[i].source;
+        segs[i].source_len = specs[i].source ? strlen(specs[i].source) : 0;
         vec_for(vec_store[i], specs[i].id, specs[i].cluster);
         segs[i].vec = vec_store[i];
         size_t k = 0;
@@ -182,8 +185,7 @@ static int simple_op(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, 
     memset(&last_op, 0, sizeof(last_op));
     last_op.kind = kind;
     snprintf(last_op.ns, sizeof(last_op.ns), "%s", ns);
-    if (id)
-        snprintf(last_op.id, sizeof(last_op.id), "%s", id);
+    if (id) snprintf(last_op.id, sizeof(last_op.id), "%s", id);
     last_op.dim = dim;
     last_op.now_ms = 1000000;
     return run(st, &last_op);
@@ -234,8 +236,7 @@ static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, s
     mem_index_t *idx = ns->idx;
     assert_int_equal(idx->n_visible, idx->n_rows);
     for (size_t p = 0; p < idx->n_rows; p++) {
-        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED)
-            continue;
+        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED) continue;
         assert_true(n < cap);
         snprintf(rows[n].id, sizeof(rows[n].id), "%s", mem_index_id(idx, p));
         rows[n].seq = MEM_INDEX_ROW(idx, p, seq);
@@ -272,6 +273,16 @@ static void assert_degrees_match_rebuild(mem_store_t *st, const char *ns_name)
     mem_store__ns_release(ns);
 }
 
+static void wait_queue_empty(mem_store_t *st)
+{
+    for (;;) {
+        mem_store_metrics_t m;
+        mem_store_get_metrics(st, &m);
+        if (m.queue_depth == 0) return;
+        sched_yield();
+    }
+}
+
 /* ---- tests ---- */
 
 static void test_reload_equality(void **state)
@@ -281,14 +292,15 @@ static void test_reload_equality(void **state)
     static char ids[300][16];
     for (int i = 0; i < 300; i++) {
         snprintf(ids[i], sizeof(ids[i]), "s%03d", i);
-        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i / 3, .cluster = i % 3};
+        specs[i] =
+            (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 + i / 3, .cluster = i % 3};
     }
     assert_int_equal(insert_n(st, "a", specs, 150, true, 5000), MEM_OK);
     assert_true(last_op.created);
     assert_int_equal(insert_n(st, "a", specs + 150, 150, true, 5000), MEM_OK);
     assert_int_equal(outs[149].seq, 300);
-    seg_spec_t sup = {.id = "new", .ts_given = true, .ts = 2000, .cluster = 1,
-                      .sup = {"s001", "s004", NULL}};
+    seg_spec_t sup = {
+        .id = "new", .ts_given = true, .ts = 2000, .cluster = 1, .sup = {"s001", "s004", NULL}};
     assert_int_equal(insert_n(st, "a", &sup, 1, false, 5000), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "s010", 0), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "new", 0), MEM_OK);
@@ -409,7 +421,8 @@ static void test_idempotent_and_dupid(void **state)
     d4.text = NULL;
     assert_int_equal(insert_n(st, "i", &d4, 1, false, 100), MEM_EDUPID);
     /* batch: identical stored members are skipped, the rest inserted */
-    seg_spec_t b[] = {a, {.id = "b", .ts_given = true, .ts = 20}, {.id = "b", .ts_given = true, .ts = 20}};
+    seg_spec_t b[] = {
+        a, {.id = "b", .ts_given = true, .ts = 20}, {.id = "b", .ts_given = true, .ts = 20}};
     assert_int_equal(insert_n(st, "i", b, 3, true, 100), MEM_OK);
     assert_true(last_op.created);
     assert_true(outs[0].existed);
@@ -419,7 +432,8 @@ static void test_idempotent_and_dupid(void **state)
     assert_int_equal(outs[2].seq, outs[1].seq);
     assert_int_equal(stats(st, "i").count, 2);
     /* in a batch, the same id with different content */
-    seg_spec_t c[] = {{.id = "c", .ts_given = true, .ts = 30}, {.id = "c", .ts_given = true, .ts = 31}};
+    seg_spec_t c[] = {{.id = "c", .ts_given = true, .ts = 30},
+                      {.id = "c", .ts_given = true, .ts = 31}};
     assert_int_equal(insert_n(st, "i", c, 2, true, 100), MEM_EDUPID);
     assert_string_equal(last_op.err.field, "segments[1].id");
     assert_false(exists(st, "i", "c"));
@@ -434,10 +448,11 @@ static void test_batch_atomic_and_supersedes(void **state)
     mem_store_t *st = open_default();
     assert_int_equal(insert1(st, "s", "old1", 10, 1), MEM_OK);
     assert_int_equal(insert1(st, "s", "old2", 11, 1), MEM_OK);
-    seg_spec_t bad[] = {{.id = "n0", .ts_given = true, .ts = 20, .cluster = 1},
-                        {.id = "n1", .ts_given = true, .ts = 20, .cluster = 1},
-                        {.id = "n2", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"old1", NULL}},
-                        {.id = "n3", .ts_given = true, .ts = 22, .sup = {"nope", NULL}}};
+    seg_spec_t bad[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n1", .ts_given = true, .ts = 20, .cluster = 1},
+        {.id = "n2", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n3", .ts_given = true, .ts = 22, .sup = {"nope", NULL}}};
     assert_int_equal(insert_n(st, "s", bad, 4, true, 100), MEM_EUNKNOWNID);
     assert_string_equal(last_op.err.field, "segments[3].supersedes");
     for (int i = 0; i < 3; i++)
@@ -449,8 +464,9 @@ static void test_batch_atomic_and_supersedes(void **state)
     assert_int_equal(stats(st, "s").superseded, 0);
 
     /* stored target and a target earlier in the same batch */
-    seg_spec_t ok[] = {{.id = "n0", .ts_given = true, .ts = 20, .cluster = 1, .sup = {"old1", NULL}},
-                       {.id = "n1", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"n0", "old2", NULL}}};
+    seg_spec_t ok[] = {
+        {.id = "n0", .ts_given = true, .ts = 20, .cluster = 1, .sup = {"old1", NULL}},
+        {.id = "n1", .ts_given = true, .ts = 21, .cluster = 1, .sup = {"n0", "old2", NULL}}};
     assert_int_equal(insert_n(st, "s", ok, 2, true, 100), MEM_OK);
     assert_int_equal(mem_store_get(st, "s", "old1", false, &seg, NULL), MEM_OK);
     assert_string_equal(seg->superseded_by, "n0");
@@ -531,7 +547,7 @@ static void test_namespaces(void **state)
 
 /* Concurrent submitters: the first op's callback holds the writer until every other op is
  * queued, so the rest must share one transaction. */
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 25
 typedef struct conc {
     mem_store_t *st;
@@ -554,8 +570,7 @@ static void conc_done(mem_store_op_t *op, void *ud)
     conc_t *c = ud;
     pthread_mutex_lock(&c->mu);
     c->done++;
-    if (op->rc != MEM_OK)
-        c->failed++;
+    if (op->rc != MEM_OK) c->failed++;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
 }
@@ -731,6 +746,46 @@ static void test_disk_full(void **state)
     assert_int_equal(n, 3);
     assert_string_equal(res[0].id, "d3");
     mem_store_results_free(res, n);
+    /* one failing group holding a drop, an auto-create and a client error: the drop and the
+     * create are undone, the client error keeps its own code */
+    memset(&conc_shared, 0, sizeof(conc_shared));
+    pthread_mutex_init(&conc_shared.mu, NULL);
+    pthread_cond_init(&conc_shared.cv, NULL);
+    mem_store_op_t gate = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "f", .dim = DIM};
+    mem_store_op_t drop = {.kind = MEM_STORE_OP_NS_DROP, .ns = "f"};
+    mem_store_op_t bad = {.kind = MEM_STORE_OP_DELETE, .ns = "f", .id = "nope"};
+    mem_store_seg_in_t gseg = {.id = "g1", .text = big, .text_len = sizeof(big) - 1};
+    mem_store_seg_out_t gout;
+    float gv[DIM];
+    vec_for(gv, "g1", 0);
+    gseg.vec = gv;
+    mem_store_op_t gins = {.kind = MEM_STORE_OP_INSERT,
+                           .ns = "g",
+                           .dim = DIM,
+                           .now_ms = 5,
+                           .segs = &gseg,
+                           .outs = &gout,
+                           .n_segs = 1};
+    assert_int_equal(mem_store_submit(st, &gate, gate_done, &conc_shared), MEM_OK);
+    wait_queue_empty(st); /* the gate is in its own group, holding the writer */
+    assert_int_equal(mem_store_submit(st, &bad, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &drop, NULL, NULL), MEM_OK);
+    assert_int_equal(mem_store_submit(st, &gins, NULL, NULL), MEM_OK);
+    pthread_mutex_lock(&conc_shared.mu);
+    conc_shared.submitted = THREADS * PER_THREAD; /* opens the gate */
+    pthread_cond_broadcast(&conc_shared.cv);
+    pthread_mutex_unlock(&conc_shared.mu);
+    mem_store_sync(st);
+    pthread_mutex_destroy(&conc_shared.mu);
+    pthread_cond_destroy(&conc_shared.cv);
+    assert_int_equal(gate.rc, MEM_OK);
+    assert_int_equal(bad.rc, MEM_ENOTFOUND);
+    assert_int_equal(drop.rc, MEM_EFULL);
+    assert_int_equal(gins.rc, MEM_EFULL);
+    assert_int_equal(mem_store_ns_stats(st, "g", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
+    assert_int_equal(stats(st, "f").count, s0.count);
+    assert_true(exists(st, "f", "d5"));
+    assert_degrees_match_rebuild(st, "f");
     /* space returns: the same batch now succeeds */
     mem_store_set_max_page_count(st, 0);
     assert_int_equal(insert_n(st, "f", b, 2, true, 100), MEM_OK);
@@ -743,6 +798,40 @@ static void test_disk_full(void **state)
     assert_true(exists(st, "f", "big2"));
     assert_degrees_match_rebuild(st, "f");
     mem_store_close(st);
+}
+
+static void test_damaged_pages(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[200];
+    static char ids[200][16];
+    static char text[2000];
+    memset(text, 't', sizeof(text) - 1);
+    for (int i = 0; i < 200; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "p%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = i, .text = text};
+    }
+    assert_int_equal(insert_n(st, "p", specs, 200, true, 100), MEM_OK);
+    mem_store_close(st); /* checkpointed: everything is in the main file */
+    FILE *f = fopen(dbpath, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    assert_true(size > 40 * 4096);
+    /* scribble over every page but the first (the header stays valid) */
+    for (long off = 4096; off < size; off += 4096) {
+        fseek(f, off, SEEK_SET);
+        for (int i = 0; i < 64; i++)
+            fputc(0xA5 ^ i, f);
+    }
+    fclose(f);
+    mem_store_opts_t o = base_opts();
+    mem_err_t err;
+    mem_err_clear(&err);
+    st = NULL;
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_null(st);
+    assert_true(strlen(err.msg) > 0);
 }
 
 static void test_corrupt_file(void **state)
@@ -836,6 +925,54 @@ static void test_retrieve_matches_reference(void **state)
     mem_store_close(st);
 }
 
+static void test_source_filter(void **state)
+{
+    mem_store_t *st = open_default();
+    seg_spec_t specs[] = {
+        {.id = "x1", .ts_given = true, .ts = 1, .source = "hermes", .cluster = 1},
+        {.id = "x2", .ts_given = true, .ts = 2, .source = "zeus", .cluster = 1},
+        {.id = "x3", .ts_given = true, .ts = 3, .cluster = 1},
+        {.id = "x4", .ts_given = true, .ts = 4, .source = "hermes", .cluster = 1}};
+    assert_int_equal(insert_n(st, "src", specs, 4, true, 100), MEM_OK);
+    float qv[DIM];
+    vec_for(qv, "x1", 1);
+    mem_store_query_t q = {.q_dim = DIM, .source = "hermes", .source_len = 6};
+    q.scan.query = qv;
+    q.scan.k = 10;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(res[i].source, "hermes");
+        assert_true(strcmp(res[i].id, "x1") == 0 || strcmp(res[i].id, "x4") == 0);
+    }
+    mem_store_results_free(res, n);
+    q.source = "nobody";
+    q.source_len = 6;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 0);
+    mem_store_results_free(res, n);
+    q.source = NULL;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(res[i].id, "x3") == 0) assert_null(res[i].source);
+    mem_store_results_free(res, n);
+    /* sources survive a restart (they are re-interned at load) */
+    mem_store_close(st);
+    st = open_default();
+    q.source = "zeus";
+    q.source_len = 4;
+    assert_int_equal(mem_store_retrieve(st, "src", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(res[0].id, "x2");
+    mem_store_results_free(res, n);
+    mem_store_close(st);
+}
+
 static void test_access_counts(void **state)
 {
     mem_store_t *st = open_default();
@@ -859,8 +996,7 @@ static void test_access_counts(void **state)
         assert_int_equal(n, 2);
         assert_string_equal(res[0].id, "a4");
         assert_string_equal(res[0].text, "t");
-        if (r < 2)
-            mem_store_results_free(res, n);
+        if (r < 2) mem_store_results_free(res, n);
     }
     char top2[MEM_STORE_ID_MAX + 1];
     snprintf(top2, sizeof(top2), "%s", res[1].id);
@@ -907,8 +1043,12 @@ static void test_compaction(void **state)
     assert_int_equal(insert_n(st, "k", specs, 40, true, 100), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "k", "c39", 0), MEM_OK);
     /* plan: target 30 of 39 active */
-    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED, .has_target = true,
-                                   .target = 30, .alpha = 0.25, .beta = 0.35, .gamma = 0.4,
+    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED,
+                                   .has_target = true,
+                                   .target = 30,
+                                   .alpha = 0.25,
+                                   .beta = 0.35,
+                                   .gamma = 0.4,
                                    .dedup_threshold = 0.02};
     char **ev = NULL;
     size_t n_ev = 0, before = 0;
@@ -1018,8 +1158,7 @@ static void test_queue_limit(void **state)
     for (;;) {
         mem_store_metrics_t m;
         mem_store_get_metrics(st, &m);
-        if (m.queue_depth == 0)
-            break;
+        if (m.queue_depth == 0) break;
         sched_yield();
     }
     assert_int_equal(mem_store_submit(st, &a, NULL, NULL), MEM_OK);
@@ -1054,10 +1193,8 @@ static int crash_fd;
 static void crash_ack(mem_store_op_t *op, void *ud)
 {
     crash_op_t *c = ud;
-    if (op->rc != MEM_OK)
-        _exit(3);
-    if (write(crash_fd, &c->k, sizeof(c->k)) != (ssize_t)sizeof(c->k))
-        _exit(4);
+    if (op->rc != MEM_OK) _exit(3);
+    if (write(crash_fd, &c->k, sizeof(c->k)) != (ssize_t)sizeof(c->k)) _exit(4);
 }
 
 static void crash_child(int fd, const char *ns)
@@ -1066,14 +1203,12 @@ static void crash_child(int fd, const char *ns)
     mem_store_opts_t o = base_opts();
     o.sync_full = true;
     mem_store_t *st = NULL;
-    if (mem_store_open(&o, &st, NULL) != MEM_OK)
-        _exit(2);
+    if (mem_store_open(&o, &st, NULL) != MEM_OK) _exit(2);
     enum { SLOTS = 64 };
     crash_op_t *ops = calloc(SLOTS, sizeof(*ops));
     for (uint32_t k = 0;; k++) {
         crash_op_t *c = &ops[k % SLOTS];
-        if (k >= SLOTS)
-            mem_store_sync(st); /* the slot's previous op is done */
+        if (k >= SLOTS) mem_store_sync(st); /* the slot's previous op is done */
         memset(c, 0, sizeof(*c));
         c->k = k;
         for (int j = 0; j < CRASH_BATCH; j++) {
@@ -1097,8 +1232,7 @@ static void crash_child(int fd, const char *ns)
         c->op.outs = c->outs;
         c->op.n_segs = CRASH_BATCH;
         c->op.batch = true;
-        if (mem_store_submit(st, &c->op, crash_ack, c) != MEM_OK)
-            _exit(5);
+        if (mem_store_submit(st, &c->op, crash_ack, c) != MEM_OK) _exit(5);
     }
 }
 
@@ -1106,8 +1240,7 @@ static void test_crash_consistency(void **state)
 {
     uint64_t seed = 20260906;
     const char *env = getenv("MNEMOD_TEST_SEED");
-    if (env)
-        seed = strtoull(env, NULL, 10);
+    if (env) seed = strtoull(env, NULL, 10);
     for (int cycle = 0; cycle < 6; cycle++) {
         char ns[16];
         snprintf(ns, sizeof(ns), "cr%d", cycle);
@@ -1125,8 +1258,7 @@ static void test_crash_consistency(void **state)
         bool killed = false;
         while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
             n_acks++;
-            if (k + 1 > max_ack)
-                max_ack = k + 1;
+            if (k + 1 > max_ack) max_ack = k + 1;
             if (!killed && n_acks >= kill_after) {
                 kill(pid, SIGKILL);
                 killed = true;
@@ -1151,8 +1283,8 @@ static void test_crash_consistency(void **state)
                 present += exists(st, ns, id);
             }
             if (present != 0 && present != CRASH_BATCH)
-                fail_msg("seed %llu cycle %d: batch %u half present (%d)",
-                         (unsigned long long)seed, cycle, b, present);
+                fail_msg("seed %llu cycle %d: batch %u half present (%d)", (unsigned long long)seed,
+                         cycle, b, present);
             if (present && gap)
                 fail_msg("seed %llu cycle %d: batch %u after a missing one",
                          (unsigned long long)seed, cycle, b);
@@ -1184,7 +1316,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_source_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_access_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_limit, setup, teardown),

@@ -1,0 +1,21 @@
+#!/bin/sh
+# run.sh BUILD_DIR - run every bench binary (repo root as cwd), then the HTTP suite.
+# Benches measure and never fail the build: a failing bench is reported, not fatal.
+# Env: BENCH_FULL=1 adds 1M x 768 to scale; BENCH_SCALE_MAX_N caps its N; MNEMOD_SIMD
+# forces a kernel ISA.
+B=${1:-build/release}
+cd "$(dirname "$0")/.." || exit 0
+mkdir -p bench/results
+for b in "$B"/bench/bench_*; do
+    [ -x "$b" ] || continue
+    echo "== $(basename "$b")"
+    start=$(date +%s)
+    "$b" || echo "bench $(basename "$b") exited with status $? (not fatal)"
+    echo "   ($(( $(date +%s) - start )) s)"
+done
+if [ -f bench/http/run.sh ]; then
+    echo "== http"
+    sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
+fi
+echo "results in bench/results/"
+exit 0
