@@ -12,7 +12,11 @@
 FUZZ_TIME    ?= 30
 FUZZ_CC      ?= clang
 REL_FUZZ     := request decode router timefmt config
-FUZZ_TARGETS ?= $(REL_FUZZ)
+# tests/fuzz/fuzz_api.c (api/ over the fake store) is built here as fuzz_apifake, linked
+# against the same sanitized library (mk/api.mk's fuzz-api compiles core/ without the
+# per-file ISA flags the SIMD kernels need)
+API_FUZZ     := $(if $(wildcard tests/fuzz/fuzz_api.c),apifake)
+FUZZ_TARGETS ?= $(REL_FUZZ) $(API_FUZZ)
 OPT_fuzz     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all -Wno-error
 LDOPT_fuzz   := -fsanitize=fuzzer,address,undefined
@@ -20,12 +24,15 @@ LDOPT_fuzz   := -fsanitize=fuzzer,address,undefined
 .PHONY: fuzz fuzz-build soak crash
 fuzz-build:
 	@$(MAKE) --no-print-directory FLAVOR=fuzz CC=$(FUZZ_CC) \
-	    $(REL_FUZZ:%=build/fuzz/fuzz_%)
+	    $(REL_FUZZ:%=build/fuzz/fuzz_%) $(API_FUZZ:%=build/fuzz/fuzz_%)
 
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
 ifeq ($(FLAVOR),fuzz)
+build/fuzz/fuzz_apifake: tests/fuzz/fuzz_api.c tests/unit/api_fake.h build/fuzz/libmnemod.a
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h build/fuzz/libmnemod.a
 	@echo "  LD  $@"
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) $(LDLIBS)

@@ -57,7 +57,7 @@ static void check_err(int rc, const mem_err_t *err)
                st, err->msg);
     json_t *e = mem_api__enc_error(err);
     FUZZ_CHECK(e != NULL, "error body not encodable");
-    char *txt = json_dumps(e, MEM_API_JSON_FLAGS);
+    char *txt = json_dumps(e, JSON_COMPACT);
     FUZZ_CHECK(txt != NULL, "error body not serialisable");
     json_t *back = json_loads(txt, 0, NULL);
     FUZZ_CHECK(back && json_is_object(json_object_get(back, "error")), "bad error body %s", txt);

@@ -2,7 +2,7 @@
 # run.sh [SECONDS] [TARGET...] - run the libFuzzer targets of tests/fuzz/ for SECONDS each
 #
 # Builds them first when needed (make fuzz-build). Each target starts from its seed corpus
-# (tests/fuzz/corpus/<t>/, copied to a scratch directory so the tree is not modified) and
+# (tests/fuzz/corpus/<t>/ or tests/fuzz/corpus-<t>/, copied to a scratch directory so the tree is not modified) and
 # its dictionary, after replaying every saved reproducer in tests/fuzz/regress/<t>/ (a
 # crash that was found once must stay fixed). Exits non-zero if any target finds a crash,
 # a leak, a sanitizer report or a timeout; the reproducer is left in build/fuzz/findings/.
@@ -12,7 +12,9 @@
 #   FUZZ_JOBS=2 sh tests/fuzz/run.sh 3600   # longer campaign, 2 workers per target
 SECS=${1:-10}
 [ $# -gt 0 ] && shift
-TARGETS=${*:-"request decode router timefmt config"}
+DEFAULT="request decode router timefmt config"
+[ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
+TARGETS=${*:-$DEFAULT}
 JOBS=${FUZZ_JOBS:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
@@ -39,6 +41,8 @@ for t in $TARGETS; do
     # 2. a bounded run from the seed corpus
     work=$(mktemp -d /tmp/mnemod-fuzz-corpus-XXXXXX)
     [ -d tests/fuzz/corpus/$t ] && cp tests/fuzz/corpus/$t/* "$work"/ 2>/dev/null
+    [ -d tests/fuzz/corpus-$t ] && cp tests/fuzz/corpus-$t/* "$work"/ 2>/dev/null
+    [ "$t" = apifake ] && [ -d tests/fuzz/corpus-api ] && cp tests/fuzz/corpus-api/* "$work"/ 2>/dev/null
     [ -d build/fuzz/corpus/$t ] && cp build/fuzz/corpus/$t/* "$work"/ 2>/dev/null
     extra=""
     [ "$JOBS" -gt 1 ] && extra="-fork=$JOBS -ignore_crashes=0"
