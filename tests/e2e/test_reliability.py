@@ -776,5 +776,23 @@ def test_invalid_utf8_in_error_messages_is_400_not_503():
     expect_ok(srv.get("/healthz"))
 
 
+@test
+def test_invalid_utf8_in_path_is_404_not_503():
+    """Found by fuzz_request (tests/fuzz/regress/request/): an unknown path or a segment id
+    holding bytes that are not UTF-8 is echoed in the error message, which then cannot be
+    encoded: 503 "out of memory" instead of 404."""
+    srv = h.shared()
+    expect_ok(srv.insert("utf8p", {"id": "ok", "embedding": [1, 0, 0]}), 201)
+    for path, status, code in ((b"/v1/\xff\xfe", 404, "not_found"),
+                               (b"/v1/namespaces/utf8p/segments/%ff%fe", 404, "not_found"),
+                               (b"/v1/namespaces/utf8p/segments/\xce", 404, "not_found")):
+        r = srv.raw(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        st = r[0]
+        check(st == status or st == 400, "GET %r: status %s, want %d (or 400); body %s"
+              % (path, st, status, h._short(r[2])))
+        expect_error(r, st, {code, "invalid_field"}, "GET %r" % path)
+    expect_ok(srv.get("/healthz"))
+
+
 if __name__ == "__main__":
     h.main()
