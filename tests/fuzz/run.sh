@@ -49,15 +49,15 @@ for t in $TARGETS; do
     log=build/fuzz/findings/$t.log
     if "$bin" $dict $extra -max_total_time="$SECS" -timeout=20 -rss_limit_mb=4096 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix=build/fuzz/findings/$t- "$work" </dev/null >"$log" 2>&1; then
-        stats=$(grep -E '^(stat::number_of_executed_units|#[0-9]+.*DONE)' "$log" | tail -1)
-        execs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
-        cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
+        stats=$(grep -aE '^(stat::number_of_executed_units|#[0-9]+.*DONE)' "$log" | tail -1)
+        execs=$(grep -aE '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+        cov=$(grep -aoE 'cov: [0-9]+' "$log" | tail -1)
         echo "fuzz $t: ok, ${SECS}s, ${execs:-?} runs, $cov, corpus $(ls "$work" | wc -l)"
         # keep what was learned for the next run (not in the tree)
         mkdir -p build/fuzz/corpus/$t && cp "$work"/* build/fuzz/corpus/$t/ 2>/dev/null
     else
         echo "fuzz $t: FAILED (log $log; reproducer build/fuzz/findings/$t-*)"
-        grep -E 'ERROR|SUMMARY|fuzz check failed' "$log" | head -5
+        grep -aE 'ERROR|SUMMARY|fuzz check failed' "$log" | head -5
         failed="$failed $t"
     fi
     rm -rf "$work"
