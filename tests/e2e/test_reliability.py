@@ -182,6 +182,29 @@ def test_limit_max_namespaces():
        "namespace list")
 
 
+@test
+def test_limit_settings_are_validated():
+    """Every limit is a setting; a bad value stops start-up with status 2 and one line that
+    names the flag."""
+    d = tempfile.mkdtemp(prefix="mnemod-cfg-")
+    try:
+        for flag, value in (("--max-connections", "0"), ("--max-queue", "0"), ("--max-namespaces", "0"),
+                            ("--max-batch", "0"), ("--max-body", "0"), ("--max-body", "1XB"),
+                            ("--idle-timeout", "-1s"), ("--request-timeout", "abc"),
+                            ("--request-timeout", "0"), ("--embed-dim", "4097")):
+            r = subprocess.run([h.BINARY, flag, value, "--listen", "127.0.0.1:0", "--data",
+                                os.path.join(d, "m.db")], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=20)
+            err = r.stderr.decode("utf-8", "replace")
+            eq(r.returncode, 2, "%s %s: exit status (stderr %r)" % (flag, value, err))
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            eq(len(lines), 1, "%s %s: one line" % (flag, value))
+            check(flag in lines[0], "%s %s: the line names the flag: %r" % (flag, value, lines[0]))
+    finally:
+        import shutil
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # ------------------------------------------------------------------ connections and slow clients
 
 @test
