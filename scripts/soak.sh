@@ -23,7 +23,7 @@ URL=http://127.0.0.1:$PORT
 "$BIN" --listen 127.0.0.1:$PORT --data "$DIR/soak.db" --log-level warn 2>"$DIR/stderr.log" &
 PID=$!
 cleanup() { kill -9 $PID 2>/dev/null; rm -rf "$DIR"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT INT TERM HUP PIPE
 i=0
 until curl -sf "$URL/healthz" >/dev/null 2>&1; do
     i=$((i + 1)); [ $i -gt 200 ] && { echo "soak: server did not start"; cat "$DIR/stderr.log"; exit 1; }
