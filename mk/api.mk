@@ -9,15 +9,5 @@ $(API_STORE_TEST): tests/api/test_api_store.c $(B)/libmnemod.a
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 endif
 
-# make fuzz-api [FUZZ_TIME=30]: libFuzzer over request bodies, MCP messages and paths.
-FUZZ_TIME ?= 30
-FUZZ_API_SRCS := $(wildcard core/*.c api/*.c)
-build/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(FUZZ_API_SRCS) tests/unit/api_fake.h
-	@mkdir -p $(@D)
-	clang -I. $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -DMNEMOD_VERSION='"fuzz"' \
-	    -o $@ tests/fuzz/fuzz_api.c $(FUZZ_API_SRCS) $(PKG_CFLAGS) -ljansson -lcmocka -lm
-.PHONY: fuzz-api
-fuzz-api: build/fuzz/fuzz_api
-	@mkdir -p build/fuzz/corpus-api
-	build/fuzz/fuzz_api -max_total_time=$(FUZZ_TIME) -max_len=4096 build/fuzz/corpus-api \
-	    tests/fuzz/corpus-api
+# The fake-store fuzz target (tests/fuzz/fuzz_api.c) is built by mk/reliability.mk as
+# build/fuzz/fuzz_apifake, against the sanitized library with the kernels' ISA flags.

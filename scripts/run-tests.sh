@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|e2e] - run every unit binary, then the end-to-end suites.
+# run-tests.sh BUILD_DIR [unit|e2e|fuzz] - run every unit binary, then the end-to-end suites.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -23,6 +23,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
         echo "== e2e: $(basename "$t")"
         run "$(basename "$t")" timeout 900 python3 "$t" "$B/mnemod"
     done
+fi
+if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; then
+    # libFuzzer with ASan+UBSan: replays every saved crash input, then each target briefly
+    echo "== fuzz: tests/fuzz/run.sh ${FUZZ_SECONDS:-10}"
+    run fuzz sh tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
 fi
 if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
     echo "== install: test_install.sh"

@@ -40,6 +40,14 @@
 
 typedef struct srv srv_t;
 
+/* One per TCP connection (MHD's socket context): when the request now being received
+ * started, so a client that trickles its headers is dropped after --request-timeout. */
+typedef struct conn_ctx {
+    struct MHD_Connection *conn;
+    uint64_t started_ns; /* 0: between requests, or headers complete (the body has its check) */
+    struct conn_ctx *prev, *next;
+} conn_ctx_t;
+
 enum req_state { RS_READING, RS_WORKING, RS_READY };
 
 typedef struct conn_req {
@@ -61,8 +69,8 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
-    bool replicated;   /* cluster mode: the write went through the log on the worker */
-    char *repl_query;  /* cluster mode: the query/body with min_seq taken out */
+    bool replicated;  /* cluster mode: the write went through the log on the worker */
+    char *repl_query; /* cluster mode: the query/body with min_seq taken out */
     char *repl_body;
 } conn_req_t;
 
@@ -71,13 +79,15 @@ struct srv {
     struct MHD_Daemon *mhd;
     uv_poll_t poll;
     uv_timer_t timer;
+    uv_timer_t sweep;  /* drops connections whose request headers are overdue */
+    conn_ctx_t *conns; /* every open connection (loop thread) */
     uv_signal_t sigint, sigterm;
     uv_async_t async;
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
-    mem_store_t *store;  /* NULL while loading; set on the loop thread */
-    mem_store_t *opened; /* written by the open work, read after it (uv orders the two) */
+    mem_store_t *store;     /* NULL while loading; set on the loop thread */
+    mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
     bool loading;
     int open_rc;
@@ -108,14 +118,76 @@ static int64_t wall_ms(void)
 static void mhd_run(srv_t *s);
 static void maybe_finish_shutdown(srv_t *s);
 
+static conn_ctx_t *conn_ctx_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    srv_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_ctx_t *x = calloc(1, sizeof(*x));
+        if (!x) return; /* this connection only has the idle timeout */
+        x->conn = c;
+        x->started_ns = mono_ns(); /* the first request starts with the connection */
+        x->next = s->conns;
+        if (s->conns) s->conns->prev = x;
+        s->conns = x;
+        *socket_context = x;
+        return;
+    }
+    conn_ctx_t *x = *socket_context;
+    if (!x) return;
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        s->conns = x->next;
+    if (x->next) x->next->prev = x->prev;
+    free(x);
+    *socket_context = NULL;
+}
+
+/* The request line of a new request on a kept-alive connection has arrived. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    conn_ctx_t *x = conn_ctx_of(c);
+    if (x && !x->started_ns) x->started_ns = mono_ns();
+    return NULL;
+}
+
+/* Headers that do not arrive within --request-timeout: shut the socket down (MHD then sees
+ * the end and closes the connection). Bodies are checked as they arrive, in on_request. */
+static void on_sweep(uv_timer_t *t)
+{
+    srv_t *s = t->data;
+    uint64_t now = mono_ns(), limit = (uint64_t)(s->cfg->request_timeout_s * 1e9);
+    bool dropped = false;
+    for (conn_ctx_t *x = s->conns; x; x = x->next) {
+        if (!x->started_ns || now - x->started_ns <= limit) continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci) {
+            mem_srv_log(MEM_LOG_INFO, "request_timeout", "phase=headers seconds=%.1f",
+                        (double)(now - x->started_ns) / 1e9);
+            shutdown(ci->connect_fd, SHUT_RDWR);
+            dropped = true;
+        }
+        x->started_ns = 0;
+    }
+    if (dropped) mhd_run(s);
+}
+
 /* ---- responses ---- */
 
 static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 {
-    struct MHD_Response *mr = MHD_create_response_from_buffer_with_free_callback(
-        resp->body_len, resp->body, free);
-    if (!mr)
-        return NULL;
+    struct MHD_Response *mr =
+        MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+    if (!mr) return NULL;
     resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
     if (resp->body_len > 0 || resp->content_type)
@@ -127,8 +199,7 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         snprintf(ra, sizeof(ra), "%d", resp->retry_after_s);
         MHD_add_response_header(mr, "Retry-After", ra);
     }
-    if (resp->allow)
-        MHD_add_response_header(mr, "Allow", resp->allow);
+    if (resp->allow) MHD_add_response_header(mr, "Allow", resp->allow);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -151,8 +222,7 @@ static void observe(conn_req_t *r, const char *route)
 static enum MHD_Result reply_now(conn_req_t *r, mem_api_resp_t *resp)
 {
     struct MHD_Response *mr = build_response(r, resp);
-    if (!mr)
-        return MHD_NO;
+    if (!mr) return MHD_NO;
     enum MHD_Result ok = MHD_queue_response(r->conn, (unsigned)resp->status, mr);
     MHD_destroy_response(mr);
     observe(r, resp->route[0] ? resp->route : "other");
@@ -169,8 +239,7 @@ static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, con
     mem_api_resp_t resp;
     memset(&resp, 0, sizeof(resp));
     mem_api_error(&resp, &err);
-    if (retry_after)
-        resp.retry_after_s = retry_after;
+    if (retry_after) resp.retry_after_s = retry_after;
     snprintf(resp.route, sizeof(resp.route), "%s", route);
     enum MHD_Result ok = reply_now(r, &resp);
     mem_api_resp_deinit(&resp);
@@ -283,8 +352,7 @@ static void after_work_cb(uv_work_t *w, int status)
     srv_t *s = r->srv;
     if (r->aresp.pending && !r->replicated) {
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
-        if (rc == MEM_OK)
-            return; /* resumed by on_async */
+        if (rc == MEM_OK) return; /* resumed by on_async */
         mem_err_t err;
         mem_err_clear(&err);
         mem_err_set(&err, rc, "the write queue is full, retry later");
@@ -327,8 +395,8 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
         q->p = p;
         q->cap = cap;
     }
-    q->len += (size_t)snprintf(q->p + q->len, q->cap - q->len, "%s%s%s%s", q->len ? "&" : "",
-                               key, value ? "=" : "", value ? value : "");
+    q->len += (size_t)snprintf(q->p + q->len, q->cap - q->len, "%s%s%s%s", q->len ? "&" : "", key,
+                               value ? "=" : "", value ? value : "");
     return MHD_YES;
 }
 
@@ -338,8 +406,7 @@ static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
     if (given && *given && strlen(given) < sizeof(r->req_id)) {
         bool clean = true;
         for (const char *p = given; *p; p++)
-            if (*p < 0x21 || *p > 0x7e || *p == '"')
-                clean = false;
+            if (*p < 0x21 || *p > 0x7e || *p == '"') clean = false;
         if (clean) {
             snprintf(r->req_id, sizeof(r->req_id), "%s", given);
             return;
@@ -358,11 +425,9 @@ static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
 static bool authorized(const srv_t *s, struct MHD_Connection *c)
 {
     const char *key = s->cfg->api_key;
-    if (!key[0])
-        return true;
+    if (!key[0]) return true;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
-        return false;
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return false;
     h += 7;
     size_t hl = strlen(h), kl = strlen(key);
     unsigned char diff = (unsigned char)(hl != kl);
@@ -374,8 +439,7 @@ static bool authorized(const srv_t *s, struct MHD_Connection *c)
 static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, const char *method)
 {
     conn_req_t *r = calloc(1, sizeof(*r));
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     r->srv = s;
     r->conn = c;
     r->start_ns = mono_ns();
@@ -384,8 +448,7 @@ static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, 
     struct qbuf q = {0};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &q);
     r->query = q.failed ? NULL : (q.p ? q.p : strdup(""));
-    if (q.failed)
-        free(q.p);
+    if (q.failed) free(q.p);
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     r->ctype = ct ? strdup(ct) : NULL;
     make_request_id(r, c);
@@ -401,10 +464,8 @@ static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, 
 
 static void req_free(conn_req_t *r)
 {
-    if (!r)
-        return;
-    if (r->ready)
-        MHD_destroy_response(r->ready);
+    if (!r) return;
+    if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
     free(r->repl_query);
     free(r->repl_body);
@@ -417,10 +478,8 @@ static void req_free(conn_req_t *r)
 
 static bool needs_auth(const srv_t *s, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0)
-        return false;
-    if (strcmp(url, "/metrics") == 0)
-        return !s->cfg->metrics_public;
+    if (strcmp(url, "/healthz") == 0) return false;
+    if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
     return true;
 }
 
@@ -433,15 +492,14 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     }
     if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
         bool ok = s->store && !s->draining;
-        const char *txt = ok ? "{\"status\":\"ok\"}"
-                             : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
+        const char *txt =
+            ok ? "{\"status\":\"ok\"}"
+               : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
         char *body = strdup(txt);
-        if (!body)
-            return MHD_NO;
+        if (!body) return MHD_NO;
         return reply_text(r, ok ? 200 : 503, "application/json", body, strlen(body), "healthz");
     }
-    if (s->draining)
-        return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
+    if (s->draining) return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
     if (needs_auth(s, r->url) && !authorized(s, r->conn))
         return reply_error(r, MEM_EUNAUTH, 0, "other",
                            "missing or wrong bearer token (Authorization: Bearer KEY)");
@@ -486,58 +544,53 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **con_cls)
 {
     srv_t *s = cls;
     conn_req_t *r = *con_cls;
     if (!r) {
         r = req_new(s, c, url, method);
-        if (!r)
-            return MHD_NO;
+        if (!r) return MHD_NO;
         *con_cls = r;
+        conn_ctx_t *x = conn_ctx_of(c); /* headers complete: the body has its own check */
+        if (x) x->started_ns = 0;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl) {
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || *end || n > s->cfg->max_body)
-                r->too_big = true;
+            if (errno || *end || n > s->cfg->max_body) r->too_big = true;
         }
         /* Answer 413 before the body arrives: a client announcing a huge body must not
          * make us read (or wait for) it. MHD closes the connection after this reply. */
-        if (r->too_big)
-            return dispatch(s, r);
+        if (r->too_big) return dispatch(s, r);
         return MHD_YES;
     }
     if (r->state == RS_READY) {
         struct MHD_Response *mr = r->ready;
         r->ready = NULL;
-        if (!mr)
-            return MHD_NO;
+        if (!mr) return MHD_NO;
         enum MHD_Result ok = MHD_queue_response(c, (unsigned)r->status, mr);
         MHD_destroy_response(mr);
         observe(r, r->aresp.route[0] ? r->aresp.route : "other");
         return ok;
     }
-    if (r->state == RS_WORKING)
-        return MHD_YES;
+    if (r->state == RS_WORKING) return MHD_YES;
     if (*upload_size) {
         double elapsed = (double)(mono_ns() - r->start_ns) / 1e9;
         if (elapsed > s->cfg->request_timeout_s) {
             mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s seconds=%.1f", r->req_id, elapsed);
             return MHD_NO; /* drop the connection: the body did not arrive in time */
         }
-        if (!r->too_big && r->len + *upload_size > s->cfg->max_body)
-            r->too_big = true;
+        if (!r->too_big && r->len + *upload_size > s->cfg->max_body) r->too_big = true;
         if (!r->too_big) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
                 while (cap < r->len + *upload_size)
                     cap *= 2;
                 char *b = realloc(r->body, cap);
-                if (!b)
-                    return MHD_NO;
+                if (!b) return MHD_NO;
                 r->body = b;
                 r->cap = cap;
             }
@@ -574,9 +627,16 @@ static void on_poll(uv_poll_t *p, int status, int events)
 
 static void mhd_run(srv_t *s)
 {
-    if (!s->mhd || s->stopped)
-        return;
+    if (!s->mhd || s->stopped) return;
+    const union MHD_DaemonInfo *ci =
+        MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    unsigned int before = ci ? ci->num_connections : 0;
     MHD_run(s->mhd);
+    /* A connection closed in this pass: at --max-connections MHD took its listen socket out
+     * of its epoll set and puts it back only at the start of its next pass, and nothing
+     * would wake us for that pass (waiting clients already made their edge): run it now. */
+    ci = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (ci && ci->num_connections < before) MHD_run(s->mhd);
     MHD_UNSIGNED_LONG_LONG timeout;
     if (MHD_get_timeout(s->mhd, &timeout) == MHD_YES)
         uv_timer_start(&s->timer, on_timer, timeout, 0);
@@ -595,6 +655,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->poll, close_cb);
     uv_timer_stop(&s->timer);
     uv_close((uv_handle_t *)&s->timer, close_cb);
+    uv_timer_stop(&s->sweep);
+    uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
     if (s->cluster) {
@@ -613,21 +675,18 @@ static void finish_shutdown(srv_t *s)
 
 static void maybe_finish_shutdown(srv_t *s)
 {
-    if (s->draining && !s->stopped && s->in_flight == 0 && !s->loading)
-        finish_shutdown(s);
+    if (s->draining && !s->stopped && s->in_flight == 0 && !s->loading) finish_shutdown(s);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
 {
     srv_t *s = h->data;
-    if (s->draining)
-        return;
+    if (s->draining) return;
     mem_srv_log(MEM_LOG_INFO, "draining", "signal=%d in_flight=%zu", signum, s->in_flight);
     mem_srv_notify("STOPPING=1");
     s->draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
+    if (lfd != MHD_INVALID_SOCKET) close(lfd);
     maybe_finish_shutdown(s);
 }
 
@@ -645,8 +704,7 @@ static void open_work_cb(uv_work_t *w)
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
         s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
-        if (s->open_rc != MEM_OK)
-            return;
+        if (s->open_rc != MEM_OK) return;
     }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
@@ -668,8 +726,7 @@ static void after_open_cb(uv_work_t *w, int status)
         if (!s->draining) {
             s->draining = true;
             MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
-            if (lfd != MHD_INVALID_SOCKET)
-                close(lfd);
+            if (lfd != MHD_INVALID_SOCKET) close(lfd);
         }
         maybe_finish_shutdown(s);
         return;
@@ -719,8 +776,7 @@ static bool is_loopback(const struct sockaddr_storage *ss)
 int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
 {
     srv_t *s = calloc(1, sizeof(*s));
-    if (!s)
-        return 1;
+    if (!s) return 1;
     s->cfg = cfg;
     s->ops = ops;
     s->api.cfg = cfg;
@@ -743,21 +799,20 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
         mem_srv_log(MEM_LOG_WARN, "no_api_key",
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
-    if (uv_loop_init(&s->loop) != 0)
-        goto out_free;
+    if (uv_loop_init(&s->loop) != 0) goto out_free;
 
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    if (v6)
-        flags |= MHD_USE_IPv6;
+    if (v6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(cfg->idle_timeout_s + 0.999),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw,
-        NULL, MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     if (!s->mhd) {
-        fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host,
-                cfg->listen_port, strerror(errno));
+        fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host, cfg->listen_port,
+                strerror(errno));
         goto out_loop;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
@@ -767,6 +822,11 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
     uv_timer_init(&s->loop, &s->timer);
     s->timer.data = s;
+    uv_timer_init(&s->loop, &s->sweep);
+    s->sweep.data = s;
+    uint64_t sweep_ms = (uint64_t)(cfg->request_timeout_s * 1000.0 / 4.0);
+    sweep_ms = sweep_ms < 100 ? 100 : sweep_ms > 1000 ? 1000 : sweep_ms;
+    uv_timer_start(&s->sweep, on_sweep, sweep_ms, sweep_ms);
     uv_async_init(&s->loop, &s->async, on_async);
     s->async.data = s;
     uv_signal_init(&s->loop, &s->sigint);

@@ -59,9 +59,13 @@ int mem_store__check(sqlite3 *db, mem_err_t *err)
     int out = MEM_OK;
     if (rc == SQLITE_ROW) {
         const char *msg = (const char *)sqlite3_column_text(st, 0);
-        if (!msg || strcmp(msg, "ok") != 0)
+        if (!msg || strcmp(msg, "ok") != 0) {
             out = mem_err_set(err, MEM_ECORRUPT, "database file failed quick_check: %s",
                               msg ? msg : "(null)");
+            /* quick_check lists one problem per line: start-up reports one line */
+            for (char *c = err ? err->msg : NULL; c && *c; c++)
+                if (*c == '\n' || *c == '\r') *c = ';';
+        }
     } else {
         if (unreadable(rc))
             out = mem_err_set(err, MEM_ECORRUPT, "database file is unreadable or corrupt: %s",
