@@ -61,7 +61,7 @@ typedef struct scan_slot {
     pthread_mutex_t mu;
     pthread_cond_t work_cv; /* helper waits: a task posted, or stop */
     pthread_cond_t done_cv; /* caller waits: the task done */
-    int state; /* enum slot_state; atomic (read while spinning), written under mu */
+    int state;              /* enum slot_state; atomic (read while spinning), written under mu */
     bool stop;
     pthread_t th;
     /* the task, set by the caller while it holds the slot */
@@ -78,7 +78,7 @@ struct mem_store__scanpool {
     scan_slot_t **idle;
     size_t n_idle;
     scan_slot_t *slots;
-    size_t n; /* helpers running */
+    size_t n;                   /* helpers running */
     uint64_t n_split, n_helped; /* atomic counters */
 };
 
