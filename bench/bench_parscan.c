@@ -9,19 +9,18 @@
  * equal to the whole ones. Writes bench/results/parscan.json. BENCH_SCALE_MAX_N caps N.
  */
 #define MEM_BENCH_WITH_INDEX
-#include "bench/bench_util.h"
-
 #include <math.h>
 
+#include "bench/bench_util.h"
 #include "core/err.h"
 #include "core/scan.h"
 #include "storage/store.h"
 #include "storage/store_int.h"
 
 #define N_CLUSTERS 64
-#define K 10
-#define YEAR_MS (365ll * 86400 * 1000)
-#define T0_MS 1700000000000ll
+#define K          10
+#define YEAR_MS    (365ll * 86400 * 1000)
+#define T0_MS      1700000000000ll
 
 typedef struct prow {
     size_t n, dim;
@@ -138,12 +137,12 @@ static void run_one(prow_t *row, size_t n, size_t dim, mem_store_t *whole, mem_s
 int main(void)
 {
     const mem_vec_ops_t *ops = bench_ops();
-    size_t max_n = getenv("BENCH_SCALE_MAX_N") ? strtoull(getenv("BENCH_SCALE_MAX_N"), NULL, 10)
-                                               : 1000000;
+    size_t max_n =
+        getenv("BENCH_SCALE_MAX_N") ? strtoull(getenv("BENCH_SCALE_MAX_N"), NULL, 10) : 1000000;
     static const struct {
         size_t n, dim;
-    } sizes[] = {{5000, 128}, {10000, 128}, {100000, 128}, {10000, 384}, {100000, 384},
-                 {1000000, 128}};
+    } sizes[] = {{5000, 128},  {10000, 128},  {100000, 128},
+                 {10000, 384}, {100000, 384}, {1000000, 128}};
     char dir[] = "/tmp/mnemod-parscan-XXXXXX", p1[64], p2[64];
     if (!mkdtemp(dir)) return 0;
     snprintf(p1, sizeof p1, "%s/whole.db", dir);
@@ -160,8 +159,8 @@ int main(void)
     mem_store_get_metrics(split, &m);
     mem_store_close(whole);
     mem_store_close(split);
-    const char *sfx[] = {"whole.db", "whole.db-wal", "whole.db-shm", "split.db", "split.db-wal",
-                         "split.db-shm"};
+    const char *sfx[] = {"whole.db", "whole.db-wal", "whole.db-shm",
+                         "split.db", "split.db-wal", "split.db-shm"};
     for (size_t i = 0; i < 6; i++) {
         char p[96];
         snprintf(p, sizeof p, "%s/%s", dir, sfx[i]);
@@ -174,10 +173,9 @@ int main(void)
            "whole us", "split us", "speedup", "whole us", "split us", "speedup", "same");
     for (size_t i = 0; i < n_rows; i++) {
         prow_t *r = &rows[i];
-        printf("%-8zu %-4zu | %-15.1f %-9.1f %-7.2f | %-17.1f %-9.1f %-7.2f | %-5s\n", r->n,
-               r->dim, r->whole_p50[0], r->split_p50[0], r->whole_p50[0] / r->split_p50[0],
-               r->whole_p50[1], r->split_p50[1], r->whole_p50[1] / r->split_p50[1],
-               r->same ? "yes" : "NO");
+        printf("%-8zu %-4zu | %-15.1f %-9.1f %-7.2f | %-17.1f %-9.1f %-7.2f | %-5s\n", r->n, r->dim,
+               r->whole_p50[0], r->split_p50[0], r->whole_p50[0] / r->split_p50[0], r->whole_p50[1],
+               r->split_p50[1], r->whole_p50[1] / r->split_p50[1], r->same ? "yes" : "NO");
     }
     printf("split scans %llu, parts run by the helper %llu\n", (unsigned long long)m.scans_split,
            (unsigned long long)m.scan_parts_helped);

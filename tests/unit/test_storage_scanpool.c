@@ -385,17 +385,17 @@ static void test_retrieve_split_equals_whole(void **state)
 /* ---- concurrent retrieves while inserts happen ---- */
 
 #define READERS 3
-#define FROZEN 2000 /* segments inserted before the readers start */
+#define FROZEN  2000 /* segments inserted before the readers start */
 
 typedef struct reader_ctx {
     mem_store_t *st;
     size_t dim;
     int64_t t0, t_frozen;
-    const float *queries; /* NQ * dim */
+    const float *queries;            /* NQ * dim */
     const mem_scan_params_t *params; /* NQ, until_ms <= t_frozen, coherence_weight 0 */
     const mem_scan_hit_t *expect;    /* NQ * MEM_SCAN_MAX_K */
     const size_t *n_expect;
-    const char *const *expect_ids;   /* NQ * MEM_SCAN_MAX_K */
+    const char *const *expect_ids; /* NQ * MEM_SCAN_MAX_K */
     uint64_t rs;
     int failed;
     int *stop;
@@ -449,8 +449,8 @@ static void *writer_main(void *arg)
 {
     writer_ctx_t *w = arg;
     for (unsigned b = 0; b < 12; b++)
-        w->t_next = fill_ns(w->st, "c", w->dim, 150, w->t_next, FROZEN + b * 150, &w->ws) +
-                    DAY_MS / 8;
+        w->t_next =
+            fill_ns(w->st, "c", w->dim, 150, w->t_next, FROZEN + b * 150, &w->ws) + DAY_MS / 8;
     return NULL;
 }
 
@@ -494,10 +494,17 @@ static void test_concurrent_retrieve_with_inserts(void **state)
     reader_ctx_t rc[READERS];
     pthread_t rt[READERS], wt;
     for (int i = 0; i < READERS; i++) {
-        rc[i] = (reader_ctx_t){.st = st, .dim = dim, .t0 = t0, .t_frozen = t_frozen,
-                               .queries = queries, .params = params, .expect = expect,
-                               .n_expect = n_expect, .expect_ids = expect_ids,
-                               .rs = seed * 31 + (uint64_t)i, .stop = &stop};
+        rc[i] = (reader_ctx_t){.st = st,
+                               .dim = dim,
+                               .t0 = t0,
+                               .t_frozen = t_frozen,
+                               .queries = queries,
+                               .params = params,
+                               .expect = expect,
+                               .n_expect = n_expect,
+                               .expect_ids = expect_ids,
+                               .rs = seed * 31 + (uint64_t)i,
+                               .stop = &stop};
         assert_int_equal(pthread_create(&rt[i], NULL, reader_main, &rc[i]), 0);
     }
     writer_ctx_t w = {.st = st, .dim = dim, .t_next = t_frozen + DAY_MS / 8, .ws = seed + 99};
@@ -545,8 +552,12 @@ static void one_retrieve(mem_store_t *st, size_t dim, uint64_t *s, mem_scan_hit_
     float qv[16];
     random_unit(qv, dim, s);
     mem_store_query_t mq = {.q_dim = dim};
-    mq.scan = (mem_scan_params_t){.query = qv, .k = 20, .origin_ms = 0, .source = -1,
-                                  .since_ms = INT64_MIN, .until_ms = INT64_MAX,
+    mq.scan = (mem_scan_params_t){.query = qv,
+                                  .k = 20,
+                                  .origin_ms = 0,
+                                  .source = -1,
+                                  .since_ms = INT64_MIN,
+                                  .until_ms = INT64_MAX,
                                   .decay = {.kind = MEM_DECAY_NONE, .shape = 1}};
     mem_store_result_t *res = NULL;
     size_t n = 0;
@@ -572,12 +583,11 @@ static void test_disabled_and_threshold(void **state)
         size_t helpers, split_min;
         bool split;
     } cases[] = {
-        {2, 0, false},      /* 0 disables splitting */
-        {0, 1, false},      /* no helpers */
-        {2, 16001, false},  /* below the threshold */
-        {2, 16000, true},   /* at it */
-        {1, 1, true},
-        {MEM_STORE_SCAN_HELPERS_MAX + 10, 1, true}, /* capped, still works */
+        {2, 0, false},                                                 /* 0 disables splitting */
+        {0, 1, false},                                                 /* no helpers */
+        {2, 16001, false},                                             /* below the threshold */
+        {2, 16000, true},                                              /* at it */
+        {1, 1, true},      {MEM_STORE_SCAN_HELPERS_MAX + 10, 1, true}, /* capped, still works */
     };
     mem_scan_hit_t base[20][20], hits[20];
     size_t n_base[20] = {0}, n_hits = 0;
