@@ -8,7 +8,10 @@
  *   - opts.scan_split_min > 0 and n_visible * dim >= scan_split_min, and
  *   - a helper is idle right now: helpers are taken with try-acquire semantics (pop from
  *     the idle list or nothing); a scan never waits for a helper, so under load, when
- *     every helper is busy, it runs whole on the calling thread as before.
+ *     every helper is busy, it runs whole on the calling thread as before;
+ *   - and, when the idle helper is asleep (not within its short spin after a task),
+ *     n_visible * dim >= opts.scan_split_min_cold (default 16 x scan_split_min): waking
+ *     it costs tens of microseconds on a VM, which only a larger scan repays.
  * The calling thread runs part 0 itself, then collects the helpers' parts. A part that no
  * helper has picked up yet by then is taken back and run by the caller (the helper may be
  * descheduled; waiting for it would only add latency). The caller holds the namespace's
@@ -62,6 +65,7 @@ typedef struct scan_slot {
     pthread_cond_t work_cv; /* helper waits: a task posted, or stop */
     pthread_cond_t done_cv; /* caller waits: the task done */
     int state;              /* enum slot_state; atomic (read while spinning), written under mu */
+    int asleep;             /* atomic: 1 while blocked on work_cv (or before its first task) */
     bool stop;
     pthread_t th;
     /* the task, set by the caller while it holds the slot */
@@ -107,9 +111,12 @@ static void *helper_main(void *arg)
             }
             pthread_mutex_lock(&s->mu);
         }
+        if (get_state(s) != SLOT_POSTED && !s->stop)
+            __atomic_store_n(&s->asleep, 1, __ATOMIC_RELAXED);
         while (get_state(s) != SLOT_POSTED && !s->stop)
             pthread_cond_wait(&s->work_cv, &s->mu);
         if (get_state(s) != SLOT_POSTED) break; /* stop, and nothing posted */
+        __atomic_store_n(&s->asleep, 0, __ATOMIC_RELAXED);
         set_state(s, SLOT_RUNNING);
         pthread_mutex_unlock(&s->mu);
         mem_scan_run_part(s->idx, s->ops, s->p, s->part, s->n_parts, s->hits, &s->n_hits,
@@ -154,6 +161,7 @@ int mem_store__scanpool_start(size_t n_helpers, mem_store__scanpool_t **out, mem
         pthread_cond_init(&s->work_cv, NULL);
         pthread_cond_init(&s->done_cv, NULL);
         set_state(s, SLOT_FREE);
+        s->asleep = 1;
         if (pthread_create(&s->th, NULL, helper_main, s) != 0) {
             slot_destroy(s);
             break;
@@ -237,6 +245,22 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
     if (want > work / min) want = work / min;
     scan_slot_t *got[MEM_STORE_SCAN_HELPERS_MAX];
     size_t n_got = want ? try_acquire(pool, got, want) : 0;
+    /* a helper asleep costs a wake-up (tens of us on a VM): only for larger scans */
+    size_t cold = st->opts.scan_split_min_cold ? st->opts.scan_split_min_cold
+                  : min > SIZE_MAX / 16        ? SIZE_MAX
+                                               : min * 16;
+    if (n_got && work < cold) {
+        scan_slot_t *cold_slots[MEM_STORE_SCAN_HELPERS_MAX];
+        size_t n_awake = 0, n_cold = 0;
+        for (size_t i = 0; i < n_got; i++) {
+            if (__atomic_load_n(&got[i]->asleep, __ATOMIC_RELAXED))
+                cold_slots[n_cold++] = got[i];
+            else
+                got[n_awake++] = got[i];
+        }
+        if (n_cold) release(pool, cold_slots, n_cold);
+        n_got = n_awake;
+    }
     mem_scan_hit_t *mine = n_got ? malloc(p->k * sizeof(*mine)) : NULL;
     if (!mine) { /* every helper busy (or no memory for part 0): the whole scan here */
         if (n_got) release(pool, got, n_got);

@@ -50,9 +50,12 @@ typedef struct mem_store_opts {
     /* Parallel scan (storage/scanpool.c): scan_helpers threads of the store's own (0 = none,
      * at most MEM_STORE_SCAN_HELPERS_MAX). A retrieve is split across the calling thread and
      * the helpers idle at that moment (never waiting for one) when n_visible * dim >=
-     * scan_split_min; 0 never splits. Results are the same either way. */
+     * scan_split_min; 0 never splits. Results are the same either way. A helper that has
+     * gone to sleep (none ran a part in the last ~50 us) is woken only when n_visible * dim
+     * >= scan_split_min_cold (0 = 16 x scan_split_min). */
     size_t scan_helpers;
     size_t scan_split_min;
+    size_t scan_split_min_cold;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX 64

@@ -69,7 +69,7 @@ static void random_unit(float *v, size_t dim, uint64_t *s)
     } while (mem_vec_normalize(v, dim) != 0);
 }
 
-static mem_store_t *open_store(size_t helpers, size_t split_min)
+static mem_store_t *open_store_cold(size_t helpers, size_t split_min, size_t cold)
 {
     mem_store_opts_t o = {
         .path = dbpath,
@@ -80,6 +80,7 @@ static mem_store_t *open_store(size_t helpers, size_t split_min)
         .ops = mem_vec_ops(),
         .scan_helpers = helpers,
         .scan_split_min = split_min,
+        .scan_split_min_cold = cold,
     };
     mem_store_t *st = NULL;
     mem_err_t err;
@@ -88,6 +89,11 @@ static mem_store_t *open_store(size_t helpers, size_t split_min)
     if (rc != MEM_OK) print_error("open: %s\n", err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
+}
+
+static mem_store_t *open_store(size_t helpers, size_t split_min)
+{
+    return open_store_cold(helpers, split_min, split_min); /* asleep or not: deterministic */
 }
 
 static uint64_t splits(mem_store_t *st)
@@ -609,6 +615,39 @@ static void test_disabled_and_threshold(void **state)
     }
 }
 
+/* A helper that has not run a task yet is asleep: it is woken only from
+ * scan_split_min_cold (default 16 x scan_split_min). 1000 rows x 16 = 16000. */
+static void test_cold_helper(void **state)
+{
+    (void)state;
+    const size_t dim = 16;
+    uint64_t s = seed ^ 0xc01dull;
+    {
+        mem_store_t *st = open_store(0, 0);
+        fill_ns(st, "d", dim, 1000, DAY_MS, 0, &s);
+        mem_store_close(st);
+    }
+    struct {
+        size_t min, cold;
+        bool split;
+    } cases[] = {
+        {1000, 0, true},      /* default cold threshold 16 x 1000 = 16000: met */
+        {1001, 0, false},     /* 16016 */
+        {1000, 16000, true},  /* met */
+        {1000, 16001, false}, /* not met: the asleep helper stays asleep */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        mem_store_t *st = open_store_cold(1, cases[i].min, cases[i].cold);
+        mem_scan_hit_t hits[20];
+        size_t n;
+        uint64_t qs = seed;
+        one_retrieve(st, dim, &qs, hits, &n); /* the first: the helper has run nothing yet */
+        assert_int_equal(n, 20);
+        assert_int_equal(splits(st), cases[i].split ? 1 : 0);
+        mem_store_close(st);
+    }
+}
+
 static void test_pool_stops(void **state)
 {
     (void)state;
@@ -639,6 +678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_retrieve_split_equals_whole, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_retrieve_with_inserts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled_and_threshold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cold_helper, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pool_stops, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
