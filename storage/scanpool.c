@@ -10,7 +10,7 @@
  *     the idle list or nothing); a scan never waits for a helper, so under load, when
  *     every helper is busy, it runs whole on the calling thread as before;
  *   - and, when the idle helper is asleep (not within its short spin after a task),
- *     n_visible * dim >= opts.scan_split_min_cold (default 16 x scan_split_min): waking
+ *     n_visible * dim >= opts.scan_split_min_cold (default 64 x scan_split_min): waking
  *     it costs tens of microseconds on a VM, which only a larger scan repays.
  * The calling thread runs part 0 itself, then collects the helpers' parts. A part that no
  * helper has picked up yet by then is taken back and run by the caller (the helper may be
@@ -247,8 +247,8 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
     size_t n_got = want ? try_acquire(pool, got, want) : 0;
     /* a helper asleep costs a wake-up (tens of us on a VM): only for larger scans */
     size_t cold = st->opts.scan_split_min_cold ? st->opts.scan_split_min_cold
-                  : min > SIZE_MAX / 16        ? SIZE_MAX
-                                               : min * 16;
+                  : min > SIZE_MAX / 64        ? SIZE_MAX
+                                               : min * 64;
     if (n_got && work < cold) {
         scan_slot_t *cold_slots[MEM_STORE_SCAN_HELPERS_MAX];
         size_t n_awake = 0, n_cold = 0;

@@ -52,7 +52,7 @@ typedef struct mem_store_opts {
      * the helpers idle at that moment (never waiting for one) when n_visible * dim >=
      * scan_split_min; 0 never splits. Results are the same either way. A helper that has
      * gone to sleep (none ran a part in the last ~50 us) is woken only when n_visible * dim
-     * >= scan_split_min_cold (0 = 16 x scan_split_min). */
+     * >= scan_split_min_cold (0 = 64 x scan_split_min). */
     size_t scan_helpers;
     size_t scan_split_min;
     size_t scan_split_min_cold;

@@ -616,7 +616,7 @@ static void test_disabled_and_threshold(void **state)
 }
 
 /* A helper that has not run a task yet is asleep: it is woken only from
- * scan_split_min_cold (default 16 x scan_split_min). 1000 rows x 16 = 16000. */
+ * scan_split_min_cold (default 64 x scan_split_min). 1000 rows x 16 = 16000. */
 static void test_cold_helper(void **state)
 {
     (void)state;
@@ -631,8 +631,8 @@ static void test_cold_helper(void **state)
         size_t min, cold;
         bool split;
     } cases[] = {
-        {1000, 0, true},      /* default cold threshold 16 x 1000 = 16000: met */
-        {1001, 0, false},     /* 16016 */
+        {250, 0, true},       /* default cold threshold 64 x 250 = 16000: met */
+        {251, 0, false},      /* 16064 */
         {1000, 16000, true},  /* met */
         {1000, 16001, false}, /* not met: the asleep helper stays asleep */
     };
