@@ -367,6 +367,8 @@ SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
 SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
+SET_UINT(set_scan_helpers, scan_helpers, 0, 64, size_t)
+SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
 #undef SET_UINT
 
 static int set_max_future_skew(mem_cfg_t *cfg, const char *val, char *why, size_t n)
@@ -538,6 +540,10 @@ static const opt_t opts[] = {
      set_log_format, 0},
     {"simd", "MNEMOD_SIMD", "ISA", "auto", "force a scan kernel: scalar, avx2, avx512, neon",
      set_simd, 0},
+    {"scan-helpers", "MNEMOD_SCAN_HELPERS", "N", "CPUs - 1",
+     "threads a large retrieve is split across when idle, 0..64", set_scan_helpers, 0},
+    {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
+     "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
     {NULL, "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
@@ -776,6 +782,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->log_json = false;
     cfg->streams = 4;
     cfg->replicas = 3;
+    cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
+    cfg->scan_split_min = 1u << 20;
 }
 
 size_t mem_cfg_help(char *buf, size_t len)
@@ -824,7 +832,8 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         "recency_bias=%g embed_dim=%zu coherence_threshold=%g coherence_weight=%g auth=%s "
         "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
         "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
-        "max_namespaces=%zu log_level=%s log_format=%s simd=%s",
+        "max_namespaces=%zu log_level=%s log_format=%s simd=%s scan_helpers=%zu "
+        "scan_split_min=%zu",
         strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
         strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
         cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
@@ -834,7 +843,8 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         cfg->sync_full ? "full" : "normal", cfg->max_connections, cfg->idle_timeout_s,
         cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
         (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
-        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto");
+        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto", cfg->scan_helpers,
+        cfg->scan_split_min);
     return n > 0 ? (size_t)n : 0;
 }
 

@@ -47,6 +47,11 @@ typedef struct mem_cfg {
     size_t streams;      /* MNEMOD_STREAMS: JetStream streams namespaces hash onto, 1..256 */
     int replicas;        /* MNEMOD_REPLICAS: replicas per stream, 1..5 */
     char advertise[256]; /* MNEMOD_ADVERTISE: host:port other nodes and clients use; "" = listen */
+    /* Parallel scan (storage/scanpool.c): helper threads a large retrieve is split across
+     * (0..64, default CPUs - 1), and the size n_visible * dim from which a retrieve is
+     * split when a helper is idle (0 = never split). */
+    size_t scan_helpers;
+    size_t scan_split_min;
 } mem_cfg_t;
 
 enum {

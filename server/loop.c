@@ -700,6 +700,8 @@ static void open_work_cb(uv_work_t *w)
         .max_namespaces = s->cfg->max_namespaces,
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
+        .scan_helpers = s->cfg->scan_helpers,
+        .scan_split_min = s->cfg->scan_split_min,
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;

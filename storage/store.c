@@ -228,6 +228,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
+        (rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
         (rc = mem_store__writer_start(st, err)) != MEM_OK)
         goto fail;
     *out = st;
@@ -241,6 +242,8 @@ void mem_store_close(mem_store_t *st)
 {
     if (!st) return;
     mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
+    mem_store__scanpool_stop(st->scanpool); /* no scan runs any more: join the helpers */
+    st->scanpool = NULL;
     for (int i = 0; i < STMT_COUNT; i++)
         sqlite3_finalize(st->stmts[i]);
     while (st->pool) {
@@ -535,7 +538,7 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         p.source = mem_index_source_find(idx, q->source, q->source_len);
         skip = p.source == 0; /* no segment carries that source */
     }
-    if (!skip) mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
+    if (!skip) mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
     if (q->record_access && !skip) record_access(ns, p.query, hits, n_hits);
     pthread_rwlock_unlock(&ns->lock);
 
@@ -711,6 +714,7 @@ void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out)
     pthread_rwlock_rdlock(&st->reg_lock);
     out->n_namespaces = st->n_nss;
     pthread_rwlock_unlock(&st->reg_lock);
+    mem_store__scanpool_counts(st->scanpool, &out->scans_split, &out->scan_parts_helped);
 }
 
 void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages)

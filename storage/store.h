@@ -47,7 +47,18 @@ typedef struct mem_store_opts {
     size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
     const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
     uint32_t max_page_count;   /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
+    /* Parallel scan (storage/scanpool.c): scan_helpers threads of the store's own (0 = none,
+     * at most MEM_STORE_SCAN_HELPERS_MAX). A retrieve is split across the calling thread and
+     * the helpers idle at that moment (never waiting for one) when n_visible * dim >=
+     * scan_split_min; 0 never splits. Results are the same either way. A helper that has
+     * gone to sleep (none ran a part in the last ~50 us) is woken only when n_visible * dim
+     * >= scan_split_min_cold (0 = 64 x scan_split_min). */
+    size_t scan_helpers;
+    size_t scan_split_min;
+    size_t scan_split_min_cold;
 } mem_store_opts_t;
+
+#define MEM_STORE_SCAN_HELPERS_MAX 64
 
 /* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
  * namespace into memory and start the writer. MEM_OK, MEM_ECORRUPT, MEM_ESTORAGE, ENOMEM. */
@@ -230,6 +241,8 @@ typedef struct mem_store_metrics {
     uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */
     size_t queue_depth;        /* ops waiting now */
     size_t n_namespaces;
+    uint64_t scans_split;  /* retrieves split across helper threads */
+    uint64_t scan_parts_helped; /* parts of those run by a helper (the rest by the caller) */
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 

@@ -51,6 +51,8 @@ typedef struct mem_store_ns {
     size_t n_recent, recent_head;
 } mem_store_ns_t;
 
+typedef struct mem_store__scanpool mem_store__scanpool_t;
+
 typedef struct mem_store_rconn {
     sqlite3 *db;
     sqlite3_stmt *get;   /* by (ns_id, id) */
@@ -117,7 +119,22 @@ struct mem_store {
         uint64_t seq;
     } *logpos;
     size_t n_logpos;
+
+    /* parallel scan helpers (scanpool.c); NULL when none */
+    mem_store__scanpool_t *scanpool;
 };
+
+/* scanpool.c */
+/* Start n_helpers scan helper threads (capped at MEM_STORE_SCAN_HELPERS_MAX). *out is NULL
+ * when n_helpers is 0 or no thread could be started (scans then stay whole). */
+int mem_store__scanpool_start(size_t n_helpers, mem_store__scanpool_t **out, mem_err_t *err);
+/* Stop and join every helper; no scan may be running. NULL-safe. */
+void mem_store__scanpool_stop(mem_store__scanpool_t *pool);
+void mem_store__scanpool_counts(mem_store__scanpool_t *pool, uint64_t *split, uint64_t *helped);
+/* Shared lock of idx's namespace held: mem_scan_run, split across idle helpers when it pays
+ * (st->opts.scan_split_min); same answer. */
+void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_params_t *p,
+                     mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned);
 
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);

@@ -630,8 +630,9 @@ static void test_sample_config(void **state)
         char key[64];
         int n = 0;
         if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
-        if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0)
-            continue; /* an example path; a CPU-dependent default */
+        if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0 ||
+            strcmp(key, "scan-helpers") == 0)
+            continue; /* an example path; CPU-dependent defaults */
         used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
         keys++;
     }
@@ -723,6 +724,47 @@ static void test_cluster(void **state)
     assert_string_equal(R.cfg.nats_url, "");
 }
 
+/* Parallel scan settings: defaults, every source, bounds, the help and describe lines. */
+static void test_scan_settings(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_int_equal(R.cfg.scan_helpers, ncpu > 65 ? 64 : ncpu > 1 ? ncpu - 1 : 0);
+    assert_int_equal(R.cfg.scan_split_min, 1048576);
+    expect_ok(ARGS("--scan-helpers", "3", "--scan-split-min=0"), NULL);
+    assert_int_equal(R.cfg.scan_helpers, 3);
+    assert_int_equal(R.cfg.scan_split_min, 0);
+    expect_ok(ARGS("--scan-helpers=0", "--scan-split-min", "5000"), NULL);
+    assert_int_equal(R.cfg.scan_helpers, 0);
+    assert_int_equal(R.cfg.scan_split_min, 5000);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_SCAN_HELPERS=64", "MNEMOD_SCAN_SPLIT_MIN=1",
+                                            NULL});
+    assert_int_equal(R.cfg.scan_helpers, 64);
+    assert_int_equal(R.cfg.scan_split_min, 1);
+    /* flag > environment > file */
+    expect_ok(ARGS("--config", tmp_file("scan-helpers = 2\nscan-split-min = 77\n"),
+                   "--scan-split-min", "88"),
+              (const char *const[]){"MNEMOD_SCAN_HELPERS=5", NULL});
+    assert_int_equal(R.cfg.scan_helpers, 5);
+    assert_int_equal(R.cfg.scan_split_min, 88);
+    expect_bad(ARGS("--scan-helpers", "65"), NULL,
+               "--scan-helpers (MNEMOD_SCAN_HELPERS): \"65\" is outside 0..64");
+    expect_bad(ARGS("--scan-helpers", "-1"), NULL, "is not a positive integer");
+    expect_bad(ARGS("--scan-split-min", "1M"), NULL,
+               "--scan-split-min (MNEMOD_SCAN_SPLIT_MIN): \"1M\" is not a positive integer");
+    expect_bad(ARGS("--scan-split-min", "2000000000000"), NULL, "is outside 0..1099511627776");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_SCAN_HELPERS=x", NULL},
+               "MNEMOD_SCAN_HELPERS");
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "--scan-helpers N"));
+    assert_non_null(strstr(R.out, "MNEMOD_SCAN_SPLIT_MIN"));
+    expect_ok(ARGS("--scan-helpers", "3", "--scan-split-min=0"), NULL);
+    char line[2048];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " scan_helpers=3 scan_split_min=0"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -741,6 +783,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),
         cmocka_unit_test_teardown(test_cluster, cleanup),
+        cmocka_unit_test_teardown(test_scan_settings, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
