@@ -171,6 +171,13 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
         put(&b, "# HELP mnemod_fsyncs_total Transactions committed (one fsync each with "
                 "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
             (unsigned long long)m.commits);
+        put(&b, "# HELP mnemod_scans_split_total Retrieves split across scan helpers.\n"
+                "# TYPE mnemod_scans_split_total counter\nmnemod_scans_split_total %llu\n",
+            (unsigned long long)m.scans_split);
+        put(&b, "# HELP mnemod_scan_parts_helped_total Scan parts run by a helper thread.\n"
+                "# TYPE mnemod_scan_parts_helped_total counter\n"
+                "mnemod_scan_parts_helped_total %llu\n",
+            (unsigned long long)m.scan_parts_helped);
         put(&b, "# HELP mnemod_commit_duration_seconds Group-commit latency.\n"
                 "# TYPE mnemod_commit_duration_seconds histogram\n");
         for (size_t k = 0; k < 8; k++)
