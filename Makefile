@@ -91,10 +91,12 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	sh bench/run.sh $(B)
 
+FORMAT_SRCS = $(LIB_SRCS) $(SRV_SRCS) $(UNIT_SRCS) $(BENCH_SRCS) $(wildcard */*.h tests/*/*.h \
+              cluster/*.c tests/api/*.c tests/fuzz/*.c)
 format:
-	clang-format -i $(LIB_SRCS) $(SRV_SRCS) $(UNIT_SRCS) $(BENCH_SRCS) $(wildcard */*.h)
+	clang-format -i $(FORMAT_SRCS)
 format-check:
-	clang-format --dry-run -Werror $(LIB_SRCS) $(SRV_SRCS) $(UNIT_SRCS) $(BENCH_SRCS) $(wildcard */*.h)
+	clang-format --dry-run -Werror $(FORMAT_SRCS)
 
 # Includes point down only: server -> api -> storage -> core, config -> core.
 check-deps:

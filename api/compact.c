@@ -18,8 +18,7 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
         return;
     }
     mem_store_ns_stats_t s;
-    if (!mem_api__ns_stats(ctx, ns, &s, resp))
-        return;
+    if (!mem_api__ns_stats(ctx, ns, &s, resp)) return;
     int rc;
     mem_api__compact_in_t in;
     if ((rc = mem_api__decode_compact(ctx, &st->pool, root, s.dim, &in, &err)) != MEM_OK) {

@@ -111,10 +111,11 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
     const char *msg = NULL;
     if (is_error && structured)
         msg = json_string_value(json_object_get(json_object_get(structured, "error"), "message"));
-    json_t *text = msg ? json_string(msg) : json_stringn(resp->body ? resp->body : "", resp->body_len);
+    json_t *text =
+        msg ? json_string(msg) : json_stringn(resp->body ? resp->body : "", resp->body_len);
     if (!result || !content || !item || json_object_set_new(item, "type", json_string("text")) ||
-        json_object_set_new(item, "text", text) ||
-        json_array_append(content, item) || json_object_set(result, "content", content) ||
+        json_object_set_new(item, "text", text) || json_array_append(content, item) ||
+        json_object_set(result, "content", content) ||
         (structured && json_object_set(result, "structuredContent", structured)) ||
         json_object_set_new(result, "isError", json_boolean(is_error))) {
         json_decref(result);

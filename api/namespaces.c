@@ -42,8 +42,7 @@ void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
 void mem_api__ns_get(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp)
 {
     mem_store_ns_stats_t s;
-    if (mem_api__ns_stats(ctx, ns, &s, resp))
-        mem_api__send_json(resp, 200, mem_api__enc_stats(&s));
+    if (mem_api__ns_stats(ctx, ns, &s, resp)) mem_api__send_json(resp, 200, mem_api__enc_stats(&s));
 }
 
 static mem_store_op_t *new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,

@@ -18,8 +18,7 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
         return;
     }
     mem_store_ns_stats_t s;
-    if (!mem_api__ns_stats(ctx, ns, &s, resp))
-        return;
+    if (!mem_api__ns_stats(ctx, ns, &s, resp)) return;
     int rc;
     mem_api__retrieve_in_t in;
     if ((rc = mem_api__decode_retrieve(ctx, &st->pool, root, s.dim, &in, &err)) != MEM_OK) {

@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "api/api_int.h"
-
 #include "core/embed.h"
 #include "core/timefmt.h"
 
@@ -66,10 +65,8 @@ bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_st
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_store_ns_stats(ctx->store, ns, s, &err);
-    if (rc == MEM_OK)
-        return true;
-    if (err.code == MEM_OK)
-        err.code = rc;
+    if (rc == MEM_OK) return true;
+    if (err.code == MEM_OK) err.code = rc;
     mem_api_error(resp, &err);
     return false;
 }

@@ -12,19 +12,18 @@
  * Writes bench/results/scale.json. Start-up (reload from SQLite) is storage's bench.
  */
 #define MEM_BENCH_WITH_INDEX
-#include "bench/bench_util.h"
-
 #include <math.h>
 
+#include "bench/bench_util.h"
 #include "core/err.h"
 #include "core/graph.h"
 #include "core/scan.h"
 
 #define N_CLUSTERS 64
-#define N_QUERIES 24
-#define K 10
-#define YEAR_MS (365ll * 86400 * 1000)
-#define T0_MS 1700000000000ll
+#define N_QUERIES  24
+#define K          10
+#define YEAR_MS    (365ll * 86400 * 1000)
+#define T0_MS      1700000000000ll
 
 typedef struct row {
     size_t n, dim;
@@ -82,8 +81,7 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
     double noise = 1.6 / sqrt((double)dim);
     uint64_t t0 = bench_now_ns();
     mem_index_t *idx;
-    if (mem_index_new(dim, &idx) != MEM_OK)
-        exit(1);
+    if (mem_index_new(dim, &idx) != MEM_OK) exit(1);
     float *v = malloc(dim * sizeof(float));
     for (size_t i = 0; i < n; i++) {
         char id[24];
@@ -190,13 +188,13 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
             int len = snprintf(id, sizeof id, "b%d-%zu", variant, i);
             gen_vec(v, centers, dim, &seed, noise);
             size_t pos;
-            if (mem_index_append(idx, id, (size_t)len, T0_MS + YEAR_MS, (int64_t)(n + i) + 1, v,
-                                 0, 0, &pos) != MEM_OK)
+            if (mem_index_append(idx, id, (size_t)len, T0_MS + YEAR_MS, (int64_t)(n + i) + 1, v, 0,
+                                 0, &pos) != MEM_OK)
                 exit(1);
         }
         uint64_t a = bench_now_ns();
-        if (mem_graph_link_batch(idx, first, BATCH, 0.55f, variant ? &f32_only : ops, NULL,
-                                 NULL) != MEM_OK)
+        if (mem_graph_link_batch(idx, first, BATCH, 0.55f, variant ? &f32_only : ops, NULL, NULL) !=
+            MEM_OK)
             exit(1);
         double ms = (double)(bench_now_ns() - a) / 1e6;
         if (variant)
@@ -215,8 +213,8 @@ int main(void)
 {
     const mem_vec_ops_t *ops = bench_ops();
     int full = getenv("BENCH_FULL") && atoi(getenv("BENCH_FULL")) == 1;
-    size_t max_n = getenv("BENCH_SCALE_MAX_N") ? strtoull(getenv("BENCH_SCALE_MAX_N"), NULL, 10)
-                                               : 1000000;
+    size_t max_n =
+        getenv("BENCH_SCALE_MAX_N") ? strtoull(getenv("BENCH_SCALE_MAX_N"), NULL, 10) : 1000000;
     static const size_t ns_[] = {10000, 100000, 1000000};
     static const size_t ds[] = {128, 384, 768};
     row_t rows[9];
@@ -225,8 +223,7 @@ int main(void)
     bench_worker_start(&worker);
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
-            if (ns_[i] > max_n || (ns_[i] == 1000000 && ds[j] == 768 && !full))
-                continue;
+            if (ns_[i] > max_n || (ns_[i] == 1000000 && ds[j] == 768 && !full)) continue;
             memset(&rows[n_rows], 0, sizeof(rows[n_rows]));
             run_one(&rows[n_rows], ns_[i], ds[j], ops, &worker);
             n_rows++;
@@ -245,9 +242,8 @@ int main(void)
                "%-7.3f %-6.0f | %-7.0f %-6.2f %-8.1f %-7.3f %-8.1f %-5s\n",
                r->n, r->dim, r->floor1_us, r->floor2_us, r->s[0][0].p50_us, r->s[0][0].p95_us,
                r->s[0][0].p50_us / r->floor1_us, r->s[0][1].p50_us, r->s[1][0].p50_us,
-               r->s[1][0].p95_us, r->scanned[1], r->s[1][1].p50_us, r->bytes_per_seg,
-               r->link_ms, r->batch_ms, r->batch_ms / 1000.0, r->batch_f32_ms,
-               r->exact ? "yes" : "NO");
+               r->s[1][0].p95_us, r->scanned[1], r->s[1][1].p50_us, r->bytes_per_seg, r->link_ms,
+               r->batch_ms, r->batch_ms / 1000.0, r->batch_f32_ms, r->exact ? "yes" : "NO");
     }
     FILE *f = fopen("bench/results/scale.json", "w");
     if (!f) {
@@ -276,8 +272,8 @@ int main(void)
                 r->s[0][1].p50_us / r->floor2_us, r->scanned[0], r->s[1][0].p50_us,
                 r->s[1][0].p95_us, r->s[1][0].p50_us / r->floor1_us, r->s[1][1].p50_us,
                 r->s[1][1].p95_us, r->scanned[1], r->bytes_per_seg, r->link_ms, r->batch_ms,
-                r->batch_ms / 1000.0, r->batch_f32_ms, r->build_s,
-                r->exact ? "true" : "false", i + 1 < n_rows ? "," : "");
+                r->batch_ms / 1000.0, r->batch_f32_ms, r->build_s, r->exact ? "true" : "false",
+                i + 1 < n_rows ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
     fclose(f);

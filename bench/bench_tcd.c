@@ -8,18 +8,17 @@
  * read floor (one and two threads). Writes bench/results/tcd.json.
  */
 #define MEM_BENCH_WITH_INDEX
-#include "bench/bench_util.h"
-
 #include <math.h>
 
+#include "bench/bench_util.h"
 #include "core/err.h"
 #include "core/graph.h"
 #include "core/scan.h"
 
-#define N_CORPUS 5000
+#define N_CORPUS  5000
 #define N_QUERIES 200
-#define DIM 128
-#define K 10
+#define DIM       128
+#define K         10
 
 enum { FLAT, TEMPORAL, COHERENCE, N_VARIANTS };
 static const char *const variant_names[N_VARIANTS] = {"flat", "temporal", "coherence"};
@@ -52,17 +51,18 @@ static mem_scan_params_t params_for(int variant, const float *q)
         .query = q,
         .k = K,
         .origin_ms = 1000000ll * 1000,
-        .decay = {.kind = MEM_DECAY_EXPONENTIAL, .half_life_s = 0, .shape = 1, .offset_s = 0,
+        .decay = {.kind = MEM_DECAY_EXPONENTIAL,
+                  .half_life_s = 0,
+                  .shape = 1,
+                  .offset_s = 0,
                   .recency_bias = 1},
         .coherence_weight = 0,
         .since_ms = INT64_MIN,
         .until_ms = INT64_MAX,
         .source = -1,
     };
-    if (variant != FLAT)
-        p.decay.half_life_s = 300000;
-    if (variant == COHERENCE)
-        p.coherence_weight = 0.3;
+    if (variant != FLAT) p.decay.half_life_s = 300000;
+    if (variant == COHERENCE) p.coherence_weight = 0.3;
     return p;
 }
 
@@ -72,8 +72,7 @@ int main(void)
     float *corpus = load("bench/data/tcd/corpus.f32", N_CORPUS);
     float *queries = load("bench/data/tcd/queries.f32", N_QUERIES);
     mem_index_t *idx;
-    if (mem_index_new(DIM, &idx) != MEM_OK)
-        return 1;
+    if (mem_index_new(DIM, &idx) != MEM_OK) return 1;
     for (size_t i = 0; i < N_CORPUS; i++) {
         char id[16];
         int len = snprintf(id, sizeof id, "m%zu", i);
@@ -91,8 +90,7 @@ int main(void)
     uint64_t gb[3];
     for (int r = 0; r < 3; r++) {
         uint64_t t0 = bench_now_ns();
-        if (mem_graph_rebuild(idx, 0.55f, ops) != MEM_OK)
-            return 1;
+        if (mem_graph_rebuild(idx, 0.55f, ops) != MEM_OK) return 1;
         gb[r] = bench_now_ns() - t0;
     }
     bench_stats_t gbs = bench_stats(gb, 3);
@@ -118,8 +116,7 @@ int main(void)
             mem_scan_reference(idx, &p, ref, &n_ref, &sc);
             mem_scan_run(idx, ops, &p, hits, &n, &sc);
             scanned_frac[v] += (double)sc / N_CORPUS / N_QUERIES;
-            if (n != n_ref)
-                mismatches++;
+            if (n != n_ref) mismatches++;
             for (size_t i = 0; i < n && i < n_ref; i++) {
                 if (fabs(hits[i].score - ref[i].score) > 1e-5)
                     mismatches++;
@@ -137,8 +134,7 @@ int main(void)
                     inter += hits[i].pos == truth[j].pos;
                 recency[v] += (double)(200 * hits[i].pos) / 1e6 / K / N_QUERIES;
                 gate_top[v] += hits[i].gate / K / N_QUERIES;
-                if (q == 0)
-                    q0[v][i] = hits[i].pos;
+                if (q == 0) q0[v][i] = hits[i].pos;
             }
             recall[v] += (double)inter / K / N_QUERIES;
         }
@@ -239,7 +235,8 @@ int main(void)
                published_us[v] / speed[v].p50_us, refspeed[v].mean_us);
     printf("graph build %.1f ms (published 1387 ms, %.0fx); %.0f bytes/segment (%zu f32 vector, "
            "%zu int8 sketch)\n",
-           graph_ms, 1387.0 / graph_ms, bytes_per_seg, idx->stride * sizeof(float), idx->stride + 8);
+           graph_ms, 1387.0 / graph_ms, bytes_per_seg, idx->stride * sizeof(float),
+           idx->stride + 8);
 
     FILE *f = fopen("bench/results/tcd.json", "w");
     if (!f) {
@@ -250,8 +247,9 @@ int main(void)
     bench_json_machine(f, ops);
     fprintf(f, ",\n  \"graph_edges\": %llu, \"max_degree\": %u, \"mean_gate\": %.4f,\n",
             (unsigned long long)idx->graph_edges, idx->max_degree, mean_gate);
-    fprintf(f, "  \"flat_recall10\": %.4f,\n  \"temporal_recall10\": %.4f, \"temporal_mean_recency\": "
-               "%.4f,\n  \"coherence_recall10\": %.4f, \"coherence_mean_gate\": %.4f,\n",
+    fprintf(f,
+            "  \"flat_recall10\": %.4f,\n  \"temporal_recall10\": %.4f, \"temporal_mean_recency\": "
+            "%.4f,\n  \"coherence_recall10\": %.4f, \"coherence_mean_gate\": %.4f,\n",
             recall[FLAT], recall[TEMPORAL], recency[TEMPORAL], recall[COHERENCE],
             gate_top[COHERENCE]);
     for (int v = 0; v < N_VARIANTS; v++) {
@@ -260,7 +258,8 @@ int main(void)
             fprintf(f, "%s%zu", i ? ", " : "", q0[v][i]);
         fprintf(f, "],\n");
     }
-    fprintf(f, "  \"identical_to_reference\": %s, \"near_tie_swaps\": %zu, \"split_identical\": %s,\n",
+    fprintf(f,
+            "  \"identical_to_reference\": %s, \"near_tie_swaps\": %zu, \"split_identical\": %s,\n",
             mismatches ? "false" : "true", near_ties, mismatches2 ? "false" : "true");
     fprintf(f, "  \"floor_us\": {\"mean\": %.2f, \"p50\": %.2f, \"p95\": %.2f},\n", floor1.mean_us,
             floor1.p50_us, floor1.p95_us);
@@ -277,9 +276,11 @@ int main(void)
                 1e6 / speed[v].mean_us, speed[v].p50_us / floor1.p50_us, scanned_frac[v],
                 speed2[v].p50_us, speed2[v].mean_us, speed2[v].p50_us / floor2.p50_us,
                 published_us[v], published_us[v] / speed[v].p50_us, refspeed[v].mean_us);
-    fprintf(f, "  \"graph_build_ms\": %.2f, \"bytes_per_segment\": %.0f, \"vector_bytes_per_segment\": "
-               "%zu\n}\n",
-            graph_ms, bytes_per_seg, idx->stride * sizeof(float));
+    fprintf(
+        f,
+        "  \"graph_build_ms\": %.2f, \"bytes_per_segment\": %.0f, \"vector_bytes_per_segment\": "
+        "%zu\n}\n",
+        graph_ms, bytes_per_seg, idx->stride * sizeof(float));
     fclose(f);
     free(ns);
     free(corpus);

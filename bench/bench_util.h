@@ -40,8 +40,7 @@ typedef struct bench_stats {
 static inline bench_stats_t bench_stats(uint64_t *ns, size_t n)
 {
     bench_stats_t s = {0, 0, 0, 0};
-    if (n == 0)
-        return s;
+    if (n == 0) return s;
     qsort(ns, n, sizeof(*ns), bench_cmp_u64);
     double sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -72,8 +71,7 @@ static inline const mem_vec_ops_t *bench_ops(void)
     mem_vec_isa_t isa = mem_vec_best_isa();
     if (env && *env && mem_vec_isa_parse(env, &isa) != 0)
         fprintf(stderr, "MNEMOD_SIMD=%s unknown, using the best ISA\n", env);
-    if (mem_vec_init(isa) != 0)
-        mem_vec_init(mem_vec_best_isa());
+    if (mem_vec_init(isa) != 0) mem_vec_init(mem_vec_best_isa());
     return mem_vec_ops();
 }
 
@@ -81,8 +79,7 @@ static inline void bench_cpu_model(char *out, size_t len)
 {
     snprintf(out, len, "unknown");
     FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
+    if (!f) return;
     char line[512];
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, "model name", 10) == 0) {
@@ -113,8 +110,8 @@ static inline void bench_print_machine(const char *suite, const mem_vec_ops_t *o
 {
     char cpu[256];
     bench_cpu_model(cpu, sizeof cpu);
-    printf("== %s  (cpu: %s, %ld cores, kernel: %s)\n", suite, cpu,
-           sysconf(_SC_NPROCESSORS_ONLN), ops->name);
+    printf("== %s  (cpu: %s, %ld cores, kernel: %s)\n", suite, cpu, sysconf(_SC_NPROCESSORS_ONLN),
+           ops->name);
 }
 
 /* A persistent helper thread: the caller hands it one job at a time and spins until done.
@@ -135,8 +132,7 @@ static void *bench_worker_main(void *p)
         uint64_t cur;
         unsigned spins = 0;
         while ((cur = atomic_load_explicit(&w->posted, memory_order_acquire)) == seen) {
-            if (atomic_load(&w->stop))
-                return NULL;
+            if (atomic_load(&w->stop)) return NULL;
             if (++spins > 2000) /* shared machine: do not hog a core that others need */
                 sched_yield();
         }
@@ -166,8 +162,7 @@ static inline void bench_worker_wait(bench_worker_t *w)
     uint64_t want = atomic_load(&w->posted);
     unsigned spins = 0;
     while (atomic_load_explicit(&w->done, memory_order_acquire) != want)
-        if (++spins > 2000)
-            sched_yield();
+        if (++spins > 2000) sched_yield();
 }
 
 static inline void bench_worker_stop(bench_worker_t *w)
@@ -187,8 +182,7 @@ static inline void bench_worker_stop(bench_worker_t *w)
 /* Bytes of memory the index holds per segment (vectors, per-row columns, ids, id map). */
 static inline double bench_index_bytes_per_row(const mem_index_t *idx)
 {
-    if (idx->n_rows == 0)
-        return 0;
+    if (idx->n_rows == 0) return 0;
     size_t bytes = sizeof(*idx) + idx->cap_blocks * sizeof(mem_index_block_t *);
     bytes += idx->n_blocks * (sizeof(mem_index_block_t) +
                               MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float) /* f32 rows */ +
@@ -196,8 +190,7 @@ static inline double bench_index_bytes_per_row(const mem_index_t *idx)
     bytes += idx->cap_blocks * MEM_INDEX_BLOCK_ROWS * sizeof(char *); /* _ids */
     bytes += idx->_cap_slots * sizeof(uint32_t);
     for (size_t p = 0; p < idx->n_rows; p++)
-        if (idx->_ids[p])
-            bytes += malloc_usable_size(idx->_ids[p]) + 8; /* + malloc header */
+        if (idx->_ids[p]) bytes += malloc_usable_size(idx->_ids[p]) + 8; /* + malloc header */
     return (double)bytes / (double)idx->n_rows;
 }
 
@@ -231,8 +224,7 @@ typedef struct bench_part_job {
 static void bench_part_run(void *arg)
 {
     bench_part_job_t *j = arg;
-    mem_scan_run_part(j->idx, j->ops, j->p, j->part, j->n_parts, j->hits, &j->n_hits,
-                      &j->scanned);
+    mem_scan_run_part(j->idx, j->ops, j->p, j->part, j->n_parts, j->hits, &j->n_hits, &j->scanned);
 }
 
 static void bench_part_read(void *arg)
@@ -242,9 +234,9 @@ static void bench_part_read(void *arg)
 }
 
 /* Two-thread scan: returns hits in out (room for p->k). */
-static inline size_t bench_scan2(bench_worker_t *w, bench_part_job_t jobs[2], const mem_index_t *idx,
-                                 const mem_vec_ops_t *ops, const mem_scan_params_t *p,
-                                 mem_scan_hit_t *out, size_t *scanned)
+static inline size_t bench_scan2(bench_worker_t *w, bench_part_job_t jobs[2],
+                                 const mem_index_t *idx, const mem_vec_ops_t *ops,
+                                 const mem_scan_params_t *p, mem_scan_hit_t *out, size_t *scanned)
 {
     for (size_t t = 0; t < 2; t++) {
         jobs[t].idx = idx;
@@ -263,8 +255,8 @@ static inline size_t bench_scan2(bench_worker_t *w, bench_part_job_t jobs[2], co
     return n;
 }
 
-static inline float bench_read2(bench_worker_t *w, bench_part_job_t jobs[2],
-                                const mem_index_t *idx, const mem_vec_ops_t *ops)
+static inline float bench_read2(bench_worker_t *w, bench_part_job_t jobs[2], const mem_index_t *idx,
+                                const mem_vec_ops_t *ops)
 {
     for (size_t t = 0; t < 2; t++) {
         jobs[t].idx = idx;

@@ -38,11 +38,9 @@ int main(void)
                 q[i] = (float)(bench_unit(&seed) - 0.5);
             for (int isa = 0; isa < MEM_VEC_ISA_COUNT; isa++) {
                 const mem_vec_ops_t *ops = mem_vec_ops_for((mem_vec_isa_t)isa);
-                if (!ops)
-                    continue;
+                if (!ops) continue;
                 size_t reps = set == 0 ? 200 : 5;
-                if (isa == MEM_VEC_SCALAR)
-                    reps = set == 0 ? 20 : 2;
+                if (isa == MEM_VEC_SCALAR) reps = set == 0 ? 20 : 2;
                 uint64_t best = UINT64_MAX, best_floor = UINT64_MAX;
                 volatile float sink = 0;
                 for (size_t r = 0; r < reps; r++) {
@@ -61,8 +59,12 @@ int main(void)
                 }
                 (void)sink;
                 double read = (double)n_rows * (double)dim * sizeof(float);
-                res[n_res++] = (result_t){ops->name, dim, set, (double)best / (double)n_rows,
-                                          read / (double)best, read / (double)best_floor};
+                res[n_res++] = (result_t){ops->name,
+                                          dim,
+                                          set,
+                                          (double)best / (double)n_rows,
+                                          read / (double)best,
+                                          read / (double)best_floor};
             }
             free(q);
         }

@@ -68,9 +68,8 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
 
 #else
 
-#include <nats/nats.h>
-
 #include <jansson.h>
+#include <nats/nats.h>
 
 #define PUBLISH_DEADLINE_MS 15000 /* keep retrying the publish (same message id) this long */
 #define APPLY_DEADLINE_MS   15000 /* then wait this long for the local apply */

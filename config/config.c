@@ -551,8 +551,8 @@ static const opt_t opts[] = {
      set_node_id, 0},
     {NULL, "MNEMOD_STREAMS", "N", "4", "cluster mode: JetStream streams namespaces hash onto",
      set_streams, 0},
-    {NULL, "MNEMOD_REPLICAS", "N", "3", "cluster mode: replicas of each stream, 1..5",
-     set_replicas, 0},
+    {NULL, "MNEMOD_REPLICAS", "N", "3", "cluster mode: replicas of each stream, 1..5", set_replicas,
+     0},
     {NULL, "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
      "cluster mode: the address this node advertises in the node registry", set_advertise, 0},
 };

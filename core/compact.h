@@ -31,7 +31,7 @@ typedef enum mem_compact_policy {
 #define MEM_COMPACT_RESTATE_COS 0.8
 
 typedef struct mem_compact_input {
-    size_t n;                 /* memories, in time order */
+    size_t n; /* memories, in time order */
     size_t dim;
     const float *const *vecs; /* n pointers to dim floats (unit vectors) */
     const uint64_t *tick;     /* logical clock of insert or last access */

@@ -8,8 +8,7 @@
 
 double mem_decay_factor(const mem_decay_t *d, double age_s)
 {
-    if (d->kind == MEM_DECAY_NONE || d->half_life_s <= 0.0)
-        return 1.0;
+    if (d->kind == MEM_DECAY_NONE || d->half_life_s <= 0.0) return 1.0;
     double x = age_s / d->half_life_s;
     switch (d->kind) {
     case MEM_DECAY_LINEAR:

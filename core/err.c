@@ -7,9 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 4, 0))) static void err_vset(mem_err_t *err, int code,
-                                                         const char *field, const char *fmt,
-                                                         va_list ap)
+__attribute__((format(printf, 4, 0))) static void
+err_vset(mem_err_t *err, int code, const char *field, const char *fmt, va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
@@ -40,8 +39,7 @@ int mem_err_field(mem_err_t *err, int code, const char *field, const char *fmt, 
 
 void mem_err_clear(mem_err_t *err)
 {
-    if (err)
-        memset(err, 0, sizeof(*err));
+    if (err) memset(err, 0, sizeof(*err));
 }
 
 int mem_err_http_status(int code)

@@ -11,25 +11,25 @@
 #include <stdint.h>
 
 /* name, code, http status, wire code (SPEC section 3) */
-#define MEM_ERR_MAP(X)                                                                            \
-    X(EINVAL, -1, 400, "invalid_field")                                                           \
-    X(EJSON, -2, 400, "invalid_json")                                                             \
-    X(EDIM, -3, 400, "dimension_mismatch")                                                        \
-    X(EFUTURE, -4, 400, "timestamp_in_future")                                                    \
-    X(EUNKNOWNID, -5, 400, "unknown_id")                                                          \
-    X(EUNAUTH, -6, 401, "unauthorized")                                                           \
-    X(ENOTFOUND, -7, 404, "not_found")                                                            \
-    X(EMETHOD, -8, 405, "method_not_allowed")                                                     \
-    X(ENONMONO, -9, 409, "non_monotonic_timestamp")                                               \
-    X(EDUPID, -10, 409, "duplicate_id")                                                           \
-    X(EEXISTS, -11, 409, "namespace_exists")                                                      \
-    X(ETOOBIG, -12, 413, "payload_too_large")                                                     \
-    X(EMEDIA, -13, 415, "unsupported_media_type")                                                 \
-    X(EBUSY, -14, 503, "unavailable")                                                             \
-    X(ENOMEM, -15, 503, "unavailable")                                                            \
-    X(EFULL, -16, 507, "insufficient_storage")                                                    \
-    X(ESTORAGE, -17, 500, "internal")                                                             \
-    X(ECORRUPT, -18, 500, "internal")                                                             \
+#define MEM_ERR_MAP(X)                                                                             \
+    X(EINVAL, -1, 400, "invalid_field")                                                            \
+    X(EJSON, -2, 400, "invalid_json")                                                              \
+    X(EDIM, -3, 400, "dimension_mismatch")                                                         \
+    X(EFUTURE, -4, 400, "timestamp_in_future")                                                     \
+    X(EUNKNOWNID, -5, 400, "unknown_id")                                                           \
+    X(EUNAUTH, -6, 401, "unauthorized")                                                            \
+    X(ENOTFOUND, -7, 404, "not_found")                                                             \
+    X(EMETHOD, -8, 405, "method_not_allowed")                                                      \
+    X(ENONMONO, -9, 409, "non_monotonic_timestamp")                                                \
+    X(EDUPID, -10, 409, "duplicate_id")                                                            \
+    X(EEXISTS, -11, 409, "namespace_exists")                                                       \
+    X(ETOOBIG, -12, 413, "payload_too_large")                                                      \
+    X(EMEDIA, -13, 415, "unsupported_media_type")                                                  \
+    X(EBUSY, -14, 503, "unavailable")                                                              \
+    X(ENOMEM, -15, 503, "unavailable")                                                             \
+    X(EFULL, -16, 507, "insufficient_storage")                                                     \
+    X(ESTORAGE, -17, 500, "internal")                                                              \
+    X(ECORRUPT, -18, 500, "internal")                                                              \
     X(ELIMIT, -19, 400, "invalid_field")
 
 enum mem_err_code {
@@ -49,13 +49,14 @@ typedef struct mem_err {
 } mem_err_t;
 
 /* Record code and message in err (may be NULL) and return code. */
-int mem_err_set(mem_err_t *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int mem_err_set(mem_err_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Same, also naming the field at fault. */
 int mem_err_field(mem_err_t *err, int code, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void mem_err_clear(mem_err_t *err);
-int mem_err_http_status(int code);    /* 500 for unknown codes */
-const char *mem_err_wire(int code);   /* SPEC wire code, "internal" for unknown */
-const char *mem_err_name(int code);   /* "EINVAL", for logs */
+int mem_err_http_status(int code);  /* 500 for unknown codes */
+const char *mem_err_wire(int code); /* SPEC wire code, "internal" for unknown */
+const char *mem_err_name(int code); /* "EINVAL", for logs */
 
 #endif

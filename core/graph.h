@@ -51,9 +51,9 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
 #define MEM_GRAPH_I8_MIN 8
 
 typedef struct mem_graph_delta {
-    size_t *pos;        /* rows whose degree changes */
-    uint32_t *count;    /* edges each gains (link) or loses (unlink) */
-    size_t n, cap;      /* entries [0, n_set) are the batch's own rows, [n_set, n) others */
+    size_t *pos;     /* rows whose degree changes */
+    uint32_t *count; /* edges each gains (link) or loses (unlink) */
+    size_t n, cap;   /* entries [0, n_set) are the batch's own rows, [n_set, n) others */
     size_t n_set;
     uint64_t edges;     /* edges added (link) or removed (unlink) */
     uint32_t max_other; /* largest count among the other rows */

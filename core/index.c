@@ -11,7 +11,7 @@
 #include "core/vec.h"
 
 #define SLOT_EMPTY 0u
-#define SLOT_TOMB UINT32_MAX
+#define SLOT_TOMB  UINT32_MAX
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
@@ -25,11 +25,9 @@ static uint64_t hash_bytes(const char *s, size_t len)
 
 int mem_index_new(size_t dim, mem_index_t **out)
 {
-    if (dim == 0 || dim > 4096)
-        return MEM_EINVAL;
+    if (dim == 0 || dim > 4096) return MEM_EINVAL;
     mem_index_t *idx = calloc(1, sizeof(*idx));
-    if (!idx)
-        return MEM_ENOMEM;
+    if (!idx) return MEM_ENOMEM;
     idx->dim = dim;
     idx->stride = (dim + 15) & ~(size_t)15;
     *out = idx;
@@ -38,8 +36,7 @@ int mem_index_new(size_t dim, mem_index_t **out)
 
 void mem_index_free(mem_index_t *idx)
 {
-    if (!idx)
-        return;
+    if (!idx) return;
     for (size_t b = 0; b < idx->n_blocks; b++) {
         free(idx->blocks[b]->vecs);
         free(idx->blocks[b]->q8);
@@ -61,12 +58,10 @@ static int map_grow(mem_index_t *idx)
 {
     size_t cap = idx->_cap_slots ? idx->_cap_slots * 2 : 1024;
     uint32_t *slots = calloc(cap, sizeof(*slots));
-    if (!slots)
-        return MEM_ENOMEM;
+    if (!slots) return MEM_ENOMEM;
     for (size_t p = 0; p < idx->n_rows; p++) {
         const char *id = idx->_ids[p];
-        if (!id)
-            continue;
+        if (!id) continue;
         size_t i = hash_bytes(id, strlen(id)) & (cap - 1);
         while (slots[i] != SLOT_EMPTY)
             i = (i + 1) & (cap - 1);
@@ -81,18 +76,14 @@ static int map_grow(mem_index_t *idx)
 
 long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len)
 {
-    if (!idx->_cap_slots)
-        return -1;
+    if (!idx->_cap_slots) return -1;
     size_t mask = idx->_cap_slots - 1;
     for (size_t i = hash_bytes(id, id_len) & mask;; i = (i + 1) & mask) {
         uint32_t s = idx->_slots[i];
-        if (s == SLOT_EMPTY)
-            return -1;
-        if (s == SLOT_TOMB)
-            continue;
+        if (s == SLOT_EMPTY) return -1;
+        if (s == SLOT_TOMB) continue;
         const char *cand = idx->_ids[s - 1];
-        if (cand && strlen(cand) == id_len && memcmp(cand, id, id_len) == 0)
-            return (long)(s - 1);
+        if (cand && strlen(cand) == id_len && memcmp(cand, id, id_len) == 0) return (long)(s - 1);
     }
 }
 
@@ -101,8 +92,7 @@ static void map_remove(mem_index_t *idx, size_t pos)
     const char *id = idx->_ids[pos];
     size_t mask = idx->_cap_slots - 1;
     for (size_t i = hash_bytes(id, strlen(id)) & mask;; i = (i + 1) & mask) {
-        if (idx->_slots[i] == SLOT_EMPTY)
-            return;
+        if (idx->_slots[i] == SLOT_EMPTY) return;
         if (idx->_slots[i] == pos + 1) {
             idx->_slots[i] = SLOT_TOMB;
             return;
@@ -115,18 +105,15 @@ static int add_block(mem_index_t *idx)
     if (idx->n_blocks == idx->cap_blocks) {
         size_t cap = idx->cap_blocks ? idx->cap_blocks * 2 : 16;
         mem_index_block_t **blocks = realloc(idx->blocks, cap * sizeof(*blocks));
-        if (!blocks)
-            return MEM_ENOMEM;
+        if (!blocks) return MEM_ENOMEM;
         idx->blocks = blocks;
         idx->cap_blocks = cap;
         char **ids = realloc(idx->_ids, cap * MEM_INDEX_BLOCK_ROWS * sizeof(*ids));
-        if (!ids)
-            return MEM_ENOMEM;
+        if (!ids) return MEM_ENOMEM;
         idx->_ids = ids;
     }
     mem_index_block_t *blk = calloc(1, sizeof(*blk));
-    if (!blk)
-        return MEM_ENOMEM;
+    if (!blk) return MEM_ENOMEM;
     size_t bytes = MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float);
     blk->vecs = aligned_alloc(64, bytes);
     if (!blk->vecs) {
@@ -161,15 +148,12 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
                      const float *vec, uint16_t source, uint8_t flags, size_t *pos)
 {
     int rc;
-    if (idx->n_rows >= UINT32_MAX - 1)
-        return MEM_ENOMEM;
+    if (idx->n_rows >= UINT32_MAX - 1) return MEM_ENOMEM;
     if (idx->n_rows == idx->n_blocks * MEM_INDEX_BLOCK_ROWS && (rc = add_block(idx)) != MEM_OK)
         return rc;
-    if ((idx->_used_slots + 1) * 2 > idx->_cap_slots && (rc = map_grow(idx)) != MEM_OK)
-        return rc;
+    if ((idx->_used_slots + 1) * 2 > idx->_cap_slots && (rc = map_grow(idx)) != MEM_OK) return rc;
     char *copy = malloc(id_len + 1);
-    if (!copy)
-        return MEM_ENOMEM;
+    if (!copy) return MEM_ENOMEM;
     memcpy(copy, id, id_len);
     copy[id_len] = '\0';
 
@@ -186,10 +170,8 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     blk->tick[r] = ++idx->clock;
     blk->source[r] = source;
     blk->flags[r] = flags & (uint8_t)~MEM_ROW_DELETED;
-    if (blk->n_rows == 0 || ts_ms < blk->ts_min)
-        blk->ts_min = ts_ms;
-    if (blk->n_rows == 0 || ts_ms > blk->ts_max)
-        blk->ts_max = ts_ms;
+    if (blk->n_rows == 0 || ts_ms < blk->ts_min) blk->ts_min = ts_ms;
+    if (blk->n_rows == 0 || ts_ms > blk->ts_max) blk->ts_max = ts_ms;
     blk->n_rows++;
     idx->_ids[p] = copy;
     idx->n_rows++;
@@ -199,8 +181,7 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     size_t i = hash_bytes(copy, id_len) & mask;
     while (idx->_slots[i] != SLOT_EMPTY && idx->_slots[i] != SLOT_TOMB)
         i = (i + 1) & mask;
-    if (idx->_slots[i] == SLOT_EMPTY)
-        idx->_used_slots++;
+    if (idx->_slots[i] == SLOT_EMPTY) idx->_used_slots++;
     idx->_slots[i] = (uint32_t)p + 1;
     *pos = p;
     return MEM_OK;
@@ -209,8 +190,7 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
 void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
 {
     uint8_t *f = &MEM_INDEX_ROW(idx, pos, flags);
-    if (*f & MEM_ROW_DELETED)
-        return; /* a hole stays a hole */
+    if (*f & MEM_ROW_DELETED) return; /* a hole stays a hole */
     /* core/graph.c unlinks a row (degree 0) before it leaves the active set and links it
      * after it joins; a row that changes sides with edges still counted is a caller slip
      * that costs one recount, so graph_edges/max_degree never describe inactive rows. */
@@ -223,16 +203,13 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
         free(idx->_ids[pos]);
         idx->_ids[pos] = NULL;
     }
-    if (flags != 0)
-        MEM_INDEX_ROW(idx, pos, degree) = 0; /* inactive rows have no edges */
-    if (moved)
-        mem_index_recount_graph(idx);
+    if (flags != 0) MEM_INDEX_ROW(idx, pos, degree) = 0; /* inactive rows have no edges */
+    if (moved) mem_index_recount_graph(idx);
 }
 
 int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len)
 {
-    if (!source || len == 0)
-        return 0;
+    if (!source || len == 0) return 0;
     for (size_t s = 1; s <= idx->_n_sources; s++)
         if (strlen(idx->_sources[s]) == len && memcmp(idx->_sources[s], source, len) == 0)
             return (int)s;
@@ -242,21 +219,17 @@ int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len
 int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len)
 {
     int found = mem_index_source_find(idx, source, len);
-    if (found || !source || len == 0)
-        return found;
-    if (idx->_n_sources >= UINT16_MAX)
-        return MEM_ELIMIT;
+    if (found || !source || len == 0) return found;
+    if (idx->_n_sources >= UINT16_MAX) return MEM_ELIMIT;
     if (idx->_n_sources + 2 > idx->_cap_sources) {
         size_t cap = idx->_cap_sources ? idx->_cap_sources * 2 : 8;
         char **s = realloc(idx->_sources, cap * sizeof(*s));
-        if (!s)
-            return MEM_ENOMEM;
+        if (!s) return MEM_ENOMEM;
         idx->_sources = s;
         idx->_cap_sources = cap;
     }
     char *copy = malloc(len + 1);
-    if (!copy)
-        return MEM_ENOMEM;
+    if (!copy) return MEM_ENOMEM;
     memcpy(copy, source, len);
     copy[len] = '\0';
     idx->_sources[++idx->_n_sources] = copy;
@@ -273,12 +246,10 @@ void mem_index_recount_graph(mem_index_t *idx)
     uint64_t sum = 0;
     uint32_t max = 0;
     for (size_t p = 0; p < idx->n_rows; p++) {
-        if (MEM_INDEX_ROW(idx, p, flags) != 0)
-            continue;
+        if (MEM_INDEX_ROW(idx, p, flags) != 0) continue;
         uint32_t d = MEM_INDEX_ROW(idx, p, degree);
         sum += d;
-        if (d > max)
-            max = d;
+        if (d > max) max = d;
     }
     idx->graph_edges = sum / 2;
     idx->max_degree = max;
@@ -287,15 +258,13 @@ void mem_index_recount_graph(mem_index_t *idx)
      * maximum by one rarely needs to grow it. On ENOMEM it is dropped (NULL) and
      * core/graph.c falls back to recounting. */
     size_t cap = (size_t)max + 2;
-    if (cap < 64)
-        cap = 64;
+    if (cap < 64) cap = 64;
     if (cap > idx->_deg_hist_cap) {
         free(idx->_deg_hist);
         idx->_deg_hist = malloc(cap * sizeof(*idx->_deg_hist));
         idx->_deg_hist_cap = idx->_deg_hist ? cap : 0;
     }
-    if (!idx->_deg_hist)
-        return;
+    if (!idx->_deg_hist) return;
     memset(idx->_deg_hist, 0, idx->_deg_hist_cap * sizeof(*idx->_deg_hist));
     for (size_t p = 0; p < idx->n_rows; p++)
         if (MEM_INDEX_ROW(idx, p, flags) == 0 && MEM_INDEX_ROW(idx, p, degree) != 0)
@@ -304,16 +273,13 @@ void mem_index_recount_graph(mem_index_t *idx)
 
 int mem_index__hist_reserve(mem_index_t *idx, size_t max_deg)
 {
-    if (!idx->_deg_hist)
-        return MEM_OK; /* no histogram: callers recount */
-    if (max_deg < idx->_deg_hist_cap)
-        return MEM_OK;
+    if (!idx->_deg_hist) return MEM_OK; /* no histogram: callers recount */
+    if (max_deg < idx->_deg_hist_cap) return MEM_OK;
     size_t cap = idx->_deg_hist_cap;
     while (cap <= max_deg)
         cap *= 2;
     uint32_t *h = realloc(idx->_deg_hist, cap * sizeof(*h));
-    if (!h)
-        return MEM_ENOMEM;
+    if (!h) return MEM_ENOMEM;
     memset(h + idx->_deg_hist_cap, 0, (cap - idx->_deg_hist_cap) * sizeof(*h));
     idx->_deg_hist = h;
     idx->_deg_hist_cap = cap;
@@ -324,12 +290,9 @@ void mem_index__deg_set(mem_index_t *idx, size_t pos, uint32_t deg)
 {
     uint32_t *d = &MEM_INDEX_ROW(idx, pos, degree);
     if (idx->_deg_hist && MEM_INDEX_ROW(idx, pos, flags) == 0) {
-        if (*d)
-            idx->_deg_hist[*d]--;
-        if (deg)
-            idx->_deg_hist[deg]++;
-        if (deg > idx->max_degree)
-            idx->max_degree = deg;
+        if (*d) idx->_deg_hist[*d]--;
+        if (deg) idx->_deg_hist[deg]++;
+        if (deg > idx->max_degree) idx->max_degree = deg;
         while (idx->max_degree > 0 && idx->_deg_hist[idx->max_degree] == 0)
             idx->max_degree--;
     }

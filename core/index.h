@@ -26,23 +26,23 @@ enum mem_row_flag {
 };
 
 typedef struct mem_index_block {
-    float *vecs;                              /* BLOCK_ROWS * stride floats, 64-byte aligned */
-    int64_t ts_ms[MEM_INDEX_BLOCK_ROWS];      /* observation time, Unix ms */
-    int64_t seq[MEM_INDEX_BLOCK_ROWS];        /* per-namespace sequence */
-    uint32_t degree[MEM_INDEX_BLOCK_ROWS];    /* coherence-graph degree (0 when inactive) */
+    float *vecs;                                 /* BLOCK_ROWS * stride floats, 64-byte aligned */
+    int64_t ts_ms[MEM_INDEX_BLOCK_ROWS];         /* observation time, Unix ms */
+    int64_t seq[MEM_INDEX_BLOCK_ROWS];           /* per-namespace sequence */
+    uint32_t degree[MEM_INDEX_BLOCK_ROWS];       /* coherence-graph degree (0 when inactive) */
     uint32_t access_count[MEM_INDEX_BLOCK_ROWS]; /* retrieves that returned the row */
-    uint64_t tick[MEM_INDEX_BLOCK_ROWS];      /* logical clock at insert or last access */
-    uint16_t source[MEM_INDEX_BLOCK_ROWS];    /* interned source, 0 = none */
-    uint8_t flags[MEM_INDEX_BLOCK_ROWS];      /* enum mem_row_flag bits; 0 = active */
-    uint32_t n_rows;                          /* rows used in this block */
-    int64_t ts_min, ts_max;                   /* over every row of the block */
+    uint64_t tick[MEM_INDEX_BLOCK_ROWS];         /* logical clock at insert or last access */
+    uint16_t source[MEM_INDEX_BLOCK_ROWS];       /* interned source, 0 = none */
+    uint8_t flags[MEM_INDEX_BLOCK_ROWS];         /* enum mem_row_flag bits; 0 = active */
+    uint32_t n_rows;                             /* rows used in this block */
+    int64_t ts_min, ts_max;                      /* over every row of the block */
     /* int8 sketch of vecs (added by the engine, filled by mem_index_append): the scan's
      * pre-filter reads it to skip the exact f32 dot of rows that cannot enter the top K.
      * Row r's codes at q8 + r * stride, biased by 128 (byte = code + 128, code in
      * [-127, 127]; padding bytes are 0), vec ~= q8_scale[r] * code, and
      * q8_err[r] >= || vec - q8_scale[r] * code ||_2. Vectors must only be written through
      * mem_index_append, or the sketch goes stale. */
-    uint8_t *q8;                              /* BLOCK_ROWS * stride bytes, 64-byte aligned */
+    uint8_t *q8; /* BLOCK_ROWS * stride bytes, 64-byte aligned */
     float q8_scale[MEM_INDEX_BLOCK_ROWS];
     float q8_err[MEM_INDEX_BLOCK_ROWS];
 } mem_index_block_t;
@@ -59,10 +59,10 @@ typedef struct mem_index {
     uint64_t graph_edges; /* edges among active rows */
     uint32_t max_degree;  /* over active rows */
     /* private */
-    char **_ids;          /* per position, NUL-terminated, NULL for deleted */
-    uint32_t *_slots;     /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tombstone */
+    char **_ids;      /* per position, NUL-terminated, NULL for deleted */
+    uint32_t *_slots; /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tombstone */
     size_t _cap_slots, _used_slots;
-    char **_sources;      /* interned sources, index 1.. */
+    char **_sources; /* interned sources, index 1.. */
     size_t _n_sources, _cap_sources;
     uint32_t *_deg_hist;  /* active rows per degree (index >= 1), NULL when not built */
     size_t _deg_hist_cap; /* entries in _deg_hist */
@@ -96,7 +96,8 @@ static inline mem_index_block_t *mem_index_block_of(const mem_index_t *idx, size
 }
 static inline const float *mem_index_vec(const mem_index_t *idx, size_t pos)
 {
-    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS]->vecs + (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
+    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS]->vecs +
+           (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
 }
 static inline const char *mem_index_id(const mem_index_t *idx, size_t pos)
 {

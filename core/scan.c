@@ -47,16 +47,14 @@
 
 bool mem_scan_hit_before(const mem_scan_hit_t *a, const mem_scan_hit_t *b)
 {
-    if (a->score != b->score)
-        return a->score > b->score;
+    if (a->score != b->score) return a->score > b->score;
     return a->seq > b->seq;
 }
 
 /* Keep hits[0..*n) sorted in result order, at most k long. */
 static void topk_offer(mem_scan_hit_t *hits, size_t *n, size_t k, const mem_scan_hit_t *h)
 {
-    if (*n == k && !mem_scan_hit_before(h, &hits[k - 1]))
-        return;
+    if (*n == k && !mem_scan_hit_before(h, &hits[k - 1])) return;
     size_t i = *n < k ? (*n)++ : k - 1;
     while (i > 0 && mem_scan_hit_before(h, &hits[i - 1])) {
         hits[i] = hits[i - 1];
@@ -68,17 +66,12 @@ static void topk_offer(mem_scan_hit_t *hits, size_t *n, size_t k, const mem_scan
 static bool row_selected(const mem_index_t *idx, const mem_scan_params_t *p, size_t pos)
 {
     uint8_t f = MEM_INDEX_ROW(idx, pos, flags);
-    if (f & MEM_ROW_DELETED)
-        return false;
-    if ((f & MEM_ROW_SUPERSEDED) && !p->include_superseded)
-        return false;
-    if ((f & MEM_ROW_ARCHIVED) && !p->include_archived)
-        return false;
+    if (f & MEM_ROW_DELETED) return false;
+    if ((f & MEM_ROW_SUPERSEDED) && !p->include_superseded) return false;
+    if ((f & MEM_ROW_ARCHIVED) && !p->include_archived) return false;
     int64_t ts = MEM_INDEX_ROW(idx, pos, ts_ms);
-    if (ts < p->since_ms || ts > p->until_ms)
-        return false;
-    if (p->source >= 0 && MEM_INDEX_ROW(idx, pos, source) != p->source)
-        return false;
+    if (ts < p->since_ms || ts > p->until_ms) return false;
+    if (p->source >= 0 && MEM_INDEX_ROW(idx, pos, source) != p->source) return false;
     return true;
 }
 
@@ -105,14 +98,12 @@ void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_
 {
     size_t n = 0, scanned = 0;
     for (size_t pos = 0; pos < idx->n_visible; pos++) {
-        if (!row_selected(idx, p, pos))
-            continue;
+        if (!row_selected(idx, p, pos)) continue;
         scanned++;
         mem_scan_hit_t h;
-        score_row(idx, p, pos,
-                  mem_vec_dot_f32_scalar(p->query, mem_index_vec(idx, pos), idx->dim), &h);
-        if (p->has_min_score && !(h.score >= p->min_score))
-            continue;
+        score_row(idx, p, pos, mem_vec_dot_f32_scalar(p->query, mem_index_vec(idx, pos), idx->dim),
+                  &h);
+        if (p->has_min_score && !(h.score >= p->min_score)) continue;
         topk_offer(hits, &n, p->k, &h);
     }
     *n_hits = n;
@@ -134,25 +125,20 @@ static void heap_push(topk_t *t, const mem_scan_hit_t *x)
         i = t->n++;
         while (i > 0) {
             size_t parent = (i - 1) / 2;
-            if (!mem_scan_hit_before(&t->h[parent], x))
-                break;
+            if (!mem_scan_hit_before(&t->h[parent], x)) break;
             t->h[i] = t->h[parent];
             i = parent;
         }
         t->h[i] = *x;
         return;
     }
-    if (!mem_scan_hit_before(x, &t->h[0]))
-        return;
+    if (!mem_scan_hit_before(x, &t->h[0])) return;
     i = 0;
     for (;;) {
         size_t c = 2 * i + 1, worst = c;
-        if (c >= t->n)
-            break;
-        if (c + 1 < t->n && mem_scan_hit_before(&t->h[c], &t->h[c + 1]))
-            worst = c + 1;
-        if (!mem_scan_hit_before(x, &t->h[worst]))
-            break;
+        if (c >= t->n) break;
+        if (c + 1 < t->n && mem_scan_hit_before(&t->h[c], &t->h[c + 1])) worst = c + 1;
+        if (!mem_scan_hit_before(x, &t->h[worst])) break;
         t->h[i] = t->h[worst];
         i = worst;
     }
@@ -167,8 +153,7 @@ static int hit_cmp(const void *a, const void *b)
 
 static void sort_hits(mem_scan_hit_t *h, size_t n)
 {
-    if (n > 1)
-        qsort(h, n, sizeof(*h), hit_cmp);
+    if (n > 1) qsort(h, n, sizeof(*h), hit_cmp);
 }
 
 typedef struct scan_state {
@@ -189,16 +174,14 @@ typedef struct scan_state {
 static double current_thr(const scan_state_t *s)
 {
     double thr = s->top.n == s->top.k ? s->top.h[0].score : -HUGE_VAL;
-    if (s->p->has_min_score && s->p->min_score > thr)
-        thr = s->p->min_score;
+    if (s->p->has_min_score && s->p->min_score > thr) thr = s->p->min_score;
     return thr;
 }
 
 static size_t visible_in_block(const mem_index_t *idx, size_t b)
 {
     size_t start = b * MEM_INDEX_BLOCK_ROWS;
-    if (start >= idx->n_visible)
-        return 0;
+    if (start >= idx->n_visible) return 0;
     size_t n = idx->n_visible - start;
     size_t in_blk = idx->blocks[b]->n_rows;
     return n < in_blk ? n : in_blk;
@@ -222,16 +205,14 @@ static double block_f_max(const scan_state_t *s, const mem_index_block_t *blk, d
 static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *blk, size_t n,
                              double need)
 {
-    if (idx->max_degree == 0)
-        return 0.0;
+    if (idx->max_degree == 0) return 0.0;
     double need_deg = need * (double)idx->max_degree;
     uint32_t m = 0;
     for (size_t r = 0; r < n; r++) {
         uint32_t d = blk->flags[r] == 0 ? blk->degree[r] : 0;
         if (d > m) {
             m = d;
-            if ((double)m >= need_deg)
-                return 1.0;
+            if ((double)m >= need_deg) return 1.0;
         }
     }
     return (double)m / (double)idx->max_degree;
@@ -240,8 +221,7 @@ static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *bl
 /* 1 when every visible row of the block passes the filters (the common case). */
 static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n)
 {
-    if (p->source >= 0 || blk->ts_min < p->since_ms || blk->ts_max > p->until_ms)
-        return false;
+    if (p->source >= 0 || blk->ts_min < p->since_ms || blk->ts_max > p->until_ms) return false;
     uint64_t any = 0;
     size_t r = 0;
     for (; r + 8 <= n; r += 8) {
@@ -263,19 +243,16 @@ static bool flags_selected(const mem_scan_params_t *p, uint8_t f)
 static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r)
 {
     return flags_selected(p, blk->flags[r]) && blk->ts_ms[r] >= p->since_ms &&
-           blk->ts_ms[r] <= p->until_ms &&
-           (p->source < 0 || blk->source[r] == (uint16_t)p->source);
+           blk->ts_ms[r] <= p->until_ms && (p->source < 0 || blk->source[r] == (uint16_t)p->source);
 }
 
 /* The largest float c with c <= x * (1 - 1e-12): sim < c guarantees sim * f < thr. */
 static float cut_below(double x)
 {
     x = x > 0 ? x * (1.0 - 1e-12) : x * (1.0 + 1e-12);
-    if (x > (double)FLT_MAX)
-        return HUGE_VALF;
+    if (x > (double)FLT_MAX) return HUGE_VALF;
     float c = (float)x;
-    if ((double)c > x)
-        c = nextafterf(c, -HUGE_VALF);
+    if ((double)c > x) c = nextafterf(c, -HUGE_VALF);
     return c;
 }
 
@@ -283,8 +260,8 @@ static float cut_below(double x)
 static double block_f_min(const scan_state_t *s, const mem_index_block_t *blk)
 {
     const mem_scan_params_t *p = s->p;
-    int64_t far = (p->origin_ms - blk->ts_min > blk->ts_max - p->origin_ms) ? blk->ts_min
-                                                                          : blk->ts_max;
+    int64_t far =
+        (p->origin_ms - blk->ts_min > blk->ts_max - p->origin_ms) ? blk->ts_min : blk->ts_max;
     double age = mem_decay_age_s(&p->decay, p->origin_ms, far);
     double d = mem_decay_factor(&p->decay, age);
     double t = (1.0 - p->decay.recency_bias) + p->decay.recency_bias * d;
@@ -299,11 +276,9 @@ static double bootstrap_thr(const scan_state_t *s, const mem_index_block_t *blk,
                             size_t n, uint32_t *scratch) /* sims: lower bounds on them do too */
 {
     double f_min = block_f_min(s, blk);
-    if (!(f_min > 0.0))
-        return 0.0;
+    if (!(f_min > 0.0)) return 0.0;
     float lo = 0.0f, hi = (float)s->sim_max;
-    if (s->select_ge(sims, n, FLT_MIN, scratch) < s->top.k)
-        return 0.0;
+    if (s->select_ge(sims, n, FLT_MIN, scratch) < s->top.k) return 0.0;
     lo = FLT_MIN;
     for (int it = 0; it < 10; it++) {
         float mid = 0.5f * (lo + hi);
@@ -331,8 +306,7 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
         size_t c = 0;
         for (size_t r = 0; r < n; r++)
             c += blk_row_selected(p, blk, r);
-        if (c == 0)
-            return;
+        if (c == 0) return;
         s->scanned += c;
     }
     double thr = current_thr(s);
@@ -343,8 +317,8 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     if (s->use_q8 && f_max > 0.0 && !(thr > 0.0) && boot_ok) {
         /* heap not full yet: bootstrap thr from the sketch's lower bounds
          * lb = approx - err >= f32 sim, i.e. ub - 2 * err (minus float slack) */
-        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale,
-                            blk->q8_scale, blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
+        s->ops->dot_rows_i8(s->q8, blk->q8, n, idx->stride, idx->stride, s->q8_scale, blk->q8_scale,
+                            blk->q8_err, s->q8_err_scale, s->q8_slack, ub);
         have_ub = true;
         float lb[MEM_INDEX_BLOCK_ROWS];
         for (size_t r = 0; r < n; r++)
@@ -369,8 +343,8 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
                     __builtin_prefetch(row + off);
             }
             for (size_t i = 0; i < n_cand; i++)
-                s->ops->dot_rows(p->query, blk->vecs + (size_t)cand[i] * idx->stride, 1,
-                                 idx->dim, idx->stride, &sims[cand[i]]);
+                s->ops->dot_rows(p->query, blk->vecs + (size_t)cand[i] * idx->stride, 1, idx->dim,
+                                 idx->stride, &sims[cand[i]]);
         } else { /* the sketch rules out too few: one full pass is cheaper */
             s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, sims);
             n_cand = s->select_ge(sims, n, cut, cand);
@@ -394,12 +368,10 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
         size_t r = cand[i];
         if (thr > 0.0 && (double)sims[r] * f_max < thr * (1.0 - 1e-12))
             continue; /* thr has risen since the block started */
-        if (!all && !blk_row_selected(p, blk, r))
-            continue;
+        if (!all && !blk_row_selected(p, blk, r)) continue;
         mem_scan_hit_t h;
         score_row(idx, p, base + r, sims[r], &h);
-        if (p->has_min_score && !(h.score >= p->min_score))
-            continue;
+        if (p->has_min_score && !(h.score >= p->min_score)) continue;
         heap_push(&s->top, &h);
         thr = current_thr(s);
     }
@@ -417,8 +389,7 @@ static void prepare_q8(scan_state_t *s)
     const mem_index_t *idx = s->idx;
     s->use_q8 = s->ops->dot_rows_i8 != NULL && idx->stride <= sizeof(s->q8) && idx->n_blocks > 0 &&
                 idx->blocks[0]->q8 != NULL;
-    if (!s->use_q8)
-        return;
+    if (!s->use_q8) return;
     float eq;
     mem_vec_quantize_i8(s->p->query, idx->dim, s->q8, &s->q8_scale, &eq);
     memset(s->q8 + idx->dim, 0, idx->stride - idx->dim);
@@ -429,8 +400,7 @@ static void prepare_q8(scan_state_t *s)
     double gamma = (double)(idx->dim + 4) * (double)FLT_EPSILON * s->sim_max * 1.001;
     s->q8_err_scale = nextafterf((float)qn, HUGE_VALF);
     s->q8_slack = (float)((double)eq * 1.001 + gamma + 1e-5);
-    if (!isfinite(s->q8_err_scale) || !isfinite(s->q8_slack))
-        s->use_q8 = false;
+    if (!isfinite(s->q8_err_scale) || !isfinite(s->q8_slack)) s->use_q8 = false;
 }
 
 typedef struct block_ent {
@@ -442,8 +412,7 @@ typedef struct block_ent {
 static int ent_cmp(const void *x, const void *y)
 {
     const block_ent_t *a = x, *b = y;
-    if (a->bound != b->bound)
-        return a->bound > b->bound ? -1 : 1;
+    if (a->bound != b->bound) return a->bound > b->bound ? -1 : 1;
     return a->b > b->b ? -1 : a->b < b->b ? 1 : 0;
 }
 
@@ -477,16 +446,14 @@ static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
             return; /* sorted: every later block is bounded lower still */
         const mem_index_block_t *blk = s->idx->blocks[ents[i].b];
         double f_max = ents[i].f_max;
-        if (thr > 0.0 && p->coherence_weight > 0.0 &&
-            block_f_max(s, blk, 0.0) * s->sim_max < thr) {
+        if (thr > 0.0 && p->coherence_weight > 0.0 && block_f_max(s, blk, 0.0) * s->sim_max < thr) {
             /* only the gate keeps this block in: try its exact gate bound */
             /* prunable only if every gate stays below g_need */
             double w = p->coherence_weight;
             double g_need = (thr / s->sim_max - block_f_max(s, blk, 0.0)) / w;
             double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b), g_need);
             double tight = block_f_max(s, blk, g);
-            if (tight * s->sim_max < thr)
-                continue;
+            if (tight * s->sim_max < thr) continue;
             f_max = tight;
         }
         visit_block(s, ents[i].b, f_max);
@@ -497,16 +464,15 @@ static bool params_prunable(const mem_scan_params_t *p)
 {
     /* The bounds assume f in [0, 1]; anything else takes the reference path. */
     return p->decay.recency_bias >= 0.0 && p->decay.recency_bias <= 1.0 &&
-           p->coherence_weight >= 0.0 && p->coherence_weight <= 1.0 &&
-           p->decay.offset_s >= 0.0 && !isnan(p->decay.half_life_s);
+           p->coherence_weight >= 0.0 && p->coherence_weight <= 1.0 && p->decay.offset_s >= 0.0 &&
+           !isnan(p->decay.half_life_s);
 }
 
 void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned)
 {
-    if (n_parts == 0)
-        n_parts = 1;
+    if (n_parts == 0) n_parts = 1;
     if (!params_prunable(p) || p->k == 0) {
         if (part == 0 && p->k > 0) {
             mem_scan_reference(idx, p, hits, n_hits, n_scanned);
@@ -535,10 +501,10 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
     size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
     /* newest first, so with an origin at "now" the first chunk holds the best blocks */
     for (size_t bi = nb; bi-- > 0;) {
-        if (bi % n_parts != part)
-            continue;
+        if (bi % n_parts != part) continue;
         const mem_index_block_t *blk = idx->blocks[bi];
-        if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms || visible_in_block(idx, bi) == 0)
+        if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
+            visible_in_block(idx, bi) == 0)
             continue;
         ents[n_ents].b = bi;
         ents[n_ents].f_max = block_f_max(&s, blk, 1.0);

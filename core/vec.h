@@ -49,8 +49,8 @@ typedef struct mem_vec_ops {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     mem_vec_dot_fn dot;
     mem_vec_dot_rows_fn dot_rows;
-    mem_vec_select_ge_fn select_ge; /* added by the engine; NULL = use the scalar one */
-    mem_vec_sum_fn sum;             /* added by the engine */
+    mem_vec_select_ge_fn select_ge;     /* added by the engine; NULL = use the scalar one */
+    mem_vec_sum_fn sum;                 /* added by the engine */
     mem_vec_dot_rows_i8_fn dot_rows_i8; /* added by the engine; NULL = no int8 pre-filter */
 } mem_vec_ops_t;
 
@@ -78,8 +78,8 @@ float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n);
 void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_rows, size_t dim,
                                  size_t stride, float *out);
 void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
-                                 size_t stride, float q_scale, const float *row_scale,
-                                 const float *row_err, float err_scale, float slack, float *out);
+                                size_t stride, float q_scale, const float *row_scale,
+                                const float *row_err, float err_scale, float slack, float *out);
 /* Symmetric int8 codes of x (n floats): scale = max|x| / 127 (1 for a zero vector),
  * codes[i] = round(x[i] / scale), and *err >= || x - scale * codes ||_2 (rounded up).
  * Writes n codes. */
@@ -88,10 +88,9 @@ void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, 
 void mem_vec_quantize_u8(const float *x, size_t n, uint8_t *codes, float *scale, float *err);
 /* AVX-512 VNNI variant of dot_rows_i8 (vec_avx512vnni.c, x86-64 only); the avx512 table
  * uses it when the host has VNNI. */
-void mem_vec_dot_rows_i8_avx512vnni(const int8_t *q, const uint8_t *rows, size_t n_rows,
-                                    size_t len, size_t stride, float q_scale,
-                                    const float *row_scale, const float *row_err, float err_scale,
-                                    float slack, float *out);
+void mem_vec_dot_rows_i8_avx512vnni(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
+                                    size_t stride, float q_scale, const float *row_scale,
+                                    const float *row_err, float err_scale, float slack, float *out);
 float mem_vec_sum_f32_scalar(const float *x, size_t n);
 size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
 /* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or

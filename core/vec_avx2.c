@@ -85,9 +85,10 @@ static void dot_rows_avx2(const float *restrict q, const float *restrict rows, s
     if (r < n_rows) { /* the last partial group: same order, unused slots are zero */
         float tmp[8];
         for (size_t j = 0; j < 8; j++)
-            acc[j] = r + j < n_rows ? row_acc(q, rows + (r + j) * stride, dim) : _mm256_setzero_ps();
-        _mm256_storeu_ps(tmp, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6],
-                                      acc[7]));
+            acc[j] =
+                r + j < n_rows ? row_acc(q, rows + (r + j) * stride, dim) : _mm256_setzero_ps();
+        _mm256_storeu_ps(tmp,
+                         reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
         for (size_t j = 0; r + j < n_rows; j++)
             out[r + j] = tmp[j];
     }
@@ -99,7 +100,8 @@ static size_t select_ge_avx2(const float *restrict x, size_t n, float cut,
     __m256 c = _mm256_set1_ps(cut);
     size_t k = 0, i = 0;
     for (; i + 8 <= n; i += 8) {
-        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), c, _CMP_GE_OQ));
+        unsigned m =
+            (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), c, _CMP_GE_OQ));
         while (m) {
             idx_out[k++] = (uint32_t)(i + (size_t)__builtin_ctz(m));
             m &= m - 1;
@@ -125,8 +127,7 @@ static float sum_avx2(const float *restrict x, size_t n)
     }
     for (; i + 8 <= n; i += 8)
         a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
-    if (i < n)
-        a1 = _mm256_add_ps(a1, _mm256_maskload_ps(x + i, tail_mask(n - i)));
+    if (i < n) a1 = _mm256_add_ps(a1, _mm256_maskload_ps(x + i, tail_mask(n - i)));
     return hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
@@ -140,8 +141,9 @@ static void dot_rows_i8_avx2(const int8_t *restrict q, const uint8_t *restrict r
 {
     int16_t q16[4096 + 32];
     for (size_t i = 0; i < len; i += 16)
-        _mm256_storeu_si256((__m256i *)(void *)(q16 + i),
-                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
+        _mm256_storeu_si256(
+            (__m256i *)(void *)(q16 + i),
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
     int32_t qsum = 0;
     for (size_t i = 0; i < len; i++)
         qsum += q[i];
@@ -149,8 +151,11 @@ static void dot_rows_i8_avx2(const int8_t *restrict q, const uint8_t *restrict r
         const uint8_t *x = rows + r * stride;
         __m256i a = _mm256_setzero_si256();
         for (size_t i = 0; i < len; i += 16) {
-            __m256i xv = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
-            a = _mm256_add_epi32(a, _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i))));
+            __m256i xv =
+                _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
+            a = _mm256_add_epi32(
+                a, _mm256_madd_epi16(xv,
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i))));
         }
         __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
         h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));

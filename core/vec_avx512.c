@@ -115,23 +115,24 @@ static void dot_rows_avx512(const float *restrict q, const float *restrict rows,
         for (; r + 8 <= n_rows; r += 8) {
             for (size_t j = 0; j < 8; j++)
                 acc[j] = row_acc128(qv, rows + (r + j) * stride);
-            _mm256_storeu_ps(out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5],
-                                              acc[6], acc[7]));
+            _mm256_storeu_ps(
+                out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
         }
     } else {
         for (; r + 8 <= n_rows; r += 8) {
             for (size_t j = 0; j < 8; j++)
                 acc[j] = row_acc(q, rows + (r + j) * stride, dim);
-            _mm256_storeu_ps(out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5],
-                                              acc[6], acc[7]));
+            _mm256_storeu_ps(
+                out + r, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
         }
     }
     if (r < n_rows) { /* the last partial group: same order, unused slots are zero */
         float tmp[8];
         for (size_t j = 0; j < 8; j++)
-            acc[j] = r + j < n_rows ? row_acc(q, rows + (r + j) * stride, dim) : _mm512_setzero_ps();
-        _mm256_storeu_ps(tmp, reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6],
-                                      acc[7]));
+            acc[j] =
+                r + j < n_rows ? row_acc(q, rows + (r + j) * stride, dim) : _mm512_setzero_ps();
+        _mm256_storeu_ps(tmp,
+                         reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
         for (size_t j = 0; r + j < n_rows; j++)
             out[r + j] = tmp[j];
     }
@@ -178,8 +179,7 @@ static float sum_avx512(const float *restrict x, size_t n)
     }
     for (; i + 16 <= n; i += 16)
         a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
-    if (i < n)
-        a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
+    if (i < n) a1 = _mm512_add_ps(a1, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
@@ -191,12 +191,14 @@ static inline __m512i row_u8(const int16_t *restrict q16, const uint8_t *restric
     __m512i acc = _mm512_setzero_si512();
     size_t i = 0;
     for (; i + 32 <= len; i += 32) {
-        __m512i xv = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
+        __m512i xv =
+            _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(x + i)));
         acc = _mm512_add_epi32(acc, _mm512_madd_epi16(xv, _mm512_loadu_si512(q16 + i)));
     }
     if (i < len) {
         __m256i xv = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i)));
-        __m256i p = _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i)));
+        __m256i p =
+            _mm256_madd_epi16(xv, _mm256_loadu_si256((const __m256i *)(const void *)(q16 + i)));
         acc = _mm512_add_epi32(acc, _mm512_zextsi256_si512(p));
     }
     return acc;
@@ -228,16 +230,17 @@ static inline __m256i reduce8_i32(const __m512i a[8])
 #undef SI
 }
 
-static void dot_rows_i8_avx512(const int8_t *restrict q, const uint8_t *restrict rows, size_t n_rows,
-                               size_t len, size_t stride, float q_scale,
+static void dot_rows_i8_avx512(const int8_t *restrict q, const uint8_t *restrict rows,
+                               size_t n_rows, size_t len, size_t stride, float q_scale,
                                const float *restrict row_scale, const float *restrict row_err,
                                float err_scale, float slack, float *restrict out)
 {
     int16_t q16[4096 + 32];
     int32_t qsum = 0;
     for (size_t i = 0; i < len; i += 16)
-        _mm256_storeu_si256((__m256i *)(void *)(q16 + i),
-                            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
+        _mm256_storeu_si256(
+            (__m256i *)(void *)(q16 + i),
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(q + i))));
     for (size_t i = 0; i < len; i++)
         qsum += q[i];
     const __m256i bias = _mm256_set1_epi32(128 * qsum);

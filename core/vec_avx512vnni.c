@@ -66,8 +66,8 @@ void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *res
     for (; i + 64 <= len; i += 64)
         qs_acc = _mm512_dpbusd_epi32(qs_acc, ones, _mm512_loadu_si512(q + i));
     if (i < len)
-        qs_acc = _mm512_dpbusd_epi32(qs_acc, ones,
-                                     _mm512_maskz_loadu_epi8(((__mmask64)1 << (len - i)) - 1, q + i));
+        qs_acc = _mm512_dpbusd_epi32(
+            qs_acc, ones, _mm512_maskz_loadu_epi8(((__mmask64)1 << (len - i)) - 1, q + i));
     int32_t qsum = _mm512_reduce_add_epi32(qs_acc);
     size_t rem = len % 64;
     __mmask64 tail = rem ? (((__mmask64)1 << rem) - 1) : 0;
@@ -80,10 +80,11 @@ void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *res
         for (; r + 8 <= n_rows; r += 8) {
             const uint8_t *x = rows + r * stride;
 #define ROW(j)                                                                                     \
-    _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(),                                \
-                                            _mm512_loadu_si512(x + (j) * stride), q0),             \
-                        _mm512_loadu_si512(x + (j) * stride + 64), q1)
-            __m256i dots = reduce8_i32(ROW(0), ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7));
+    _mm512_dpbusd_epi32(                                                                           \
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(x + (j)*stride), q0),       \
+        _mm512_loadu_si512(x + (j)*stride + 64), q1)
+            __m256i dots =
+                reduce8_i32(ROW(0), ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7));
 #undef ROW
             __m256 sums = _mm256_cvtepi32_ps(_mm256_sub_epi32(dots, bias));
             __m256 scale = _mm256_mul_ps(qs, _mm256_loadu_ps(row_scale + r));
@@ -95,8 +96,8 @@ void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *res
         size_t nr = n_rows - r < 8 ? n_rows - r : 8;
         __m512i acc[8];
         for (size_t j = 0; j < 8; j++)
-            acc[j] = j < nr ? row_vnni(q, rows + (r + j) * stride, len, tail)
-                            : _mm512_setzero_si512();
+            acc[j] =
+                j < nr ? row_vnni(q, rows + (r + j) * stride, len, tail) : _mm512_setzero_si512();
         __m256 sums = _mm256_cvtepi32_ps(_mm256_sub_epi32(
             reduce8_i32(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]), bias));
         __mmask8 m = (__mmask8)((1u << nr) - 1u);

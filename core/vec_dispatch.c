@@ -55,8 +55,7 @@ const mem_vec_ops_t *mem_vec_ops_for(mem_vec_isa_t isa)
 mem_vec_isa_t mem_vec_best_isa(void)
 {
     for (int isa = MEM_VEC_ISA_COUNT - 1; isa > MEM_VEC_SCALAR; isa--)
-        if (mem_vec_ops_for((mem_vec_isa_t)isa))
-            return (mem_vec_isa_t)isa;
+        if (mem_vec_ops_for((mem_vec_isa_t)isa)) return (mem_vec_isa_t)isa;
     return MEM_VEC_SCALAR;
 }
 
@@ -73,8 +72,7 @@ int mem_vec_isa_parse(const char *name, mem_vec_isa_t *out)
 int mem_vec_init(mem_vec_isa_t isa)
 {
     const mem_vec_ops_t *ops = mem_vec_ops_for(isa);
-    if (!ops)
-        return -1;
+    if (!ops) return -1;
     chosen_ops = ops;
     return 0;
 }

@@ -23,8 +23,8 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
 }
 
 void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
-                                 size_t stride, float q_scale, const float *row_scale,
-                                 const float *row_err, float err_scale, float slack, float *out)
+                                size_t stride, float q_scale, const float *row_scale,
+                                const float *row_err, float err_scale, float slack, float *out)
 {
     for (size_t r = 0; r < n_rows; r++) {
         const uint8_t *x = rows + r * stride;
@@ -86,12 +86,10 @@ int mem_vec_normalize(float *v, size_t n)
 {
     double ss = 0.0;
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(v[i]))
-            return -1;
+        if (!isfinite(v[i])) return -1;
         ss += (double)v[i] * (double)v[i];
     }
-    if (!(ss > 0.0) || !isfinite(ss))
-        return -1;
+    if (!(ss > 0.0) || !isfinite(ss)) return -1;
     double inv = 1.0 / sqrt(ss);
     for (size_t i = 0; i < n; i++)
         v[i] = (float)((double)v[i] * inv);

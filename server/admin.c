@@ -6,13 +6,14 @@
  * database exactly as they do for the server (and a typo in a flag is refused the same
  * way). The SQLite work is in storage/backup.c.
  */
+#include "server/admin.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "config/config.h"
-#include "server/admin.h"
 #include "storage/store.h"
 
 extern char **environ;
@@ -36,8 +37,7 @@ static int is_bool_word(const char *s)
 {
     static const char *const w[] = {"0", "1", "true", "false", "yes", "no", "on", "off"};
     for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-        if (strcmp(s, w[i]) == 0)
-            return 1;
+        if (strcmp(s, w[i]) == 0) return 1;
     return 0;
 }
 
@@ -58,10 +58,8 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
         cmd = CMD_RESTORE, first = 2;
     else
         for (int i = 1; i < argc; i++)
-            if (strcmp(argv[i], "--check") == 0)
-                cmd = CMD_CHECK;
-    if (cmd == CMD_NONE)
-        return 0;
+            if (strcmp(argv[i], "--check") == 0) cmd = CMD_CHECK;
+    if (cmd == CMD_NONE) return 0;
     *handled = 1;
 
     /* Split: flags (and their values) for mem_cfg_load, the positional path for us. */
@@ -81,8 +79,7 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
             free(fargv);
             return 0;
         }
-        if (strcmp(a, "--check") == 0)
-            continue;
+        if (strcmp(a, "--check") == 0) continue;
         if (strncmp(a, "--", 2) == 0 && a[2]) {
             fargv[fargc++] = argv[i];
             if (!strchr(a, '=') && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 &&
@@ -96,7 +93,7 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     int want_pos = cmd == CMD_CHECK ? 0 : 1;
     if (n_pos != want_pos) {
         fprintf(stderr, "mnemod: %s\n%s",
-                cmd == CMD_CHECK ? "--check takes no path (use --data FILE)"
+                cmd == CMD_CHECK    ? "--check takes no path (use --data FILE)"
                 : cmd == CMD_BACKUP ? "backup needs exactly one output path"
                                     : "restore needs exactly one input path",
                 usage);

@@ -35,23 +35,18 @@ static size_t kv_to_json(const char *in, char *out, size_t cap)
     while (*p && o + 8 < cap) {
         while (*p == ' ')
             p++;
-        if (!*p)
-            break;
+        if (!*p) break;
         const char *eq = strchr(p, '=');
-        if (!eq)
-            break;
+        if (!eq) break;
         o += (size_t)snprintf(out + o, cap - o, ",\"%.*s\":\"", (int)(eq - p), p);
         p = eq + 1;
         bool quoted = *p == '"';
-        if (quoted)
-            p++;
+        if (quoted) p++;
         while (*p && o + 4 < cap && (quoted ? *p != '"' : *p != ' ')) {
-            if (*p == '\\' || (*p == '"' && !quoted))
-                out[o++] = '\\';
+            if (*p == '\\' || (*p == '"' && !quoted)) out[o++] = '\\';
             out[o++] = *p++;
         }
-        if (quoted && *p == '"')
-            p++;
+        if (quoted && *p == '"') p++;
         out[o++] = '"';
     }
     out[o < cap ? o : cap - 1] = '\0';
@@ -60,8 +55,7 @@ static size_t kv_to_json(const char *in, char *out, size_t cap)
 
 void mem_srv_log(mem_log_level_t level, const char *event, const char *fmt, ...)
 {
-    if (level < min_level)
-        return;
+    if (level < min_level) return;
     char kv[1024], line[2200];
     va_list ap;
     va_start(ap, fmt);
@@ -73,7 +67,8 @@ void mem_srv_log(mem_log_level_t level, const char *event, const char *fmt, ...)
     gmtime_r(&ts.tv_sec, &tm);
     char when[80];
     snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ts.tv_nsec / 1000000));
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)(ts.tv_nsec / 1000000));
     int n;
     if (as_json) {
         char fields[1100];
@@ -81,8 +76,8 @@ void mem_srv_log(mem_log_level_t level, const char *event, const char *fmt, ...)
         n = snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"event\":\"%s\"%s}\n",
                      when, level_names[level], event, fields);
     } else {
-        n = snprintf(line, sizeof(line), "ts=%s level=%s event=%s%s%s\n", when,
-                     level_names[level], event, kv[0] ? " " : "", kv);
+        n = snprintf(line, sizeof(line), "ts=%s level=%s event=%s%s%s\n", when, level_names[level],
+                     event, kv[0] ? " " : "", kv);
     }
     if (n > (int)sizeof(line) - 1) { /* truncated: keep the line a line */
         n = (int)sizeof(line) - 1;

@@ -20,8 +20,7 @@ int main(int argc, char **argv)
 {
     int handled = 0;
     int admin_rc = mem_srv_admin_main(argc, argv, &handled);
-    if (handled)
-        return admin_rc; /* backup, restore or --check: no server */
+    if (handled) return admin_rc; /* backup, restore or --check: no server */
     static mem_cfg_t cfg;
     static char text[MEM_CFG_TEXT_MAX];
     mem_err_t err;
@@ -41,7 +40,8 @@ int main(int argc, char **argv)
     mem_vec_isa_t isa = mem_vec_best_isa();
     if (cfg.simd[0]) {
         if (mem_vec_isa_parse(cfg.simd, &isa) != 0 || !mem_vec_ops_for(isa)) {
-            fprintf(stderr, "mnemod: invalid value for MNEMOD_SIMD: \"%s\" is not supported by this CPU\n",
+            fprintf(stderr,
+                    "mnemod: invalid value for MNEMOD_SIMD: \"%s\" is not supported by this CPU\n",
                     cfg.simd);
             return 2;
         }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #define MAX_ROUTES 32
-#define MAX_PAIRS 128
-#define N_BUCKETS 12
+#define MAX_PAIRS  128
+#define N_BUCKETS  12
 
 static const double bucket_s[N_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                            0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
@@ -45,26 +45,22 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
     pthread_mutex_lock(&lock);
     size_t i;
     for (i = 0; i < n_pairs; i++)
-        if (pairs[i].status == status && strcmp(pairs[i].route, route) == 0)
-            break;
+        if (pairs[i].status == status && strcmp(pairs[i].route, route) == 0) break;
     if (i == n_pairs && n_pairs < MAX_PAIRS) {
         snprintf(pairs[i].route, sizeof(pairs[i].route), "%s", route);
         pairs[i].status = status;
         n_pairs++;
     }
-    if (i < n_pairs)
-        pairs[i].count++;
+    if (i < n_pairs) pairs[i].count++;
     for (i = 0; i < n_hists; i++)
-        if (strcmp(hists[i].route, route) == 0)
-            break;
+        if (strcmp(hists[i].route, route) == 0) break;
     if (i == n_hists && n_hists < MAX_ROUTES) {
         snprintf(hists[i].route, sizeof(hists[i].route), "%s", route);
         n_hists++;
     }
     if (i < n_hists) {
         for (size_t b = 0; b < N_BUCKETS; b++)
-            if (seconds <= bucket_s[b])
-                hists[i].buckets[b]++;
+            if (seconds <= bucket_s[b]) hists[i].buckets[b]++;
         hists[i].count++;
         hists[i].sum += seconds;
     }
@@ -75,8 +71,7 @@ void mem_srv_metrics_observe_scan(double fraction)
 {
     pthread_mutex_lock(&lock);
     for (size_t b = 0; b < N_SCAN_BUCKETS; b++)
-        if (fraction <= scan_buckets[b])
-            scan_counts[b]++;
+        if (fraction <= scan_buckets[b]) scan_counts[b]++;
     scan_total++;
     scan_sum += fraction;
     pthread_mutex_unlock(&lock);
@@ -90,8 +85,7 @@ struct buf {
 
 __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char *fmt, ...)
 {
-    if (b->failed)
-        return;
+    if (b->failed) return;
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
@@ -120,8 +114,7 @@ __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char 
 char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
 {
     struct buf b = {.p = malloc(4096), .cap = 4096};
-    if (!b.p)
-        return NULL;
+    if (!b.p) return NULL;
     b.p[0] = '\0';
     pthread_mutex_lock(&lock);
     put(&b, "# HELP mnemod_http_requests_total HTTP requests by route and status.\n"
@@ -139,8 +132,8 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
             hists[i].route, hists[i].count);
         put(&b, "mnemod_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n", hists[i].route,
             hists[i].sum);
-        put(&b, "mnemod_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
-            hists[i].route, hists[i].count);
+        put(&b, "mnemod_http_request_duration_seconds_count{route=\"%s\"} %llu\n", hists[i].route,
+            hists[i].count);
     }
     put(&b, "# HELP mnemod_retrieve_scanned_fraction Segments scored / segments stored.\n"
             "# TYPE mnemod_retrieve_scanned_fraction histogram\n");
@@ -152,31 +145,38 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
     put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
     pthread_mutex_unlock(&lock);
 
-    put(&b, "# HELP mnemod_scan_kernel The SIMD kernel in use.\n# TYPE mnemod_scan_kernel gauge\n"
-            "mnemod_scan_kernel{kernel=\"%s\"} 1\n",
+    put(&b,
+        "# HELP mnemod_scan_kernel The SIMD kernel in use.\n# TYPE mnemod_scan_kernel gauge\n"
+        "mnemod_scan_kernel{kernel=\"%s\"} 1\n",
         kernel);
-    put(&b, "# HELP mnemod_ready 1 once the store is loaded.\n# TYPE mnemod_ready gauge\n"
-            "mnemod_ready %d\n",
+    put(&b,
+        "# HELP mnemod_ready 1 once the store is loaded.\n# TYPE mnemod_ready gauge\n"
+        "mnemod_ready %d\n",
         st ? 1 : 0);
     if (st) {
         mem_store_metrics_t m;
         mem_store_get_metrics(st, &m);
         static const double commit_ms[8] = {0.5, 1, 2, 5, 10, 25, 50, 100};
-        put(&b, "# HELP mnemod_writer_queue_depth Write records waiting for the writer.\n"
-                "# TYPE mnemod_writer_queue_depth gauge\nmnemod_writer_queue_depth %zu\n",
+        put(&b,
+            "# HELP mnemod_writer_queue_depth Write records waiting for the writer.\n"
+            "# TYPE mnemod_writer_queue_depth gauge\nmnemod_writer_queue_depth %zu\n",
             m.queue_depth);
-        put(&b, "# HELP mnemod_writer_ops_total Write records executed.\n"
-                "# TYPE mnemod_writer_ops_total counter\nmnemod_writer_ops_total %llu\n",
+        put(&b,
+            "# HELP mnemod_writer_ops_total Write records executed.\n"
+            "# TYPE mnemod_writer_ops_total counter\nmnemod_writer_ops_total %llu\n",
             (unsigned long long)m.ops);
-        put(&b, "# HELP mnemod_fsyncs_total Transactions committed (one fsync each with "
-                "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
+        put(&b,
+            "# HELP mnemod_fsyncs_total Transactions committed (one fsync each with "
+            "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
             (unsigned long long)m.commits);
-        put(&b, "# HELP mnemod_scans_split_total Retrieves split across scan helpers.\n"
-                "# TYPE mnemod_scans_split_total counter\nmnemod_scans_split_total %llu\n",
+        put(&b,
+            "# HELP mnemod_scans_split_total Retrieves split across scan helpers.\n"
+            "# TYPE mnemod_scans_split_total counter\nmnemod_scans_split_total %llu\n",
             (unsigned long long)m.scans_split);
-        put(&b, "# HELP mnemod_scan_parts_helped_total Scan parts run by a helper thread.\n"
-                "# TYPE mnemod_scan_parts_helped_total counter\n"
-                "mnemod_scan_parts_helped_total %llu\n",
+        put(&b,
+            "# HELP mnemod_scan_parts_helped_total Scan parts run by a helper thread.\n"
+            "# TYPE mnemod_scan_parts_helped_total counter\n"
+            "mnemod_scan_parts_helped_total %llu\n",
             (unsigned long long)m.scan_parts_helped);
         put(&b, "# HELP mnemod_commit_duration_seconds Group-commit latency.\n"
                 "# TYPE mnemod_commit_duration_seconds histogram\n");
@@ -191,8 +191,9 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
         mem_store_ns_stats_t *ns = NULL;
         size_t n = 0;
         if (mem_store_ns_list(st, &ns, &n, NULL) == MEM_OK) {
-            put(&b, "# HELP mnemod_namespaces Namespaces stored.\n# TYPE mnemod_namespaces "
-                    "gauge\nmnemod_namespaces %zu\n",
+            put(&b,
+                "# HELP mnemod_namespaces Namespaces stored.\n# TYPE mnemod_namespaces "
+                "gauge\nmnemod_namespaces %zu\n",
                 n);
             put(&b, "# HELP mnemod_segments Segments stored, not archived.\n"
                     "# TYPE mnemod_segments gauge\n");

@@ -37,8 +37,8 @@
 #endif
 
 #define SQLITE_LOCK_BYTES 0x40000000L /* PENDING_BYTE: SQLite's lock range starts here */
-#define SQLITE_LOCK_LEN 512L
-#define SQLITE_SHM_DMS 128L /* the -shm byte every WAL connection read-locks */
+#define SQLITE_LOCK_LEN   512L
+#define SQLITE_SHM_DMS    128L /* the -shm byte every WAL connection read-locks */
 
 static int open_existing(const char *path, sqlite3 **out, mem_err_t *err)
 {
@@ -46,8 +46,7 @@ static int open_existing(const char *path, sqlite3 **out, mem_err_t *err)
     if (stat(path, &sb) != 0)
         return mem_err_set(err, errno == ENOENT ? MEM_ENOTFOUND : MEM_ESTORAGE, "%s: %s", path,
                            strerror(errno));
-    if (!S_ISREG(sb.st_mode))
-        return mem_err_set(err, MEM_EINVAL, "%s: not a regular file", path);
+    if (!S_ISREG(sb.st_mode)) return mem_err_set(err, MEM_EINVAL, "%s: not a regular file", path);
     sqlite3 *db = NULL;
     /* Read-write when allowed (a reader of a WAL file may need to write the -shm), else
      * read-only; never create. */
@@ -73,8 +72,8 @@ static int corrupt_or(mem_err_t *err, sqlite3 *db, int rc, const char *path, con
 {
     int prim = rc & 0xff;
     if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
-        return mem_err_set(err, MEM_ECORRUPT, "%s is corrupt or not an sqlite database (%s)",
-                           path, sqlite3_errmsg(db));
+        return mem_err_set(err, MEM_ECORRUPT, "%s is corrupt or not an sqlite database (%s)", path,
+                           sqlite3_errmsg(db));
     return mem_store__err_sqlite(err, db, rc, what);
 }
 
@@ -97,8 +96,7 @@ static int sync_dir_of(const char *path)
     else
         *slash = '\0';
     int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     int rc = fsync(fd);
     close(fd);
     return rc;
@@ -115,8 +113,7 @@ static int run_integrity(sqlite3 *db, const char *path, mem_store_check_fn fn, v
     if (rc != SQLITE_OK) {
         /* The header itself is bad: that is the (only) problem to report. */
         if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
-            if (fn)
-                fn(sqlite3_errmsg(db), ud);
+            if (fn) fn(sqlite3_errmsg(db), ud);
             *n_problems = 1;
             return MEM_OK;
         }
@@ -124,17 +121,14 @@ static int run_integrity(sqlite3 *db, const char *path, mem_store_check_fn fn, v
     }
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *msg = (const char *)sqlite3_column_text(s, 0);
-        if (msg && strcmp(msg, "ok") == 0)
-            continue;
+        if (msg && strcmp(msg, "ok") == 0) continue;
         n++;
-        if (fn)
-            fn(msg ? msg : "(null)", ud);
+        if (fn) fn(msg ? msg : "(null)", ud);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
         if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
-            if (fn)
-                fn(sqlite3_errmsg(db), ud);
+            if (fn) fn(sqlite3_errmsg(db), ud);
             *n_problems = n + 1;
             return MEM_OK;
         }
@@ -150,13 +144,11 @@ int mem_store_check(const char *db_path, mem_store_check_fn fn, void *ud, size_t
 {
     sqlite3 *db = NULL;
     int rc = open_existing(db_path, &db, err);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     size_t n = 0;
     rc = run_integrity(db, db_path, fn, ud, &n, err);
     sqlite3_close(db);
-    if (rc == MEM_OK && n_problems)
-        *n_problems = n;
+    if (rc == MEM_OK && n_problems) *n_problems = n;
     return rc;
 }
 
@@ -165,20 +157,17 @@ int mem_store_check(const char *db_path, mem_store_check_fn fn, void *ud, size_t
 static int copy_pages(sqlite3 *dst, sqlite3 *src, const char *what, mem_err_t *err)
 {
     sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
-    if (!b)
-        return mem_store__err_sqlite(err, dst, sqlite3_errcode(dst), what);
+    if (!b) return mem_store__err_sqlite(err, dst, sqlite3_errcode(dst), what);
     int rc;
     int tries = 0;
     /* -1: every page in one step, i.e. one read transaction on the source (one snapshot);
      * BUSY/LOCKED only while another connection recovers the WAL: wait a little. */
     while ((rc = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-        if (++tries > 100)
-            break;
+        if (++tries > 100) break;
         sqlite3_sleep(50);
     }
     int frc = sqlite3_backup_finish(b);
-    if (rc == SQLITE_DONE)
-        rc = frc;
+    if (rc == SQLITE_DONE) rc = frc;
     if (rc != SQLITE_OK && rc != SQLITE_DONE) {
         int prim = rc & 0xff;
         if (prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT)
@@ -186,8 +175,7 @@ static int copy_pages(sqlite3 *dst, sqlite3 *src, const char *what, mem_err_t *e
                                what);
         if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
             return mem_err_set(err, MEM_EBUSY, "%s: database stayed locked", what);
-        if (prim == SQLITE_FULL)
-            return mem_err_set(err, MEM_EFULL, "%s: disk full", what);
+        if (prim == SQLITE_FULL) return mem_err_set(err, MEM_EFULL, "%s: disk full", what);
         return mem_err_set(err, MEM_ESTORAGE, "%s: %s", what, sqlite3_errstr(rc));
     }
     return MEM_OK;
@@ -201,8 +189,7 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
         return mem_err_set(err, MEM_EINVAL, "backup: %s is the database itself", out_path);
     sqlite3 *src = NULL, *dst = NULL;
     int rc = open_existing(db_path, &src, err);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     size_t plen = strlen(out_path) + 32;
     char *tmp = malloc(plen);
     if (!tmp) {
@@ -211,16 +198,15 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
     }
     snprintf(tmp, plen, "%s.tmp-%ld", out_path, (long)getpid());
     unlink(tmp);
-    int orc = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                             SQLITE_OPEN_NOMUTEX, NULL);
+    int orc = sqlite3_open_v2(
+        tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (orc != SQLITE_OK) {
         rc = mem_err_set(err, MEM_ESTORAGE, "cannot create %s: %s", tmp,
                          dst ? sqlite3_errmsg(dst) : sqlite3_errstr(orc));
         goto out;
     }
     sqlite3_extended_result_codes(dst, 1);
-    if ((rc = copy_pages(dst, src, "backup", err)) != MEM_OK)
-        goto out;
+    if ((rc = copy_pages(dst, src, "backup", err)) != MEM_OK) goto out;
     /* The copy carries the source's WAL flag: make it one self-contained file, and sync it. */
     if ((rc = mem_store__exec(dst, "PRAGMA journal_mode=DELETE", err)) != MEM_OK ||
         (rc = mem_store__exec(dst, "PRAGMA synchronous=FULL", err)) != MEM_OK)
@@ -235,8 +221,7 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
     if (fd < 0 || fsync(fd) != 0) {
         rc = mem_err_set(err, errno == ENOSPC ? MEM_EFULL : MEM_ESTORAGE, "sync %s: %s", tmp,
                          strerror(errno));
-        if (fd >= 0)
-            close(fd);
+        if (fd >= 0) close(fd);
         goto out;
     }
     close(fd);
@@ -247,8 +232,7 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
     sync_dir_of(out_path);
     rc = MEM_OK;
 out:
-    if (dst)
-        sqlite3_close(dst);
+    if (dst) sqlite3_close(dst);
     sqlite3_close(src);
     if (rc != MEM_OK) {
         unlink(tmp);
@@ -266,8 +250,7 @@ out:
 static int range_locked(const char *path, off_t start, off_t len)
 {
     int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     struct flock fl;
     memset(&fl, 0, sizeof(fl));
     fl.l_type = F_WRLCK;
@@ -302,13 +285,11 @@ static int validate_backup(const char *in_path, sqlite3 **out, mem_err_t *err)
 {
     sqlite3 *db = NULL;
     int rc = open_existing(in_path, &db, err);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     size_t n = 0;
     char first[128] = "";
     sqlite3_stmt *s = NULL;
-    if ((rc = run_integrity(db, in_path, NULL, NULL, &n, err)) != MEM_OK)
-        goto fail;
+    if ((rc = run_integrity(db, in_path, NULL, NULL, &n, err)) != MEM_OK) goto fail;
     if (n) {
         /* Name the first problem. */
         if (sqlite3_prepare_v2(db, "PRAGMA integrity_check(1)", -1, &s, NULL) == SQLITE_OK &&
@@ -318,14 +299,13 @@ static int validate_backup(const char *in_path, sqlite3 **out, mem_err_t *err)
             snprintf(first, sizeof(first), "%s", sqlite3_errmsg(db));
         sqlite3_finalize(s);
         for (char *c = first; *c; c++)
-            if (*c == '\n')
-                *c = ' ';
+            if (*c == '\n') *c = ' ';
         rc = mem_err_set(err, MEM_ECORRUPT, "%s fails the integrity check (%zu problem%s: %s)",
                          in_path, n, n == 1 ? "" : "s", first);
         goto fail;
     }
-    int prc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s,
-                                 NULL);
+    int prc =
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL);
     if (prc != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW ||
         sqlite3_column_type(s, 0) != SQLITE_INTEGER) {
         sqlite3_finalize(s);
@@ -336,9 +316,8 @@ static int validate_backup(const char *in_path, sqlite3 **out, mem_err_t *err)
     sqlite3_int64 v = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     if (v < 1 || v > MEM_STORE__SCHEMA_VERSION) {
-        rc = mem_err_set(err, MEM_EINVAL,
-                         "%s has schema version %lld; this mnemod knows 1..%d", in_path,
-                         (long long)v, MEM_STORE__SCHEMA_VERSION);
+        rc = mem_err_set(err, MEM_EINVAL, "%s has schema version %lld; this mnemod knows 1..%d",
+                         in_path, (long long)v, MEM_STORE__SCHEMA_VERSION);
         goto fail;
     }
     *out = db;
@@ -355,8 +334,8 @@ static int lock_target(const char *path, sqlite3 **out, mem_err_t *err)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         sqlite3 *db = NULL;
-        int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                                SQLITE_OPEN_NOMUTEX, NULL);
+        int rc = sqlite3_open_v2(
+            path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc != SQLITE_OK) {
             rc = mem_err_set(err, MEM_ESTORAGE, "cannot open %s: %s", path,
                              db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -365,8 +344,8 @@ static int lock_target(const char *path, sqlite3 **out, mem_err_t *err)
         }
         sqlite3_extended_result_codes(db, 1);
         /* No busy wait: a holder is a server, it will not go away in a moment. */
-        rc = sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT", NULL,
-                          NULL, NULL);
+        rc = sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT", NULL, NULL,
+                          NULL);
         if (rc == SQLITE_OK) {
             *out = db;
             return MEM_OK;
@@ -378,8 +357,7 @@ static int lock_target(const char *path, sqlite3 **out, mem_err_t *err)
         }
         if ((prim == SQLITE_NOTADB || prim == SQLITE_CORRUPT) && attempt == 0) {
             sqlite3_close(db);
-            if (target_in_use(path))
-                return busy_error(err, path);
+            if (target_in_use(path)) return busy_error(err, path);
             char side[4200];
             snprintf(side, sizeof(side), "%s-wal", path);
             unlink(side);
@@ -404,25 +382,20 @@ int mem_store_restore(const char *db_path, const char *in_path, mem_err_t *err)
         return mem_err_set(err, MEM_EINVAL, "restore: a database and an input path are needed");
     if (same_file(db_path, in_path))
         return mem_err_set(err, MEM_EINVAL, "restore: %s is the database itself", in_path);
-    if (target_in_use(db_path))
-        return busy_error(err, db_path);
+    if (target_in_use(db_path)) return busy_error(err, db_path);
     sqlite3 *src = NULL, *dst = NULL;
     int rc = validate_backup(in_path, &src, err);
-    if (rc != MEM_OK)
-        return rc;
-    if ((rc = lock_target(db_path, &dst, err)) != MEM_OK)
-        goto out;
+    if (rc != MEM_OK) return rc;
+    if ((rc = lock_target(db_path, &dst, err)) != MEM_OK) goto out;
     /* Under the exclusive lock: fold any WAL left by a stopped server into the file and drop
      * it, so that the copy below is the whole truth. */
     if ((rc = mem_store__exec(dst, "PRAGMA journal_mode=DELETE", err)) != MEM_OK ||
         (rc = mem_store__exec(dst, "PRAGMA synchronous=FULL", err)) != MEM_OK)
         goto out;
-    if ((rc = copy_pages(dst, src, "restore", err)) != MEM_OK)
-        goto out;
+    if ((rc = copy_pages(dst, src, "restore", err)) != MEM_OK) goto out;
     /* The restored file must itself pass the check before we say so. */
     size_t n = 0;
-    if ((rc = run_integrity(dst, db_path, NULL, NULL, &n, err)) != MEM_OK)
-        goto out;
+    if ((rc = run_integrity(dst, db_path, NULL, NULL, &n, err)) != MEM_OK) goto out;
     if (n)
         rc = mem_err_set(err, MEM_ECORRUPT, "%s fails the integrity check after the restore",
                          db_path);
@@ -430,7 +403,6 @@ out:
     if (dst && sqlite3_close(dst) != SQLITE_OK && rc == MEM_OK)
         rc = mem_err_set(err, MEM_ESTORAGE, "close %s", db_path);
     sqlite3_close(src);
-    if (rc == MEM_OK)
-        sync_dir_of(db_path);
+    if (rc == MEM_OK) sync_dir_of(db_path);
     return rc;
 }

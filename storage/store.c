@@ -241,7 +241,7 @@ fail:
 void mem_store_close(mem_store_t *st)
 {
     if (!st) return;
-    mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
+    mem_store__writer_stop(st);             /* drains the queue and flushes access statistics */
     mem_store__scanpool_stop(st->scanpool); /* no scan runs any more: join the helpers */
     st->scanpool = NULL;
     for (int i = 0; i < STMT_COUNT; i++)

@@ -82,7 +82,7 @@ typedef struct mem_store_seg_in {
     int64_t ts_ms;                 /* Unix ms, when ts_given */
     const char *text;              /* NULL when absent; text_len bytes, UTF-8 */
     size_t text_len;
-    const float *vec; /* dim floats, already L2-normalised */
+    const float *vec;   /* dim floats, already L2-normalised */
     const char *source; /* NULL when absent */
     size_t source_len;
     const char *metadata; /* compact JSON object text, NULL when absent */
@@ -119,10 +119,10 @@ struct mem_store_op {
     size_t n_evict;
     bool purge;
     /* results */
-    int rc;       /* MEM_OK or MEM_E*, details in err */
+    int rc; /* MEM_OK or MEM_E*, details in err */
     mem_err_t err;
-    bool created; /* NS_CREATE: created now (201) rather than existing (200);
-                     INSERT: at least one segment was new (201) */
+    bool created;     /* NS_CREATE: created now (201) rather than existing (200);
+                         INSERT: at least one segment was new (201) */
     size_t n_applied; /* COMPACT: ids actually evicted */
     /* private: owned by the store while queued */
     mem_store_done_fn _done;
@@ -160,7 +160,7 @@ typedef struct mem_store_ns_stats {
     uint64_t count;      /* stored, not archived (superseded included) */
     uint64_t superseded; /* superseded and not archived */
     uint64_t archived;
-    bool empty;          /* no stored segment: oldest/newest are meaningless */
+    bool empty; /* no stored segment: oldest/newest are meaningless */
     int64_t oldest_ms, newest_ms;
     uint64_t graph_edges;
     uint32_t max_degree;
@@ -191,11 +191,11 @@ int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_emb
 void mem_store_segment_free(mem_store_segment_t *seg);
 
 typedef struct mem_store_query {
-    mem_scan_params_t scan;  /* scan.query has q_dim floats, normalised; scan.source ignored */
-    size_t q_dim;            /* MEM_EDIM when it differs from the namespace's */
-    const char *source;      /* NULL: any source; else only segments with this source */
+    mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */
+    size_t q_dim;           /* MEM_EDIM when it differs from the namespace's */
+    const char *source;     /* NULL: any source; else only segments with this source */
     size_t source_len;
-    bool record_access;      /* count an access for each returned segment, remember the query */
+    bool record_access; /* count an access for each returned segment, remember the query */
 } mem_store_query_t;
 
 typedef struct mem_store_result {
@@ -218,13 +218,13 @@ typedef struct mem_store_compact_req {
     mem_compact_policy_t policy;
     bool has_target;
     size_t target;
-    double ratio;           /* when !has_target: target = floor(ratio * active) */
+    double ratio; /* when !has_target: target = floor(ratio * active) */
     double alpha, beta, gamma, dedup_threshold;
-    bool context_given;     /* false: the namespace's last 20 retrieve queries */
-    const float *context;   /* n_context * dim floats when context_given */
+    bool context_given;   /* false: the namespace's last 20 retrieve queries */
+    const float *context; /* n_context * dim floats when context_given */
     size_t n_context;
-    size_t context_dim;     /* floats per context vector; 0 = the namespace's dim. A
-                               different value is MEM_EDIM */
+    size_t context_dim; /* floats per context vector; 0 = the namespace's dim. A
+                           different value is MEM_EDIM */
 } mem_store_compact_req_t;
 
 /* Plan a compaction over the namespace's active segments (shared lock only).
@@ -235,13 +235,13 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns, const mem_store_comp
 void mem_store_ids_free(char **ids, size_t n);
 
 typedef struct mem_store_metrics {
-    uint64_t commits;          /* transactions committed (each one fsync with sync=full) */
-    uint64_t ops;              /* ops executed */
-    double commit_seconds_sum; /* time inside COMMIT */
+    uint64_t commits;           /* transactions committed (each one fsync with sync=full) */
+    uint64_t ops;               /* ops executed */
+    double commit_seconds_sum;  /* time inside COMMIT */
     uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */
-    size_t queue_depth;        /* ops waiting now */
+    size_t queue_depth;         /* ops waiting now */
     size_t n_namespaces;
-    uint64_t scans_split;  /* retrieves split across helper threads */
+    uint64_t scans_split;       /* retrieves split across helper threads */
     uint64_t scan_parts_helped; /* parts of those run by a helper (the rest by the caller) */
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);

@@ -117,7 +117,7 @@ struct mem_store {
     struct mem_store_logpos {
         char stream[64];
         uint64_t seq;
-    } *logpos;
+    } * logpos;
     size_t n_logpos;
 
     /* parallel scan helpers (scanpool.c); NULL when none */

@@ -16,14 +16,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ctx_init();
         init = 1;
     }
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     static const struct {
         const char *method, *path;
-    } EP[] = {{"POST", "/v1/namespaces/mem/segments"}, {"POST", "/v1/namespaces/fresh/segments"},
-              {"POST", "/v1/namespaces/mem/retrieve"}, {"POST", "/v1/namespaces/text/retrieve"},
-              {"POST", "/v1/namespaces/mem/compact"},  {"PUT", "/v1/namespaces/new"},
-              {"POST", "/mcp"},                        {"GET", NULL}};
+    } EP[] = {{"POST", "/v1/namespaces/mem/segments"},
+              {"POST", "/v1/namespaces/fresh/segments"},
+              {"POST", "/v1/namespaces/mem/retrieve"},
+              {"POST", "/v1/namespaces/text/retrieve"},
+              {"POST", "/v1/namespaces/mem/compact"},
+              {"PUT", "/v1/namespaces/new"},
+              {"POST", "/mcp"},
+              {"GET", NULL}};
     size_t which = data[0] % (sizeof(EP) / sizeof(EP[0]));
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
@@ -51,10 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         op->n_applied = op->n_evict;
         mem_api_finish(&test_ctx, &r);
     }
-    if (r.status >= 500 && r.status != 503)
-        __builtin_trap();
-    if (r.status != 202 && (!r.body || r.body_len == 0))
-        __builtin_trap();
+    if (r.status >= 500 && r.status != 503) __builtin_trap();
+    if (r.status != 202 && (!r.body || r.body_len == 0)) __builtin_trap();
     mem_api_resp_deinit(&r);
     return 0;
 }

@@ -16,26 +16,23 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-#define FUZZ_CHECK(cond, ...)                                                                     \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "fuzz check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);       \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-            abort();                                                                              \
-        }                                                                                         \
+#define FUZZ_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz check failed at %s:%d: %s: ", __FILE__, __LINE__, #cond);        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* A heap copy of exactly len bytes (no NUL), or with nul != 0 a NUL-terminated copy. */
 static inline char *fuzz_dup(const uint8_t *p, size_t len, int nul)
 {
     char *c = malloc(len + (nul ? 1 : 0) + (len == 0 && !nul ? 1 : 0));
-    if (!c)
-        abort();
-    if (len)
-        memcpy(c, p, len);
-    if (nul)
-        c[len] = '\0';
+    if (!c) abort();
+    if (len) memcpy(c, p, len);
+    if (nul) c[len] = '\0';
     return c;
 }
 

@@ -7,12 +7,11 @@
  * (SPEC section 7); errors must be one line with a message; the start-up description never
  * contains the API key.
  */
-#include "tests/fuzz/fuzz_common.h"
-
 #include <math.h>
 #include <unistd.h>
 
 #include "config/config.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #define MAX_WORDS 32
 
@@ -40,8 +39,7 @@ static int split(char *s, char **out, int max)
     while (s && *s && n < max) {
         out[n++] = s;
         char *nl = strchr(s, '\n');
-        if (!nl)
-            break;
+        if (!nl) break;
         *nl = '\0';
         s = nl + 1;
     }
@@ -61,8 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     FILE *f = fopen(path, "wb");
     FUZZ_CHECK(f != NULL, "cannot write %s", path);
-    if (flen)
-        fwrite(data, 1, flen, f);
+    if (flen) fwrite(data, 1, flen, f);
     fclose(f);
 
     char *argv[MAX_WORDS + 4];

@@ -8,12 +8,11 @@
  * non-decreasing in a batch and not in the future, k 1..1000, weights in range), and an
  * error carries a message and an HTTP status below 500.
  */
-#include "tests/fuzz/fuzz_common.h"
-
 #include <math.h>
 
 #include "api/api_int.h"
 #include "core/vec.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #define NOW_MS INT64_C(1785490200000) /* 2026-07-31T09:30:00Z */
 
@@ -53,8 +52,8 @@ static void check_err(int rc, const mem_err_t *err)
     FUZZ_CHECK(rc < 0 && err->code == rc, "rc %d, err.code %d", rc, err->code);
     FUZZ_CHECK(err->msg[0] != '\0', "error %d without a message", rc);
     int st = mem_err_http_status(rc);
-    FUZZ_CHECK(st >= 400 && (st < 500 || rc == MEM_ENOMEM), "client input gave status %d: %s",
-               st, err->msg);
+    FUZZ_CHECK(st >= 400 && (st < 500 || rc == MEM_ENOMEM), "client input gave status %d: %s", st,
+               err->msg);
     json_t *e = mem_api__enc_error(err);
     FUZZ_CHECK(e != NULL, "error body not encodable");
     char *txt = json_dumps(e, JSON_COMPACT);
@@ -69,8 +68,7 @@ static void check_err(int rc, const mem_err_t *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const size_t DIMS[] = {0, 1, 3, 8, 16, 4096, 2, 5};
-    if (size < 2)
-        return 0;
+    if (size < 2) return 0;
     int which = data[0] % 4;
     size_t ns_dim = DIMS[data[1] % (sizeof(DIMS) / sizeof(DIMS[0]))];
     char *body = fuzz_dup(data + 2, size - 2, 0);
@@ -80,7 +78,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mem_api__pool_t pool = {0};
     int rc = mem_api__parse_body(body, size - 2, &root, &err);
     if (rc != MEM_OK) {
-        FUZZ_CHECK(rc == MEM_EJSON || rc == MEM_EINVAL, "parse gave %d", rc); /* EINVAL: not an object */
+        FUZZ_CHECK(rc == MEM_EJSON || rc == MEM_EINVAL, "parse gave %d",
+                   rc); /* EINVAL: not an object */
         check_err(rc, &err);
         goto out;
     }
@@ -89,8 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mem_api__insert_in_t in;
         memset(&in, 0, sizeof(in));
         rc = mem_api__decode_insert(&ctx, &pool, root, ns_dim, &in, &err);
-        if (rc != MEM_OK)
-            break;
+        if (rc != MEM_OK) break;
         FUZZ_CHECK(in.n_segs >= 1 && in.n_segs <= cfg.max_batch, "batch of %zu", in.n_segs);
         FUZZ_CHECK(in.dim >= 1 && in.dim <= MEM_API_MAX_DIM, "dim %zu", in.dim);
         FUZZ_CHECK(ns_dim == 0 || in.dim == ns_dim, "dim %zu in a namespace of %zu", in.dim,
@@ -127,8 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mem_api__retrieve_in_t in;
         memset(&in, 0, sizeof(in));
         rc = mem_api__decode_retrieve(&ctx, &pool, root, ns_dim, &in, &err);
-        if (rc != MEM_OK)
-            break;
+        if (rc != MEM_OK) break;
         const mem_scan_params_t *p = &in.q.scan;
         FUZZ_CHECK(p->k >= 1 && p->k <= MEM_SCAN_MAX_K, "k %zu", p->k);
         FUZZ_CHECK(in.q.q_dim >= 1 && in.q.q_dim <= MEM_API_MAX_DIM, "q_dim %zu", in.q.q_dim);
@@ -146,8 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mem_api__compact_in_t in;
         memset(&in, 0, sizeof(in));
         rc = mem_api__decode_compact(&ctx, &pool, root, ns_dim, &in, &err);
-        if (rc != MEM_OK)
-            break;
+        if (rc != MEM_OK) break;
         const mem_store_compact_req_t *r = &in.req;
         FUZZ_CHECK(r->has_target || (r->ratio > 0 && r->ratio <= 1), "ratio %g", r->ratio);
         FUZZ_CHECK(isfinite(r->alpha) && r->alpha >= 0 && isfinite(r->beta) && r->beta >= 0 &&
@@ -165,13 +161,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     default: {
         size_t dim = 0;
         rc = mem_api__decode_ns_create(&ctx, root, &dim, &err);
-        if (rc == MEM_OK)
-            FUZZ_CHECK(dim >= 1 && dim <= MEM_API_MAX_DIM, "dim %zu", dim);
+        if (rc == MEM_OK) FUZZ_CHECK(dim >= 1 && dim <= MEM_API_MAX_DIM, "dim %zu", dim);
         break;
     }
     }
-    if (rc != MEM_OK)
-        check_err(rc, &err);
+    if (rc != MEM_OK) check_err(rc, &err);
 out:
     json_decref(root);
     mem_api__pool_free(&pool);

@@ -11,20 +11,20 @@
  * Findings: a crash, a leak, a sanitizer report, any 5xx, a status outside
  * SPEC section 3, a body that is not JSON, or an error body without code and message.
  */
-#include "tests/fuzz/fuzz_common.h"
-
-#include <jansson.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "api/api.h"
 #include "core/vec.h"
 #include "storage/store.h"
+#include "tests/fuzz/fuzz_common.h"
 
-#define NOW_MS INT64_C(1785490200000) /* 2026-07-31T09:30:00Z */
+#define NOW_MS      INT64_C(1785490200000) /* 2026-07-31T09:30:00Z */
 #define RESET_EVERY 500
-#define MAX_REQS 8
+#define MAX_REQS    8
 
 static mem_cfg_t cfg;
 static mem_api_ctx_t ctx;
@@ -87,7 +87,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ctx.ops = mem_vec_ops();
     ctx.now_ms = fixed_now;
     /* tmpfs when there is one: the target commits on every write */
-    snprintf(dir, sizeof(dir), "%s/mnemod-fuzz-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    snprintf(dir, sizeof(dir), "%s/mnemod-fuzz-XXXXXX",
+             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     snprintf(path, sizeof(path), "%s/fuzz.db", dir);
     open_store();
@@ -111,8 +112,7 @@ static bool known_status(int st)
      * here can only be a client request mapped to the wrong status */
     static const int OK[] = {200, 201, 202, 400, 401, 404, 405, 409, 413, 415};
     for (size_t i = 0; i < sizeof(OK) / sizeof(OK[0]); i++)
-        if (st == OK[i])
-            return true;
+        if (st == OK[i]) return true;
     return false;
 }
 
@@ -121,20 +121,16 @@ static void one(const char *req_txt, size_t len)
     const char *nl = memchr(req_txt, '\n', len);
     size_t ll = nl ? (size_t)(nl - req_txt) : len;
     char line[512];
-    if (ll >= sizeof(line))
-        return;
+    if (ll >= sizeof(line)) return;
     memcpy(line, req_txt, ll);
     line[ll] = '\0';
     char *method = line, *target = strchr(line, ' ');
-    if (!target)
-        return;
+    if (!target) return;
     *target++ = '\0';
     char *ctype = strchr(target, ' ');
-    if (ctype)
-        *ctype++ = '\0';
+    if (ctype) *ctype++ = '\0';
     char *query = strchr(target, '?');
-    if (query)
-        *query++ = '\0';
+    if (query) *query++ = '\0';
     const char *body = nl ? nl + 1 : req_txt + len;
     size_t blen = nl ? len - ll - 1 : 0;
     char *b = fuzz_dup((const uint8_t *)body, blen, 0);
@@ -157,9 +153,8 @@ static void one(const char *req_txt, size_t len)
             pthread_cond_wait(&cv, &mu);
         pthread_mutex_unlock(&mu);
     }
-    FUZZ_CHECK(known_status(resp.status), "status %d for %s %s: %.*s", resp.status, method,
-               target, (int)(resp.body_len < 300 ? resp.body_len : 300),
-               resp.body ? resp.body : "");
+    FUZZ_CHECK(known_status(resp.status), "status %d for %s %s: %.*s", resp.status, method, target,
+               (int)(resp.body_len < 300 ? resp.body_len : 300), resp.body ? resp.body : "");
     if (resp.status != 202) {
         FUZZ_CHECK(resp.body && resp.body_len, "status %d without a body", resp.status);
         json_error_t je;

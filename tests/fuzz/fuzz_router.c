@@ -5,19 +5,16 @@
  * carry a namespace that passes the SPEC section 2 rule and an id of 1..128 bytes; the
  * namespace checker must agree with a plain reimplementation of the rule.
  */
-#include "tests/fuzz/fuzz_common.h"
-
 #include <ctype.h>
 #include <stdbool.h>
 
 #include "api/api_int.h"
+#include "tests/fuzz/fuzz_common.h"
 
 static bool ns_rule(const char *s, size_t n)
 {
-    if (n < 1 || n > 64)
-        return false;
-    if (!(isalnum((unsigned char)s[0]) || s[0] == '_'))
-        return false;
+    if (n < 1 || n > 64) return false;
+    if (!(isalnum((unsigned char)s[0]) || s[0] == '_')) return false;
     for (size_t i = 1; i < n; i++)
         if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' || s[i] == '-'))
             return false;
@@ -26,10 +23,9 @@ static bool ns_rule(const char *s, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const METHODS[] = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
-                                          "OPTIONS", "get", ""};
-    if (size < 1)
-        return 0;
+    static const char *const METHODS[] = {"GET",  "POST",    "PUT", "DELETE", "PATCH",
+                                          "HEAD", "OPTIONS", "get", ""};
+    if (size < 1) return 0;
     const char *method = METHODS[data[0] % (sizeof(METHODS) / sizeof(METHODS[0]))];
     char *path = fuzz_dup(data + 1, size - 1, 1);
     mem_api__route_t r;
@@ -56,8 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     } else {
         FUZZ_CHECK(err.code == rc && err.msg[0], "error %d without message", rc);
-        if (rc == MEM_EMETHOD)
-            FUZZ_CHECK(r.allow && r.allow[0], "405 without Allow");
+        if (rc == MEM_EMETHOD) FUZZ_CHECK(r.allow && r.allow[0], "405 without Allow");
     }
     /* the namespace rule on the raw bytes (length-delimited, may hold NULs) */
     char *raw = fuzz_dup(data + 1, size - 1, 0);

@@ -7,12 +7,11 @@
  * and NUL-terminated variants agree when the input has no NUL; out-params are untouched
  * on error.
  */
-#include "tests/fuzz/fuzz_common.h"
-
 #include <math.h>
 
 #include "api/api_int.h"
 #include "core/timefmt.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #define SENTINEL_MS INT64_C(0x5a5a5a5a5a5a5a5a)
 
@@ -24,8 +23,8 @@ static void roundtrip(int64_t ms)
     int64_t back = SENTINEL_MS;
     mem_err_t err;
     int rc = mem_time_parse_rfc3339(buf, n, "t", &back, &err);
-    FUZZ_CHECK(rc == MEM_OK && back == ms, "%s does not parse back to %lld (rc %d, got %lld)",
-               buf, (long long)ms, rc, (long long)back);
+    FUZZ_CHECK(rc == MEM_OK && back == ms, "%s does not parse back to %lld (rc %d, got %lld)", buf,
+               (long long)ms, rc, (long long)back);
     char api[32];
     mem_api__ts_format(ms, api);
     FUZZ_CHECK(strcmp(api, buf) == 0, "api and core formats differ: %s vs %s", api, buf);
@@ -33,8 +32,7 @@ static void roundtrip(int64_t ms)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     int which = data[0] % 6;
     const uint8_t *in = data + 1;
     size_t len = size - 1;
@@ -67,8 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 1: { /* Unix seconds from 8 raw bytes */
         double secs;
-        if (len < sizeof(secs))
-            break;
+        if (len < sizeof(secs)) break;
         memcpy(&secs, in, sizeof(secs));
         int64_t ms = SENTINEL_MS;
         int rc = mem_time_from_unix_s(secs, "timestamp", &ms, &err);
@@ -109,8 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: { /* sizes */
         size_t n = 12345, nz = 12345;
         int rc = mem_time_parse_size(s, len, "max-body", &n, &err);
-        if (rc != MEM_OK)
-            FUZZ_CHECK(n == 12345, "out-param written on error");
+        if (rc != MEM_OK) FUZZ_CHECK(n == 12345, "out-param written on error");
         if (!has_nul) {
             int rz = mem_time_parse_size_z(z, "max-body", &nz, NULL);
             FUZZ_CHECK(rz == rc && (rc != MEM_OK || nz == n), "slice and _z disagree");
@@ -119,8 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     default: { /* format any int64 */
         int64_t ms;
-        if (len < sizeof(ms))
-            break;
+        if (len < sizeof(ms)) break;
         memcpy(&ms, in, sizeof(ms));
         char buf[MEM_TIME_RFC3339_BUFSZ];
         size_t cap = (size_t)(in[len - 1] % (MEM_TIME_RFC3339_BUFSZ + 1));

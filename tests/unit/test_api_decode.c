@@ -22,7 +22,8 @@ static const bad_case_t BAD[] = {
     {"POST", SEGS, "{\"embedding\":[1,2,3]", 400, "invalid_json", NULL},
     {"POST", SEGS, "", 400, "invalid_json", NULL},
     {"POST", SEGS, "[1,2,3]", 400, "invalid_field", NULL},
-    {"POST", SEGS, "\"text\"", 400, "invalid_json", NULL}, /* jansson: top level must be a container */
+    {"POST", SEGS, "\"text\"", 400, "invalid_json",
+     NULL}, /* jansson: top level must be a container */
     {"POST", RETR, "{\"k\":1,\"k\":2," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"\xff\xfe\"," E3 "}", 400, "invalid_json", NULL},
     {"POST", SEGS, "{\"text\":\"a\\u0000b\"," E3 "}", 400, "invalid_json", NULL},

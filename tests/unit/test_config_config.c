@@ -702,10 +702,10 @@ static void test_cluster(void **state)
     assert_string_equal(R.cfg.node_id, "");
     assert_int_equal(R.cfg.streams, 4);
     assert_int_equal(R.cfg.replicas, 3);
-    expect_ok(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=nats://127.0.0.1:4222,nats://h:4223",
-                                            "MNEMOD_NODE_ID=node-a_1", "MNEMOD_STREAMS=8",
-                                            "MNEMOD_REPLICAS=1", "MNEMOD_ADVERTISE=10.0.0.1:6636",
-                                            NULL});
+    expect_ok(NOARGS,
+              (const char *const[]){"MNEMOD_NATS_URL=nats://127.0.0.1:4222,nats://h:4223",
+                                    "MNEMOD_NODE_ID=node-a_1", "MNEMOD_STREAMS=8",
+                                    "MNEMOD_REPLICAS=1", "MNEMOD_ADVERTISE=10.0.0.1:6636", NULL});
     assert_string_equal(R.cfg.nats_url, "nats://127.0.0.1:4222,nats://h:4223");
     assert_string_equal(R.cfg.node_id, "node-a_1");
     assert_int_equal(R.cfg.streams, 8);
@@ -738,8 +738,8 @@ static void test_scan_settings(void **state)
     expect_ok(ARGS("--scan-helpers=0", "--scan-split-min", "5000"), NULL);
     assert_int_equal(R.cfg.scan_helpers, 0);
     assert_int_equal(R.cfg.scan_split_min, 5000);
-    expect_ok(NOARGS, (const char *const[]){"MNEMOD_SCAN_HELPERS=64", "MNEMOD_SCAN_SPLIT_MIN=1",
-                                            NULL});
+    expect_ok(NOARGS,
+              (const char *const[]){"MNEMOD_SCAN_HELPERS=64", "MNEMOD_SCAN_SPLIT_MIN=1", NULL});
     assert_int_equal(R.cfg.scan_helpers, 64);
     assert_int_equal(R.cfg.scan_split_min, 1);
     /* flag > environment > file */
@@ -754,8 +754,7 @@ static void test_scan_settings(void **state)
     expect_bad(ARGS("--scan-split-min", "1M"), NULL,
                "--scan-split-min (MNEMOD_SCAN_SPLIT_MIN): \"1M\" is not a positive integer");
     expect_bad(ARGS("--scan-split-min", "2000000000000"), NULL, "is outside 0..1099511627776");
-    expect_bad(NOARGS, (const char *const[]){"MNEMOD_SCAN_HELPERS=x", NULL},
-               "MNEMOD_SCAN_HELPERS");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_SCAN_HELPERS=x", NULL}, "MNEMOD_SCAN_HELPERS");
     assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
     assert_non_null(strstr(R.out, "--scan-helpers N"));
     assert_non_null(strstr(R.out, "MNEMOD_SCAN_SPLIT_MIN"));

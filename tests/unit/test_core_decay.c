@@ -15,8 +15,11 @@
 
 static mem_decay_t mk(mem_decay_kind_t kind, double half_life_days)
 {
-    mem_decay_t d = {.kind = kind, .half_life_s = half_life_days * DAY, .shape = 1.0,
-                     .offset_s = 0.0, .recency_bias = 1.0};
+    mem_decay_t d = {.kind = kind,
+                     .half_life_s = half_life_days * DAY,
+                     .shape = 1.0,
+                     .offset_s = 0.0,
+                     .recency_bias = 1.0};
     return d;
 }
 
@@ -136,12 +139,15 @@ static void test_kind_names(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exponential),     cmocka_unit_test(test_gaussian),
-        cmocka_unit_test(test_linear),          cmocka_unit_test(test_weibull),
-        cmocka_unit_test(test_none_and_zero_half_life), cmocka_unit_test(test_age_and_offset),
-        cmocka_unit_test(test_blend),           cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_exponential),
+        cmocka_unit_test(test_gaussian),
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_weibull),
+        cmocka_unit_test(test_none_and_zero_half_life),
+        cmocka_unit_test(test_age_and_offset),
+        cmocka_unit_test(test_blend),
+        cmocka_unit_test(test_kind_names),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

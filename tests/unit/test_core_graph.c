@@ -2,9 +2,9 @@
  * SPDX-License-Identifier: MIT
  */
 #include <math.h>
-#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -402,8 +402,7 @@ static void test_tcd_figures(void **state)
  * out the VNNI one (both int8 kernels). */
 static const mem_vec_ops_t *table_at(int i)
 {
-    if (i < MEM_VEC_ISA_COUNT)
-        return mem_vec_ops_for((mem_vec_isa_t)i);
+    if (i < MEM_VEC_ISA_COUNT) return mem_vec_ops_for((mem_vec_isa_t)i);
 #if defined(__x86_64__)
     const mem_vec_ops_t *avx512 = mem_vec_ops_for(MEM_VEC_AVX512);
     if (i == MEM_VEC_ISA_COUNT && avx512 && avx512 != &mem_vec_ops_avx512_table)

@@ -20,9 +20,9 @@ static void add(mem_index_t *idx, const char *id, int64_t ts, float x, uint16_t 
     v[0] = x;
     v[19] = 1.0f;
     size_t pos = 999999;
-    assert_int_equal(mem_index_append(idx, id, strlen(id), ts, (int64_t)want_pos + 1, v, src, flags,
-                                      &pos),
-                     MEM_OK);
+    assert_int_equal(
+        mem_index_append(idx, id, strlen(id), ts, (int64_t)want_pos + 1, v, src, flags, &pos),
+        MEM_OK);
     assert_int_equal(pos, want_pos);
 }
 
@@ -160,11 +160,10 @@ static void test_recount_graph(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_rejects_bad_dim), cmocka_unit_test(test_append_and_find),
+        cmocka_unit_test(test_new_rejects_bad_dim),    cmocka_unit_test(test_append_and_find),
         cmocka_unit_test(test_flags_counts_and_holes), cmocka_unit_test(test_sources),
         cmocka_unit_test(test_recount_graph),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,7 +21,6 @@
 
 static uint64_t seed;
 
-
 static double rng_unit(uint64_t *s) /* [0, 1) */
 {
     return (double)(rng_next(s) >> 11) * 0x1.0p-53;
@@ -45,9 +44,8 @@ static void append(mem_index_t *idx, size_t i, int64_t ts, const float *v, uint1
     char id[32];
     int len = snprintf(id, sizeof id, "m%zu", i);
     size_t pos;
-    assert_int_equal(mem_index_append(idx, id, (size_t)len, ts, (int64_t)i + 1, v, source, flags,
-                                      &pos),
-                     MEM_OK);
+    assert_int_equal(
+        mem_index_append(idx, id, (size_t)len, ts, (int64_t)i + 1, v, source, flags, &pos), MEM_OK);
     assert_int_equal(pos, i);
 }
 
@@ -57,7 +55,10 @@ static mem_scan_params_t default_params(const float *q, size_t k, int64_t origin
         .query = q,
         .k = k,
         .origin_ms = origin,
-        .decay = {.kind = MEM_DECAY_EXPONENTIAL, .half_life_s = 0, .shape = 1, .offset_s = 0,
+        .decay = {.kind = MEM_DECAY_EXPONENTIAL,
+                  .half_life_s = 0,
+                  .shape = 1,
+                  .offset_s = 0,
                   .recency_bias = 1.0},
         .coherence_weight = 0,
         .since_ms = INT64_MIN,
@@ -81,15 +82,14 @@ static int same_result(const mem_scan_hit_t *ref, size_t n_ref, const mem_scan_h
     for (size_t i = 0; i < n_ref; i++) {
         if (exact) {
             if (ref[i].pos != got[i].pos || ref[i].score != got[i].score) {
-                snprintf(why, why_len, "rank %zu: pos %zu score %.17g, want pos %zu score %.17g",
-                         i, got[i].pos, got[i].score, ref[i].pos, ref[i].score);
+                snprintf(why, why_len, "rank %zu: pos %zu score %.17g, want pos %zu score %.17g", i,
+                         got[i].pos, got[i].score, ref[i].pos, ref[i].score);
                 return 0;
             }
             continue;
         }
         if (fabs(ref[i].score - got[i].score) > 1e-5) {
-            snprintf(why, why_len, "rank %zu: score %.9g want %.9g", i, got[i].score,
-                     ref[i].score);
+            snprintf(why, why_len, "rank %zu: score %.9g want %.9g", i, got[i].score, ref[i].score);
             return 0;
         }
         if (ref[i].pos != got[i].pos && fabs(ref[i].score - got[i].score) > 1e-6) {
@@ -124,8 +124,7 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
     c->t0 = ts;
     int n_sources = (int)rng_below(s, 4);
     for (size_t i = 0; i < n; i++) {
-        if (rng_below(s, 4))
-            ts += (int64_t)rng_below(s, (size_t)step_max); /* ties allowed */
+        if (rng_below(s, 4)) ts += (int64_t)rng_below(s, (size_t)step_max); /* ties allowed */
         unsigned kind = (unsigned)rng_below(s, 10);
         if (kind == 0 && i > 0) { /* exact duplicate of an earlier row: a tie by sim */
             memcpy(v, mem_index_vec(c->idx, rng_below(s, i)), dim * sizeof(float));
@@ -133,8 +132,7 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
             const float *ctr = centers + rng_below(s, 4) * dim;
             for (size_t d = 0; d < dim; d++)
                 v[d] = ctr[d] + (float)((rng_unit(s) - 0.5) * 0.6);
-            if (mem_vec_normalize(v, dim) != 0)
-                random_unit(v, dim, s);
+            if (mem_vec_normalize(v, dim) != 0) random_unit(v, dim, s);
         } else {
             random_unit(v, dim, s);
         }
@@ -152,8 +150,7 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
     }
     /* holes */
     for (size_t i = 0; i < n; i++)
-        if (rng_below(s, 25) == 0)
-            mem_index_set_flags(c->idx, i, MEM_ROW_DELETED);
+        if (rng_below(s, 25) == 0) mem_index_set_flags(c->idx, i, MEM_ROW_DELETED);
     mem_index_recount_graph(c->idx);
     c->idx->n_visible = rng_below(s, 5) == 0 ? rng_below(s, n + 1) : n;
     c->t1 = ts;
@@ -176,8 +173,7 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
 static mem_scan_params_t random_params(const corpus_t *c, uint64_t *s)
 {
     mem_scan_params_t p = default_params(c->query, 1 + rng_below(s, 40), c->t1);
-    if (rng_below(s, 10) == 0)
-        p.k = 1 + rng_below(s, MEM_SCAN_MAX_K);
+    if (rng_below(s, 10) == 0) p.k = 1 + rng_below(s, MEM_SCAN_MAX_K);
     int64_t span = c->t1 - c->t0 + 1;
     switch (rng_below(s, 4)) { /* origin: now, in the past, before everything, in the future */
     case 0:
@@ -200,12 +196,9 @@ static mem_scan_params_t random_params(const corpus_t *c, uint64_t *s)
     p.decay.recency_bias = rb[rng_below(s, 5)];
     double w[] = {0, 0, 0.3, 1, rng_unit(s)};
     p.coherence_weight = w[rng_below(s, 5)];
-    if (rng_below(s, 4) == 0)
-        p.since_ms = c->t0 + (int64_t)(rng_unit(s) * (double)span);
-    if (rng_below(s, 4) == 0)
-        p.until_ms = c->t0 + (int64_t)(rng_unit(s) * (double)span);
-    if (rng_below(s, 5) == 0)
-        p.source = (int)rng_below(s, 3);
+    if (rng_below(s, 4) == 0) p.since_ms = c->t0 + (int64_t)(rng_unit(s) * (double)span);
+    if (rng_below(s, 4) == 0) p.until_ms = c->t0 + (int64_t)(rng_unit(s) * (double)span);
+    if (rng_below(s, 5) == 0) p.source = (int)rng_below(s, 3);
     if (rng_below(s, 4) == 0) {
         p.has_min_score = true;
         p.min_score = rng_unit(s) * 1.2 - 0.4;
@@ -231,15 +224,13 @@ static void test_random_vs_reference(void **state)
         corpus_t c;
         build_random_corpus(&c, &s);
         for (unsigned qi = 0; qi < 12; qi++) {
-            if (qi > 0 && rng_below(&s, 3) == 0)
-                random_unit(c.query, c.idx->dim, &s);
+            if (qi > 0 && rng_below(&s, 3) == 0) random_unit(c.query, c.idx->dim, &s);
             mem_scan_params_t p = random_params(&c, &s);
             size_t n_ref, sc_ref;
             mem_scan_reference(c.idx, &p, ref, &n_ref, &sc_ref);
             for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
                 const mem_vec_ops_t *ops = table_at(isa);
-                if (!ops)
-                    continue;
+                if (!ops) continue;
                 bool exact = isa == MEM_VEC_SCALAR;
                 size_t n_got, sc_got;
                 mem_scan_run(c.idx, ops, &p, got, &n_got, &sc_got);
@@ -252,8 +243,7 @@ static void test_random_vs_reference(void **state)
                                 sc_ref);
                     fail();
                 }
-                if (sc_got < sc_ref)
-                    n_pruned++;
+                if (sc_got < sc_ref) n_pruned++;
                 /* split into 1..3 interleaved parts and merged */
                 size_t n_parts = 1 + (size_t)rng_below(&s, 3), counts[3], sc_sum = 0;
                 for (size_t pt = 0; pt < n_parts; pt++) {
@@ -277,8 +267,7 @@ static void test_random_vs_reference(void **state)
     }
     /* the pruning is exercised, not just the full scan */
     assert_true(n_cases >= 3000);
-    if (!(n_pruned > n_cases / 50))
-        print_error("pruned %zu of %zu\n", n_pruned, n_cases);
+    if (!(n_pruned > n_cases / 50)) print_error("pruned %zu of %zu\n", n_pruned, n_cases);
     assert_true(n_pruned > n_cases / 50);
     free(ref);
     free(got);
@@ -313,8 +302,7 @@ static void run_all(const mem_index_t *idx, const mem_scan_params_t *p, mem_scan
     mem_scan_reference(idx, p, ref, &n_ref, &sc);
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         mem_scan_run(idx, ops, p, got, &n_got, &sc);
         if (!same_result(ref, n_ref, got, n_got, true, why, sizeof why)) {
             print_error("%s: %s\n", ops->name, why);
@@ -562,7 +550,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pruning_skips_old_blocks),
         cmocka_unit_test(test_merge),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

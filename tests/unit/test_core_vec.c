@@ -18,14 +18,12 @@
 
 static uint64_t seed;
 
-
-
 static float rng_float(uint64_t *s) /* uniform in [-1, 1) */
 {
     return (float)((double)(rng_next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
 }
 
-static const size_t lengths[] = {0,  1,  3,  7,   8,   9,   15,  16,  17,   31,  32,
+static const size_t lengths[] = {0,  1,  3,  7,  8,   9,   15,  16,  17,  31,   32,
                                  33, 63, 64, 65, 127, 128, 129, 384, 768, 1536, 4099};
 
 enum fill { FILL_RANDOM, FILL_ZERO, FILL_LARGE, FILL_MIXED };
@@ -59,8 +57,8 @@ static void check_close(const char *isa, const char *what, size_t n, size_t off,
     }
     double bound = (double)(n ? n : 1) * FLT_EPSILON * mag;
     if (!(fabs((double)got - exact) <= bound)) {
-        print_error("%s %s n=%zu off=%zu: got %.9g want %.9g (bound %.3g) seed=%llu\n", isa,
-                    what, n, off, (double)got, exact, bound, (unsigned long long)seed);
+        print_error("%s %s n=%zu off=%zu: got %.9g want %.9g (bound %.3g) seed=%llu\n", isa, what,
+                    n, off, (double)got, exact, bound, (unsigned long long)seed);
         fail();
     }
 }
@@ -75,8 +73,7 @@ static void test_dot_every_isa(void **state)
     int ran = 0;
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         ran++;
         assert_int_equal(ops->isa, isa < MEM_VEC_ISA_COUNT ? isa : MEM_VEC_AVX512);
         uint64_t s = seed;
@@ -101,13 +98,11 @@ static void test_dot_rows_every_isa(void **state)
     size_t row_counts[] = {0, 1, 7, 8, 9, 17, 33};
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         uint64_t s = seed ^ (uint64_t)isa;
         for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++) {
             size_t dim = lengths[li];
-            if (dim > 1536)
-                continue;
+            if (dim > 1536) continue;
             for (size_t off = 0; off <= 3; off += 3) {
                 /* stride = dim rounded up to 16 (as the index does) and an odd stride */
                 size_t strides[2] = {(dim + 15) & ~(size_t)15, dim + 5};
@@ -146,8 +141,7 @@ static void test_dot_rows_equal_rows_equal_scores(void **state)
     size_t dims[] = {1, 17, 128, 129};
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         uint64_t s = seed + 99;
         for (size_t di = 0; di < 4; di++) {
             size_t dim = dims[di], nr = 21;
@@ -177,15 +171,12 @@ static void test_select_ge_every_isa(void **state)
     uint64_t s = seed + 5;
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         assert_non_null(ops->select_ge);
         for (size_t n = 0; n <= 67; n++) {
             fill(x, n, FILL_RANDOM, &s);
-            if (n > 5)
-                x[5] = NAN; /* never selected */
-            if (n > 9)
-                x[9] = 0.25f; /* equal to the cut: selected */
+            if (n > 5) x[5] = NAN;   /* never selected */
+            if (n > 9) x[9] = 0.25f; /* equal to the cut: selected */
             size_t k = ops->select_ge(x, n, 0.25f, got);
             size_t want = 0;
             for (size_t i = 0; i < n; i++)
@@ -209,8 +200,7 @@ static void test_sum_every_isa(void **state)
         ones[i] = 1.0f;
     for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
         const mem_vec_ops_t *ops = table_at(isa);
-        if (!ops)
-            continue;
+        if (!ops) continue;
         assert_non_null(ops->sum);
         uint64_t s = seed + 11;
         for (size_t li = 0; li < sizeof(lengths) / sizeof(lengths[0]); li++)
@@ -249,8 +239,7 @@ static void test_dot_rows_i8_every_isa(void **state)
         }
         for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
             const mem_vec_ops_t *ops = table_at(isa);
-            if (!ops || !ops->dot_rows_i8)
-                continue;
+            if (!ops || !ops->dot_rows_i8) continue;
             out[nr] = 777.0f;
             ops->dot_rows_i8(q, rows, nr, len, stride, 0.5f, rs, re, 2.0f, 0.25f, out);
             assert_true(out[nr] == 777.0f);
@@ -384,7 +373,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_normalize),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

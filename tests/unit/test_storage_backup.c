@@ -38,8 +38,7 @@ static void rm_db(const char *p)
 static int setup(void **state)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-backup-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return -1;
+    if (!mkdtemp(tmpdir)) return -1;
     snprintf(dbpath, sizeof(dbpath), "%s/live.db", tmpdir);
     snprintf(bakpath, sizeof(bakpath), "%s/backup.db", tmpdir);
     snprintf(otherpath, sizeof(otherpath), "%s/other.db", tmpdir);
@@ -62,8 +61,7 @@ static int dir_entries(void)
     FILE *f = popen(cmd, "r");
     int n = -1;
     if (f) {
-        if (fscanf(f, "%d", &n) != 1)
-            n = -1;
+        if (fscanf(f, "%d", &n) != 1) n = -1;
         pclose(f);
     }
     return n;
@@ -83,8 +81,7 @@ static mem_store_t *open_store(const char *path)
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_store_open(&o, &st, &err);
-    if (rc != MEM_OK)
-        fprintf(stderr, "open %s: %s\n", path, err.msg);
+    if (rc != MEM_OK) fprintf(stderr, "open %s: %s\n", path, err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
 }
@@ -115,8 +112,7 @@ static int insert_one(mem_store_t *st, const char *ns, const char *prefix, int i
     op.outs = &out;
     op.n_segs = 1;
     int rc = mem_store_submit(st, &op, NULL, NULL);
-    if (rc != MEM_OK)
-        return rc;
+    if (rc != MEM_OK) return rc;
     mem_store_sync(st);
     return op.rc;
 }
@@ -134,8 +130,7 @@ static int has_seg(mem_store_t *st, const char *ns, const char *prefix, int i)
 static uint64_t ns_count(mem_store_t *st, const char *ns)
 {
     mem_store_ns_stats_t s;
-    if (mem_store_ns_stats(st, ns, &s, NULL) != MEM_OK)
-        return 0;
+    if (mem_store_ns_stats(st, ns, &s, NULL) != MEM_OK) return 0;
     return s.count;
 }
 
@@ -162,8 +157,10 @@ static void wipe_page_of(const char *path, const char *object)
     sqlite3_stmt *s = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     char sql[200];
-    snprintf(sql, sizeof(sql), "SELECT rootpage, (SELECT page_size FROM pragma_page_size()) "
-                               "FROM sqlite_master WHERE name='%s'", object);
+    snprintf(sql, sizeof(sql),
+             "SELECT rootpage, (SELECT page_size FROM pragma_page_size()) "
+             "FROM sqlite_master WHERE name='%s'",
+             object);
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
     long page = sqlite3_column_int(s, 0), size = sqlite3_column_int(s, 1);
@@ -186,8 +183,7 @@ typedef struct problems {
 static void on_problem(const char *p, void *ud)
 {
     problems_t *pr = ud;
-    if (pr->n++ == 0)
-        snprintf(pr->first, sizeof(pr->first), "%s", p);
+    if (pr->n++ == 0) snprintf(pr->first, sizeof(pr->first), "%s", p);
 }
 
 /* ---- backup under concurrent inserts ---- */
@@ -228,8 +224,7 @@ static void test_backup_while_writing(void **state)
     int rc = mem_store_backup(dbpath, bakpath, &err);
     int acked_after = atomic_load(&l.acked);
     pthread_join(th, NULL);
-    if (rc != MEM_OK)
-        fprintf(stderr, "backup: %s\n", err.msg);
+    if (rc != MEM_OK) fprintf(stderr, "backup: %s\n", err.msg);
     assert_int_equal(rc, MEM_OK);
     assert_int_equal(atomic_load(&l.failed), 0);
     assert_int_equal(ns_count(st, "agent"), 600);
@@ -334,13 +329,14 @@ static void test_restore_over_a_crashed_wal(void **state)
     assert_true(pid >= 0);
     if (pid == 0) {
         mem_store_t *c = NULL;
-        mem_store_opts_t o = {.path = dbpath, .coherence_threshold = 0.55f, .max_namespaces = 10,
-                              .max_queue = 100, .ops = mem_vec_ops()};
-        if (mem_store_open(&o, &c, NULL) != MEM_OK)
-            _exit(2);
+        mem_store_opts_t o = {.path = dbpath,
+                              .coherence_threshold = 0.55f,
+                              .max_namespaces = 10,
+                              .max_queue = 100,
+                              .ops = mem_vec_ops()};
+        if (mem_store_open(&o, &c, NULL) != MEM_OK) _exit(2);
         for (int i = 10; i < 20; i++)
-            if (insert_one(c, "a", "lost", i) != MEM_OK)
-                _exit(3);
+            if (insert_one(c, "a", "lost", i) != MEM_OK) _exit(3);
         _exit(0); /* no close: the WAL stays */
     }
     int status = 0;
@@ -380,8 +376,9 @@ static void test_restore_validates_the_backup(void **state)
     /* An SQLite file that is not a mnemod database. */
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(otherpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL,
-                                  NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(mem_store_restore(dbpath, otherpath, &err), MEM_EINVAL);
     assert_true(strstr(err.msg, "not a mnemod database") != NULL);

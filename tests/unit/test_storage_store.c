@@ -671,7 +671,7 @@ static void test_group_links_small_inserts_once(void **state)
     ops[4].seg[0].supersedes = ops[4].sup;
     ops[4].seg[0].n_supersedes = 1;
     gop_insert(&ops[5], "g", "e", 2, 1); /* deferred again */
-    memset(&ops[6], 0, sizeof(ops[6])); /* delete a deferred row */
+    memset(&ops[6], 0, sizeof(ops[6]));  /* delete a deferred row */
     ops[6].op.kind = MEM_STORE_OP_DELETE;
     snprintf(ops[6].op.ns, sizeof(ops[6].op.ns), "g");
     snprintf(ops[6].op.id, sizeof(ops[6].op.id), "e1");

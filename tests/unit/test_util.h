@@ -12,12 +12,10 @@
  * int8 kernel when dispatch hands out the VNNI one (so both int8 kernels are tested). */
 static inline const mem_vec_ops_t *table_at(int i)
 {
-    if (i < MEM_VEC_ISA_COUNT)
-        return mem_vec_ops_for((mem_vec_isa_t)i);
+    if (i < MEM_VEC_ISA_COUNT) return mem_vec_ops_for((mem_vec_isa_t)i);
 #if defined(__x86_64__)
     const mem_vec_ops_t *avx512 = mem_vec_ops_for(MEM_VEC_AVX512);
-    if (avx512 && avx512 != &mem_vec_ops_avx512_table)
-        return &mem_vec_ops_avx512_table;
+    if (avx512 && avx512 != &mem_vec_ops_avx512_table) return &mem_vec_ops_avx512_table;
 #endif
     return NULL;
 }
