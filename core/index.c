@@ -358,7 +358,8 @@ void mem_index_vacuum_sync_access(mem_index_t *vac, const mem_index_t *old)
         if (MEM_INDEX_ROW(old, p, flags) & MEM_ROW_DELETED) continue;
         MEM_INDEX_ROW(vac, np, access_count) =
             __atomic_load_n(&MEM_INDEX_ROW(old, p, access_count), __ATOMIC_RELAXED);
-        MEM_INDEX_ROW(vac, np, tick) = __atomic_load_n(&MEM_INDEX_ROW(old, p, tick), __ATOMIC_RELAXED);
+        MEM_INDEX_ROW(vac, np, tick) =
+            __atomic_load_n(&MEM_INDEX_ROW(old, p, tick), __ATOMIC_RELAXED);
         np++;
     }
     vac->clock = __atomic_load_n(&old->clock, __ATOMIC_RELAXED);

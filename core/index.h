@@ -5,9 +5,9 @@
  * a position `pos` (0..n_rows-1) never moves while the index lives: block pos / BLOCK_ROWS,
  * row pos % BLOCK_ROWS. A hard delete leaves a hole flagged MEM_ROW_DELETED; holes vanish
  * at the next reload, or when storage/ swaps in a vacuumed copy (mem_index_vacuum: same
- * rows in the same order, new positions). Each block keeps its time range for pruning. Vectors are L2-normalised,
- * rows padded to `stride` floats and 64-byte aligned. Ids, sources and everything not
- * needed by a scan live apart from the vectors.
+ * rows in the same order, new positions). Each block keeps its time range for pruning. Vectors are
+ * L2-normalised, rows padded to `stride` floats and 64-byte aligned. Ids, sources and everything
+ * not needed by a scan live apart from the vectors.
  *
  * Not thread-safe: storage/ guards each index with a lock (one writer, many scanners).
  * Rows at positions >= n_visible are written but not yet committed: scans ignore them.

@@ -907,8 +907,7 @@ static void maybe_vacuum(mem_store_ns_t *ns)
 {
     mem_index_t *old = ns->idx; /* only this thread changes its structure */
     size_t limit = old->n_rows / 4 > VACUUM_MIN_HOLES ? old->n_rows / 4 : VACUUM_MIN_HOLES;
-    if (old->n_deleted <= limit || old->n_visible != old->n_rows || ns->n_touched ||
-        ns->in_group)
+    if (old->n_deleted <= limit || old->n_visible != old->n_rows || ns->n_touched || ns->in_group)
         return;
     mem_index_t *vac = NULL;
     if (mem_index_vacuum(old, &vac) != MEM_OK) return; /* ENOMEM: try after a later group */

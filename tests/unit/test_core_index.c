@@ -326,9 +326,9 @@ static void test_vacuum_same_answers(void **state)
         float w[70] = {0};
         w[0] = 1.0f;
         size_t pos;
-        assert_int_equal(mem_index_append(vac, "fresh", 5, 1000 * (int64_t)n, (int64_t)n + 1, w, 0,
-                                          0, &pos),
-                         MEM_OK);
+        assert_int_equal(
+            mem_index_append(vac, "fresh", 5, 1000 * (int64_t)n, (int64_t)n + 1, w, 0, 0, &pos),
+            MEM_OK);
         assert_int_equal(pos, np);
         assert_int_equal(mem_index_find(vac, "fresh", 5), (long)np);
         if (np > 0) {
@@ -345,7 +345,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_rejects_bad_dim),    cmocka_unit_test(test_append_and_find),
         cmocka_unit_test(test_flags_counts_and_holes), cmocka_unit_test(test_sources),
-        cmocka_unit_test(test_recount_graph), cmocka_unit_test(test_vacuum_same_answers),
+        cmocka_unit_test(test_recount_graph),          cmocka_unit_test(test_vacuum_same_answers),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1607,9 +1607,10 @@ static void test_vacuum(void **state)
         snprintf(ids[i], sizeof(ids[i]), "v%04d", i);
     for (int b = 0; b < 3; b++) {
         for (int i = 0; i < 1000; i++)
-            specs[i] = (seg_spec_t){
-                .id = ids[b * 1000 + i], .ts_given = true, .ts = 1000 * (b * 1000 + i),
-                .cluster = (b * 1000 + i) % 5};
+            specs[i] = (seg_spec_t){.id = ids[b * 1000 + i],
+                                    .ts_given = true,
+                                    .ts = 1000 * (b * 1000 + i),
+                                    .cluster = (b * 1000 + i) % 5};
         assert_int_equal(insert_n(st, "v", specs, 1000, true, 100), MEM_OK);
     }
     /* a few single deletes: holes below the threshold stay */
@@ -1650,7 +1651,10 @@ static void test_vacuum(void **state)
     assert_false(exists(st, "v", "v0001"));
 
     /* the vacuumed index keeps taking inserts, supersedes and deletes */
-    seg_spec_t sup = {.id = "w-sup", .ts_given = true, .ts = 1000 * 3001, .cluster = 1,
+    seg_spec_t sup = {.id = "w-sup",
+                      .ts_given = true,
+                      .ts = 1000 * 3001,
+                      .cluster = 1,
                       .sup = {"v0020", "v0030", NULL}};
     assert_int_equal(insert_n(st, "v", &sup, 1, false, 100), MEM_OK);
     assert_int_equal(insert1(st, "v", "w-one", 1000 * 3002, 2), MEM_OK);
