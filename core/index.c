@@ -298,3 +298,69 @@ void mem_index__deg_set(mem_index_t *idx, size_t pos, uint32_t deg)
     }
     *d = deg;
 }
+
+int mem_index_vacuum(const mem_index_t *old, mem_index_t **out)
+{
+    *out = NULL;
+    if (old->n_visible != old->n_rows) return MEM_EINVAL;
+    mem_index_t *idx = NULL;
+    int rc = mem_index_new(old->dim, &idx);
+    if (rc != MEM_OK) return rc;
+    for (size_t s = 1; s <= old->_n_sources && rc == MEM_OK; s++) {
+        const char *name = old->_sources[s];
+        if (mem_index_source_intern(idx, name, strlen(name)) != (int)s) rc = MEM_ENOMEM;
+    }
+    for (size_t p = 0; p < old->n_rows && rc == MEM_OK; p++) {
+        const mem_index_block_t *ob = old->blocks[p / MEM_INDEX_BLOCK_ROWS];
+        size_t r = p % MEM_INDEX_BLOCK_ROWS;
+        uint8_t flags = ob->flags[r];
+        if (flags & MEM_ROW_DELETED) continue;
+        const char *id = old->_ids[p];
+        size_t np;
+        rc = mem_index_append(idx, id, strlen(id), ob->ts_ms[r], ob->seq[r],
+                              ob->vecs + r * old->stride, ob->source[r], flags, &np);
+        if (rc != MEM_OK) break;
+        mem_index_block_t *nb = idx->blocks[np / MEM_INDEX_BLOCK_ROWS];
+        size_t nr = np % MEM_INDEX_BLOCK_ROWS;
+        /* the sketch is a deterministic function of the vector; copy it anyway, exactly */
+        memcpy(nb->q8 + nr * idx->stride, ob->q8 + r * old->stride, old->stride);
+        nb->q8_scale[nr] = ob->q8_scale[r];
+        nb->q8_err[nr] = ob->q8_err[r];
+        nb->degree[nr] = ob->degree[r];
+        nb->access_count[nr] = __atomic_load_n(&ob->access_count[r], __ATOMIC_RELAXED);
+        nb->tick[nr] = __atomic_load_n(&ob->tick[r], __ATOMIC_RELAXED);
+    }
+    if (rc == MEM_OK && old->_deg_hist) {
+        idx->_deg_hist = malloc(old->_deg_hist_cap * sizeof(*idx->_deg_hist));
+        if (!idx->_deg_hist) {
+            rc = MEM_ENOMEM;
+        } else {
+            memcpy(idx->_deg_hist, old->_deg_hist, old->_deg_hist_cap * sizeof(*idx->_deg_hist));
+            idx->_deg_hist_cap = old->_deg_hist_cap;
+        }
+    }
+    if (rc != MEM_OK) {
+        mem_index_free(idx);
+        return rc;
+    }
+    idx->clock = __atomic_load_n(&old->clock, __ATOMIC_RELAXED);
+    idx->graph_edges = old->graph_edges;
+    idx->max_degree = old->max_degree;
+    idx->n_visible = idx->n_rows;
+    *out = idx;
+    return MEM_OK;
+}
+
+void mem_index_vacuum_sync_access(mem_index_t *vac, const mem_index_t *old)
+{
+    size_t np = 0;
+    for (size_t p = 0; p < old->n_rows && np < vac->n_rows; p++) {
+        if (MEM_INDEX_ROW(old, p, flags) & MEM_ROW_DELETED) continue;
+        MEM_INDEX_ROW(vac, np, access_count) =
+            __atomic_load_n(&MEM_INDEX_ROW(old, p, access_count), __ATOMIC_RELAXED);
+        MEM_INDEX_ROW(vac, np, tick) =
+            __atomic_load_n(&MEM_INDEX_ROW(old, p, tick), __ATOMIC_RELAXED);
+        np++;
+    }
+    vac->clock = __atomic_load_n(&old->clock, __ATOMIC_RELAXED);
+}

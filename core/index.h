@@ -4,9 +4,10 @@
  * DESIGN. Segments are appended in ingest order, which is time order (SPEC section 2), so
  * a position `pos` (0..n_rows-1) never moves while the index lives: block pos / BLOCK_ROWS,
  * row pos % BLOCK_ROWS. A hard delete leaves a hole flagged MEM_ROW_DELETED; holes vanish
- * at the next reload. Each block keeps its time range for pruning. Vectors are L2-normalised,
- * rows padded to `stride` floats and 64-byte aligned. Ids, sources and everything not
- * needed by a scan live apart from the vectors.
+ * at the next reload, or when storage/ swaps in a vacuumed copy (mem_index_vacuum: same
+ * rows in the same order, new positions). Each block keeps its time range for pruning. Vectors are
+ * L2-normalised, rows padded to `stride` floats and 64-byte aligned. Ids, sources and everything
+ * not needed by a scan live apart from the vectors.
  *
  * Not thread-safe: storage/ guards each index with a lock (one writer, many scanners).
  * Rows at positions >= n_visible are written but not yet committed: scans ignore them.
@@ -89,6 +90,18 @@ const char *mem_index_source_name(const mem_index_t *idx, uint16_t source);
 /* Recompute graph_edges and max_degree from the active rows' degrees (also rebuilds the
  * private degree histogram that lets core/graph.c keep max_degree without a recount). */
 void mem_index_recount_graph(mem_index_t *idx);
+/* Build *out: a copy of old holding only its non-deleted rows, in the same order, with
+ * every per-row field (vector, int8 sketch, ts, seq, degree, access count, tick, source,
+ * flags, id) and the index-level fields (clock, counts, graph_edges, max_degree, degree
+ * histogram, source table) preserved; n_visible = n_rows. Only positions change: the k-th
+ * non-deleted row of old is row k of *out. old must have no pending rows
+ * (n_visible == n_rows), else MEM_EINVAL. Access statistics (access_count, tick, clock)
+ * are read with relaxed atomics, so readers may keep bumping them meanwhile; copy the
+ * final values with mem_index_vacuum_sync_access once they stop. MEM_OK, MEM_ENOMEM. */
+int mem_index_vacuum(const mem_index_t *old, mem_index_t **out);
+/* vac = mem_index_vacuum(old) and no row of old deleted since: copy old's current access
+ * statistics (access_count, tick per row, clock) into vac. */
+void mem_index_vacuum_sync_access(mem_index_t *vac, const mem_index_t *old);
 
 static inline mem_index_block_t *mem_index_block_of(const mem_index_t *idx, size_t pos)
 {

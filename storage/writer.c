@@ -28,6 +28,16 @@
  * Access statistics (count, tick, clock) are bumped by readers with atomics and written
  * here in the background, at most MEM_STORE__FLUSH_MS late: a crash may lose the last
  * second of counters, never a segment.
+ *
+ * Vacuum. A hard delete leaves a hole in the index (core/index.h). After a group has
+ * committed and been published, a namespace whose holes exceed max(VACUUM_MIN_HOLES,
+ * n_rows / 4) is rebuilt without them (mem_index_vacuum) WITHOUT its lock - this thread is
+ * the only mutator, readers only bump access statistics (atomics) - then swapped in under
+ * the exclusive lock, where the access statistics bumped meanwhile are copied over and the
+ * dirty access list (the only row positions kept across groups) is remapped to the new
+ * positions; the old index is freed after the unlock. Per-group position lists (the
+ * group's pending rows, the touched rows) are empty by then. Scans give the same answers:
+ * same rows, same order, same fields.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -890,6 +900,34 @@ static void reload_touched(mem_store_t *st, group_t *g)
     }
 }
 
+#define VACUUM_MIN_HOLES 1024
+
+/* After publish, outside any group: drop the namespace's holes when there are many. */
+static void maybe_vacuum(mem_store_ns_t *ns)
+{
+    mem_index_t *old = ns->idx; /* only this thread changes its structure */
+    size_t limit = old->n_rows / 4 > VACUUM_MIN_HOLES ? old->n_rows / 4 : VACUUM_MIN_HOLES;
+    if (old->n_deleted <= limit || old->n_visible != old->n_rows || ns->n_touched || ns->in_group)
+        return;
+    mem_index_t *vac = NULL;
+    if (mem_index_vacuum(old, &vac) != MEM_OK) return; /* ENOMEM: try after a later group */
+    pthread_rwlock_wrlock(&ns->lock);
+    pthread_mutex_lock(&ns->acc_mu);
+    mem_index_vacuum_sync_access(vac, old);
+    size_t k = 0;
+    for (size_t i = 0; i < ns->n_dirty; i++) {
+        size_t pos = ns->dirty[i];
+        const char *id = pos < old->n_rows ? mem_index_id(old, pos) : NULL;
+        long np = id ? mem_index_find(vac, id, strlen(id)) : -1;
+        if (np >= 0) ns->dirty[k++] = (size_t)np;
+    }
+    ns->n_dirty = k;
+    ns->idx = vac;
+    pthread_mutex_unlock(&ns->acc_mu);
+    pthread_rwlock_unlock(&ns->lock);
+    mem_index_free(old);
+}
+
 static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
 {
     group_t g = {.lsn0 = st->lsn};
@@ -960,6 +998,7 @@ static void run_group(mem_store_t *st, mem_store_op_t *head, size_t n_ops)
                 pthread_rwlock_unlock(&ns->lock);
             }
             group_reset_ns(ns);
+            if (!ns->dropped) maybe_vacuum(ns);
         }
     }
     for (size_t i = 0; i < g.n; i++)

@@ -1532,6 +1532,176 @@ static void test_crash_consistency(void **state)
     }
 }
 
+/* ---- vacuum: purged rows leave the index, every answer stays ---- */
+
+static void vac_check_retrieve(mem_store_t *st, const char *ns_name, int trial, bool record)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    float qv[DIM];
+    make_vec(qv, trial % 5);
+    mem_store_query_t q = {.q_dim = DIM, .record_access = record};
+    q.scan.query = qv;
+    q.scan.k = 20;
+    q.scan.origin_ms = 5000000;
+    q.scan.decay.kind = MEM_DECAY_EXPONENTIAL;
+    q.scan.decay.half_life_s = (trial % 3) * 500.0;
+    q.scan.decay.recency_bias = 1.0;
+    q.scan.coherence_weight = trial % 2 ? 0.5 : 0.0;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    q.scan.include_superseded = trial % 4 == 3;
+    mem_scan_hit_t ref[20];
+    size_t nref = 0, sref = 0;
+    mem_scan_params_t p = q.scan;
+    p.source = -1;
+    pthread_rwlock_rdlock(&ns->lock);
+    mem_scan_reference(ns->idx, &p, ref, &nref, &sref);
+    static char refid[20][MEM_STORE_ID_MAX + 1];
+    for (size_t i = 0; i < nref; i++)
+        snprintf(refid[i], sizeof(refid[i]), "%s", mem_index_id(ns->idx, ref[i].pos));
+    pthread_rwlock_unlock(&ns->lock);
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, ns_name, &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, nref);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(res[i].id, refid[i]);
+        assert_true(fabs(res[i].hit.score - ref[i].score) <= 1e-5);
+    }
+    mem_store_results_free(res, n);
+    mem_store__ns_release(ns);
+}
+
+static void vac_idx_counts(mem_store_t *st, const char *ns_name, size_t *rows, size_t *holes)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    pthread_rwlock_rdlock(&ns->lock);
+    *rows = ns->idx->n_rows;
+    *holes = ns->idx->n_deleted;
+    pthread_rwlock_unlock(&ns->lock);
+    mem_store__ns_release(ns);
+}
+
+static uint32_t vac_access(mem_store_t *st, const char *ns_name, const char *id)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    pthread_rwlock_rdlock(&ns->lock);
+    long pos = mem_index_find(ns->idx, id, strlen(id));
+    assert_true(pos >= 0);
+    uint32_t a = MEM_INDEX_ROW(ns->idx, (size_t)pos, access_count);
+    pthread_rwlock_unlock(&ns->lock);
+    mem_store__ns_release(ns);
+    return a;
+}
+
+static void test_vacuum(void **state)
+{
+    (void)state;
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[1000];
+    static char ids[3000][16];
+    for (int i = 0; i < 3000; i++)
+        snprintf(ids[i], sizeof(ids[i]), "v%04d", i);
+    for (int b = 0; b < 3; b++) {
+        for (int i = 0; i < 1000; i++)
+            specs[i] = (seg_spec_t){.id = ids[b * 1000 + i],
+                                    .ts_given = true,
+                                    .ts = 1000 * (b * 1000 + i),
+                                    .cluster = (b * 1000 + i) % 5};
+        assert_int_equal(insert_n(st, "v", specs, 1000, true, 100), MEM_OK);
+    }
+    /* a few single deletes: holes below the threshold stay */
+    for (int i = 1; i < 40; i += 2)
+        assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "v", ids[i], 0), MEM_OK);
+    size_t rows, holes;
+    vac_idx_counts(st, "v", &rows, &holes);
+    assert_int_equal(rows, 3000);
+    assert_int_equal(holes, 20);
+    /* accesses counted just before the purge: their positions are pending a flush */
+    for (int t = 0; t < 5; t++)
+        vac_check_retrieve(st, "v", t, true);
+    uint32_t acc_before[3000];
+    for (int i = 0; i < 3000; i += 10)
+        acc_before[i] = vac_access(st, "v", ids[i]);
+
+    /* purge every row but each tenth: 2700 holes > max(1024, 3000 / 4) */
+    static const char *ev[3000];
+    size_t n_ev = 0;
+    for (int i = 0; i < 3000; i++)
+        if (i % 10 != 0 && !(i < 40 && i % 2 == 1)) ev[n_ev++] = ids[i];
+    assert_int_equal(compact_ids(st, "v", ev, n_ev, true), MEM_OK);
+    assert_int_equal(last_op.n_applied, n_ev);
+    vac_idx_counts(st, "v", &rows, &holes);
+    assert_int_equal(rows, 300);
+    assert_int_equal(holes, 0);
+    mem_store_ns_stats_t s1 = stats(st, "v");
+    assert_int_equal(s1.count, 300);
+    assert_int_equal(s1.oldest_ms, 0);
+    assert_int_equal(s1.newest_ms, 1000 * 2990);
+    for (int i = 0; i < 3000; i += 10)
+        assert_int_equal(vac_access(st, "v", ids[i]), acc_before[i]);
+    assert_degrees_match_rebuild(st, "v");
+    for (int t = 0; t < 8; t++)
+        vac_check_retrieve(st, "v", t, false);
+    assert_true(exists(st, "v", "v0010"));
+    assert_false(exists(st, "v", "v0011"));
+    assert_false(exists(st, "v", "v0001"));
+
+    /* the vacuumed index keeps taking inserts, supersedes and deletes */
+    seg_spec_t sup = {.id = "w-sup",
+                      .ts_given = true,
+                      .ts = 1000 * 3001,
+                      .cluster = 1,
+                      .sup = {"v0020", "v0030", NULL}};
+    assert_int_equal(insert_n(st, "v", &sup, 1, false, 100), MEM_OK);
+    assert_int_equal(insert1(st, "v", "w-one", 1000 * 3002, 2), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "v", "v0040", 0), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "v", "w-one", 0), MEM_OK);
+    mem_store_ns_stats_t s2 = stats(st, "v");
+    assert_int_equal(s2.count, 300 + 1 - 1);
+    assert_int_equal(s2.superseded, 2);
+    assert_degrees_match_rebuild(st, "v");
+    for (int t = 0; t < 8; t++)
+        vac_check_retrieve(st, "v", t, t < 2);
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "v", "v0020", true, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "w-sup");
+    mem_store_segment_free(seg);
+    uint32_t acc_mid[3000];
+    for (int i = 0; i < 3000; i += 10)
+        if (i != 40) acc_mid[i] = vac_access(st, "v", ids[i]);
+
+    static row_snap_t before[400], after[400];
+    size_t nb = snapshot(st, "v", before, 400);
+    assert_int_equal(nb, 300);
+    mem_store_close(st);
+
+    st = open_default();
+    size_t na = snapshot(st, "v", after, 400);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_string_equal(before[i].id, after[i].id);
+        assert_int_equal(before[i].seq, after[i].seq);
+        assert_int_equal(before[i].ts, after[i].ts);
+        assert_int_equal(before[i].flags, after[i].flags);
+        assert_int_equal(before[i].degree, after[i].degree);
+    }
+    for (int i = 0; i < 3000; i += 10)
+        if (i != 40) assert_int_equal(vac_access(st, "v", ids[i]), acc_mid[i]);
+    mem_store_ns_stats_t s3 = stats(st, "v");
+    assert_int_equal(s3.count, s2.count);
+    assert_int_equal(s3.superseded, s2.superseded);
+    assert_int_equal(s3.graph_edges, s2.graph_edges);
+    assert_int_equal(s3.max_degree, s2.max_degree);
+    assert_degrees_match_rebuild(st, "v");
+    for (int t = 0; t < 8; t++)
+        vac_check_retrieve(st, "v", t, false);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1552,6 +1722,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_consistency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_vacuum, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
