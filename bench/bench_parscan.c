@@ -21,10 +21,7 @@
 #include "storage/store.h"
 #include "storage/store_int.h"
 
-#define N_CLUSTERS 64
-#define K          10
-#define YEAR_MS    (365ll * 86400 * 1000)
-#define T0_MS      1700000000000ll
+#define K 10
 
 static unsigned gap_us;
 
@@ -33,17 +30,6 @@ typedef struct prow {
     double whole_p50[2], split_p50[2], whole_p95[2], split_p95[2], auto_p50[2];
     int same;
 } prow_t;
-
-static void gen_vec(float *v, const float *centers, size_t dim, uint64_t *s, double noise)
-{
-    const float *c = centers + (bench_rng(s) % N_CLUSTERS) * dim;
-    do {
-        for (size_t d = 0; d < dim; d++) {
-            double u = bench_unit(s) + bench_unit(s) - 1.0;
-            v[d] = c[d] + (float)(u * noise);
-        }
-    } while (mem_vec_normalize(v, dim) != 0);
-}
 
 static mem_store_t *open_store(const char *path, size_t helpers, size_t split_min, size_t cold,
                                const mem_vec_ops_t *ops)
@@ -69,27 +55,10 @@ static mem_store_t *open_store(const char *path, size_t helpers, size_t split_mi
 static void run_one(prow_t *row, size_t n, size_t dim, mem_store_t *whole, mem_store_t *split,
                     mem_store_t *autos, const mem_vec_ops_t *ops)
 {
-    uint64_t seed = 7000003ull * n + dim;
-    float *centers = malloc(N_CLUSTERS * dim * sizeof(float));
-    for (size_t c = 0; c < N_CLUSTERS; c++) {
-        for (size_t d = 0; d < dim; d++)
-            centers[c * dim + d] = (float)(bench_unit(&seed) - 0.5);
-        mem_vec_normalize(centers + c * dim, dim);
-    }
-    double noise = 1.6 / sqrt((double)dim);
-    mem_index_t *idx;
-    if (mem_index_new(dim, &idx) != MEM_OK) exit(1);
+    bench_corpus_t corpus;
+    bench_corpus_init(&corpus, dim, 7000003ull * n + dim);
+    mem_index_t *idx = bench_corpus_index(&corpus, n);
     float *v = malloc(dim * sizeof(float));
-    for (size_t i = 0; i < n; i++) {
-        char id[24];
-        int len = snprintf(id, sizeof id, "s%zu", i);
-        gen_vec(v, centers, dim, &seed, noise);
-        size_t pos;
-        if (mem_index_append(idx, id, (size_t)len, T0_MS + (int64_t)((double)i * YEAR_MS / n),
-                             (int64_t)i + 1, v, 0, 0, &pos) != MEM_OK)
-            exit(1);
-    }
-    idx->n_visible = idx->n_rows;
     row->n = n;
     row->dim = dim;
     row->same = 1;
@@ -101,11 +70,11 @@ static void run_one(prow_t *row, size_t n, size_t dim, mem_store_t *whole, mem_s
     (void)ops;
     for (int hl = 0; hl < 2; hl++) {
         for (size_t r = 0; r < n_q + 2; r++) { /* two warm-up queries */
-            gen_vec(q, centers, dim, &seed, noise);
+            bench_corpus_vec(&corpus, q);
             mem_scan_params_t p = {
                 .query = q,
                 .k = K,
-                .origin_ms = T0_MS + YEAR_MS,
+                .origin_ms = BENCH_T0_MS + BENCH_YEAR_MS,
                 .decay = {.kind = MEM_DECAY_EXPONENTIAL,
                           .half_life_s = hl ? 30.0 * 86400 : 0,
                           .shape = 1,
@@ -148,7 +117,7 @@ static void run_one(prow_t *row, size_t n, size_t dim, mem_store_t *whole, mem_s
     free(ta);
     free(q);
     free(v);
-    free(centers);
+    bench_corpus_free(&corpus);
     mem_index_free(idx);
 }
 

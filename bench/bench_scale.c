@@ -19,11 +19,8 @@
 #include "core/graph.h"
 #include "core/scan.h"
 
-#define N_CLUSTERS 64
-#define N_QUERIES  24
-#define K          10
-#define YEAR_MS    (365ll * 86400 * 1000)
-#define T0_MS      1700000000000ll
+#define N_QUERIES 24
+#define K         10
 
 typedef struct row {
     size_t n, dim;
@@ -36,24 +33,12 @@ typedef struct row {
     int exact;
 } row_t;
 
-static void gen_vec(float *v, const float *centers, size_t dim, uint64_t *s, double noise)
-{
-    const float *c = centers + (bench_rng(s) % N_CLUSTERS) * dim;
-    do {
-        for (size_t d = 0; d < dim; d++) {
-            /* sum of two uniforms: cheap, roughly bell-shaped noise */
-            double u = bench_unit(s) + bench_unit(s) - 1.0;
-            v[d] = c[d] + (float)(u * noise);
-        }
-    } while (mem_vec_normalize(v, dim) != 0);
-}
-
 static mem_scan_params_t params(const float *q, int half_life_30d)
 {
     mem_scan_params_t p = {
         .query = q,
         .k = K,
-        .origin_ms = T0_MS + YEAR_MS,
+        .origin_ms = BENCH_T0_MS + BENCH_YEAR_MS,
         .decay = {.kind = MEM_DECAY_EXPONENTIAL,
                   .half_life_s = half_life_30d ? 30.0 * 86400 : 0,
                   .shape = 1,
@@ -70,29 +55,11 @@ static mem_scan_params_t params(const float *q, int half_life_30d)
 static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
                     bench_worker_t *worker)
 {
-    uint64_t seed = 1000003ull * n + dim;
-    float *centers = malloc(N_CLUSTERS * dim * sizeof(float));
-    for (size_t c = 0; c < N_CLUSTERS; c++) {
-        for (size_t d = 0; d < dim; d++)
-            centers[c * dim + d] = (float)(bench_unit(&seed) - 0.5);
-        mem_vec_normalize(centers + c * dim, dim);
-    }
-    /* noise per coordinate so that cos(member, center) is ~0.6 whatever the dim */
-    double noise = 1.6 / sqrt((double)dim);
+    bench_corpus_t corpus;
+    bench_corpus_init(&corpus, dim, 1000003ull * n + dim);
     uint64_t t0 = bench_now_ns();
-    mem_index_t *idx;
-    if (mem_index_new(dim, &idx) != MEM_OK) exit(1);
+    mem_index_t *idx = bench_corpus_index(&corpus, n);
     float *v = malloc(dim * sizeof(float));
-    for (size_t i = 0; i < n; i++) {
-        char id[24];
-        int len = snprintf(id, sizeof id, "s%zu", i);
-        gen_vec(v, centers, dim, &seed, noise);
-        size_t pos;
-        if (mem_index_append(idx, id, (size_t)len, T0_MS + (int64_t)((double)i * YEAR_MS / n),
-                             (int64_t)i + 1, v, 0, 0, &pos) != MEM_OK)
-            exit(1);
-    }
-    idx->n_visible = idx->n_rows;
     row->build_s = (double)(bench_now_ns() - t0) / 1e9;
     row->n = n;
     row->dim = dim;
@@ -100,7 +67,7 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
 
     float *queries = malloc(N_QUERIES * dim * sizeof(float));
     for (size_t q = 0; q < N_QUERIES; q++)
-        gen_vec(queries + q * dim, centers, dim, &seed, noise);
+        bench_corpus_vec(&corpus, queries + q * dim);
 
     size_t passes = n >= 1000000 ? 5 : n >= 100000 ? 15 : 100;
     uint64_t *ns = malloc((passes > N_QUERIES ? passes : N_QUERIES) * sizeof(uint64_t));
@@ -170,7 +137,7 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
     /* incremental graph maintenance: one link = one scan of the namespace */
     size_t n_link = n >= 1000000 ? 3 : 8;
     for (size_t i = 0; i < n_link; i++) {
-        size_t pos = (size_t)(bench_rng(&seed) % n);
+        size_t pos = (size_t)(bench_rng(&corpus.seed) % n);
         uint64_t a = bench_now_ns();
         mem_graph_link(idx, pos, 0.55f, ops, NULL, NULL);
         ns[i] = bench_now_ns() - a;
@@ -186,10 +153,10 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
         for (size_t i = 0; i < BATCH; i++) {
             char id[24];
             int len = snprintf(id, sizeof id, "b%d-%zu", variant, i);
-            gen_vec(v, centers, dim, &seed, noise);
+            bench_corpus_vec(&corpus, v);
             size_t pos;
-            if (mem_index_append(idx, id, (size_t)len, T0_MS + YEAR_MS, (int64_t)(n + i) + 1, v, 0,
-                                 0, &pos) != MEM_OK)
+            if (mem_index_append(idx, id, (size_t)len, BENCH_T0_MS + BENCH_YEAR_MS,
+                                 (int64_t)(n + i) + 1, v, 0, 0, &pos) != MEM_OK)
                 exit(1);
         }
         uint64_t a = bench_now_ns();
@@ -205,7 +172,7 @@ static void run_one(row_t *row, size_t n, size_t dim, const mem_vec_ops_t *ops,
     free(ns);
     free(queries);
     free(v);
-    free(centers);
+    bench_corpus_free(&corpus);
     mem_index_free(idx);
 }
 

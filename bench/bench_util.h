@@ -7,6 +7,7 @@
 #ifndef MEM_BENCH_UTIL_H
 #define MEM_BENCH_UTIL_H
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -176,6 +177,7 @@ static inline void bench_worker_stop(bench_worker_t *w)
 #ifdef MEM_BENCH_WITH_INDEX
 #include <malloc.h>
 
+#include "core/err.h"
 #include "core/index.h"
 #include "core/scan.h"
 
@@ -269,4 +271,72 @@ static inline float bench_read2(bench_worker_t *w, bench_part_job_t jobs[2], con
     bench_worker_wait(w);
     return jobs[0].read_sum + jobs[1].read_sum;
 }
+/* The seeded clustered corpus of BENCH.md section 3: BENCH_CLUSTERS unit centres, members
+ * drawn around them (cos ~0.6 to their centre whatever the dim), timestamps spread evenly
+ * over one year from BENCH_T0_MS. One seed stream feeds centres, rows and queries. */
+#define BENCH_CLUSTERS 64
+#define BENCH_YEAR_MS  (365ll * 86400 * 1000)
+#define BENCH_T0_MS    1700000000000ll
+
+typedef struct bench_corpus {
+    size_t dim;
+    float *centers; /* BENCH_CLUSTERS * dim */
+    double noise;   /* per coordinate */
+    uint64_t seed;
+} bench_corpus_t;
+
+static inline void bench_corpus_init(bench_corpus_t *c, size_t dim, uint64_t seed)
+{
+    c->dim = dim;
+    c->seed = seed;
+    c->centers = malloc(BENCH_CLUSTERS * dim * sizeof(float));
+    if (!c->centers) exit(1);
+    for (size_t k = 0; k < BENCH_CLUSTERS; k++) {
+        for (size_t d = 0; d < dim; d++)
+            c->centers[k * dim + d] = (float)(bench_unit(&c->seed) - 0.5);
+        mem_vec_normalize(c->centers + k * dim, dim);
+    }
+    c->noise = 1.6 / sqrt((double)dim);
+}
+
+/* One unit vector near a random centre. */
+static inline void bench_corpus_vec(bench_corpus_t *c, float *v)
+{
+    const float *ctr = c->centers + (bench_rng(&c->seed) % BENCH_CLUSTERS) * c->dim;
+    do {
+        for (size_t d = 0; d < c->dim; d++) {
+            /* sum of two uniforms: cheap, roughly bell-shaped noise */
+            double u = bench_unit(&c->seed) + bench_unit(&c->seed) - 1.0;
+            v[d] = ctr[d] + (float)(u * c->noise);
+        }
+    } while (mem_vec_normalize(v, c->dim) != 0);
+}
+
+/* A published index of n rows ("s0".., seq 1..n, timestamps over one year). */
+static inline mem_index_t *bench_corpus_index(bench_corpus_t *c, size_t n)
+{
+    mem_index_t *idx;
+    float *v = malloc(c->dim * sizeof(float));
+    if (!v || mem_index_new(c->dim, &idx) != MEM_OK) exit(1);
+    for (size_t i = 0; i < n; i++) {
+        char id[24];
+        int len = snprintf(id, sizeof id, "s%zu", i);
+        bench_corpus_vec(c, v);
+        size_t pos;
+        if (mem_index_append(idx, id, (size_t)len,
+                             BENCH_T0_MS + (int64_t)((double)i * BENCH_YEAR_MS / (double)n),
+                             (int64_t)i + 1, v, 0, 0, &pos) != MEM_OK)
+            exit(1);
+    }
+    idx->n_visible = idx->n_rows;
+    free(v);
+    return idx;
+}
+
+static inline void bench_corpus_free(bench_corpus_t *c)
+{
+    free(c->centers);
+    c->centers = NULL;
+}
+
 #endif
