@@ -53,6 +53,7 @@ void mem_store__ns_publish(mem_store_ns_t *ns)
     ns->pub_archived = idx->n_archived;
     ns->pub_edges = idx->graph_edges;
     ns->pub_max_degree = idx->max_degree;
+    memcpy(ns->pub_embedder, ns->embedder, sizeof(ns->pub_embedder));
 }
 
 static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t *err)
@@ -146,6 +147,13 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     ns->last_ts_ms =
         sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
     int64_t clock = sqlite3_column_int64(row, 5);
+    const char *embedder = (const char *)sqlite3_column_text(row, 6);
+    if (embedder && (strlen(embedder) == 0 || strlen(embedder) > MEM_STORE_EMBEDDER_MAX)) {
+        mem_store__ns_release(ns);
+        return mem_err_set(err, MEM_ECORRUPT, "corrupt embedder of namespace row %lld",
+                           (long long)ns_id);
+    }
+    if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
     if ((rc = load_rows(ns, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
         mem_store__ns_release(ns);
         return rc;
@@ -154,7 +162,7 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     return MEM_OK;
 }
 
-#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock FROM namespaces"
+#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

@@ -283,6 +283,7 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     o->archived = ns->pub_archived;
     o->graph_edges = ns->pub_edges;
     o->max_degree = ns->pub_max_degree;
+    memcpy(o->embedder, ns->pub_embedder, sizeof(o->embedder));
     o->empty = true;
     size_t first = 0, last = idx->n_visible;
     while (first < last && (MEM_INDEX_ROW(idx, first, flags) & MEM_ROW_DELETED))

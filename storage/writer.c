@@ -66,6 +66,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
+    [STMT_NS_EMBEDDER] = "UPDATE namespaces SET embedder = ? WHERE id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",
@@ -659,6 +660,18 @@ static int insert_new(mem_store_t *st, group_t *g, mem_store_ns_t *ns, mem_store
     return rc;
 }
 
+/* The namespace's first vectors made from text: remember which embedder made them. Inside
+ * the op's savepoint; the in-memory copy is reverted by the reload of a failed group. */
+static int record_embedder(mem_store_t *st, mem_store_ns_t *ns, mem_store_op_t *op)
+{
+    sqlite3_stmt *s = st->stmts[STMT_NS_EMBEDDER];
+    sqlite3_bind_text(s, 1, op->embedder, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, ns->ns_id);
+    int rc = step_done(st, s, "record embedder", &op->err);
+    if (rc == MEM_OK) snprintf(ns->embedder, sizeof(ns->embedder), "%s", op->embedder);
+    return rc;
+}
+
 static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
 {
     if (!name_ok(op->ns))
@@ -676,6 +689,16 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
         seg_field(field, sizeof(field), op, 0, "embedding");
         return mem_err_field(&op->err, MEM_EINVAL, field,
                              "embedding: must have 1..4096 floats, got %zu", op->dim);
+    }
+    if (op->embedder && (!op->embedder[0] || strnlen(op->embedder, MEM_STORE_EMBEDDER_MAX + 1) >
+                                                 MEM_STORE_EMBEDDER_MAX))
+        return mem_err_set(&op->err, MEM_EINVAL, "embedder: 1 to %d bytes", MEM_STORE_EMBEDDER_MAX);
+    if (ns && op->embedder && ns->embedder[0] && strcmp(ns->embedder, op->embedder) != 0) {
+        seg_field(field, sizeof(field), op, 0, "text");
+        return mem_err_field(&op->err, MEM_EMISMATCH, field,
+                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
+                             "for it with %.100s (send an embedding)",
+                             op->ns, ns->embedder, op->embedder);
     }
     seg_kind_t *kind = malloc(op->n_segs * sizeof(*kind));
     size_t *ref = malloc(op->n_segs * sizeof(*ref));
@@ -707,6 +730,8 @@ static int op_insert(mem_store_t *st, group_t *g, mem_store_op_t *op)
             g->lsn_dirty = true;
         }
         if (rc != MEM_OK) goto out;
+        if (op->embedder && !ns->embedder[0] && (rc = record_embedder(st, ns, op)) != MEM_OK)
+            goto out;
     }
     for (size_t i = 0; i < op->n_segs; i++) {
         mem_store_seg_out_t *o = &op->outs[i];
