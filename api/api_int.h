@@ -46,6 +46,7 @@ typedef enum mem_api__route_kind {
     MEM_API_R_RETRIEVE,   /* /v1/namespaces/{ns}/retrieve */
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
+    MEM_API_R_OPENAPI,    /* /openapi.json */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -193,6 +194,11 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
                                 const char *ns);
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+
+/* GET /openapi.json: the OpenAPI document compiled in from api/openapi.json (mk/openapi.mk). */
+extern const char mem_api__openapi_json[];
+extern const size_t mem_api__openapi_json_len;
+void mem_api__openapi(mem_api_resp_t *resp);
 
 /* POST /mcp with a parsed or unparsable body. */
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);

@@ -86,6 +86,8 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     const char *allow;
     if (n == 1 && PART_IS(0, "healthz")) {
         out->kind = MEM_API_R_HEALTHZ, out->label = "healthz", allow = "GET";
+    } else if (n == 1 && PART_IS(0, "openapi.json")) {
+        out->kind = MEM_API_R_OPENAPI, out->label = "openapi", allow = "GET";
     } else if (n == 1 && PART_IS(0, "mcp")) {
         out->kind = MEM_API_R_MCP, out->label = "mcp", allow = "POST";
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
@@ -266,6 +268,9 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         break;
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r.ns, root, resp);
+        break;
+    case MEM_API_R_OPENAPI:
+        mem_api__openapi(resp);
         break;
     case MEM_API_R_MCP:
         break;

@@ -28,6 +28,7 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/retrieve", MEM_OK, MEM_API_R_RETRIEVE, "mem", ""},
         {"POST", "/v1/namespaces/mem/compact", MEM_OK, MEM_API_R_COMPACT, "mem", ""},
         {"POST", "/mcp", MEM_OK, MEM_API_R_MCP, "", ""},
+        {"GET", "/openapi.json", MEM_OK, MEM_API_R_OPENAPI, "", ""},
         /* 404 */
         {"GET", "/", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "", MEM_ENOTFOUND, 0, NULL, NULL},
@@ -37,6 +38,8 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/search", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/v1/namespaces/mem/segments/a/b", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/healthz/x", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.yaml", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.json/x", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/metrics", MEM_ENOTFOUND, 0, NULL, NULL}, /* served by server/ */
         {"GET", "/v1/namespaces/a/b/c/d/e/f/g", MEM_ENOTFOUND, 0, NULL, NULL},
         /* 405 */
@@ -49,6 +52,7 @@ static void test_route_table(void **state)
         {"DELETE", "/v1/namespaces/mem/compact", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
         {"DELETE", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
+        {"POST", "/openapi.json", MEM_EMETHOD, 0, NULL, NULL},
         {"get", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"GETX", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
@@ -195,6 +199,15 @@ static void test_reads(void **state)
     mem_api_resp_t r;
     call("GET", "/healthz", NULL, &r);
     assert_body(&r, 200, "{\"status\":\"ok\"}");
+    mem_api_resp_deinit(&r);
+    call("GET", "/openapi.json", NULL, &r); /* the compiled-in api/openapi.json */
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "application/json");
+    assert_int_equal(r.body_len, mem_api__openapi_json_len);
+    json_t *doc = resp_json(&r);
+    assert_string_equal(json_string_value(json_object_get(doc, "openapi")), "3.1.0");
+    assert_non_null(json_object_get(json_object_get(doc, "paths"), "/openapi.json"));
+    json_decref(doc);
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/mem", NULL, &r);
     assert_body(&r, 200,
