@@ -96,7 +96,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         } else if (n == 3) {
             out->kind = MEM_API_R_NS, out->label = "namespace", allow = "GET, PUT, DELETE";
         } else if (n == 4 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "POST";
+            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
@@ -231,6 +231,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
             return;
         }
         mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
+        return;
+    }
+    if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {
+        mem_api__seg_list(ctx, r.ns, req->query, resp);
         return;
     }
     if (reject_query(req->query, resp)) return;
