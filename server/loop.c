@@ -12,11 +12,10 @@
  * be stopped with suspended connections), stop MHD, close the store (flush + checkpoint),
  * close every handle, and uv_loop_close() must then succeed.
  *
- * Text for a remote embedder (SPEC 6): a handler that returns with resp->embed has its
- * provider calls encoded on the same worker (mem_emb_job_new), started on the loop, and
- * continued by a second worker job (mem_api_resume) once the provider has answered: while
- * the provider takes its time the request holds no thread, and stays counted in_flight.
- * Shutdown fails the jobs still waiting (503, nothing written) before draining.
+ * Text for a remote embedder (server/embedding.c): a handler that returns with resp->embed
+ * has its provider calls encoded on the same worker, started on the loop, and continued by
+ * a second worker job once the provider has answered, so the request holds no thread while
+ * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
  */
 #include "server/loop.h"
 
@@ -38,7 +37,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
-#include "embedder/embedder.h"
+#include "server/embedding.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
@@ -76,7 +75,7 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
-    mem_emb_job_t *emb_job; /* texts the handler waits for (resp->embed), loop<->worker */
+    mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
     bool replicated;        /* cluster mode: the write went through the log on the worker */
     char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
     char *repl_body;
@@ -97,8 +96,7 @@ struct srv {
     mem_store_t *store;     /* NULL while loading; set on the loop thread */
     mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
-    mem_emb_t *emb;         /* --embedder openai:URL only (loop thread; dim: any) */
-    char embedder_id[MEM_STORE_EMBEDDER_MAX + 1];
+    mem_srv_emb_t *emb;     /* --embedder openai:URL only (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -317,13 +315,8 @@ static void on_async(uv_async_t *h)
 static void after_handle(srv_t *s, conn_req_t *r)
 {
     if (r->aresp.embed) {
-        mem_err_t err;
-        mem_err_clear(&err);
-        const mem_api_embed_t *em = r->aresp.embed;
-        int rc = s->emb ? mem_emb_job_new(s->emb, em->texts, em->lens, em->n, &r->emb_job, &err)
-                        : mem_err_set(&err, MEM_EEMBED, "embedder: no provider is configured");
-        if (rc == MEM_OK) return; /* after_work_cb starts it on the loop */
-        mem_api_resume(&s->api, &r->aresp, NULL, 0, &err);
+        mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
+        if (r->emb_job) return; /* after_work_cb starts it on the loop */
     }
     if (s->cluster && r->aresp.pending) {
         mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
@@ -337,35 +330,16 @@ static void after_work_cb(uv_work_t *w, int status);
 static void resume_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
-    srv_t *s = r->srv;
-    const float *vecs = NULL;
-    size_t dim = 0;
-    mem_err_t err;
-    mem_err_clear(&err);
-    int rc = mem_emb_job_result(r->emb_job, &vecs, &dim, &err);
-    size_t calls = 0, retries = 0;
-    double secs = 0;
-    mem_emb_job_counts(r->emb_job, &calls, &retries, &secs);
-    mem_srv_metrics_observe_embedder(rc, calls, retries, secs);
-    if (rc != MEM_OK && rc != MEM_EBUSY) {
-        for (char *p = err.msg; *p; p++)
-            if (*p == '"') *p = '\'';
-        mem_srv_log(MEM_LOG_WARN, "embedder_failed", "id=%s code=%s msg=\"%s\"", r->req_id,
-                    mem_err_wire(rc), err.msg);
-    }
-    mem_api_resume(&s->api, &r->aresp, vecs, dim, rc == MEM_OK ? NULL : &err);
-    mem_emb_job_free(r->emb_job);
-    r->emb_job = NULL;
-    after_handle(s, r);
+    mem_srv_emb_resume(&r->srv->api, &r->aresp, &r->emb_job, r->req_id);
+    after_handle(r->srv, r);
 }
 
-/* Loop thread: the job is over; continue on the pool. */
+/* Loop thread: the provider job is over; continue on the pool. */
 static void on_embedded(mem_emb_job_t *job, void *ud)
 {
     conn_req_t *r = ud;
-    srv_t *s = r->srv;
     r->work.data = r;
-    if (uv_queue_work(&s->loop, &r->work, resume_cb, after_work_cb) == 0) return;
+    if (uv_queue_work(&r->srv->loop, &r->work, resume_cb, after_work_cb) == 0) return;
     mem_emb_job_free(r->emb_job); /* cannot happen with a live loop: answer 503 */
     r->emb_job = NULL;
     mem_err_t err;
@@ -419,8 +393,8 @@ static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
-    if (r->emb_job) { /* the handler waits for a provider: call it from the loop */
-        if (mem_emb_job_start(r->emb_job, on_embedded, r) != MEM_OK) on_embedded(r->emb_job, r);
+    if (r->emb_job) { /* the handler waits for the provider: call it from the loop */
+        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
         return;
     }
     if (r->aresp.pending && !r->replicated) {
@@ -733,7 +707,7 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
-    mem_emb_close(s->emb); /* no job is left: every request has been answered */
+    mem_srv_emb_close(s->emb); /* no job is left: every request has been answered */
     s->emb = NULL;
     if (s->cluster) {
         mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
@@ -763,7 +737,7 @@ static void on_signal(uv_signal_t *h, int signum)
     s->draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
-    if (s->emb) mem_emb_cancel_all(s->emb); /* their requests answer 503, nothing written */
+    mem_srv_emb_cancel_all(s->emb); /* requests waiting for the provider answer 503 */
     maybe_finish_shutdown(s);
 }
 
@@ -815,50 +789,6 @@ static void after_open_cb(uv_work_t *w, int status)
     mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);
-}
-
-static size_t emb_dim(void *ud)
-{
-    return mem_emb_dim(ud);
-}
-
-static void on_probe(int rc, size_t dim, const mem_err_t *err, void *ud)
-{
-    srv_t *s = ud;
-    if (rc == MEM_OK)
-        mem_srv_log(MEM_LOG_INFO, "embedder_ready", "url=%s model=%s dim=%zu", s->cfg->embedder_url,
-                    s->cfg->embedder_model, dim);
-    else if (rc != MEM_EBUSY)
-        mem_srv_log(MEM_LOG_WARN, "embedder_unavailable",
-                    "url=%s model=%s msg=\"the dimension probe failed; the first answer will set "
-                    "it\" code=%s",
-                    s->cfg->embedder_url, s->cfg->embedder_model, mem_err_wire(rc));
-    (void)err;
-}
-
-/* --embedder openai:URL: the provider client on this loop, and its dimension probe. */
-static int open_embedder(srv_t *s)
-{
-    const mem_cfg_t *cfg = s->cfg;
-    if (cfg->embedder != MEM_CFG_EMBEDDER_OPENAI) return 0;
-    mem_emb_opts_t eo = {.url = cfg->embedder_url,
-                         .model = cfg->embedder_model,
-                         .key = cfg->embedder_key,
-                         .timeout_s = cfg->embedder_timeout_s,
-                         .batch = cfg->embedder_batch};
-    mem_err_t err;
-    mem_err_clear(&err);
-    if (mem_emb_open(&s->loop, &eo, &s->emb, &err) != MEM_OK) {
-        fprintf(stderr, "mnemod: cannot set up the embedder: %s\n", err.msg);
-        return -1;
-    }
-    snprintf(s->embedder_id, sizeof(s->embedder_id), "openai:%s", cfg->embedder_model);
-    s->api.embedder_id = s->embedder_id;
-    s->api.embedder_remote = true;
-    s->api.embedder_dim = emb_dim;
-    s->api.embedder_ud = s->emb;
-    mem_emb_probe(s->emb, on_probe, s);
-    return 0;
 }
 
 static int listen_addr(const mem_cfg_t *cfg, struct sockaddr_storage *ss, bool *v6)
@@ -923,7 +853,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
     if (uv_loop_init(&s->loop) != 0) goto out_free;
-    if (open_embedder(s) != 0) goto out_loop;
+    if (mem_srv_emb_open(&s->loop, cfg, &s->api, &s->emb) != 0) goto out_loop;
 
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
@@ -937,11 +867,8 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     if (!s->mhd) {
         fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host, cfg->listen_port,
                 strerror(errno));
-        if (s->emb) { /* its handles must be closed before the loop can be */
-            mem_emb_close(s->emb);
-            s->emb = NULL;
-            uv_run(&s->loop, UV_RUN_DEFAULT);
-        }
+        mem_srv_emb_close(s->emb); /* its handles close before the loop can */
+        uv_run(&s->loop, UV_RUN_DEFAULT);
         goto out_loop;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
