@@ -1,5 +1,5 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|e2e|fuzz] - run every unit binary, then the end-to-end suites.
+# run-tests.sh BUILD_DIR [unit|e2e|fuzz|clients] - run every unit binary, then the end-to-end suites.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -28,6 +28,12 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; the
     # libFuzzer with ASan+UBSan: replays every saved crash input, then each target briefly
     echo "== fuzz: tests/fuzz/run.sh ${FUZZ_SECONDS:-10}"
     run fuzz sh tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
+fi
+if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = clients ]; then
+    # the clients, the CLI and the console, each against the real binary it starts
+    echo "== clients: python (clients/python/tests)"
+    run client-python env MNEMOD_BINARY="$B/mnemod" timeout 600 \
+        python3 -m unittest discover -s clients/python/tests
 fi
 if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
     echo "== install: test_install.sh"
