@@ -12,4 +12,6 @@ check core "server|api|storage|config" "uv|microhttpd|jansson|sqlite3|pthread"
 check config "server|api|storage" "uv|microhttpd|jansson|sqlite3"
 check storage "server|api|config" "uv|microhttpd|jansson"
 check api "server" "uv|microhttpd|sqlite3"
+# the client commands speak only the public HTTP API: no store, no handlers, no loop
+check cli "server|api|storage|config" "uv|microhttpd|sqlite3"
 exit $fail
