@@ -328,6 +328,16 @@ static int request(mem_cli_t *c, const char *method, const char *path, const jso
     return rc;
 }
 
+/* request() on /v1/namespaces/{ns}{rest}. */
+static int ns_request(mem_cli_t *c, const char *method, const char *ns, const char *rest,
+                      const json_t *body, json_t **out)
+{
+    char *path = ns_path(c, ns, rest);
+    int rc = request(c, method, path, body, out);
+    free(path);
+    return rc;
+}
+
 static const char *jstr(const json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));
@@ -416,14 +426,14 @@ static int cmd_ns(mem_cli_t *c, const args_t *a, const char *ns)
             json_decref(body);
             return rc ? rc : 1;
         }
-        rc = request(c, "PUT", ns_path(c, name, ""), body, &j);
+        rc = ns_request(c, "PUT", name, "", body, &j);
         json_decref(body);
         if (!rc && j) printf("namespace %s: dim %s\n", name, dim);
         json_decref(j);
         return rc;
     }
     if (strcmp(sub, "stats") == 0) {
-        if ((rc = request(c, "GET", ns_path(c, name ? name : ns, ""), NULL, &j)) || !j) return rc;
+        if ((rc = ns_request(c, "GET", name ? name : ns, "", NULL, &j)) || !j) return rc;
         print_stats(j);
         json_decref(j);
         return 0;
@@ -432,7 +442,7 @@ static int cmd_ns(mem_cli_t *c, const args_t *a, const char *ns)
         if (!name) return usage_error("ns drop needs a %s", "NAME");
         if (!opt(a, "yes"))
             return usage_error("ns drop deletes %s and everything in it: add --yes", name);
-        rc = request(c, "DELETE", ns_path(c, name, ""), NULL, &j);
+        rc = ns_request(c, "DELETE", name, "", NULL, &j);
         if (!rc && j) printf("deleted namespace %s\n", name);
         json_decref(j);
         return rc;
@@ -509,7 +519,7 @@ static int cmd_add(mem_cli_t *c, const args_t *a, const char *ns)
         json_decref(body);
         return rc;
     }
-    rc = request(c, "POST", ns_path(c, ns, "/segments"), body, &j);
+    rc = ns_request(c, "POST", ns, "/segments", body, &j);
     json_decref(body);
     if (!rc && j) {
         size_t i;
@@ -539,7 +549,7 @@ static int cmd_get(mem_cli_t *c, const args_t *a, const char *ns, bool forget)
              !forget && opt(a, "embedding") ? "?embedding=true" : "");
     free(id);
     json_t *j = NULL;
-    int rc = request(c, forget ? "DELETE" : "GET", ns_path(c, ns, rest), NULL, &j);
+    int rc = ns_request(c, forget ? "DELETE" : "GET", ns, rest, NULL, &j);
     free(rest);
     if (!rc && j) {
         if (forget)
@@ -603,7 +613,7 @@ static int cmd_search(mem_cli_t *c, const args_t *a, const char *ns)
         json_decref(body);
         return rc;
     }
-    rc = request(c, "POST", ns_path(c, ns, "/retrieve"), body, &j);
+    rc = ns_request(c, "POST", ns, "/retrieve", body, &j);
     json_decref(body);
     if (rc || !j) return rc;
     bool gate = opt(a, "coherence-weight") != NULL;
@@ -705,7 +715,7 @@ static int cmd_list(mem_cli_t *c, const args_t *a, const char *ns)
         if (rest) snprintf(rest, rl, "/segments%s", q);
         free(q);
         json_t *j = NULL;
-        rc = request(c, "GET", rest ? ns_path(c, ns, rest) : NULL, NULL, &j);
+        rc = rest ? ns_request(c, "GET", ns, rest, NULL, &j) : 1;
         free(rest);
         if (rc) break;
         const json_t *page = j; /* NULL after --json printed it: parse for the cursor anyway */
@@ -815,7 +825,7 @@ static int cmd_compact(mem_cli_t *c, const args_t *a, const char *ns)
         json_decref(body);
         return rc;
     }
-    rc = request(c, "POST", ns_path(c, ns, "/compact"), body, &j);
+    rc = ns_request(c, "POST", ns, "/compact", body, &j);
     json_decref(body);
     if (!rc && j) {
         printf("%s%s: %lld -> %lld segments, %zu %s\n", opt(a, "dry-run") ? "dry run, " : "",
