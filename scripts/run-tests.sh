@@ -34,6 +34,8 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = clients ]; 
     echo "== clients: python (clients/python/tests)"
     run client-python env MNEMOD_BINARY="$B/mnemod" timeout 600 \
         python3 -m unittest discover -s clients/python/tests
+    echo "== clients: typescript + LangChain.js (clients/typescript/test)"
+    run client-typescript timeout 900 sh clients/typescript/test/run.sh "$B/mnemod"
 fi
 if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
     echo "== install: test_install.sh"
