@@ -10,6 +10,10 @@ missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# Node.js and npm run the TypeScript client's tests (its pinned npm packages come from
+# `npm ci`); a Node already on PATH (e.g. a newer one from elsewhere) is used as it is.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing" >&2
 SUDO=""
