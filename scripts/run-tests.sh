@@ -36,6 +36,8 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = clients ]; 
         python3 -m unittest discover -s clients/python/tests
     echo "== clients: typescript + LangChain.js (clients/typescript/test)"
     run client-typescript timeout 900 sh clients/typescript/test/run.sh "$B/mnemod"
+    echo "== clients: web console in headless Chromium (tests/console)"
+    run console timeout 600 sh tests/console/run.sh "$B/mnemod"
 fi
 if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
     echo "== install: test_install.sh"
