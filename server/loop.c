@@ -480,7 +480,7 @@ static void req_free(conn_req_t *r)
 
 static bool needs_auth(const srv_t *s, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0) return false;
+    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
     /* the console's static files: the page asks for the key and sends it on its /v1 calls */
     if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/')) return false;
     if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
