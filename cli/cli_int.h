@@ -79,7 +79,7 @@ int mem_cli__table_add(mem_cli_table_t *t, const char *const *cells);
 void mem_cli__table_print(const mem_cli_table_t *t, FILE *f, int width);
 void mem_cli__table_free(mem_cli_table_t *t);
 int mem_cli__term_width(void);
-/* "2026-11-02T09:00:00.000Z" -> "2026-11-02 09:00:00" into buf. */
+/* "2026-11-02T09:00:00.000Z" -> "2026-11-02T09:00:00Z" into buf. */
 void mem_cli__fmt_ts(const char *ts, char *buf, size_t cap);
 /* seconds -> "45s", "12m", "5.0h", "3.2d" */
 void mem_cli__fmt_age(double s, char *buf, size_t cap);

@@ -161,9 +161,9 @@ void mem_cli__fmt_ts(const char *ts, char *buf, size_t cap)
         snprintf(buf, cap, "-");
         return;
     }
-    /* 2026-11-02T09:00:00.000Z: date, a space, the time to the second */
+    /* 2026-11-02T09:00:00.000Z -> 2026-11-02T09:00:00Z: to the second, still one word */
     if (strlen(ts) >= 19 && ts[10] == 'T')
-        snprintf(buf, cap, "%.10s %.8s", ts, ts + 11);
+        snprintf(buf, cap, "%.19sZ", ts);
     else
         snprintf(buf, cap, "%s", ts);
 }

@@ -154,6 +154,38 @@ test("the key lasts for the session: a reload does not ask again", async () => {
   assert.equal(await page.locator("#key-dialog[open]").count(), 0);
 });
 
+test("the segment browser pages through the listing with its filters", async () => {
+  await call("POST", "/v1/namespaces/browse/segments", { segments: Array.from({ length: 30 },
+    (_, i) => ({ id: `m${String(i).padStart(2, "0")}`, text: `memory ${i}`,
+      source: i % 3 ? "chat" : "ops", timestamp: 1_760_000_000 + i * 60,
+      metadata: { n: i } })) });
+  await page.click("#ns-refresh");
+  await page.click('#ns-list button[data-ns="browse"]');
+  await page.click("#tab-browse");
+  await page.selectOption("#b-limit", "25");
+  await page.click('#browse-form button[type="submit"]');
+  const ids = () => page.$$eval("#segments tbody tr", (t) => t.map((r) => r.dataset.id));
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 25);
+  const api = await call("GET", "/v1/namespaces/browse/segments?limit=25");
+  assert.deepEqual(await ids(), api.segments.map((x) => x.id));
+  assert.equal(await page.isDisabled("#b-prev"), true);
+  await page.click("#b-next");
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 5);
+  assert.deepEqual(await ids(), ["m25", "m26", "m27", "m28", "m29"]);
+  assert.equal(await page.isDisabled("#b-next"), true);
+  assert.match(await page.textContent("#b-page"), /page 2/);
+  await page.click("#b-prev");
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 25);
+  assert.equal((await ids())[0], "m00");
+  await page.fill("#b-source", "ops");
+  await page.click('#browse-form button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 10);
+  assert.deepEqual(await ids(), Array.from({ length: 10 }, (_, i) =>
+    `m${String(i * 3).padStart(2, "0")}`));
+  assert.equal(await page.textContent('#segments tbody tr[data-id="m03"] td.meta'), '{"n":3}');
+  await page.screenshot({ path: join(ARTIFACTS, "console-browse.png") });
+});
+
 test("no page errors and no policy violations", () => {
   assert.deepEqual(problems, []);
 });

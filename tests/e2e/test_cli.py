@@ -188,6 +188,41 @@ def test_search_table_matches_the_api():
 
 
 @h.test
+def test_list_pages_like_the_api():
+    srv = h.shared()
+    ns = "cli_list"
+    h.expect_ok(srv.insert(ns, {"segments": [
+        {"id": "s%d" % i, "text": "memory number %d" % i, "source": "odd" if i % 2 else "even",
+         "timestamp": 1_760_000_000 + i * 3600} for i in range(7)]}), 201)
+    h.expect_ok(srv.insert(ns, {"id": "s7", "text": "replaces s0", "supersedes": ["s0"],
+                                "timestamp": 1_760_000_000 + 7 * 3600}), 201)
+    rc, out, err = cli(srv, "list", "-n", ns, "--limit", "3")
+    h.eq(rc, 0, err)
+    rows = table(out)
+    h.eq([r["ID"] for r in rows], ["s1", "s2", "s3"], "first page (s0 is superseded)")
+    h.eq([r["SEQ"] for r in rows], ["2", "3", "4"])
+    h.eq(rows[0]["TIMESTAMP"], "2025-10-09T09:53:20Z", "timestamp column")
+    h.eq(rows[0]["SOURCE"], "odd")
+    api = h.expect_ok(srv.get("/v1/namespaces/%s/segments?limit=3" % ns))
+    h.check(err.strip() == "more: mnemod list --after %s (or --all)" % api["next"], err)
+    rc, out, err = cli(srv, "list", "-n", ns, "--limit", "3", "--after", api["next"])
+    h.eq([r["ID"] for r in table(out)], ["s4", "s5", "s6"], "second page")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--all", "--limit", "2", "--include-superseded")))
+    h.eq([r["ID"] for r in rows], ["s%d" % i for i in range(8)], "--all walks every page")
+    h.eq(rows[0]["FLAGS"], "S", "superseded flag")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--all", "--source", "odd")))
+    h.eq([r["ID"] for r in rows], ["s1", "s3", "s5"], "--source")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--since", str(1_760_000_000 + 2 * 3600),
+                        "--until", "2025-10-09T12:53:20Z")))
+    h.eq([r["ID"] for r in rows], ["s2", "s3", "s4"], "--since/--until")
+    j = json.loads(ok(cli(srv, "list", "-n", ns, "--limit", "2", "--json")))
+    h.eq(j, h.expect_ok(srv.get("/v1/namespaces/%s/segments?limit=2" % ns)), "--json")
+    rc, _, err = cli(srv, "list", "-n", ns, "--limit", "0")
+    h.eq(rc, 1)
+    h.check("400 invalid_field" in err and "limit" in err, err)
+
+
+@h.test
 def test_long_text_is_cut_to_the_terminal():
     srv = h.shared()
     ns = "cli_width"

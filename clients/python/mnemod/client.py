@@ -408,9 +408,11 @@ class Client:
                  include_superseded: Optional[bool] = None,
                  include_archived: Optional[bool] = None, match: Optional[str] = None,
                  filter: Optional[Dict[str, Any]] = None,
-                 explain: Optional[bool] = None) -> RetrieveResult:
+                 explain: Optional[bool] = None,
+                 min_seq: Optional[int] = None) -> RetrieveResult:
         """POST /v1/namespaces/{ns}/retrieve: the scored top K for a text ``query`` or an
-        ``embedding``. Fields left ``None`` take the server's defaults."""
+        ``embedding``. Fields left ``None`` take the server's defaults. ``min_seq`` (cluster
+        mode) waits until the node has applied the log up to a write's ``log_seq``."""
         body = _wire({"query": query, "embedding": embedding, "k": k, "half_life": half_life,
                       "half_life_days": half_life_days, "recency_bias": recency_bias,
                       "decay": decay, "origin": origin, "offset": offset,
@@ -418,7 +420,7 @@ class Client:
                       "source": source, "as_of": as_of, "min_score": min_score,
                       "include_superseded": include_superseded,
                       "include_archived": include_archived, "match": match, "filter": filter,
-                      "explain": explain})
+                      "explain": explain, "min_seq": min_seq})
         return RetrieveResult.from_dict(self.request("POST", self._ns_path(ns, "retrieve"),
                                                      body).body)
 

@@ -108,6 +108,7 @@ class NamespaceCreated(_Model):
     name: str
     dim: int
     created: bool = True
+    log_seq: Optional[int] = None       # cluster mode: the write's position in the log
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 
@@ -141,6 +142,7 @@ class InsertResult(_Model):
     """POST /v1/namespaces/{ns}/segments. ``created`` is False for an identical retry."""
     inserted: List[Inserted] = dataclasses.field(default_factory=list)
     created: bool = True
+    log_seq: Optional[int] = None       # cluster mode: pass as min_seq to read your writes
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 
@@ -182,6 +184,7 @@ class CompactResult(_Model):
     policy: str
     evicted: List[str] = dataclasses.field(default_factory=list)
     took_ms: float = 0.0
+    log_seq: Optional[int] = None
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 

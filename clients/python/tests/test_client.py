@@ -40,6 +40,19 @@ def dot(a, b):
     return sum(x * y for x, y in zip(a, b))
 
 
+def json_types(schema, schemas):
+    """The JSON types a (possibly $ref'd, anyOf/oneOf) schema admits."""
+    if "$ref" in schema:
+        return json_types(schemas[schema["$ref"].rsplit("/", 1)[1]], schemas)
+    out = set()
+    t = schema.get("type")
+    out.update(t if isinstance(t, list) else [t] if t else [])
+    for k in ("anyOf", "oneOf"):
+        for sub in schema.get(k, []):
+            out |= json_types(sub, schemas)
+    return out
+
+
 def ts_of(s):
     return mnemod.parse_timestamp(s).timestamp()
 
@@ -197,6 +210,95 @@ class ClientTest(unittest.TestCase):
         self.assertEqual((cm.exception.code, cm.exception.field), ("invalid_field", "bogus"))
         with self.assertRaises(errors.NotFoundError):
             self.c.request("GET", "/v1/nowhere")
+
+    def test_listing_pages_and_iterator(self):
+        ns = self.ns()
+        self.c.insert_batch(ns, [{"id": "s%d" % i, "embedding": [1, i / 10],
+                                  "source": "even" if i % 2 == 0 else "odd",
+                                  "timestamp": 1_760_000_000 + i * 3600} for i in range(7)])
+        self.c.insert(ns, embedding=[0, 1], id="s7", supersedes=["s0"],
+                      timestamp=1_760_000_000 + 7 * 3600)
+        page = self.c.list_segments(ns, limit=3)
+        self.assertIsInstance(page, mnemod.SegmentPage)
+        self.assertEqual([s.id for s in page.segments], ["s1", "s2", "s3"])  # s0: superseded
+        self.assertIsInstance(page.segments[0], mnemod.Segment)
+        self.assertIsNotNone(page.next)
+        page2 = self.c.list_segments(ns, limit=3, after=page.next)
+        self.assertEqual([s.id for s in page2.segments], ["s4", "s5", "s6"])
+        every = list(self.c.iter_segments(ns, page_size=2, include_superseded=True))
+        self.assertEqual([s.id for s in every], ["s%d" % i for i in range(8)])
+        self.assertEqual([s.seq for s in every], list(range(1, 9)))
+        self.assertEqual(every[0].superseded_by, "s7")
+        odd = [s.id for s in self.c.iter_segments(ns, source="odd")]
+        self.assertEqual(odd, ["s1", "s3", "s5"])
+        window = [s.id for s in self.c.iter_segments(
+            ns, since=dt.datetime.fromtimestamp(1_760_000_000 + 2 * 3600, UTC),
+            until=1_760_000_000 + 4 * 3600)]
+        self.assertEqual(window, ["s2", "s3", "s4"])
+        vec = self.c.list_segments(ns, limit=1, embedding=True).segments[0].embedding
+        self.assertAlmostEqual(dot(vec, vec), 1.0, places=5)
+        raw = self.c.request("GET", "/v1/namespaces/%s/segments?limit=1000" % ns).body
+        self.assertEqual([s.to_dict() for s in self.c.list_segments(ns, limit=1000).segments],
+                         raw["segments"])
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.list_segments(ns, limit=0)
+        self.assertEqual(cm.exception.field, "limit")
+
+    def test_types_match_the_servers_openapi(self):
+        import dataclasses
+        import inspect
+        doc = self.c.openapi()
+        self.assertTrue(doc["openapi"].startswith("3.1"))
+        schemas = doc["components"]["schemas"]
+        local = {"extra", "created"}
+        for cls, name in [(mnemod.NamespaceStats, "NamespaceStats"), (mnemod.Segment, "Segment"),
+                          (mnemod.NamespaceCreated, "NamespaceCreated"),
+                          (mnemod.InsertResult, "Inserted"), (mnemod.ScoredSegment, "Result"),
+                          (mnemod.RetrieveResult, "RetrieveResponse"),
+                          (mnemod.CompactResult, "CompactResponse"),
+                          (mnemod.SegmentPage, "SegmentList")]:
+            fields = {f.name for f in dataclasses.fields(cls)} - local
+            self.assertEqual(fields, set(schemas[name]["properties"]),
+                             "%s vs components.schemas.%s" % (cls.__name__, name))
+            for req in schemas[name].get("required", []):
+                f = {x.name: x for x in dataclasses.fields(cls)}[req]
+                nullable = "null" in json_types(schemas[name]["properties"][req], schemas)
+                self.assertTrue(f.default is dataclasses.MISSING or nullable
+                                or f.default is not None or f.default_factory
+                                is not dataclasses.MISSING,
+                                "%s.%s is required by the schema" % (cls.__name__, req))
+        self.assertEqual(set(mnemod.SegmentInput.__annotations__),
+                         set(schemas["SegmentIn"]["properties"]))
+
+        def kwargs(fn, skip=("self", "ns")):
+            return {p for p in inspect.signature(fn).parameters if p not in skip}
+        self.assertEqual(kwargs(mnemod.Client.retrieve),
+                         set(schemas["RetrieveRequest"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.compact),
+                         set(schemas["CompactRequest"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.create_namespace),
+                         set(schemas["NamespaceCreate"]["properties"]))
+        params = doc["components"]["parameters"]
+        listing = doc["paths"]["/v1/namespaces/{ns}/segments"]["get"]["parameters"]
+        names = {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in listing}
+        self.assertEqual(kwargs(mnemod.Client.list_segments), names)
+        one = doc["paths"]["/v1/namespaces/{ns}/segments/{id}"]["get"].get("parameters", [])
+        self.assertEqual(kwargs(mnemod.Client.get_segment, ("self", "ns", "id")),
+                         {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in one})
+        # every operation of the document has its method here
+        ops = {op["operationId"] for path in doc["paths"].values() for op in path.values()
+               if isinstance(op, dict) and "operationId" in op}
+        mine = {"health": "health", "metrics": "metrics", "openapi": "openapi",
+                "listNamespaces": "list_namespaces", "createNamespace": "create_namespace",
+                "getNamespace": "get_namespace", "deleteNamespace": "delete_namespace",
+                "insertSegments": "insert", "listSegments": "list_segments",
+                "getSegment": "get_segment", "deleteSegment": "delete_segment",
+                "patchSegment": "update_segment", "retrieve": "retrieve", "compact": "compact",
+                "exportNamespace": "export", "importNamespace": "import_segments"}
+        rest = {o for o in ops if o not in ("mcp", "clusterStatus", "clusterSnapshot")}
+        self.assertEqual(rest - set(mine), set(), "operations without a client method")
+        for op in rest:
+            self.assertTrue(callable(getattr(mnemod.Client, mine[op])), op)
 
     # ---------------------------------------------------------------- retrieval
 

@@ -238,17 +238,17 @@ export class MnemodClient {
 
   /** POST /v1/namespaces/{ns}/segments with one segment. */
   async insert(ns: string, segment: SegmentInput): Promise<InsertResult> {
-    const r = await this.requestFull<{ inserted: InsertResult["inserted"] }>(
+    const r = await this.requestFull<Omit<InsertResult, "created">>(
       "POST", MnemodClient.nsPath(ns, "/segments"), wire(segment));
-    return { inserted: r.body.inserted, created: r.status === 201 };
+    return { ...r.body, created: r.status === 201 };
   }
 
   /** POST /v1/namespaces/{ns}/segments with `{segments: [...]}`: atomic, up to the server's
    * batch limit (1000 by default). */
   async insertBatch(ns: string, segments: SegmentInput[]): Promise<InsertResult> {
-    const r = await this.requestFull<{ inserted: InsertResult["inserted"] }>(
+    const r = await this.requestFull<Omit<InsertResult, "created">>(
       "POST", MnemodClient.nsPath(ns, "/segments"), { segments: segments.map((s) => wire(s)) });
-    return { inserted: r.body.inserted, created: r.status === 201 };
+    return { ...r.body, created: r.status === 201 };
   }
 
   /** GET /v1/namespaces/{ns}/segments/{id}; `embedding: true` adds the stored unit vector

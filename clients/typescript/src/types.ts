@@ -38,6 +38,8 @@ export interface NamespaceCreated {
   name: string;
   dim: number;
   created: boolean;
+  /** cluster mode: the write's position in the log */
+  log_seq?: number;
   [more: string]: unknown;
 }
 
@@ -97,6 +99,8 @@ export interface Inserted {
 export interface InsertResult {
   inserted: Inserted[];
   created: boolean;
+  /** cluster mode: pass as `min_seq` to a retrieve to read your own writes */
+  log_seq?: number;
 }
 
 export type DecayKind = "exponential" | "linear" | "gaussian" | "none";
@@ -131,6 +135,8 @@ export interface RetrieveRequest {
   match?: MatchMode;
   filter?: Filter;
   explain?: boolean;
+  /** cluster mode: wait until this node applied the log up to a write's `log_seq` */
+  min_seq?: number;
 }
 
 /** One result; the score parts are there only with `explain: true`. */
@@ -178,6 +184,7 @@ export interface CompactResult {
   policy: string;
   evicted: string[];
   took_ms: number;
+  log_seq?: number;
   [more: string]: unknown;
 }
 

@@ -125,6 +125,33 @@ describe("MnemodClient", () => {
       400, "invalid_field", "bogus");
   });
 
+  test("listing: pages, cursor, filters, iterator", async () => {
+    const ns = "ts_listing";
+    await c.insertBatch(ns, Array.from({ length: 7 }, (_, i) => ({ id: `s${i}`,
+      embedding: [1, i / 10], source: i % 2 ? "odd" : "even", timestamp: 1_760_000_000 + i * 3600 })));
+    await c.insert(ns, { id: "s7", embedding: [0, 1], supersedes: ["s0"],
+      timestamp: 1_760_000_000 + 7 * 3600 });
+    const page = await c.listSegments(ns, { limit: 3 });
+    assert.deepEqual(page.segments.map((s) => s.id), ["s1", "s2", "s3"], "s0 is superseded");
+    assert.equal(typeof page.next, "string");
+    const page2 = await c.listSegments(ns, { limit: 3, after: page.next });
+    assert.deepEqual(page2.segments.map((s) => s.id), ["s4", "s5", "s6"]);
+    const all = [];
+    for await (const s of c.iterSegments(ns, { pageSize: 2, include_superseded: true })) all.push(s);
+    assert.deepEqual(all.map((s) => [s.id, s.seq]), Array.from({ length: 8 }, (_, i) => [`s${i}`, i + 1]));
+    assert.equal(all[0].superseded_by, "s7");
+    const odd = [];
+    for await (const s of c.iterSegments(ns, { source: "odd" })) odd.push(s.id);
+    assert.deepEqual(odd, ["s1", "s3", "s5"]);
+    const win = await c.listSegments(ns, { since: new Date((1_760_000_000 + 2 * 3600) * 1000),
+      until: 1_760_000_000 + 4 * 3600 });
+    assert.deepEqual(win.segments.map((s) => s.id), ["s2", "s3", "s4"]);
+    assert.equal(win.next, null);
+    const vec = (await c.listSegments(ns, { limit: 1, embedding: true })).segments[0].embedding;
+    assert.ok(Math.abs(dot(vec, vec) - 1) < 1e-5);
+    await rejects(c.listSegments(ns, { limit: 0 }), 400, "invalid_field", "limit");
+  });
+
   test("retrieve scores follow the formula", async () => {
     const ns = "ts_scores";
     const origin = new Date("2026-03-01T00:00:00Z");
