@@ -15,10 +15,12 @@ check storage "server|api|config|embedder" "uv|microhttpd|jansson|curl/curl"
 check api "server|embedder" "uv|microhttpd|sqlite3|curl/curl"
 # embedder/: the provider client; below server/, beside api/ (it never sees a request)
 check embedder "server|api|storage|cluster" "microhttpd|sqlite3"
+# the client commands speak only the public HTTP API: no store, no handlers, no loop
+check cli "server|api|storage|config" "uv|microhttpd|sqlite3"
 
 # <dir>/<name>_int.h is shared by the files of <dir> only (tests and benches of that
 # module may include it too).
-for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch] embedder/*.[ch]; do
+for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch] cli/*.[ch] embedder/*.[ch]; do
     [ -e "$f" ] || continue
     dir=${f%%/*}
     if grep -nE '#include "[a-z]+/[a-z0-9_]+_int\.h"' "$f" | grep -v "#include \"$dir/"; then
