@@ -46,19 +46,19 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
     resp->pending = op;
 }
 
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
-                      mem_api_resp_t *resp)
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                      mem_api__emb_form_t form, mem_api_resp_t *resp)
 {
     mem_err_t err;
     mem_err_clear(&err);
     mem_store_segment_t *seg = NULL;
-    int rc = mem_store_get(ctx->store, ns, id, with_embedding, &seg, &err);
+    int rc = mem_store_get(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &err);
     if (rc != MEM_OK) {
         if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
-    json_t *o = mem_api__enc_segment(seg);
+    json_t *o = mem_api__enc_segment_form(seg, form);
     mem_store_segment_free(seg);
     mem_api__send_json(resp, 200, o);
 }
