@@ -102,6 +102,12 @@ def test_embedding_base64_output():
         digits = tok.replace("-", "").replace(".", "").lstrip("0").split("e")[0]
         check(len(digits.rstrip("0")) <= 9, "at most 9 digits: %s" % tok)
     check("0.23076923" in text and "0.9230769" in text, "3/13 and 12/13 as float32: %s" % text)
+    # the listing offers the same forms
+    _, _, page = srv.get("/v1/namespaces/num-out/segments?embedding=base64")
+    eq(page["segments"][0]["embedding"], enc["embedding"], "listing, base64")
+    _, _, page = srv.get("/v1/namespaces/num-out/segments?embedding=true")
+    eq(page["segments"][0]["embedding"], arr["embedding"], "listing, array")
+    expect_error(srv.get("/v1/namespaces/num-out/segments?embedding=yes"), 400, "invalid_field")
     # no embedding unless asked; a bad value is refused
     _, _, plain = srv.get("/v1/namespaces/num-out/segments/a")
     check("embedding" not in plain, "no embedding by default")
