@@ -47,6 +47,7 @@ typedef enum mem_api__route_kind {
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
     MEM_API_R_OPENAPI,    /* /openapi.json */
+    MEM_API_R_CONSOLE,    /* /console, /console/{file}: the static console (id = file) */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -266,6 +267,8 @@ void mem_api__openapi(mem_api_resp_t *resp);
 
 /* POST /mcp with a parsed or unparsable body. */
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);
+/* console.c: GET /console/{name} ("" = index.html) from the embedded files. */
+void mem_api__console(const char *name, mem_api_resp_t *resp);
 /* Wrap the REST answer now in resp as a tools/call result. */
 void mem_api__mcp_wrap(mem_api_resp_t *resp);
 

@@ -90,6 +90,11 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         out->kind = MEM_API_R_OPENAPI, out->label = "openapi", allow = "GET";
     } else if (n == 1 && PART_IS(0, "mcp")) {
         out->kind = MEM_API_R_MCP, out->label = "mcp", allow = "POST";
+    } else if (n <= 2 && PART_IS(0, "console")) {
+        /* a file name, matched as it is against the embedded ones (never a path) */
+        if (n == 2 && plen[1] > MEM_STORE_ID_MAX) goto notfound;
+        out->kind = MEM_API_R_CONSOLE, out->label = "console", allow = "GET";
+        if (n == 2) memcpy(out->id, part[1], plen[1]);
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
         if (n == 2) {
             out->kind = MEM_API_R_NAMESPACES, out->label = "namespaces", allow = "GET";
@@ -219,6 +224,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__mcp(ctx, req, resp);
         return;
     }
+    if (r.kind == MEM_API_R_CONSOLE) {
+        mem_api__console(r.id, resp);
+        return;
+    }
     if (r.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")) {
         mem_api__emb_form_t form;
         if ((rc = parse_query(req->query, &form, &err)) != MEM_OK) {
@@ -272,6 +281,7 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__openapi(resp);
         break;
     case MEM_API_R_MCP:
+    case MEM_API_R_CONSOLE:
         break;
     }
     json_decref(root);

@@ -13,10 +13,12 @@ check core "server|api|storage|config" "uv|microhttpd|jansson|sqlite3|pthread"
 check config "server|api|storage" "uv|microhttpd|jansson|sqlite3"
 check storage "server|api|config" "uv|microhttpd|jansson"
 check api "server" "uv|microhttpd|sqlite3"
+# the client commands speak only the public HTTP API: no store, no handlers, no loop
+check cli "server|api|storage|config" "uv|microhttpd|sqlite3"
 
 # <dir>/<name>_int.h is shared by the files of <dir> only (tests and benches of that
 # module may include it too).
-for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch]; do
+for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch] cli/*.[ch]; do
     [ -e "$f" ] || continue
     dir=${f%%/*}
     if grep -nE '#include "[a-z]+/[a-z0-9_]+_int\.h"' "$f" | grep -v "#include \"$dir/"; then
