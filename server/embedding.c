@@ -22,18 +22,26 @@ static size_t provider_dim(void *ud)
     return mem_emb_dim(ud);
 }
 
+/* A message as a log value: its double quotes become single ones. */
+static void log_safe(char *dst, size_t n, const char *msg)
+{
+    snprintf(dst, n, "%s", msg);
+    for (char *p = dst; *p; p++)
+        if (*p == '"') *p = '\'';
+}
+
 static void on_probe(int rc, size_t dim, const mem_err_t *err, void *ud)
 {
     mem_srv_emb_t *e = ud;
-    if (rc == MEM_OK)
+    char msg[sizeof(err->msg)];
+    if (rc == MEM_OK) {
         mem_srv_log(MEM_LOG_INFO, "embedder_ready", "url=%s model=%s dim=%zu", e->cfg->embedder_url,
                     e->cfg->embedder_model, dim);
-    else if (rc != MEM_EBUSY)
-        mem_srv_log(MEM_LOG_WARN, "embedder_unavailable",
-                    "url=%s model=%s code=%s msg=\"the dimension probe failed; the first answer "
-                    "will set it\"",
-                    e->cfg->embedder_url, e->cfg->embedder_model, mem_err_wire(rc));
-    (void)err;
+    } else if (rc != MEM_EBUSY) { /* the first answer to a request will set the dimension */
+        log_safe(msg, sizeof(msg), err->msg);
+        mem_srv_log(MEM_LOG_WARN, "embedder_unavailable", "url=%s model=%s code=%s msg=\"%s\"",
+                    e->cfg->embedder_url, e->cfg->embedder_model, mem_err_wire(rc), msg);
+    }
 }
 
 int mem_srv_emb_open(uv_loop_t *loop, const mem_cfg_t *cfg, mem_api_ctx_t *api, mem_srv_emb_t **out)
@@ -100,9 +108,7 @@ void mem_srv_emb_resume(const mem_api_ctx_t *api, mem_api_resp_t *resp, mem_emb_
     mem_srv_metrics_observe_embedder(rc, calls, retries, secs);
     if (rc != MEM_OK && rc != MEM_EBUSY) {
         char msg[sizeof(err.msg)];
-        snprintf(msg, sizeof(msg), "%s", err.msg);
-        for (char *p = msg; *p; p++)
-            if (*p == '"') *p = '\'';
+        log_safe(msg, sizeof(msg), err.msg);
         mem_srv_log(MEM_LOG_WARN, "embedder_failed",
                     "id=%s code=%s calls=%zu seconds=%.3f msg=\"%s\"", req_id, mem_err_wire(rc),
                     calls, secs, msg);

@@ -83,6 +83,9 @@ def test_single_insert_key_and_retrieve():
     h.eq(calls[0]["auth"], "Bearer sk-stand-in-123")
     h.eq(calls[0]["path"], "/v1/embeddings")
     h.eq(calls[0]["content_type"], "application/json")
+    log = srv.log_tail(200)
+    h.check("event=embedder_ready" in log and "dim=%d" % DIM in log, "probe logged")
+    h.check("embedder_key=on" in log and "sk-stand-in-123" not in log, "the key is never logged")
     assert_close(stored_vec(srv, "notes", "pw"),
                  unit(vector("the staging password is hunter2", DIM)), "stored vector")
     stats = h.expect_ok(srv.get("/v1/namespaces/notes"))
@@ -228,6 +231,9 @@ def test_unreachable_provider():
                     "m1", "--embedder-timeout", "1s"]).start()
     err = h.expect_error(srv.insert("u", {"text": "nobody home"}), 502, "embedder_error")
     h.check("cannot reach" in err["message"], err["message"])
+    log = srv.log_tail(200)
+    h.check("event=embedder_unavailable" in log and "cannot reach" in log, "probe failure logged")
+    h.check("event=embedder_failed" in log and "code=embedder_error" in log, "failure logged")
     h.eq(srv.get("/v1/namespaces/u")[0], 404)
     # the dimension is unknown: PUT without a dimension asks the provider, and says so
     h.expect_error(srv.put("/v1/namespaces/u"), 502, "embedder_error")

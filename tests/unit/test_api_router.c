@@ -688,6 +688,22 @@ static void test_embed_seam_insert(void **state)
     assert_null(r.pending->embedder);
     mem_api_resp_deinit(&r);
 
+    /* the namespace's own embedder answering another dimension than it made them with is
+     * the provider's failure (a model changed under its name), not the client's */
+    use_remote(0);
+    test_ctx.embedder_id = "builtin"; /* what "text" recorded */
+    call("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 502, "embedder_error", "text");
+    assert_null(r.pending);
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/text/retrieve", "{\"query\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 502, "embedder_error", "query");
+    mem_api_resp_deinit(&r);
+
     /* the built-in embedder names itself on the op, and is refused by a provider's namespace */
     use_builtin();
     call("POST", "/v1/namespaces/text/segments", "{\"text\":\"hello world\"}", &r);
