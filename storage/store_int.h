@@ -169,6 +169,9 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
+/* The MEM_E* code of an SQLite result: FULL, NOMEM (a failed allocation is a 503, not a
+ * storage error), CORRUPT/NOTADB, else ESTORAGE. */
+int mem_store__code_sqlite(int rc);
 int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);
 
