@@ -63,6 +63,7 @@ typedef struct conn_req {
     char *body;
     size_t len, cap;
     bool too_big;
+    bool out_of_memory; /* the body could not be kept: answered 503 once it has arrived */
     char method[16];
     char *url;
     char *query;
@@ -526,6 +527,44 @@ static void req_free(conn_req_t *r)
     free(r);
 }
 
+/* When not even a request's own state can be allocated: a static 503, and the request's
+ * context marks it answered (on_request skips the rest of it, on_completed frees nothing). */
+static const char OOM_BODY[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
+static char answered_oom;
+
+/* A JSON answer from static text: needs no allocation of ours. */
+static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status, const char *body)
+{
+    struct MHD_Response *mr =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (!mr) return MHD_NO;
+    MHD_add_response_header(mr, "Content-Type", "application/json");
+    if (status == 503) MHD_add_response_header(mr, "Retry-After", "1");
+    enum MHD_Result ok = MHD_queue_response(c, status, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
+/* GET /healthz's answer (static text). */
+static const char *health(const srv_t *s, unsigned *status)
+{
+    bool ok = s->store && !s->draining;
+    *status = ok ? 200 : 503;
+    return ok ? "{\"status\":\"ok\"}"
+              : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
+}
+
+/* Not even the request's state could be allocated: health probes still get their answer. */
+static enum MHD_Result reply_oom(const srv_t *s, struct MHD_Connection *c, const char *url,
+                                 const char *method)
+{
+    unsigned status = 503;
+    const char *body = OOM_BODY;
+    if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0) body = health(s, &status);
+    return reply_static(c, status, body);
+}
+
 static bool needs_auth(const srv_t *s, const char *url)
 {
     if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
@@ -537,19 +576,19 @@ static bool needs_auth(const srv_t *s, const char *url)
 
 static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
+    if (r->out_of_memory)
+        return reply_error(r, MEM_ENOMEM, 1, "other", "out of memory reading the request body");
     if (r->too_big) {
         char msg[96];
         snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
         return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
     }
     if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
-        bool ok = s->store && !s->draining;
-        const char *txt =
-            ok ? "{\"status\":\"ok\"}"
-               : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
+        unsigned status;
+        const char *txt = health(s, &status);
         char *body = strdup(txt);
-        if (!body) return MHD_NO;
-        return reply_text(r, ok ? 200 : 503, "application/json", body, strlen(body), "healthz");
+        if (!body) return reply_static(r->conn, status, txt); /* a probe needs no memory */
+        return reply_text(r, (int)status, "application/json", body, strlen(body), "healthz");
     }
     if (s->draining) return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
     if (needs_auth(s, r->url) && !authorized(s, r->conn))
@@ -601,9 +640,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     srv_t *s = cls;
     conn_req_t *r = *con_cls;
+    if (r == (void *)&answered_oom) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (!r) {
         r = req_new(s, c, url, method);
-        if (!r) return MHD_NO;
+        if (!r) {
+            *con_cls = &answered_oom;
+            return reply_oom(s, c, url, method);
+        }
         *con_cls = r;
         conn_ctx_t *x = conn_ctx_of(c); /* headers complete: the body has its own check */
         if (x) x->started_ns = 0;
@@ -636,18 +682,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO; /* drop the connection: the body did not arrive in time */
         }
         if (!r->too_big && r->len + *upload_size > s->cfg->max_body) r->too_big = true;
-        if (!r->too_big) {
+        if (!r->too_big && !r->out_of_memory) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
                 while (cap < r->len + *upload_size)
                     cap *= 2;
                 char *b = realloc(r->body, cap);
-                if (!b) return MHD_NO;
-                r->body = b;
-                r->cap = cap;
+                if (b) {
+                    r->body = b;
+                    r->cap = cap;
+                } else {
+                    r->out_of_memory = true; /* read the rest, keep none of it */
+                }
             }
-            memcpy(r->body + r->len, upload_data, *upload_size);
-            r->len += *upload_size;
+            if (!r->out_of_memory) {
+                memcpy(r->body + r->len, upload_data, *upload_size);
+                r->len += *upload_size;
+            }
         }
         *upload_size = 0;
         return MHD_YES;
@@ -659,6 +710,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     conn_req_t *r = *con_cls;
+    if (r == (void *)&answered_oom) r = NULL;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
     req_free(r);
