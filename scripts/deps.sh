@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
 libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base \
-nats-server libnats-dev"
+nats-server libnats-dev libutf8proc-dev libstemmer-dev"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,147 @@
+/* lexidx.h - the lexical index of one namespace: terms, exact statistics, BM25 (SPEC section 6)
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. Rows are the vector index's rows: the same positions, appended in the same
+ * (time) order, a row without text included (it has no terms), so the time blocks of
+ * MEM_LEXIDX_BLOCK_ROWS rows are the vector index's blocks and one set of block bounds
+ * prunes both [PISA, tantivy: block-max indexes]. Per term: a posting list (row, term
+ * frequency) in position order, cut at the block boundaries, each block piece with the
+ * largest term frequency and the smallest row length in it, so a query bounds the BM25
+ * contribution of every term in every block without reading its postings. Per row: its
+ * length and its (term, frequency) list, which makes the statistics exact when a row
+ * leaves or enters them, and is the scalar reference's data.
+ *
+ * Statistics (what idf and the average length are computed from) describe the active
+ * rows: published (committed), with text, neither superseded, archived nor deleted: the
+ * memory a default retrieve searches. N = how many, df(t) = how many of them hold t,
+ * total = the sum of their lengths. They do not depend on a query's filters, so a row's
+ * score is the same whatever else is visible, top-K is exact and min_score means the same
+ * everywhere.
+ *
+ * Relevance, for a query of distinct terms Q (Lucene's BM25Similarity, whose idf is
+ * ln(1 + (N - df + 0.5) / (df + 0.5)) and whose term score is idf * tf / (tf + k1 * (1 -
+ * b + b * dl / avgdl)), divided by its maximum, the sum of the query terms' idf, which is
+ * what an infinitely repeated match of every term would score):
+ *
+ *   text(d) = sum over t in Q with tf(t, d) > 0 of  w(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+ *   w(t)    = idf(t) / sum over t in Q of idf(t),   avgdl = total / N (1 when N = 0)
+ *
+ * so text(d) is in [0, 1): 0 when d holds no query term, near 1 when it holds all of them
+ * many times; a query term no active row holds (df 0) still counts in the divisor. dl is
+ * the row's number of terms (repeats counted). Terms of a query beyond
+ * MEM_LEXIDX_QUERY_TERMS distinct ones are ignored.
+ *
+ * Not thread-safe: the owner (storage/) guards it with the vector index's lock; scans
+ * only read.
+ */
+#ifndef MEM_CORE_LEXIDX_H
+#define MEM_CORE_LEXIDX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/index.h"
+#include "core/lextok.h"
+
+#define MEM_LEXIDX_BLOCK_ROWS  MEM_INDEX_BLOCK_ROWS
+#define MEM_LEXIDX_QUERY_TERMS 1024 /* distinct terms of a query that count */
+
+/* BM25 parameters. Defaults: k1 0.9, b 0.4 (Anserini's, and the development reference's;
+ * docs/retrieval.md shows what others do). k1 in [0, 10], b in [0, 1]. */
+typedef struct mem_bm25 {
+    double k1; /* term-frequency saturation: 0 = a term counts once however often it occurs */
+    double b;  /* length normalisation: 0 = none, 1 = full */
+} mem_bm25_t;
+#define MEM_BM25_DEFAULTS ((mem_bm25_t){.k1 = 0.9, .b = 0.4})
+
+/* ---- a tokenised row: what the writer builds before taking the index lock ---- */
+
+typedef struct mem_lexdoc {
+    size_t n_terms; /* distinct terms */
+    uint32_t len;   /* terms counted with repeats: the row's dl */
+    /* private: term i is _bytes[_off[i] .. _off[i + 1]), seen _tf[i] times */
+    char *_bytes;
+    uint32_t *_off, *_tf;
+    size_t _cap_bytes, _cap_terms;
+    uint32_t *_slots; /* open-addressing map term -> i + 1 */
+    size_t _cap_slots;
+} mem_lexdoc_t;
+
+/* Tokenise text[0..len) with tk into doc (zero-initialised or reused: it is reset first).
+ * MEM_OK, MEM_ENOMEM. */
+int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len);
+void mem_lexdoc_deinit(mem_lexdoc_t *doc);
+
+/* ---- the index ---- */
+
+typedef struct mem_lexidx mem_lexidx_t;
+
+typedef struct mem_lexidx_stats {
+    size_t n_rows;      /* positions, holes and unpublished rows included */
+    size_t n_published; /* positions whose rows may be in the statistics */
+    uint64_t n_docs;    /* N */
+    uint64_t total_len; /* sum of dl over the N rows */
+    size_t n_terms;     /* distinct terms ever appended (kept until a vacuum) */
+    size_t n_postings;  /* (term, row) pairs, holes included until a vacuum */
+    size_t bytes;       /* heap memory held */
+} mem_lexidx_stats_t;
+
+/* MEM_OK or MEM_ENOMEM. */
+int mem_lexidx_new(mem_lexidx_t **out);
+void mem_lexidx_free(mem_lexidx_t *lx);
+void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out);
+/* df of the term term[0..len) (already a term: tokenizer output), 0 when unknown. */
+uint32_t mem_lexidx_df(const mem_lexidx_t *lx, const char *term, size_t len);
+
+/* Append the row at position n_rows with doc's terms (NULL: a row without text). active:
+ * the row is neither superseded nor archived. It enters the statistics when published.
+ * Writes the position to *pos. MEM_OK, MEM_ENOMEM (nothing changed). */
+int mem_lexidx_append(mem_lexidx_t *lx, const mem_lexdoc_t *doc, bool active, size_t *pos);
+/* Rows below n (<= n_rows) are committed: the active ones with text enter the statistics. */
+void mem_lexidx_publish(mem_lexidx_t *lx, size_t n);
+/* A row became active or inactive (superseded, archived, or back). */
+void mem_lexidx_set_active(mem_lexidx_t *lx, size_t pos, bool active);
+/* A row was deleted (a hole): it leaves the statistics for good. */
+void mem_lexidx_remove(mem_lexidx_t *lx, size_t pos);
+/* Build *out: old without its deleted rows, positions renumbered as mem_index_vacuum does
+ * (the k-th non-deleted row of old is row k), every row published. old must have no
+ * unpublished rows, else MEM_EINVAL. MEM_OK, MEM_ENOMEM. */
+int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out);
+
+/* ---- queries ---- */
+
+/* A query prepared against the index's current statistics: the terms, their weights and
+ * the BM25 constants. Valid while the index is not changed (the caller's read lock). */
+typedef struct mem_lexq {
+    size_t n;          /* distinct query terms (0: nothing can match) */
+    uint32_t *term;    /* n term ids; UINT32_MAX for a term the index does not hold */
+    double *w;         /* n weights idf / sum idf */
+    double sat_a;      /* k1 * (1 - b) */
+    double sat_c;      /* k1 * b / avgdl */
+    mem_bm25_t params; /* as given */
+} mem_lexq_t;
+
+/* Tokenise text with tk and weigh its terms against lx. *q is freed with mem_lexq_deinit.
+ * MEM_OK, MEM_ENOMEM. */
+int mem_lexq_prepare(mem_lexq_t *q, const mem_lexidx_t *lx, mem_lextok_t *tk, const char *text,
+                     size_t len, const mem_bm25_t *params);
+void mem_lexq_deinit(mem_lexq_t *q);
+/* Distinct terms of q that the index holds. */
+size_t mem_lexq_known_terms(const mem_lexq_t *q);
+
+/* text(d) of row pos, read from the row's own term list: the scalar reference. */
+double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t pos);
+
+/* Upper bounds per block: ub[b] >= text(d) for every row d of block b (b < n_blocks), 0
+ * for a block that holds no query term; blocks are (n_rows + BLOCK_ROWS - 1) / BLOCK_ROWS.
+ * ub has room for that many. */
+void mem_lexidx_block_bounds(const mem_lexidx_t *lx, const mem_lexq_t *q, double *ub,
+                             size_t n_blocks);
+/* The rows of block b holding a query term: rows[0..*n) (offsets in the block, ascending)
+ * and their text scores (equal, bit for bit, to mem_lexidx_score_row). rows and scores have
+ * room for MEM_LEXIDX_BLOCK_ROWS; scores is indexed by offset, only the listed ones set. */
+void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, uint32_t *rows,
+                            size_t *n, double *scores);
+
+#endif
