@@ -1,16 +1,17 @@
-/* lexidx.c - term dictionary, block postings with per-block maxima, exact statistics, BM25
+/* lexidx.c - term dictionaries, block postings with per-block maxima, exact statistics, BM25
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. A term's postings are one array of (row offset in its block | tf << 8), in
  * position order (rows are appended in order), plus one "piece" per block it occurs in:
- * where its postings of that block start, and the largest tf and smallest row length among
+ * where its postings of that block start, and the largest tf and smallest row length in
  * them. BM25's term score tf / (tf + k1 * (1 - b + b * dl / avgdl)) grows with tf and
  * shrinks with dl, in floating point too (rounding is monotone), so the score at (max tf,
- * min dl) bounds every posting of the piece, whatever avgdl and k1, b are when the query
+ * min dl) bounds every posting of the piece, whatever avgdl, k1 and b are when the query
  * runs: the bounds never go stale, a removed row only makes them looser until a vacuum.
- * Scores are summed over the query terms in query order everywhere (reference, block
- * scorer, bounds), so the block scorer equals the reference bit for bit and a bound is
- * never below a score it bounds (floating-point addition is monotone in each operand).
+ * Scores are summed over the fields and their query terms in one fixed order everywhere
+ * (reference, block scorer, bounds), so the block scorer equals the reference bit for bit
+ * and a bound is never below a score it bounds (floating-point addition is monotone in
+ * each operand).
  */
 #include "core/lexidx.h"
 
@@ -21,9 +22,10 @@
 #include "core/err.h"
 
 #define ROWS MEM_LEXIDX_BLOCK_ROWS
+#define NF   MEM_LEXIDX_N_FIELDS
 _Static_assert(MEM_LEXIDX_BLOCK_ROWS <= 256, "a posting keeps the row offset in 8 bits");
 
-#define TF_MAX  ((1u << 24) - 1) /* a posting keeps tf in 24 bits; a 1 MiB text has fewer terms */
+#define TF_MAX  ((1u << 24) - 1) /* a posting keeps tf in 24 bits; a 1 MiB text has fewer */
 #define NO_TERM UINT32_MAX
 
 enum row_state {
@@ -50,33 +52,42 @@ typedef struct lex_term {
     lex_piece_t *pieces;
 } lex_term_t;
 
-typedef struct lex_fwd {
-    uint32_t term, tf;
-} lex_fwd_t;
-
-typedef struct lex_block {
-    uint32_t dl[ROWS];
-    uint32_t start[ROWS + 1]; /* row r's terms: fwd[start[r] .. start[r + 1]) */
-    uint8_t state[ROWS];      /* enum row_state bits */
-    uint32_t n_rows;
-    uint32_t n_fwd, cap_fwd;
-    lex_fwd_t *fwd;
-} lex_block_t;
-
-struct mem_lexidx {
-    lex_block_t **blocks;
-    size_t n_blocks, cap_blocks;
-    size_t n_rows, n_published;
-    uint64_t n_docs, total_len;
-    size_t n_postings;
+typedef struct lex_dict {
     lex_term_t *terms;
     size_t n_terms, cap_terms;
     char *names;
     size_t n_names, cap_names;
     uint32_t *slots; /* term id + 1, 0 = empty */
     size_t cap_slots;
-    uint32_t *scratch; /* append: the doc's term ids */
-    size_t cap_scratch;
+    uint64_t total_len; /* over the counted rows */
+    size_t n_postings;
+} lex_dict_t;
+
+typedef struct lex_fwd {
+    uint32_t term, tf;
+} lex_fwd_t;
+
+typedef struct lex_rows { /* one field of one block */
+    uint32_t dl[ROWS];
+    uint32_t start[ROWS + 1]; /* row r's terms: fwd[start[r] .. start[r + 1]) */
+    uint32_t n_fwd, cap_fwd;
+    lex_fwd_t *fwd;
+} lex_rows_t;
+
+typedef struct lex_block {
+    uint8_t state[ROWS]; /* enum row_state bits */
+    uint32_t n_rows;
+    lex_rows_t f[NF];
+} lex_block_t;
+
+struct mem_lexidx {
+    lex_block_t **blocks;
+    size_t n_blocks, cap_blocks;
+    size_t n_rows, n_published;
+    uint64_t n_docs;
+    lex_dict_t d[NF];
+    uint32_t *scratch[NF]; /* append: a doc's term ids per field */
+    size_t cap_scratch[NF];
 };
 
 static uint64_t hash_term(const char *s, size_t len)
@@ -107,19 +118,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
 
 /* ---- documents ---------------------------------------------------------------------- */
 
-typedef struct doc_run {
-    mem_lexdoc_t *doc;
-    int rc;
-} doc_run_t;
-
-static int doc_slots_grow(mem_lexdoc_t *d)
+static int doc_slots_grow(mem_lexdoc_field_t *d)
 {
     size_t cap = d->_cap_slots ? d->_cap_slots * 2 : 64;
     uint32_t *s = calloc(cap, sizeof(*s));
     if (!s) return MEM_ENOMEM;
     for (size_t i = 0; i < d->n_terms; i++) {
-        const char *t = d->_bytes + d->_off[i];
-        size_t j = hash_term(t, d->_off[i + 1] - d->_off[i]) & (cap - 1);
+        size_t j = hash_term(d->_bytes + d->_off[i], d->_off[i + 1] - d->_off[i]) & (cap - 1);
         while (s[j])
             j = (j + 1) & (cap - 1);
         s[j] = (uint32_t)i + 1;
@@ -130,120 +135,185 @@ static int doc_slots_grow(mem_lexdoc_t *d)
     return MEM_OK;
 }
 
-static int doc_add(const char *t, size_t len, void *ud)
+/* Count term t (len bytes) times more in d. */
+static int doc_add_n(mem_lexdoc_field_t *d, const char *t, size_t len, uint32_t times)
 {
-    mem_lexdoc_t *d = ud;
+    d->len = d->len > UINT32_MAX - times ? UINT32_MAX : d->len + times;
     if ((d->n_terms + 1) * 2 > d->_cap_slots && doc_slots_grow(d) != MEM_OK) return MEM_ENOMEM;
     size_t mask = d->_cap_slots - 1;
     size_t j = hash_term(t, len) & mask;
     for (; d->_slots[j]; j = (j + 1) & mask) {
         uint32_t i = d->_slots[j] - 1;
         if (d->_off[i + 1] - d->_off[i] == len && memcmp(d->_bytes + d->_off[i], t, len) == 0) {
-            if (d->_tf[i] < TF_MAX) d->_tf[i]++;
-            if (d->len < UINT32_MAX) d->len++;
-            return 0;
+            d->_tf[i] = d->_tf[i] > TF_MAX - times ? TF_MAX : d->_tf[i] + times;
+            return MEM_OK;
         }
     }
     size_t used = d->n_terms ? d->_off[d->n_terms] : 0;
-    if (grow((void **)&d->_bytes, &d->_cap_bytes, used + len, 1, 256) != MEM_OK)
+    if (used + len > UINT32_MAX ||
+        grow((void **)&d->_bytes, &d->_cap_bytes, used + len, 1, 256) != MEM_OK ||
+        grow((void **)&d->_off, &d->_cap_off, d->n_terms + 2, sizeof(uint32_t), 32) != MEM_OK ||
+        grow((void **)&d->_tf, &d->_cap_tf, d->n_terms + 1, sizeof(uint32_t), 32) != MEM_OK)
         return MEM_ENOMEM;
-    size_t cap_off = d->_cap_terms; /* _off has one more entry than _tf */
-    if (d->n_terms + 2 > d->_cap_terms) {
-        if (grow((void **)&d->_tf, &cap_off, d->n_terms + 2, sizeof(uint32_t), 32) != MEM_OK)
-            return MEM_ENOMEM;
-        uint32_t *off = realloc(d->_off, cap_off * sizeof(uint32_t));
-        if (!off) return MEM_ENOMEM;
-        d->_off = off;
-        d->_cap_terms = cap_off;
-    }
     memcpy(d->_bytes + used, t, len);
     d->_off[d->n_terms] = (uint32_t)used;
     d->_off[d->n_terms + 1] = (uint32_t)(used + len);
-    d->_tf[d->n_terms] = 1;
+    d->_tf[d->n_terms] = times > TF_MAX ? TF_MAX : times;
     d->_slots[j] = (uint32_t)(++d->n_terms);
-    if (d->len < UINT32_MAX) d->len++;
+    return MEM_OK;
+}
+
+static int doc_add_word(const char *t, size_t len, void *ud)
+{
+    mem_lexdoc_t *doc = ud;
+    return doc_add_n(&doc->f[MEM_LEXIDX_WORDS], t, len, 1);
+}
+
+/* Bytes of the UTF-8 sequence that starts with lead byte c (terms are valid UTF-8). */
+static size_t utf8_len(unsigned char c)
+{
+    return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+}
+
+typedef int (*gram_fn)(const char *g, size_t len, void *ud);
+
+/* The trigrams of "^word$", over code points, in order. */
+static int each_gram(const char *w, size_t len, gram_fn fn, void *ud)
+{
+    size_t cut[MEM_LEXTOK_MAX_BYTES + 3], n = 0; /* code point boundaries of "^word$" */
+    char buf[MEM_LEXTOK_MAX_BYTES + 2];
+    if (len > MEM_LEXTOK_MAX_BYTES) len = MEM_LEXTOK_MAX_BYTES;
+    buf[0] = '^';
+    memcpy(buf + 1, w, len);
+    buf[len + 1] = '$';
+    size_t total = len + 2;
+    for (size_t i = 0; i < total; i += (i == 0 || i == total - 1) ? 1 : utf8_len((unsigned char)buf[i]))
+        cut[n++] = i;
+    cut[n] = total;
+    for (size_t i = 0; i + 3 <= n; i++) {
+        int rc = fn(buf + cut[i], cut[i + 3] - cut[i], ud);
+        if (rc) return rc;
+    }
     return 0;
+}
+
+typedef struct gram_add {
+    mem_lexdoc_field_t *f;
+    uint32_t times;
+} gram_add_t;
+
+static int gram_add_fn(const char *g, size_t len, void *ud)
+{
+    gram_add_t *ga = ud;
+    return doc_add_n(ga->f, g, len, ga->times);
+}
+
+static void field_reset(mem_lexdoc_field_t *f)
+{
+    f->n_terms = 0;
+    f->len = 0;
+    if (f->_slots) memset(f->_slots, 0, f->_cap_slots * sizeof(*f->_slots));
 }
 
 int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len)
 {
-    doc->n_terms = 0;
-    doc->len = 0;
-    if (doc->_slots) memset(doc->_slots, 0, doc->_cap_slots * sizeof(*doc->_slots));
-    int rc = mem_lextok_run(tk, text, len, doc_add, doc);
-    return rc == 0 ? MEM_OK : MEM_ENOMEM;
+    for (int f = 0; f < NF; f++)
+        field_reset(&doc->f[f]);
+    if (mem_lextok_run(tk, text, len, doc_add_word, doc) != 0) return MEM_ENOMEM;
+    const mem_lexdoc_field_t *w = &doc->f[MEM_LEXIDX_WORDS];
+    gram_add_t ga = {.f = &doc->f[MEM_LEXIDX_GRAMS]};
+    for (size_t i = 0; i < w->n_terms; i++) {
+        ga.times = w->_tf[i];
+        if (each_gram(w->_bytes + w->_off[i], w->_off[i + 1] - w->_off[i], gram_add_fn, &ga) != 0)
+            return MEM_ENOMEM;
+    }
+    return MEM_OK;
 }
 
 void mem_lexdoc_deinit(mem_lexdoc_t *doc)
 {
     if (!doc) return;
-    free(doc->_bytes);
-    free(doc->_off);
-    free(doc->_tf);
-    free(doc->_slots);
+    for (int i = 0; i < NF; i++) {
+        mem_lexdoc_field_t *f = &doc->f[i];
+        free(f->_bytes);
+        free(f->_off);
+        free(f->_tf);
+        free(f->_slots);
+    }
     memset(doc, 0, sizeof(*doc));
 }
 
-/* ---- the dictionary ----------------------------------------------------------------- */
+/* ---- the dictionaries --------------------------------------------------------------- */
 
-static uint32_t term_find(const mem_lexidx_t *lx, const char *t, size_t len)
+static uint32_t term_find(const lex_dict_t *d, const char *t, size_t len)
 {
-    if (!lx->cap_slots) return NO_TERM;
-    size_t mask = lx->cap_slots - 1;
-    for (size_t j = hash_term(t, len) & mask; lx->slots[j]; j = (j + 1) & mask) {
-        const lex_term_t *te = &lx->terms[lx->slots[j] - 1];
-        if (te->name_len == len && memcmp(lx->names + te->name_off, t, len) == 0)
-            return lx->slots[j] - 1;
+    if (!d->cap_slots) return NO_TERM;
+    size_t mask = d->cap_slots - 1;
+    for (size_t j = hash_term(t, len) & mask; d->slots[j]; j = (j + 1) & mask) {
+        const lex_term_t *te = &d->terms[d->slots[j] - 1];
+        if (te->name_len == len && memcmp(d->names + te->name_off, t, len) == 0)
+            return d->slots[j] - 1;
     }
     return NO_TERM;
 }
 
-static int slots_grow(mem_lexidx_t *lx)
+static int slots_grow(lex_dict_t *d)
 {
-    size_t cap = lx->cap_slots ? lx->cap_slots * 2 : 1024;
+    size_t cap = d->cap_slots ? d->cap_slots * 2 : 1024;
     uint32_t *s = calloc(cap, sizeof(*s));
     if (!s) return MEM_ENOMEM;
-    for (size_t i = 0; i < lx->n_terms; i++) {
-        const lex_term_t *te = &lx->terms[i];
-        size_t j = hash_term(lx->names + te->name_off, te->name_len) & (cap - 1);
+    for (size_t i = 0; i < d->n_terms; i++) {
+        const lex_term_t *te = &d->terms[i];
+        size_t j = hash_term(d->names + te->name_off, te->name_len) & (cap - 1);
         while (s[j])
             j = (j + 1) & (cap - 1);
         s[j] = (uint32_t)i + 1;
     }
-    free(lx->slots);
-    lx->slots = s;
-    lx->cap_slots = cap;
+    free(d->slots);
+    d->slots = s;
+    d->cap_slots = cap;
     return MEM_OK;
 }
 
 /* The id of t, added (with no postings) when new. MEM_OK or MEM_ENOMEM. */
-static int term_intern(mem_lexidx_t *lx, const char *t, size_t len, uint32_t *id)
+static int term_intern(lex_dict_t *d, const char *t, size_t len, uint32_t *id)
 {
-    uint32_t f = term_find(lx, t, len);
+    uint32_t f = term_find(d, t, len);
     if (f != NO_TERM) {
         *id = f;
         return MEM_OK;
     }
-    if (len > 255 || lx->n_terms >= NO_TERM - 1 || lx->n_names + len > UINT32_MAX)
+    if (len > 255 || d->n_terms >= NO_TERM - 1 || d->n_names + len > UINT32_MAX)
         return MEM_ENOMEM;
-    if ((lx->n_terms + 1) * 2 > lx->cap_slots && slots_grow(lx) != MEM_OK) return MEM_ENOMEM;
-    if (grow((void **)&lx->terms, &lx->cap_terms, lx->n_terms + 1, sizeof(lex_term_t), 256) !=
+    if ((d->n_terms + 1) * 2 > d->cap_slots && slots_grow(d) != MEM_OK) return MEM_ENOMEM;
+    if (grow((void **)&d->terms, &d->cap_terms, d->n_terms + 1, sizeof(lex_term_t), 256) !=
             MEM_OK ||
-        grow((void **)&lx->names, &lx->cap_names, lx->n_names + len, 1, 4096) != MEM_OK)
+        grow((void **)&d->names, &d->cap_names, d->n_names + len, 1, 4096) != MEM_OK)
         return MEM_ENOMEM;
-    lex_term_t *te = &lx->terms[lx->n_terms];
+    lex_term_t *te = &d->terms[d->n_terms];
     memset(te, 0, sizeof(*te));
-    te->name_off = (uint32_t)lx->n_names;
+    te->name_off = (uint32_t)d->n_names;
     te->name_len = (uint8_t)len;
-    memcpy(lx->names + lx->n_names, t, len);
-    lx->n_names += len;
-    size_t mask = lx->cap_slots - 1;
+    memcpy(d->names + d->n_names, t, len);
+    d->n_names += len;
+    size_t mask = d->cap_slots - 1;
     size_t j = hash_term(t, len) & mask;
-    while (lx->slots[j])
+    while (d->slots[j])
         j = (j + 1) & mask;
-    lx->slots[j] = (uint32_t)lx->n_terms + 1;
-    *id = (uint32_t)lx->n_terms++;
+    d->slots[j] = (uint32_t)d->n_terms + 1;
+    *id = (uint32_t)d->n_terms++;
     return MEM_OK;
+}
+
+static void dict_free(lex_dict_t *d)
+{
+    for (size_t i = 0; i < d->n_terms; i++) {
+        free(d->terms[i].post);
+        free(d->terms[i].pieces);
+    }
+    free(d->terms);
+    free(d->names);
+    free(d->slots);
 }
 
 /* ---- the index ---------------------------------------------------------------------- */
@@ -260,46 +330,47 @@ void mem_lexidx_free(mem_lexidx_t *lx)
 {
     if (!lx) return;
     for (size_t b = 0; b < lx->n_blocks; b++) {
-        free(lx->blocks[b]->fwd);
+        for (int f = 0; f < NF; f++)
+            free(lx->blocks[b]->f[f].fwd);
         free(lx->blocks[b]);
     }
     free(lx->blocks);
-    for (size_t i = 0; i < lx->n_terms; i++) {
-        free(lx->terms[i].post);
-        free(lx->terms[i].pieces);
+    for (int f = 0; f < NF; f++) {
+        dict_free(&lx->d[f]);
+        free(lx->scratch[f]);
     }
-    free(lx->terms);
-    free(lx->names);
-    free(lx->slots);
-    free(lx->scratch);
     free(lx);
 }
 
 void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out)
 {
+    memset(out, 0, sizeof(*out));
     size_t bytes = sizeof(*lx) + lx->cap_blocks * sizeof(*lx->blocks) +
-                   lx->cap_terms * sizeof(*lx->terms) + lx->cap_names +
-                   lx->cap_slots * sizeof(*lx->slots) + lx->cap_scratch * sizeof(*lx->scratch);
-    for (size_t b = 0; b < lx->n_blocks; b++)
-        bytes += sizeof(lex_block_t) + lx->blocks[b]->cap_fwd * sizeof(lex_fwd_t);
-    for (size_t i = 0; i < lx->n_terms; i++)
-        bytes += lx->terms[i].cap_post * sizeof(uint32_t) +
-                 lx->terms[i].cap_pieces * sizeof(lex_piece_t);
-    *out = (mem_lexidx_stats_t){
-        .n_rows = lx->n_rows,
-        .n_published = lx->n_published,
-        .n_docs = lx->n_docs,
-        .total_len = lx->total_len,
-        .n_terms = lx->n_terms,
-        .n_postings = lx->n_postings,
-        .bytes = bytes,
-    };
+                   lx->n_blocks * sizeof(lex_block_t);
+    for (int f = 0; f < NF; f++) {
+        const lex_dict_t *d = &lx->d[f];
+        bytes += d->cap_terms * sizeof(*d->terms) + d->cap_names + d->cap_slots * sizeof(uint32_t) +
+                 lx->cap_scratch[f] * sizeof(uint32_t);
+        for (size_t b = 0; b < lx->n_blocks; b++)
+            bytes += lx->blocks[b]->f[f].cap_fwd * sizeof(lex_fwd_t);
+        for (size_t i = 0; i < d->n_terms; i++)
+            bytes += d->terms[i].cap_post * sizeof(uint32_t) +
+                     d->terms[i].cap_pieces * sizeof(lex_piece_t);
+        out->total_len[f] = d->total_len;
+        out->n_terms[f] = d->n_terms;
+        out->n_postings[f] = d->n_postings;
+    }
+    out->n_rows = lx->n_rows;
+    out->n_published = lx->n_published;
+    out->n_docs = lx->n_docs;
+    out->bytes = bytes;
 }
 
-uint32_t mem_lexidx_df(const mem_lexidx_t *lx, const char *term, size_t len)
+uint32_t mem_lexidx_df(const mem_lexidx_t *lx, int field, const char *term, size_t len)
 {
-    uint32_t id = term_find(lx, term, len);
-    return id == NO_TERM ? 0 : lx->terms[id].df;
+    if (field < 0 || field >= NF) return 0;
+    uint32_t id = term_find(&lx->d[field], term, len);
+    return id == NO_TERM ? 0 : lx->d[field].terms[id].df;
 }
 
 static lex_block_t *block_of(const mem_lexidx_t *lx, size_t pos)
@@ -317,44 +388,37 @@ static void recount(mem_lexidx_t *lx, size_t pos)
                 !(st & ROW_DELETED);
     bool have = (st & ROW_COUNTED) != 0;
     if (want == have) return;
-    for (uint32_t e = blk->start[r]; e < blk->start[r + 1]; e++) {
-        lex_term_t *te = &lx->terms[blk->fwd[e].term];
-        te->df = want ? te->df + 1 : te->df - 1;
+    for (int f = 0; f < NF; f++) {
+        const lex_rows_t *rows = &blk->f[f];
+        lex_dict_t *d = &lx->d[f];
+        for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++) {
+            lex_term_t *te = &d->terms[rows->fwd[e].term];
+            te->df = want ? te->df + 1 : te->df - 1;
+        }
+        d->total_len = want ? d->total_len + rows->dl[r] : d->total_len - rows->dl[r];
     }
-    if (want) {
-        lx->n_docs++;
-        lx->total_len += blk->dl[r];
-        blk->state[r] |= ROW_COUNTED;
-    } else {
-        lx->n_docs--;
-        lx->total_len -= blk->dl[r];
-        blk->state[r] &= (uint8_t)~ROW_COUNTED;
-    }
+    lx->n_docs = want ? lx->n_docs + 1 : lx->n_docs - 1;
+    blk->state[r] = want ? (uint8_t)(st | ROW_COUNTED) : (uint8_t)(st & ~ROW_COUNTED);
 }
 
-/* Append a row from term ids (ids[i] seen tfs[i] times), everything reserved or not. */
-static int append_ids(mem_lexidx_t *lx, const uint32_t *ids, const uint32_t *tfs, size_t n,
-                      uint32_t dl, uint8_t state, size_t *pos)
+/* One field of a row to append, by term ids. */
+typedef struct row_field {
+    const uint32_t *ids, *tfs;
+    size_t n;
+    uint32_t dl;
+} row_field_t;
+
+/* Reserve room for one more row's field in block b. */
+static int reserve_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_field_t *rf,
+                         size_t b)
 {
-    size_t p = lx->n_rows, b = p / ROWS, r = p % ROWS;
-    if (p >= (size_t)UINT32_MAX - 1) return MEM_ENOMEM;
-    /* reserve everything first, so a failure leaves the index as it was */
-    if (b == lx->n_blocks) {
-        if (grow((void **)&lx->blocks, &lx->cap_blocks, lx->n_blocks + 1, sizeof(*lx->blocks),
-                 16) != MEM_OK)
-            return MEM_ENOMEM;
-        lex_block_t *nb = calloc(1, sizeof(*nb));
-        if (!nb) return MEM_ENOMEM;
-        lx->blocks[lx->n_blocks++] = nb;
-    }
-    lex_block_t *blk = lx->blocks[b];
-    size_t cap_fwd = blk->cap_fwd;
-    if (grow((void **)&blk->fwd, &cap_fwd, (size_t)blk->n_fwd + n, sizeof(lex_fwd_t), 64) !=
+    size_t cap_fwd = rows->cap_fwd;
+    if (grow((void **)&rows->fwd, &cap_fwd, (size_t)rows->n_fwd + rf->n, sizeof(lex_fwd_t), 64) !=
         MEM_OK)
         return MEM_ENOMEM;
-    blk->cap_fwd = (uint32_t)cap_fwd;
-    for (size_t i = 0; i < n; i++) {
-        lex_term_t *te = &lx->terms[ids[i]];
+    rows->cap_fwd = (uint32_t)cap_fwd;
+    for (size_t i = 0; i < rf->n; i++) {
+        lex_term_t *te = &lx->d[f].terms[rf->ids[i]];
         size_t cp = te->cap_post, cq = te->cap_pieces;
         bool new_piece = te->n_pieces == 0 || te->pieces[te->n_pieces - 1].block != b;
         if (grow((void **)&te->post, &cp, (size_t)te->n_post + 1, sizeof(uint32_t), 2) != MEM_OK)
@@ -365,42 +429,72 @@ static int append_ids(mem_lexidx_t *lx, const uint32_t *ids, const uint32_t *tfs
             return MEM_ENOMEM;
         te->cap_pieces = (uint32_t)cq;
     }
-    /* write */
-    blk->dl[r] = dl;
-    blk->state[r] = state;
-    blk->start[r] = blk->n_fwd;
-    for (size_t i = 0; i < n; i++) {
-        lex_term_t *te = &lx->terms[ids[i]];
-        uint32_t tf = tfs[i] > TF_MAX ? TF_MAX : tfs[i];
+    return MEM_OK;
+}
+
+static void write_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_field_t *rf, size_t b,
+                        size_t r)
+{
+    lex_dict_t *d = &lx->d[f];
+    rows->dl[r] = rf->dl;
+    rows->start[r] = rows->n_fwd;
+    for (size_t i = 0; i < rf->n; i++) {
+        lex_term_t *te = &d->terms[rf->ids[i]];
+        uint32_t tf = rf->tfs[i] > TF_MAX ? TF_MAX : rf->tfs[i];
         if (te->n_pieces == 0 || te->pieces[te->n_pieces - 1].block != b)
             te->pieces[te->n_pieces++] = (lex_piece_t){
-                .block = (uint32_t)b, .start = te->n_post, .max_tf = tf, .min_dl = dl};
+                .block = (uint32_t)b, .start = te->n_post, .max_tf = tf, .min_dl = rf->dl};
         lex_piece_t *pc = &te->pieces[te->n_pieces - 1];
         if (tf > pc->max_tf) pc->max_tf = tf;
-        if (dl < pc->min_dl) pc->min_dl = dl;
+        if (rf->dl < pc->min_dl) pc->min_dl = rf->dl;
         te->post[te->n_post++] = (uint32_t)r | tf << 8;
-        blk->fwd[blk->n_fwd++] = (lex_fwd_t){.term = ids[i], .tf = tf};
+        rows->fwd[rows->n_fwd++] = (lex_fwd_t){.term = rf->ids[i], .tf = tf};
     }
-    blk->start[r + 1] = blk->n_fwd;
+    rows->start[r + 1] = rows->n_fwd;
+    d->n_postings += rf->n;
+}
+
+/* Append a row, everything reserved first so a failure leaves the index as it was. */
+static int append_row(mem_lexidx_t *lx, const row_field_t *rf, uint8_t state, size_t *pos)
+{
+    size_t p = lx->n_rows, b = p / ROWS, r = p % ROWS;
+    if (p >= (size_t)UINT32_MAX - 1) return MEM_ENOMEM;
+    if (b == lx->n_blocks) {
+        if (grow((void **)&lx->blocks, &lx->cap_blocks, lx->n_blocks + 1, sizeof(*lx->blocks),
+                 16) != MEM_OK)
+            return MEM_ENOMEM;
+        lex_block_t *nb = calloc(1, sizeof(*nb));
+        if (!nb) return MEM_ENOMEM;
+        lx->blocks[lx->n_blocks++] = nb;
+    }
+    lex_block_t *blk = lx->blocks[b];
+    for (int f = 0; f < NF; f++)
+        if (reserve_field(lx, &blk->f[f], f, &rf[f], b) != MEM_OK) return MEM_ENOMEM;
+    for (int f = 0; f < NF; f++)
+        write_field(lx, &blk->f[f], f, &rf[f], b, r);
+    blk->state[r] = state;
     blk->n_rows++;
     lx->n_rows++;
-    lx->n_postings += n;
     *pos = p;
     return MEM_OK;
 }
 
 int mem_lexidx_append(mem_lexidx_t *lx, const mem_lexdoc_t *doc, bool active, size_t *pos)
 {
-    size_t n = doc ? doc->n_terms : 0;
-    if (grow((void **)&lx->scratch, &lx->cap_scratch, n + 1, sizeof(uint32_t), 64) != MEM_OK)
-        return MEM_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        const char *t = doc->_bytes + doc->_off[i];
-        if (term_intern(lx, t, doc->_off[i + 1] - doc->_off[i], &lx->scratch[i]) != MEM_OK)
-            return MEM_ENOMEM; /* new terms may stay in the dictionary, without postings */
+    row_field_t rf[NF] = {{0}};
+    for (int f = 0; f < NF && doc; f++) {
+        const mem_lexdoc_field_t *df = &doc->f[f];
+        if (grow((void **)&lx->scratch[f], &lx->cap_scratch[f], df->n_terms + 1, sizeof(uint32_t),
+                 64) != MEM_OK)
+            return MEM_ENOMEM;
+        for (size_t i = 0; i < df->n_terms; i++)
+            if (term_intern(&lx->d[f], df->_bytes + df->_off[i], df->_off[i + 1] - df->_off[i],
+                            &lx->scratch[f][i]) != MEM_OK)
+                return MEM_ENOMEM; /* new terms may stay in the dictionary, without postings */
+        rf[f] = (row_field_t){.ids = lx->scratch[f], .tfs = df->_tf, .n = df->n_terms, .dl = df->len};
     }
     uint8_t state = (uint8_t)((active ? ROW_ACTIVE : 0) | (doc ? ROW_TEXT : 0));
-    return append_ids(lx, lx->scratch, doc ? doc->_tf : NULL, n, doc ? doc->len : 0, state, pos);
+    return append_row(lx, rf, state, pos);
 }
 
 void mem_lexidx_publish(mem_lexidx_t *lx, size_t n)
@@ -437,45 +531,54 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
     if (old->n_published != old->n_rows) return MEM_EINVAL;
     int rc = MEM_ENOMEM;
     mem_lexidx_t *lx = NULL;
-    uint32_t *remap = NULL, *ids = NULL, *tfs = NULL;
-    size_t cap_ids = 0, cap_tfs = 0;
+    uint32_t *remap[NF] = {NULL}, *ids[NF] = {NULL}, *tfs[NF] = {NULL};
+    size_t cap_ids[NF] = {0}, cap_tfs[NF] = {0};
     if (mem_lexidx_new(&lx) != MEM_OK) goto out;
-    remap = malloc((old->n_terms + 1) * sizeof(*remap));
-    if (!remap) goto out;
-    for (size_t i = 0; i < old->n_terms; i++)
-        remap[i] = NO_TERM;
-    /* terms still used by a kept row, in their old order */
-    for (size_t b = 0; b < old->n_blocks; b++) {
-        const lex_block_t *blk = old->blocks[b];
-        for (uint32_t r = 0; r < blk->n_rows; r++) {
-            if (blk->state[r] & ROW_DELETED) continue;
-            for (uint32_t e = blk->start[r]; e < blk->start[r + 1]; e++)
-                remap[blk->fwd[e].term] = 0;
+    for (int f = 0; f < NF; f++) {
+        const lex_dict_t *d = &old->d[f];
+        remap[f] = malloc((d->n_terms + 1) * sizeof(uint32_t));
+        if (!remap[f]) goto out;
+        for (size_t i = 0; i < d->n_terms; i++)
+            remap[f][i] = NO_TERM;
+        /* terms still used by a kept row, in their old order */
+        for (size_t b = 0; b < old->n_blocks; b++) {
+            const lex_block_t *blk = old->blocks[b];
+            const lex_rows_t *rows = &blk->f[f];
+            for (uint32_t r = 0; r < blk->n_rows; r++) {
+                if (blk->state[r] & ROW_DELETED) continue;
+                for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++)
+                    remap[f][rows->fwd[e].term] = 0;
+            }
         }
-    }
-    for (size_t i = 0; i < old->n_terms; i++) {
-        if (remap[i] == NO_TERM) continue;
-        const lex_term_t *te = &old->terms[i];
-        if (term_intern(lx, old->names + te->name_off, te->name_len, &remap[i]) != MEM_OK)
-            goto out;
+        for (size_t i = 0; i < d->n_terms; i++) {
+            if (remap[f][i] == NO_TERM) continue;
+            const lex_term_t *te = &d->terms[i];
+            if (term_intern(&lx->d[f], d->names + te->name_off, te->name_len, &remap[f][i]) !=
+                MEM_OK)
+                goto out;
+        }
     }
     for (size_t b = 0; b < old->n_blocks; b++) {
         const lex_block_t *blk = old->blocks[b];
         for (uint32_t r = 0; r < blk->n_rows; r++) {
             uint8_t st = blk->state[r];
             if (st & ROW_DELETED) continue;
-            size_t n = blk->start[r + 1] - blk->start[r];
-            if (grow((void **)&ids, &cap_ids, n + 1, sizeof(*ids), 64) != MEM_OK ||
-                grow((void **)&tfs, &cap_tfs, n + 1, sizeof(*tfs), 64) != MEM_OK)
-                goto out;
-            for (size_t e = 0; e < n; e++) {
-                const lex_fwd_t *f = &blk->fwd[blk->start[r] + e];
-                ids[e] = remap[f->term];
-                tfs[e] = f->tf;
+            row_field_t rf[NF];
+            for (int f = 0; f < NF; f++) {
+                const lex_rows_t *rows = &blk->f[f];
+                size_t n = rows->start[r + 1] - rows->start[r];
+                if (grow((void **)&ids[f], &cap_ids[f], n + 1, sizeof(uint32_t), 64) != MEM_OK ||
+                    grow((void **)&tfs[f], &cap_tfs[f], n + 1, sizeof(uint32_t), 64) != MEM_OK)
+                    goto out;
+                for (size_t e = 0; e < n; e++) {
+                    const lex_fwd_t *fw = &rows->fwd[rows->start[r] + e];
+                    ids[f][e] = remap[f][fw->term];
+                    tfs[f][e] = fw->tf;
+                }
+                rf[f] = (row_field_t){.ids = ids[f], .tfs = tfs[f], .n = n, .dl = rows->dl[r]};
             }
             size_t pos;
-            if (append_ids(lx, ids, tfs, n, blk->dl[r], st & (uint8_t)(ROW_ACTIVE | ROW_TEXT),
-                           &pos) != MEM_OK)
+            if (append_row(lx, rf, st & (uint8_t)(ROW_ACTIVE | ROW_TEXT), &pos) != MEM_OK)
                 goto out;
         }
     }
@@ -485,9 +588,11 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
     rc = MEM_OK;
 out:
     mem_lexidx_free(lx);
-    free(remap);
-    free(ids);
-    free(tfs);
+    for (int f = 0; f < NF; f++) {
+        free(remap[f]);
+        free(ids[f]);
+        free(tfs[f]);
+    }
     return rc;
 }
 
@@ -496,85 +601,93 @@ out:
 typedef struct query_run {
     mem_lexq_t *q;
     const mem_lexidx_t *lx;
-    char (*names)[MEM_LEXTOK_MAX_BYTES]; /* distinct unknown terms, to count them once */
-    uint8_t *name_len;
-    size_t n_unknown;
+    mem_lexdoc_t terms; /* the distinct query terms per field, in order of appearance */
 } query_run_t;
 
-static int query_add(const char *t, size_t len, void *ud)
+static int query_add_word(const char *t, size_t len, void *ud)
 {
     query_run_t *qr = ud;
-    mem_lexq_t *q = qr->q;
-    if (q->n >= MEM_LEXIDX_QUERY_TERMS) return 0;
-    uint32_t id = term_find(qr->lx, t, len);
-    if (id != NO_TERM) {
-        for (size_t i = 0; i < q->n; i++)
-            if (q->term[i] == id) return 0;
-    } else {
-        for (size_t i = 0; i < qr->n_unknown; i++)
-            if (qr->name_len[i] == len && memcmp(qr->names[i], t, len) == 0) return 0;
-        memcpy(qr->names[qr->n_unknown], t, len);
-        qr->name_len[qr->n_unknown++] = (uint8_t)len;
+    mem_lexdoc_field_t *w = &qr->terms.f[MEM_LEXIDX_WORDS];
+    if (w->n_terms >= MEM_LEXIDX_QUERY_TERMS) return 0;
+    return doc_add_n(w, t, len, 1);
+}
+
+static int query_add_gram(const char *g, size_t len, void *ud)
+{
+    mem_lexdoc_field_t *gf = ud;
+    if (gf->n_terms >= MEM_LEXIDX_QUERY_TERMS) return 0;
+    return doc_add_n(gf, g, len, 1);
+}
+
+static int prepare_field(mem_lexq_field_t *qf, const mem_lexidx_t *lx, const lex_dict_t *d,
+                         const mem_lexdoc_field_t *terms, double weight,
+                         const mem_lexparams_t *params)
+{
+    qf->n = weight > 0.0 ? terms->n_terms : 0;
+    qf->term = malloc((qf->n + 1) * sizeof(*qf->term));
+    qf->w = malloc((qf->n + 1) * sizeof(*qf->w));
+    if (!qf->term || !qf->w) return MEM_ENOMEM;
+    double n_docs = (double)lx->n_docs, sum = 0.0;
+    for (size_t i = 0; i < qf->n; i++) {
+        qf->term[i] = term_find(d, terms->_bytes + terms->_off[i], terms->_off[i + 1] - terms->_off[i]);
+        double df = qf->term[i] == NO_TERM ? 0.0 : (double)d->terms[qf->term[i]].df;
+        qf->w[i] = log(1.0 + (n_docs - df + 0.5) / (df + 0.5));
+        sum += qf->w[i];
     }
-    q->term[q->n++] = id;
-    return 0;
+    for (size_t i = 0; i < qf->n; i++)
+        qf->w[i] = weight * qf->w[i] / sum;
+    double avgdl = (lx->n_docs > 0 && d->total_len > 0) ? (double)d->total_len / n_docs : 1.0;
+    qf->sat_a = params->k1 * (1.0 - params->b);
+    qf->sat_c = params->k1 * params->b / avgdl;
+    return MEM_OK;
 }
 
 int mem_lexq_prepare(mem_lexq_t *q, const mem_lexidx_t *lx, mem_lextok_t *tk, const char *text,
-                     size_t len, const mem_bm25_t *params)
+                     size_t len, const mem_lexparams_t *params)
 {
     memset(q, 0, sizeof(*q));
     q->params = *params;
-    q->term = malloc(MEM_LEXIDX_QUERY_TERMS * sizeof(*q->term));
-    q->w = malloc(MEM_LEXIDX_QUERY_TERMS * sizeof(*q->w));
     query_run_t qr = {.q = q, .lx = lx};
-    qr.names = malloc(MEM_LEXIDX_QUERY_TERMS * sizeof(*qr.names));
-    qr.name_len = malloc(MEM_LEXIDX_QUERY_TERMS);
     int rc = MEM_ENOMEM;
-    if (!q->term || !q->w || !qr.names || !qr.name_len) goto out;
-    if (mem_lextok_run(tk, text, len, query_add, &qr) != 0) goto out;
-    double n_docs = (double)lx->n_docs, sum = 0.0;
-    for (size_t i = 0; i < q->n; i++) {
-        double df = q->term[i] == NO_TERM ? 0.0 : (double)lx->terms[q->term[i]].df;
-        q->w[i] = log(1.0 + (n_docs - df + 0.5) / (df + 0.5));
-        sum += q->w[i];
-    }
-    for (size_t i = 0; i < q->n; i++)
-        q->w[i] /= sum;
-    double avgdl = (lx->n_docs > 0 && lx->total_len > 0)
-                       ? (double)lx->total_len / (double)lx->n_docs
-                       : 1.0;
-    q->sat_a = params->k1 * (1.0 - params->b);
-    q->sat_c = params->k1 * params->b / avgdl;
+    if (mem_lextok_run(tk, text, len, query_add_word, &qr) != 0) goto out;
+    const mem_lexdoc_field_t *w = &qr.terms.f[MEM_LEXIDX_WORDS];
+    mem_lexdoc_field_t *g = &qr.terms.f[MEM_LEXIDX_GRAMS];
+    for (size_t i = 0; i < w->n_terms; i++)
+        if (each_gram(w->_bytes + w->_off[i], w->_off[i + 1] - w->_off[i], query_add_gram, g) != 0)
+            goto out;
+    double weight[NF] = {1.0 - params->gram_weight, params->gram_weight};
+    for (int f = 0; f < NF; f++)
+        if (prepare_field(&q->f[f], lx, &lx->d[f], &qr.terms.f[f], weight[f], params) != MEM_OK)
+            goto out;
     rc = MEM_OK;
 out:
-    free(qr.names);
-    free(qr.name_len);
-    if (rc != MEM_OK) mem_lexq_deinit(q);
+    mem_lexdoc_deinit(&qr.terms);
     return rc;
 }
 
 void mem_lexq_deinit(mem_lexq_t *q)
 {
     if (!q) return;
-    free(q->term);
-    free(q->w);
+    for (int f = 0; f < NF; f++) {
+        free(q->f[f].term);
+        free(q->f[f].w);
+    }
     memset(q, 0, sizeof(*q));
 }
 
 size_t mem_lexq_known_terms(const mem_lexq_t *q)
 {
     size_t n = 0;
-    for (size_t i = 0; i < q->n; i++)
-        n += q->term[i] != NO_TERM;
+    for (size_t i = 0; i < q->f[MEM_LEXIDX_WORDS].n; i++)
+        n += q->f[MEM_LEXIDX_WORDS].term[i] != NO_TERM;
     return n;
 }
 
 /* The one expression every path uses for a term's share of text(d). */
-static inline double term_score(const mem_lexq_t *q, size_t i, uint32_t tf, uint32_t dl)
+static inline double term_score(const mem_lexq_field_t *qf, size_t i, uint32_t tf, uint32_t dl)
 {
-    double f = (double)tf;
-    return q->w[i] * (f / (f + q->sat_a + q->sat_c * (double)dl));
+    double x = (double)tf;
+    return qf->w[i] * (x / (x + qf->sat_a + qf->sat_c * (double)dl));
 }
 
 double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t pos)
@@ -583,32 +696,40 @@ double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t 
     const lex_block_t *blk = block_of(lx, pos);
     size_t r = pos % ROWS;
     double s = 0.0;
-    for (size_t i = 0; i < q->n; i++) {
-        if (q->term[i] == NO_TERM) continue;
-        for (uint32_t e = blk->start[r]; e < blk->start[r + 1]; e++)
-            if (blk->fwd[e].term == q->term[i]) {
-                s += term_score(q, i, blk->fwd[e].tf, blk->dl[r]);
-                break;
-            }
+    for (int f = 0; f < NF; f++) {
+        const mem_lexq_field_t *qf = &q->f[f];
+        const lex_rows_t *rows = &blk->f[f];
+        for (size_t i = 0; i < qf->n; i++) {
+            if (qf->term[i] == NO_TERM) continue;
+            for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++)
+                if (rows->fwd[e].term == qf->term[i]) {
+                    s += term_score(qf, i, rows->fwd[e].tf, rows->dl[r]);
+                    break;
+                }
+        }
     }
-    return s;
+    return s < 1.0 ? s : 1.0; /* the weights sum to 1, their rounding may not */
 }
 
 void mem_lexidx_block_bounds(const mem_lexidx_t *lx, const mem_lexq_t *q, double *ub,
                              size_t n_blocks)
 {
     memset(ub, 0, n_blocks * sizeof(*ub));
-    for (size_t i = 0; i < q->n; i++) {
-        if (q->term[i] == NO_TERM) continue;
-        const lex_term_t *te = &lx->terms[q->term[i]];
-        for (uint32_t k = 0; k < te->n_pieces; k++) {
-            const lex_piece_t *pc = &te->pieces[k];
-            if (pc->block < n_blocks) ub[pc->block] += term_score(q, i, pc->max_tf, pc->min_dl);
+    for (int f = 0; f < NF; f++) {
+        const mem_lexq_field_t *qf = &q->f[f];
+        for (size_t i = 0; i < qf->n; i++) {
+            if (qf->term[i] == NO_TERM) continue;
+            const lex_term_t *te = &lx->d[f].terms[qf->term[i]];
+            for (uint32_t k = 0; k < te->n_pieces; k++) {
+                const lex_piece_t *pc = &te->pieces[k];
+                if (pc->block < n_blocks)
+                    ub[pc->block] += term_score(qf, i, pc->max_tf, pc->min_dl);
+            }
         }
     }
 }
 
-/* The piece of te in block b, or NULL. */
+/* The piece of te in block b (its postings end at *end), or NULL. */
 static const lex_piece_t *find_piece(const lex_term_t *te, uint32_t b, uint32_t *end)
 {
     uint32_t lo = 0, hi = te->n_pieces;
@@ -627,28 +748,35 @@ static const lex_piece_t *find_piece(const lex_term_t *te, uint32_t b, uint32_t 
 void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, uint32_t *rows,
                             size_t *n, double *scores)
 {
-    uint64_t seen[ROWS / 64 + 1] = {0};
+    uint64_t seen[(ROWS + 63) / 64] = {0};
     *n = 0;
     if (b >= lx->n_blocks) return;
     const lex_block_t *blk = lx->blocks[b];
-    for (size_t i = 0; i < q->n; i++) {
-        if (q->term[i] == NO_TERM) continue;
-        const lex_term_t *te = &lx->terms[q->term[i]];
-        uint32_t end;
-        const lex_piece_t *pc = find_piece(te, (uint32_t)b, &end);
-        if (!pc) continue;
-        for (uint32_t k = pc->start; k < end; k++) {
-            uint32_t r = te->post[k] & 0xffu, tf = te->post[k] >> 8;
-            double s = term_score(q, i, tf, blk->dl[r]);
-            if (seen[r / 64] >> (r % 64) & 1) {
-                scores[r] += s;
-            } else {
-                seen[r / 64] |= 1ull << (r % 64);
-                scores[r] = 0.0 + s; /* 0 + s: the reference's first addition, bit for bit */
+    for (int f = 0; f < NF; f++) {
+        const mem_lexq_field_t *qf = &q->f[f];
+        const uint32_t *dl = blk->f[f].dl;
+        for (size_t i = 0; i < qf->n; i++) {
+            if (qf->term[i] == NO_TERM) continue;
+            const lex_term_t *te = &lx->d[f].terms[qf->term[i]];
+            uint32_t end;
+            const lex_piece_t *pc = find_piece(te, (uint32_t)b, &end);
+            if (!pc) continue;
+            for (uint32_t k = pc->start; k < end; k++) {
+                uint32_t r = te->post[k] & 0xffu, tf = te->post[k] >> 8;
+                double s = term_score(qf, i, tf, dl[r]);
+                if (seen[r / 64] >> (r % 64) & 1) {
+                    scores[r] += s;
+                } else {
+                    seen[r / 64] |= 1ull << (r % 64);
+                    scores[r] = 0.0 + s; /* the reference's first addition, bit for bit */
+                }
             }
         }
     }
-    for (size_t w = 0; w < ROWS / 64 + 1; w++)
-        for (uint64_t m = seen[w]; m; m &= m - 1)
-            rows[(*n)++] = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+    for (size_t w = 0; w < (ROWS + 63) / 64; w++)
+        for (uint64_t m = seen[w]; m; m &= m - 1) {
+            uint32_t r = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+            rows[(*n)++] = r;
+            if (!(scores[r] < 1.0)) scores[r] = 1.0; /* as mem_lexidx_score_row */
+        }
 }

@@ -11,6 +11,13 @@
  * length and its (term, frequency) list, which makes the statistics exact when a row
  * leaves or enters them, and is the scalar reference's data.
  *
+ * Two fields, each with its own terms and statistics:
+ *   words  the tokenizer's terms (core/lextok.h: folded, stop words out, stemmed)
+ *   grams  the character trigrams of each word, with "^" and "$" marking its edges
+ *          ("^ru", "run", "un$" for "run"; one, "^a$", for a one-letter word), counted as
+ *          often as the word occurs. They give partial credit to forms the stemmer does
+ *          not join ("japan"/"japanes", "photo"/"photographi") and to typos.
+ *
  * Statistics (what idf and the average length are computed from) describe the active
  * rows: published (committed), with text, neither superseded, archived nor deleted: the
  * memory a default retrieve searches. N = how many, df(t) = how many of them hold t,
@@ -18,18 +25,19 @@
  * score is the same whatever else is visible, top-K is exact and min_score means the same
  * everywhere.
  *
- * Relevance, for a query of distinct terms Q (Lucene's BM25Similarity, whose idf is
- * ln(1 + (N - df + 0.5) / (df + 0.5)) and whose term score is idf * tf / (tf + k1 * (1 -
- * b + b * dl / avgdl)), divided by its maximum, the sum of the query terms' idf, which is
- * what an infinitely repeated match of every term would score):
+ * Relevance. Per field, Lucene's BM25Similarity (idf = ln(1 + (N - df + 0.5) / (df + 0.5)),
+ * term score idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))) divided by its maximum, the
+ * sum of the query terms' idf (what an unbounded repetition of every query term would
+ * score), then the two fields blended:
  *
- *   text(d) = sum over t in Q with tf(t, d) > 0 of  w(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))
- *   w(t)    = idf(t) / sum over t in Q of idf(t),   avgdl = total / N (1 when N = 0)
+ *   bm25n_f(d) = sum over t in Q_f, tf(t, d) > 0, of  idf(t) / S_f * tf / (tf + k1 * (1 - b + b * dl_f(d) / avgdl_f))
+ *   text(d)    = (1 - g) * bm25n_words(d) + g * bm25n_grams(d)
  *
- * so text(d) is in [0, 1): 0 when d holds no query term, near 1 when it holds all of them
- * many times; a query term no active row holds (df 0) still counts in the divisor. dl is
- * the row's number of terms (repeats counted). Terms of a query beyond
- * MEM_LEXIDX_QUERY_TERMS distinct ones are ignored.
+ * Q_f = the query's distinct terms in field f, S_f = the sum of their idf, avgdl_f =
+ * total_f / N (1 when N = 0), dl_f(d) = the row's terms in field f, repeats counted, g =
+ * gram_weight. text(d) is in [0, 1]: 0 when d holds no query term or trigram, near 1 when
+ * it holds every one many times (1 with k1 = 0); a query term no active row holds (df 0)
+ * still counts in S_f. Terms of a query beyond MEM_LEXIDX_QUERY_TERMS distinct ones per field are ignored.
  *
  * Not thread-safe: the owner (storage/) guards it with the vector index's lock; scans
  * only read.
@@ -47,25 +55,34 @@
 #define MEM_LEXIDX_BLOCK_ROWS  MEM_INDEX_BLOCK_ROWS
 #define MEM_LEXIDX_QUERY_TERMS 1024 /* distinct terms of a query that count */
 
-/* BM25 parameters. Defaults: k1 0.9, b 0.4 (Anserini's, and the development reference's;
- * docs/retrieval.md shows what others do). k1 in [0, 10], b in [0, 1]. */
-typedef struct mem_bm25 {
-    double k1; /* term-frequency saturation: 0 = a term counts once however often it occurs */
-    double b;  /* length normalisation: 0 = none, 1 = full */
-} mem_bm25_t;
-#define MEM_BM25_DEFAULTS ((mem_bm25_t){.k1 = 0.9, .b = 0.4})
+enum mem_lexidx_field { MEM_LEXIDX_WORDS = 0, MEM_LEXIDX_GRAMS = 1, MEM_LEXIDX_N_FIELDS = 2 };
+
+/* Relevance parameters (docs/retrieval.md has the table that chose them). k1 in [0, 10],
+ * b in [0, 1], gram_weight in [0, 1]. */
+typedef struct mem_lexparams {
+    double k1;          /* term-frequency saturation: 0 = a term counts once however often */
+    double b;           /* length normalisation: 0 = none, 1 = full */
+    double gram_weight; /* share of the trigram field in text(d); 0 = words only */
+} mem_lexparams_t;
+/* k1 0.9, b 0.4: Anserini's defaults (and the development reference's); words and
+ * trigrams weigh the same. */
+#define MEM_LEXPARAMS_DEFAULTS ((mem_lexparams_t){.k1 = 0.9, .b = 0.4, .gram_weight = 0.5})
 
 /* ---- a tokenised row: what the writer builds before taking the index lock ---- */
 
-typedef struct mem_lexdoc {
+typedef struct mem_lexdoc_field {
     size_t n_terms; /* distinct terms */
-    uint32_t len;   /* terms counted with repeats: the row's dl */
+    uint32_t len;   /* terms counted with repeats: the row's dl in this field */
     /* private: term i is _bytes[_off[i] .. _off[i + 1]), seen _tf[i] times */
     char *_bytes;
     uint32_t *_off, *_tf;
-    size_t _cap_bytes, _cap_terms;
+    size_t _cap_bytes, _cap_off, _cap_tf;
     uint32_t *_slots; /* open-addressing map term -> i + 1 */
     size_t _cap_slots;
+} mem_lexdoc_field_t;
+
+typedef struct mem_lexdoc {
+    mem_lexdoc_field_t f[MEM_LEXIDX_N_FIELDS];
 } mem_lexdoc_t;
 
 /* Tokenise text[0..len) with tk into doc (zero-initialised or reused: it is reset first).
@@ -81,9 +98,9 @@ typedef struct mem_lexidx_stats {
     size_t n_rows;      /* positions, holes and unpublished rows included */
     size_t n_published; /* positions whose rows may be in the statistics */
     uint64_t n_docs;    /* N */
-    uint64_t total_len; /* sum of dl over the N rows */
-    size_t n_terms;     /* distinct terms ever appended (kept until a vacuum) */
-    size_t n_postings;  /* (term, row) pairs, holes included until a vacuum */
+    uint64_t total_len[MEM_LEXIDX_N_FIELDS];  /* sum of dl over the N rows */
+    size_t n_terms[MEM_LEXIDX_N_FIELDS];      /* distinct terms appended (kept until a vacuum) */
+    size_t n_postings[MEM_LEXIDX_N_FIELDS];   /* (term, row) pairs, holes too until a vacuum */
     size_t bytes;       /* heap memory held */
 } mem_lexidx_stats_t;
 
@@ -91,8 +108,8 @@ typedef struct mem_lexidx_stats {
 int mem_lexidx_new(mem_lexidx_t **out);
 void mem_lexidx_free(mem_lexidx_t *lx);
 void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out);
-/* df of the term term[0..len) (already a term: tokenizer output), 0 when unknown. */
-uint32_t mem_lexidx_df(const mem_lexidx_t *lx, const char *term, size_t len);
+/* df of the term term[0..len) of field (a tokenizer term or a trigram), 0 when unknown. */
+uint32_t mem_lexidx_df(const mem_lexidx_t *lx, int field, const char *term, size_t len);
 
 /* Append the row at position n_rows with doc's terms (NULL: a row without text). active:
  * the row is neither superseded nor archived. It enters the statistics when published.
@@ -113,21 +130,25 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out);
 
 /* A query prepared against the index's current statistics: the terms, their weights and
  * the BM25 constants. Valid while the index is not changed (the caller's read lock). */
+typedef struct mem_lexq_field {
+    size_t n;       /* distinct query terms in the field */
+    uint32_t *term; /* n term ids; UINT32_MAX for a term the index does not hold */
+    double *w;      /* n weights: field weight * idf / S_f */
+    double sat_a;   /* k1 * (1 - b) */
+    double sat_c;   /* k1 * b / avgdl_f */
+} mem_lexq_field_t;
+
 typedef struct mem_lexq {
-    size_t n;          /* distinct query terms (0: nothing can match) */
-    uint32_t *term;    /* n term ids; UINT32_MAX for a term the index does not hold */
-    double *w;         /* n weights idf / sum idf */
-    double sat_a;      /* k1 * (1 - b) */
-    double sat_c;      /* k1 * b / avgdl */
-    mem_bm25_t params; /* as given */
+    mem_lexq_field_t f[MEM_LEXIDX_N_FIELDS];
+    mem_lexparams_t params; /* as given */
 } mem_lexq_t;
 
-/* Tokenise text with tk and weigh its terms against lx. *q is freed with mem_lexq_deinit.
- * MEM_OK, MEM_ENOMEM. */
+/* Tokenise text with tk and weigh its terms and trigrams against lx. *q is freed with
+ * mem_lexq_deinit (also after a failure). MEM_OK, MEM_ENOMEM. */
 int mem_lexq_prepare(mem_lexq_t *q, const mem_lexidx_t *lx, mem_lextok_t *tk, const char *text,
-                     size_t len, const mem_bm25_t *params);
+                     size_t len, const mem_lexparams_t *params);
 void mem_lexq_deinit(mem_lexq_t *q);
-/* Distinct terms of q that the index holds. */
+/* Distinct query words the index holds (0: no row can match a word). */
 size_t mem_lexq_known_terms(const mem_lexq_t *q);
 
 /* text(d) of row pos, read from the row's own term list: the scalar reference. */

@@ -96,7 +96,7 @@ static void score_row(const mem_index_t *idx, const mem_scan_params_t *p, size_t
 /* Hybrid sim: the documented fusion (scan.h), one expression for both paths. */
 static float fuse(double text_weight, double text, float cos)
 {
-    double v = cos > 0.0f ? (double)cos : 0.0;
+    double v = cos > 0.0f ? (cos < 1.0f ? (double)cos : 1.0) : 0.0; /* |cos| may round past 1 */
     return (float)(text_weight * text + (1.0 - text_weight) * v);
 }
 

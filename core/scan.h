@@ -5,8 +5,8 @@
  * degree / max_degree. Results are ordered by score descending, ties by seq descending.
  * sim is what the match mode says (SPEC section 6):
  *   vector  sim = cos(query, row)
- *   text    sim = text(row), the normalised BM25 of core/lexidx.h, in [0, 1); only rows
- *           holding at least one query term are candidates
+ *   text    sim = text(row), the normalised BM25 of core/lexidx.h, in [0, 1]; only rows
+ *           holding at least one query term or trigram are candidates
  *   hybrid  sim = tw * text(row) + (1 - tw) * max(0, cos(query, row)), in [0, 1]
  *           (tw = text_weight; every row is a candidate)
  * mem_scan_reference is the oracle: a plain scalar loop over every visible row, no
