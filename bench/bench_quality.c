@@ -305,6 +305,11 @@ static variant_t variants[] = {
     V("match", "hybrid text_weight 0.7", TOK_STOP_STEM, HYBRID, 0.7, 0.9, 0.4, 0.5, 0),
     V("match", "hybrid text_weight 0.9", TOK_STOP_STEM, HYBRID, 0.9, 0.9, 0.4, 0.5, 0),
     V("match", "text", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
+    V("match", "words: hybrid text_weight 0.6", TOK_STOP_STEM, HYBRID, 0.6, 0.9, 0.4, 0, 0),
+    V("match", "words: hybrid text_weight 0.7", TOK_STOP_STEM, HYBRID, 0.7, 0.9, 0.4, 0, 0),
+    V("match", "words: hybrid text_weight 0.8", TOK_STOP_STEM, HYBRID, 0.8, 0.9, 0.4, 0, 0),
+    V("match", "words: hybrid text_weight 0.9", TOK_STOP_STEM, HYBRID, 0.9, 0.9, 0.4, 0, 0),
+    V("match", "words: text", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
     /* time */
     V("decay", "text, half_life 0 (default)", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
     V("decay", "text, half_life 365d", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 365),

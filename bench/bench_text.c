@@ -11,7 +11,9 @@
  *   - query latency (p50, p95) of the 291 memdev questions asked at the newest time, k 10,
  *     for text match with half_life 0 and 30 days, and for hybrid and vector match,
  *     each answer checked against the scalar reference on a sample.
- * Writes bench/results/text.json. Env: BENCH_TEXT_N (segments), BENCH_QUALITY_DIR.
+ * Writes bench/results/text.json. Env: BENCH_TEXT_N (segments), BENCH_QUALITY_DIR,
+ * BENCH_TEXT_CONFIG (run only the configuration of that index, for profiling),
+ * BENCH_TEXT_GRAM_WEIGHT (instead of the default).
  */
 #define MEM_BENCH_WITH_INDEX
 #include <jansson.h>
@@ -130,8 +132,14 @@ int main(void)
     size_t n_cfg = sizeof cfgs / sizeof cfgs[0];
     uint64_t *ns = malloc(n_q * REPS * sizeof(*ns));
     mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+    const char *gw = getenv("BENCH_TEXT_GRAM_WEIGHT");
+    if (gw && *gw) lp.gram_weight = atof(gw);
+    const char *twe = getenv("BENCH_TEXT_WEIGHT");
+    double tw = twe && *twe ? atof(twe) : 0.5;
     size_t mismatches = 0, checked = 0;
+    const char *only = getenv("BENCH_TEXT_CONFIG");
     for (size_t c = 0; c < n_cfg; c++) {
+        if (only && *only && (size_t)atoi(only) != c) continue;
         size_t m = 0;
         double scanned = 0;
         for (int rep = 0; rep < REPS; rep++)
@@ -158,7 +166,7 @@ int main(void)
                     .match = cfgs[c].match,
                     .lex = lx,
                     .text = &lq,
-                    .text_weight = 0.5,
+                    .text_weight = tw,
                 };
                 mem_scan_hit_t hits[K], ref[K];
                 size_t nh, sc, nr, scr;

@@ -1,17 +1,24 @@
-/* lexidx.c - term dictionaries, block postings with per-block maxima, exact statistics, BM25
+/* lexidx.c - term dictionaries, word postings with per-block maxima, exact statistics, BM25
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. A term's postings are one array of (row offset in its block | tf << 8), in
- * position order (rows are appended in order), plus one "piece" per block it occurs in:
- * where its postings of that block start, and the largest tf and smallest row length in
- * them. BM25's term score tf / (tf + k1 * (1 - b + b * dl / avgdl)) grows with tf and
+ * DESIGN. Words: a term's postings are one array of (row offset in its block | tf << 8),
+ * in position order (rows are appended in order), plus one "piece" per block it occurs
+ * in: where its postings of that block start, and the largest tf and smallest row length
+ * in them. BM25's term score tf / (tf + k1 * (1 - b + b * dl / avgdl)) grows with tf and
  * shrinks with dl, in floating point too (rounding is monotone), so the score at (max tf,
  * min dl) bounds every posting of the piece, whatever avgdl, k1 and b are when the query
  * runs: the bounds never go stale, a removed row only makes them looser until a vacuum.
- * Scores are summed over the fields and their query terms in one fixed order everywhere
- * (reference, block scorer, bounds), so the block scorer equals the reference bit for bit
- * and a bound is never below a score it bounds (floating-point addition is monotone in
- * each operand).
+ *
+ * Trigrams have no postings: a row is a candidate only through a query word, so its
+ * trigram score is computed for the candidates that can still enter, from the row's own
+ * (term, tf) list and a small hash of the query's trigrams. Their bound is global: per
+ * trigram the largest tf and smallest row length anywhere. That saves most of the memory
+ * (trigrams are five times as many as words) and keeps a query's cost that of its words.
+ *
+ * Every path sums the words in query order, then the trigrams in query order, with the
+ * same expressions (reference, block scorer, bounds), so the block scorer equals the
+ * reference bit for bit and a bound is never below a score it bounds (floating-point
+ * addition is monotone in each operand).
  */
 #include "core/lexidx.h"
 
@@ -25,7 +32,7 @@
 #define NF   MEM_LEXIDX_N_FIELDS
 _Static_assert(MEM_LEXIDX_BLOCK_ROWS <= 256, "a posting keeps the row offset in 8 bits");
 
-#define TF_MAX  ((1u << 24) - 1) /* a posting keeps tf in 24 bits; a 1 MiB text has fewer */
+#define TF_MAX  UINT16_MAX /* term frequencies count up to 65535 */
 #define NO_TERM UINT32_MAX
 
 enum row_state {
@@ -46,10 +53,11 @@ typedef struct lex_term {
     uint32_t df; /* counted rows holding the term */
     uint32_t name_off;
     uint8_t name_len;
+    uint32_t max_tf, min_dl; /* over every row ever appended: the trigram bound */
     uint32_t n_post, cap_post;
-    uint32_t *post;
+    uint32_t *post; /* words only */
     uint32_t n_pieces, cap_pieces;
-    lex_piece_t *pieces;
+    lex_piece_t *pieces; /* words only */
 } lex_term_t;
 
 typedef struct lex_dict {
@@ -60,18 +68,15 @@ typedef struct lex_dict {
     uint32_t *slots; /* term id + 1, 0 = empty */
     size_t cap_slots;
     uint64_t total_len; /* over the counted rows */
-    size_t n_postings;
+    size_t n_postings;  /* (term, row) pairs, holes included */
 } lex_dict_t;
-
-typedef struct lex_fwd {
-    uint32_t term, tf;
-} lex_fwd_t;
 
 typedef struct lex_rows { /* one field of one block */
     uint32_t dl[ROWS];
-    uint32_t start[ROWS + 1]; /* row r's terms: fwd[start[r] .. start[r + 1]) */
+    uint32_t start[ROWS + 1]; /* row r's terms: fterm/ftf[start[r] .. start[r + 1]) */
     uint32_t n_fwd, cap_fwd;
-    lex_fwd_t *fwd;
+    uint32_t *fterm;
+    uint16_t *ftf;
 } lex_rows_t;
 
 typedef struct lex_block {
@@ -212,6 +217,11 @@ static void field_reset(mem_lexdoc_field_t *f)
 {
     f->n_terms = 0;
     f->len = 0;
+    if (f->_cap_slots > 1024) { /* after a long text: do not clear a big table per row */
+        free(f->_slots);
+        f->_slots = NULL;
+        f->_cap_slots = 0;
+    }
     if (f->_slots) memset(f->_slots, 0, f->_cap_slots * sizeof(*f->_slots));
 }
 
@@ -330,8 +340,10 @@ void mem_lexidx_free(mem_lexidx_t *lx)
 {
     if (!lx) return;
     for (size_t b = 0; b < lx->n_blocks; b++) {
-        for (int f = 0; f < NF; f++)
-            free(lx->blocks[b]->f[f].fwd);
+        for (int f = 0; f < NF; f++) {
+            free(lx->blocks[b]->f[f].fterm);
+            free(lx->blocks[b]->f[f].ftf);
+        }
         free(lx->blocks[b]);
     }
     free(lx->blocks);
@@ -352,7 +364,7 @@ void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out)
         bytes += d->cap_terms * sizeof(*d->terms) + d->cap_names + d->cap_slots * sizeof(uint32_t) +
                  lx->cap_scratch[f] * sizeof(uint32_t);
         for (size_t b = 0; b < lx->n_blocks; b++)
-            bytes += lx->blocks[b]->f[f].cap_fwd * sizeof(lex_fwd_t);
+            bytes += lx->blocks[b]->f[f].cap_fwd * (sizeof(uint32_t) + sizeof(uint16_t));
         for (size_t i = 0; i < d->n_terms; i++)
             bytes += d->terms[i].cap_post * sizeof(uint32_t) +
                      d->terms[i].cap_pieces * sizeof(lex_piece_t);
@@ -392,7 +404,7 @@ static void recount(mem_lexidx_t *lx, size_t pos)
         const lex_rows_t *rows = &blk->f[f];
         lex_dict_t *d = &lx->d[f];
         for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++) {
-            lex_term_t *te = &d->terms[rows->fwd[e].term];
+            lex_term_t *te = &d->terms[rows->fterm[e]];
             te->df = want ? te->df + 1 : te->df - 1;
         }
         d->total_len = want ? d->total_len + rows->dl[r] : d->total_len - rows->dl[r];
@@ -412,11 +424,21 @@ typedef struct row_field {
 static int reserve_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_field_t *rf,
                          size_t b)
 {
-    size_t cap_fwd = rows->cap_fwd;
-    if (grow((void **)&rows->fwd, &cap_fwd, (size_t)rows->n_fwd + rf->n, sizeof(lex_fwd_t), 64) !=
-        MEM_OK)
-        return MEM_ENOMEM;
-    rows->cap_fwd = (uint32_t)cap_fwd;
+    size_t need = (size_t)rows->n_fwd + rf->n;
+    if (need > UINT32_MAX) return MEM_ENOMEM;
+    if (need > rows->cap_fwd) {
+        size_t c = rows->cap_fwd ? rows->cap_fwd : 64;
+        while (c < need)
+            c *= 2;
+        uint32_t *t = realloc(rows->fterm, c * sizeof(*t));
+        if (!t) return MEM_ENOMEM;
+        rows->fterm = t;
+        uint16_t *q = realloc(rows->ftf, c * sizeof(*q));
+        if (!q) return MEM_ENOMEM; /* fterm is only larger than needed */
+        rows->ftf = q;
+        rows->cap_fwd = (uint32_t)c;
+    }
+    if (f != MEM_LEXIDX_WORDS) return MEM_OK;
     for (size_t i = 0; i < rf->n; i++) {
         lex_term_t *te = &lx->d[f].terms[rf->ids[i]];
         size_t cp = te->cap_post, cq = te->cap_pieces;
@@ -441,17 +463,37 @@ static void write_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_fie
     for (size_t i = 0; i < rf->n; i++) {
         lex_term_t *te = &d->terms[rf->ids[i]];
         uint32_t tf = rf->tfs[i] > TF_MAX ? TF_MAX : rf->tfs[i];
-        if (te->n_pieces == 0 || te->pieces[te->n_pieces - 1].block != b)
-            te->pieces[te->n_pieces++] = (lex_piece_t){
-                .block = (uint32_t)b, .start = te->n_post, .max_tf = tf, .min_dl = rf->dl};
-        lex_piece_t *pc = &te->pieces[te->n_pieces - 1];
-        if (tf > pc->max_tf) pc->max_tf = tf;
-        if (rf->dl < pc->min_dl) pc->min_dl = rf->dl;
-        te->post[te->n_post++] = (uint32_t)r | tf << 8;
-        rows->fwd[rows->n_fwd++] = (lex_fwd_t){.term = rf->ids[i], .tf = tf};
+        if (te->df == 0 && te->n_post == 0 && te->max_tf == 0) te->min_dl = rf->dl;
+        if (tf > te->max_tf) te->max_tf = tf;
+        if (rf->dl < te->min_dl) te->min_dl = rf->dl;
+        if (f == MEM_LEXIDX_WORDS) {
+            if (te->n_pieces == 0 || te->pieces[te->n_pieces - 1].block != b)
+                te->pieces[te->n_pieces++] = (lex_piece_t){
+                    .block = (uint32_t)b, .start = te->n_post, .max_tf = tf, .min_dl = rf->dl};
+            lex_piece_t *pc = &te->pieces[te->n_pieces - 1];
+            if (tf > pc->max_tf) pc->max_tf = tf;
+            if (rf->dl < pc->min_dl) pc->min_dl = rf->dl;
+            te->post[te->n_post++] = (uint32_t)r | tf << 8;
+        }
+        rows->fterm[rows->n_fwd] = rf->ids[i];
+        rows->ftf[rows->n_fwd++] = (uint16_t)tf;
     }
     rows->start[r + 1] = rows->n_fwd;
     d->n_postings += rf->n;
+}
+
+/* A full block gets no more rows: give back what its doubling arrays hold beyond need. */
+static void seal_block(lex_block_t *blk)
+{
+    for (int f = 0; f < NF; f++) {
+        lex_rows_t *rows = &blk->f[f];
+        if (rows->n_fwd == 0 || rows->n_fwd == rows->cap_fwd) continue;
+        uint32_t *t = realloc(rows->fterm, rows->n_fwd * sizeof(*t));
+        uint16_t *q = realloc(rows->ftf, rows->n_fwd * sizeof(*q));
+        if (t) rows->fterm = t;
+        if (q) rows->ftf = q;
+        if (t && q) rows->cap_fwd = rows->n_fwd; /* else keep the old (larger) capacity */
+    }
 }
 
 /* Append a row, everything reserved first so a failure leaves the index as it was. */
@@ -475,6 +517,7 @@ static int append_row(mem_lexidx_t *lx, const row_field_t *rf, uint8_t state, si
     blk->state[r] = state;
     blk->n_rows++;
     lx->n_rows++;
+    if (blk->n_rows == ROWS) seal_block(blk);
     *pos = p;
     return MEM_OK;
 }
@@ -547,7 +590,7 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
             for (uint32_t r = 0; r < blk->n_rows; r++) {
                 if (blk->state[r] & ROW_DELETED) continue;
                 for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++)
-                    remap[f][rows->fwd[e].term] = 0;
+                    remap[f][rows->fterm[e]] = 0;
             }
         }
         for (size_t i = 0; i < d->n_terms; i++) {
@@ -571,9 +614,8 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
                     grow((void **)&tfs[f], &cap_tfs[f], n + 1, sizeof(uint32_t), 64) != MEM_OK)
                     goto out;
                 for (size_t e = 0; e < n; e++) {
-                    const lex_fwd_t *fw = &rows->fwd[rows->start[r] + e];
-                    ids[f][e] = remap[f][fw->term];
-                    tfs[f][e] = fw->tf;
+                    ids[f][e] = remap[f][rows->fterm[rows->start[r] + e]];
+                    tfs[f][e] = rows->ftf[rows->start[r] + e];
                 }
                 rf[f] = (row_field_t){.ids = ids[f], .tfs = tfs[f], .n = n, .dl = rows->dl[r]};
             }
@@ -599,8 +641,6 @@ out:
 /* ---- queries ------------------------------------------------------------------------ */
 
 typedef struct query_run {
-    mem_lexq_t *q;
-    const mem_lexidx_t *lx;
     mem_lexdoc_t terms; /* the distinct query terms per field, in order of appearance */
 } query_run_t;
 
@@ -619,11 +659,18 @@ static int query_add_gram(const char *g, size_t len, void *ud)
     return doc_add_n(gf, g, len, 1);
 }
 
+/* The one expression every path uses for a term's share of text(d). */
+static inline double term_score(const mem_lexq_field_t *qf, size_t i, uint32_t tf, uint32_t dl)
+{
+    double x = (double)tf;
+    return qf->w[i] * (x / (x + qf->sat_a + qf->sat_c * (double)dl));
+}
+
 static int prepare_field(mem_lexq_field_t *qf, const mem_lexidx_t *lx, const lex_dict_t *d,
                          const mem_lexdoc_field_t *terms, double weight,
                          const mem_lexparams_t *params)
 {
-    qf->n = weight > 0.0 ? terms->n_terms : 0;
+    qf->n = terms->n_terms;
     qf->term = malloc((qf->n + 1) * sizeof(*qf->term));
     qf->w = malloc((qf->n + 1) * sizeof(*qf->w));
     if (!qf->term || !qf->w) return MEM_ENOMEM;
@@ -642,23 +689,54 @@ static int prepare_field(mem_lexq_field_t *qf, const mem_lexidx_t *lx, const lex
     return MEM_OK;
 }
 
+/* The trigram lookup of a query: term id -> index in the gram field, and the bound. */
+static int prepare_grams(mem_lexq_t *q, const mem_lexidx_t *lx)
+{
+    const mem_lexq_field_t *g = &q->f[MEM_LEXIDX_GRAMS];
+    size_t cap = 16;
+    while (cap < 2 * g->n)
+        cap *= 2;
+    q->_gram_key = malloc(cap * sizeof(*q->_gram_key));
+    q->_gram_idx = malloc(cap * sizeof(*q->_gram_idx));
+    if (!q->_gram_key || !q->_gram_idx) return MEM_ENOMEM;
+    for (size_t j = 0; j < cap; j++)
+        q->_gram_key[j] = NO_TERM;
+    q->_gram_cap = cap;
+    q->gram_bound = 0.0;
+    for (size_t i = 0; i < g->n; i++) {
+        uint32_t t = g->term[i];
+        if (t == NO_TERM) continue;
+        size_t j = (t * 2654435761u) & (cap - 1);
+        while (q->_gram_key[j] != NO_TERM)
+            j = (j + 1) & (cap - 1);
+        q->_gram_key[j] = t;
+        q->_gram_idx[j] = (uint32_t)i;
+        const lex_term_t *te = &lx->d[MEM_LEXIDX_GRAMS].terms[t];
+        q->gram_bound += term_score(g, i, te->max_tf, te->min_dl);
+    }
+    return MEM_OK;
+}
+
 int mem_lexq_prepare(mem_lexq_t *q, const mem_lexidx_t *lx, mem_lextok_t *tk, const char *text,
                      size_t len, const mem_lexparams_t *params)
 {
     memset(q, 0, sizeof(*q));
     q->params = *params;
-    query_run_t qr = {.q = q, .lx = lx};
+    query_run_t qr = {0};
     int rc = MEM_ENOMEM;
     if (mem_lextok_run(tk, text, len, query_add_word, &qr) != 0) goto out;
     const mem_lexdoc_field_t *w = &qr.terms.f[MEM_LEXIDX_WORDS];
     mem_lexdoc_field_t *g = &qr.terms.f[MEM_LEXIDX_GRAMS];
-    for (size_t i = 0; i < w->n_terms; i++)
-        if (each_gram(w->_bytes + w->_off[i], w->_off[i + 1] - w->_off[i], query_add_gram, g) != 0)
-            goto out;
+    if (params->gram_weight > 0.0)
+        for (size_t i = 0; i < w->n_terms; i++)
+            if (each_gram(w->_bytes + w->_off[i], w->_off[i + 1] - w->_off[i], query_add_gram, g) !=
+                0)
+                goto out;
     double weight[NF] = {1.0 - params->gram_weight, params->gram_weight};
     for (int f = 0; f < NF; f++)
         if (prepare_field(&q->f[f], lx, &lx->d[f], &qr.terms.f[f], weight[f], params) != MEM_OK)
             goto out;
+    if (prepare_grams(q, lx) != MEM_OK) goto out;
     rc = MEM_OK;
 out:
     mem_lexdoc_deinit(&qr.terms);
@@ -672,6 +750,8 @@ void mem_lexq_deinit(mem_lexq_t *q)
         free(q->f[f].term);
         free(q->f[f].w);
     }
+    free(q->_gram_key);
+    free(q->_gram_idx);
     memset(q, 0, sizeof(*q));
 }
 
@@ -683,11 +763,35 @@ size_t mem_lexq_known_terms(const mem_lexq_t *q)
     return n;
 }
 
-/* The one expression every path uses for a term's share of text(d). */
-static inline double term_score(const mem_lexq_field_t *qf, size_t i, uint32_t tf, uint32_t dl)
+/* The trigram part of row r of blk, summed in query order; part has room for the query's
+ * trigrams (MEM_LEXIDX_QUERY_TERMS). */
+static double gram_part(const mem_lexq_t *q, const lex_block_t *blk, size_t r, double *part)
 {
-    double x = (double)tf;
-    return qf->w[i] * (x / (x + qf->sat_a + qf->sat_c * (double)dl));
+    const mem_lexq_field_t *g = &q->f[MEM_LEXIDX_GRAMS];
+    if (g->n == 0) return 0.0;
+    memset(part, 0, g->n * sizeof(*part));
+    const lex_rows_t *rows = &blk->f[MEM_LEXIDX_GRAMS];
+    size_t mask = q->_gram_cap - 1;
+    for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++) {
+        uint32_t t = rows->fterm[e];
+        for (size_t j = (t * 2654435761u) & mask; q->_gram_key[j] != NO_TERM; j = (j + 1) & mask)
+            if (q->_gram_key[j] == t) {
+                uint32_t i = q->_gram_idx[j];
+                part[i] = term_score(g, i, rows->ftf[e], rows->dl[r]);
+                break;
+            }
+    }
+    double s = 0.0;
+    for (size_t i = 0; i < g->n; i++)
+        s += part[i];
+    return s;
+}
+
+/* words + trigrams, never above 1 (the weights sum to 1, their rounding may not) */
+static double finish(double words, double grams)
+{
+    double s = words + grams;
+    return s < 1.0 ? s : 1.0;
 }
 
 double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t pos)
@@ -695,38 +799,43 @@ double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t 
     if (pos >= lx->n_rows) return 0.0;
     const lex_block_t *blk = block_of(lx, pos);
     size_t r = pos % ROWS;
+    const mem_lexq_field_t *qw = &q->f[MEM_LEXIDX_WORDS];
+    const lex_rows_t *rows = &blk->f[MEM_LEXIDX_WORDS];
     double s = 0.0;
-    for (int f = 0; f < NF; f++) {
-        const mem_lexq_field_t *qf = &q->f[f];
-        const lex_rows_t *rows = &blk->f[f];
-        for (size_t i = 0; i < qf->n; i++) {
-            if (qf->term[i] == NO_TERM) continue;
-            for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++)
-                if (rows->fwd[e].term == qf->term[i]) {
-                    s += term_score(qf, i, rows->fwd[e].tf, rows->dl[r]);
-                    break;
-                }
-        }
+    bool any = false;
+    for (size_t i = 0; i < qw->n; i++) {
+        if (qw->term[i] == NO_TERM) continue;
+        for (uint32_t e = rows->start[r]; e < rows->start[r + 1]; e++)
+            if (rows->fterm[e] == qw->term[i]) {
+                s = any ? s + term_score(qw, i, rows->ftf[e], rows->dl[r])
+                        : term_score(qw, i, rows->ftf[e], rows->dl[r]);
+                any = true;
+                break;
+            }
     }
-    return s < 1.0 ? s : 1.0; /* the weights sum to 1, their rounding may not */
+    if (!any) return 0.0; /* a candidate holds a query word */
+    double part[MEM_LEXIDX_QUERY_TERMS];
+    return finish(s, gram_part(q, blk, r, part));
 }
 
 void mem_lexidx_block_bounds(const mem_lexidx_t *lx, const mem_lexq_t *q, double *ub,
                              size_t n_blocks)
 {
-    memset(ub, 0, n_blocks * sizeof(*ub));
-    for (int f = 0; f < NF; f++) {
-        const mem_lexq_field_t *qf = &q->f[f];
-        for (size_t i = 0; i < qf->n; i++) {
-            if (qf->term[i] == NO_TERM) continue;
-            const lex_term_t *te = &lx->d[f].terms[qf->term[i]];
-            for (uint32_t k = 0; k < te->n_pieces; k++) {
-                const lex_piece_t *pc = &te->pieces[k];
-                if (pc->block < n_blocks)
-                    ub[pc->block] += term_score(qf, i, pc->max_tf, pc->min_dl);
-            }
+    const mem_lexq_field_t *qw = &q->f[MEM_LEXIDX_WORDS];
+    for (size_t b = 0; b < n_blocks; b++)
+        ub[b] = -1.0; /* no query word in the block (yet) */
+    for (size_t i = 0; i < qw->n; i++) {
+        if (qw->term[i] == NO_TERM) continue;
+        const lex_term_t *te = &lx->d[MEM_LEXIDX_WORDS].terms[qw->term[i]];
+        for (uint32_t k = 0; k < te->n_pieces; k++) {
+            const lex_piece_t *pc = &te->pieces[k];
+            if (pc->block >= n_blocks) continue;
+            double x = term_score(qw, i, pc->max_tf, pc->min_dl);
+            ub[pc->block] = ub[pc->block] < 0.0 ? x : ub[pc->block] + x;
         }
     }
+    for (size_t b = 0; b < n_blocks; b++)
+        ub[b] = ub[b] < 0.0 ? 0.0 : finish(ub[b], q->gram_bound);
 }
 
 /* The piece of te in block b (its postings end at *end), or NULL. */
@@ -745,38 +854,39 @@ static const lex_piece_t *find_piece(const lex_term_t *te, uint32_t b, uint32_t 
     return &te->pieces[lo];
 }
 
-void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, uint32_t *rows,
-                            size_t *n, double *scores)
+void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, double need,
+                            uint32_t *rows, size_t *n, double *scores)
 {
     uint64_t seen[(ROWS + 63) / 64] = {0};
     *n = 0;
     if (b >= lx->n_blocks) return;
     const lex_block_t *blk = lx->blocks[b];
-    for (int f = 0; f < NF; f++) {
-        const mem_lexq_field_t *qf = &q->f[f];
-        const uint32_t *dl = blk->f[f].dl;
-        for (size_t i = 0; i < qf->n; i++) {
-            if (qf->term[i] == NO_TERM) continue;
-            const lex_term_t *te = &lx->d[f].terms[qf->term[i]];
-            uint32_t end;
-            const lex_piece_t *pc = find_piece(te, (uint32_t)b, &end);
-            if (!pc) continue;
-            for (uint32_t k = pc->start; k < end; k++) {
-                uint32_t r = te->post[k] & 0xffu, tf = te->post[k] >> 8;
-                double s = term_score(qf, i, tf, dl[r]);
-                if (seen[r / 64] >> (r % 64) & 1) {
-                    scores[r] += s;
-                } else {
-                    seen[r / 64] |= 1ull << (r % 64);
-                    scores[r] = 0.0 + s; /* the reference's first addition, bit for bit */
-                }
+    const mem_lexq_field_t *qw = &q->f[MEM_LEXIDX_WORDS];
+    const uint32_t *dl = blk->f[MEM_LEXIDX_WORDS].dl;
+    for (size_t i = 0; i < qw->n; i++) {
+        if (qw->term[i] == NO_TERM) continue;
+        const lex_term_t *te = &lx->d[MEM_LEXIDX_WORDS].terms[qw->term[i]];
+        uint32_t end;
+        const lex_piece_t *pc = find_piece(te, (uint32_t)b, &end);
+        if (!pc) continue;
+        for (uint32_t k = pc->start; k < end; k++) {
+            uint32_t r = te->post[k] & 0xffu, tf = te->post[k] >> 8;
+            double s = term_score(qw, i, tf, dl[r]);
+            if (seen[r / 64] >> (r % 64) & 1) {
+                scores[r] += s;
+            } else {
+                seen[r / 64] |= 1ull << (r % 64);
+                scores[r] = s; /* the reference's first term, bit for bit */
             }
         }
     }
+    double part[MEM_LEXIDX_QUERY_TERMS];
     for (size_t w = 0; w < (ROWS + 63) / 64; w++)
         for (uint64_t m = seen[w]; m; m &= m - 1) {
             uint32_t r = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(m));
+            /* the trigrams cannot lift this row to need: skip their cost */
+            if (finish(scores[r], q->gram_bound) < need) continue;
+            scores[r] = finish(scores[r], gram_part(q, blk, r, part));
             rows[(*n)++] = r;
-            if (!(scores[r] < 1.0)) scores[r] = 1.0; /* as mem_lexidx_score_row */
         }
 }

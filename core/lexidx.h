@@ -31,13 +31,18 @@
  * score), then the two fields blended:
  *
  *   bm25n_f(d) = sum over t in Q_f, tf(t, d) > 0, of  idf(t) / S_f * tf / (tf + k1 * (1 - b + b * dl_f(d) / avgdl_f))
- *   text(d)    = (1 - g) * bm25n_words(d) + g * bm25n_grams(d)
+ *   text(d)    = (1 - g) * bm25n_words(d) + g * bm25n_grams(d)   if d holds a word of Q
+ *              = 0                                                otherwise
  *
- * Q_f = the query's distinct terms in field f, S_f = the sum of their idf, avgdl_f =
- * total_f / N (1 when N = 0), dl_f(d) = the row's terms in field f, repeats counted, g =
- * gram_weight. text(d) is in [0, 1]: 0 when d holds no query term or trigram, near 1 when
- * it holds every one many times (1 with k1 = 0); a query term no active row holds (df 0)
- * still counts in S_f. Terms of a query beyond MEM_LEXIDX_QUERY_TERMS distinct ones per field are ignored.
+ * Q_f = the query's distinct terms in field f (words, or the trigrams of its words), S_f =
+ * the sum of their idf, avgdl_f = total_f / N (1 when N = 0), dl_f(d) = the row's terms in
+ * field f, repeats counted, g = gram_weight. A row is a candidate only when it holds a
+ * query word: trigrams refine the ranking of the rows a word finds, they do not find rows
+ * of their own (that costs nothing in quality, docs/retrieval.md, and keeps the cost of a
+ * query that of its words). text(d) is in [0, 1]: near 1 when d holds every query term
+ * many times (1 with k1 = 0); a query term no active row holds (df 0) still counts in S_f.
+ * Terms of a query beyond MEM_LEXIDX_QUERY_TERMS distinct ones per field are ignored;
+ * term frequencies count up to 65535.
  *
  * Not thread-safe: the owner (storage/) guards it with the vector index's lock; scans
  * only read.
@@ -141,6 +146,10 @@ typedef struct mem_lexq_field {
 typedef struct mem_lexq {
     mem_lexq_field_t f[MEM_LEXIDX_N_FIELDS];
     mem_lexparams_t params; /* as given */
+    double gram_bound;      /* >= the trigram part of any row's text(d) */
+    /* private: query trigram lookup (term id -> index) */
+    uint32_t *_gram_key, *_gram_idx;
+    size_t _gram_cap;
 } mem_lexq_t;
 
 /* Tokenise text with tk and weigh its terms and trigrams against lx. *q is freed with
@@ -151,18 +160,20 @@ void mem_lexq_deinit(mem_lexq_t *q);
 /* Distinct query words the index holds (0: no row can match a word). */
 size_t mem_lexq_known_terms(const mem_lexq_t *q);
 
-/* text(d) of row pos, read from the row's own term list: the scalar reference. */
+/* text(d) of row pos, read from the row's own term lists: the scalar reference. */
 double mem_lexidx_score_row(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t pos);
 
 /* Upper bounds per block: ub[b] >= text(d) for every row d of block b (b < n_blocks), 0
- * for a block that holds no query term; blocks are (n_rows + BLOCK_ROWS - 1) / BLOCK_ROWS.
- * ub has room for that many. */
+ * for a block that holds no query word (no candidate); blocks are (n_rows + BLOCK_ROWS -
+ * 1) / BLOCK_ROWS. ub has room for n_blocks. */
 void mem_lexidx_block_bounds(const mem_lexidx_t *lx, const mem_lexq_t *q, double *ub,
                              size_t n_blocks);
-/* The rows of block b holding a query term: rows[0..*n) (offsets in the block, ascending)
- * and their text scores (equal, bit for bit, to mem_lexidx_score_row). rows and scores have
- * room for MEM_LEXIDX_BLOCK_ROWS; scores is indexed by offset, only the listed ones set. */
-void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, uint32_t *rows,
-                            size_t *n, double *scores);
+/* The candidates of block b (rows holding a query word) whose text(d) can be >= need:
+ * rows[0..*n) (offsets in the block, ascending) with their text scores (equal, bit for bit,
+ * to mem_lexidx_score_row); a candidate is left out only when its bound is below need
+ * (-HUGE_VAL: every candidate). rows and scores have room for MEM_LEXIDX_BLOCK_ROWS;
+ * scores is indexed by offset. Reads q only: parts of one scan may share it. */
+void mem_lexidx_score_block(const mem_lexidx_t *lx, const mem_lexq_t *q, size_t b, double need,
+                            uint32_t *rows, size_t *n, double *scores);
 
 #endif

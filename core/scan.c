@@ -424,8 +424,13 @@ static void visit_text_block(scan_state_t *s, size_t b, double f_max)
     size_t n = visible_in_block(idx, b), n_text;
     uint32_t rows[MEM_INDEX_BLOCK_ROWS];
     double text[MEM_INDEX_BLOCK_ROWS];
-    mem_lexidx_score_block(p->lex, p->text, b, rows, &n_text, text);
     bool hybrid = p->match == MEM_SCAN_MATCH_HYBRID;
+    double thr0 = current_thr(s);
+    /* text: sim = (float)text, so text < thr / f_max, less the float rounding, cannot enter */
+    double need = (hybrid || !(thr0 > 0.0)) ? -HUGE_VAL
+                  : f_max > 0.0             ? thr0 / f_max * (1.0 - 1e-6)
+                                            : HUGE_VAL;
+    mem_lexidx_score_block(p->lex, p->text, b, need, rows, &n_text, text);
     float cos[MEM_INDEX_BLOCK_ROWS];
     if (hybrid) {
         double dense[MEM_INDEX_BLOCK_ROWS] = {0};

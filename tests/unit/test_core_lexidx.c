@@ -161,6 +161,10 @@ static double oquery_score(const oquery_t *oq, const oracle_t *o, const mem_lexp
                            size_t pos)
 {
     double s = 0;
+    bool any_word = false; /* only rows holding a query word are candidates */
+    for (size_t t = 0; t < oq->q.f[0].n; t++)
+        any_word |= bag_tf(&o->rows[pos].f[0], oq->q.f[0].t[t]) > 0;
+    if (!any_word) return 0;
     for (int f = 0; f < 2; f++) {
         if (!(oq->weight[f] > 0)) continue;
         for (size_t t = 0; t < oq->q.f[f].n; t++) {
@@ -230,10 +234,22 @@ static size_t check_query(const mem_lexidx_t *lx, const oracle_t *o, const char 
     double *ub = calloc(nb + 1, sizeof(*ub));
     mem_lexidx_block_bounds(lx, &q, ub, nb);
     for (size_t b = 0; b < nb; b++) {
-        uint32_t rows[MEM_LEXIDX_BLOCK_ROWS];
-        double scores[MEM_LEXIDX_BLOCK_ROWS];
-        size_t n;
-        mem_lexidx_score_block(lx, &q, b, rows, &n, scores);
+        uint32_t rows[MEM_LEXIDX_BLOCK_ROWS], rows2[MEM_LEXIDX_BLOCK_ROWS];
+        double scores[MEM_LEXIDX_BLOCK_ROWS], scores2[MEM_LEXIDX_BLOCK_ROWS];
+        size_t n, n2;
+        mem_lexidx_score_block(lx, &q, b, -HUGE_VAL, rows, &n, scores);
+        /* with a threshold, a row may be left out only when it scores below it */
+        double need = 0.3 * ub[b];
+        mem_lexidx_score_block(lx, &q, b, need, rows2, &n2, scores2);
+        for (size_t i = 0, j = 0; i < n; i++) {
+            if (j < n2 && rows2[j] == rows[i]) {
+                assert_true(scores2[rows[i]] == scores[rows[i]]);
+                j++;
+            } else if (scores[rows[i]] >= need) {
+                fail_msg("%s: row %u (%.17g) left out below need %.17g", when, rows[i],
+                         scores[rows[i]], need);
+            }
+        }
         size_t next = 0;
         for (size_t r = 0; r < MEM_LEXIDX_BLOCK_ROWS; r++) {
             size_t pos = b * MEM_LEXIDX_BLOCK_ROWS + r;
