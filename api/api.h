@@ -36,11 +36,12 @@ typedef struct mem_api_resp {
     int status;
     char *body; /* malloc'd, freed with mem_api_resp_deinit */
     size_t body_len;
-    const char *content_type; /* static */
-    int retry_after_s;        /* > 0: send Retry-After */
-    const char *allow;        /* static; non-NULL: send "Allow: <this>" (405 answers) */
-    double scanned_fraction;  /* retrieve: segments scored / stored (for metrics), else 0 */
-    char route[48];           /* route label for metrics: "retrieve", "segments", ... */
+    const char *content_type;   /* static */
+    int retry_after_s;          /* > 0: send Retry-After */
+    const char *allow;          /* static; non-NULL: send "Allow: <this>" (405 answers) */
+    const char *const *headers; /* static name, value, ..., NULL: more headers to send */
+    double scanned_fraction;    /* retrieve: segments scored / stored (for metrics), else 0 */
+    char route[48];             /* route label for metrics: "retrieve", "segments", ... */
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;
     void *_state; /* handler state kept between handle and finish */

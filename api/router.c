@@ -86,15 +86,22 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     const char *allow;
     if (n == 1 && PART_IS(0, "healthz")) {
         out->kind = MEM_API_R_HEALTHZ, out->label = "healthz", allow = "GET";
+    } else if (n == 1 && PART_IS(0, "openapi.json")) {
+        out->kind = MEM_API_R_OPENAPI, out->label = "openapi", allow = "GET";
     } else if (n == 1 && PART_IS(0, "mcp")) {
         out->kind = MEM_API_R_MCP, out->label = "mcp", allow = "POST";
+    } else if (n <= 2 && PART_IS(0, "console")) {
+        /* a file name, matched as it is against the embedded ones (never a path) */
+        if (n == 2 && plen[1] > MEM_STORE_ID_MAX) goto notfound;
+        out->kind = MEM_API_R_CONSOLE, out->label = "console", allow = "GET";
+        if (n == 2) memcpy(out->id, part[1], plen[1]);
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
         if (n == 2) {
             out->kind = MEM_API_R_NAMESPACES, out->label = "namespaces", allow = "GET";
         } else if (n == 3) {
             out->kind = MEM_API_R_NS, out->label = "namespace", allow = "GET, PUT, DELETE";
         } else if (n == 4 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "POST";
+            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
@@ -222,6 +229,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__mcp(ctx, req, resp);
         return;
     }
+    if (r.kind == MEM_API_R_CONSOLE) {
+        mem_api__console(r.id, resp);
+        return;
+    }
     if (r.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")) {
         bool with_emb;
         if ((rc = parse_query(req->query, &with_emb, &err)) != MEM_OK) {
@@ -229,6 +240,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
             return;
         }
         mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
+        return;
+    }
+    if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {
+        mem_api__seg_list(ctx, r.ns, req->query, resp);
         return;
     }
     if (reject_query(req->query, resp)) return;
@@ -267,7 +282,11 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r.ns, root, resp);
         break;
+    case MEM_API_R_OPENAPI:
+        mem_api__openapi(resp);
+        break;
     case MEM_API_R_MCP:
+    case MEM_API_R_CONSOLE:
         break;
     }
     json_decref(root);

@@ -342,7 +342,7 @@ static void build(conv_t *c)
                 exit(1);
         }
     }
-    c->idx->n_visible = c->idx->n_rows;
+    mem_index_publish(c->idx, mem_index_rows(c->idx));
     for (int t = 0; t < N_TOKS; t++)
         mem_lexidx_publish(c->lex[t], c->n);
     mem_lexdoc_deinit(&doc);

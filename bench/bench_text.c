@@ -108,7 +108,7 @@ int main(void)
             pos != lpos)
             return 1;
     }
-    idx->n_visible = idx->n_rows;
+    mem_index_publish(idx, mem_index_rows(idx));
     mem_lexidx_publish(lx, n);
     double total_s = (double)(bench_now_ns() - start) / 1e9, lex_s = (double)lex_ns / 1e9;
     mem_lexidx_stats_t ls;

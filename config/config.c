@@ -698,7 +698,11 @@ static int check_env_names(char *const *env, mem_err_t *err)
         if (strncmp(*e, "MNEMOD_", 7) != 0) continue;
         const char *eq = strchr(*e, '=');
         size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        /* The client commands' settings (cli/) live in the same shell as the server's. */
+        static const char *const client_env[] = {"MNEMOD_URL", "MNEMOD_NAMESPACE"};
         int known = 0;
+        for (size_t i = 0; i < sizeof(client_env) / sizeof(client_env[0]) && !known; i++)
+            known = strlen(client_env[i]) == n && memcmp(client_env[i], *e, n) == 0;
         for (size_t i = 0; i < N_OPTS && !known; i++)
             known = opts[i].env && strlen(opts[i].env) == n && memcmp(opts[i].env, *e, n) == 0;
         if (!known)
@@ -799,6 +803,8 @@ size_t mem_cfg_help(char *buf, size_t len)
         "       mnemod backup [--data FILE] OUT      online copy of a (running) database\n"
         "       mnemod restore [--data FILE] IN      replace a stopped server's database\n"
         "       mnemod --check [--data FILE]         full integrity check (exit 0 ok, 1 problems)\n"
+        "       mnemod ns|add|get|forget|search|list|export|import|compact ...\n"
+        "                                            client of a running server (mnemod help)\n"
         "Agent-memory server with temporal decay, coherence gating and compaction.\n\n"
         "Precedence: flag > environment > config file (key = value, keys are the flag\n"
         "names) > default. Durations: seconds or 90d, 36h, 15m, 30s, 2w. Sizes: bytes or\n"

@@ -200,6 +200,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, "Retry-After", ra);
     }
     if (resp->allow) MHD_add_response_header(mr, "Allow", resp->allow);
+    for (const char *const *h = resp->headers; h && h[0] && h[1]; h += 2)
+        MHD_add_response_header(mr, h[0], h[1]);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -478,7 +480,9 @@ static void req_free(conn_req_t *r)
 
 static bool needs_auth(const srv_t *s, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0) return false;
+    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
+    /* the console's static files: the page asks for the key and sends it on its /v1 calls */
+    if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/')) return false;
     if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
     return true;
 }
