@@ -14,9 +14,10 @@
  *
  * Env: BENCH_QUALITY_DIR (default bench/data/memdev).
  */
-#include <jansson.h>
 #include <math.h>
 #include <utf8proc.h>
+
+#include <jansson.h>
 
 #include "bench/bench_util.h"
 #include "core/embed.h"
@@ -33,7 +34,7 @@
 #define EMB_DIM MEM_EMBED_DIM_DEFAULT
 
 static const char *const cat_names[N_CATS] = {
-    "knowledge-update",          "multi-session",     "single-session-assistant",
+    "knowledge-update",          "multi-session",       "single-session-assistant",
     "single-session-preference", "single-session-user", "temporal-reasoning"};
 /* The README's reference figures (bm25_ref.py), R@5 and R@10 per category, then micro. */
 static const double readme_r5[N_CATS + 1] = {0.922, 0.587, 0.600, 0.494, 0.906, 0.691, 0.744};
@@ -223,7 +224,8 @@ static size_t ref_rank(const conv_t *c, size_t *top, size_t k)
             for (size_t j = 0; j < docs[i].n; j++)
                 if (strcmp(docs[i].terms[j], q.terms[t]) == 0) {
                     double f = docs[i].tf[j];
-                    score[i] += idf * f * 1.9 / (f + 0.9 * (1 - 0.4 + 0.4 * (double)docs[i].len / avg));
+                    score[i] +=
+                        idf * f * 1.9 / (f + 0.9 * (1 - 0.4 + 0.4 * (double)docs[i].len / avg));
                 }
     }
     size_t got = 0;
@@ -267,54 +269,74 @@ typedef struct variant {
     double text_weight;
     mem_lexparams_t lex;
     double half_life_d;
+    double origin_shift_d; /* ask this many days after asked_at (as_of later) */
+    bool supersede;        /* knowledge-update: older evidence superseded by the newest */
     /* results */
     double r5[N_CATS], r10[N_CATS], all5[N_CATS], all10[N_CATS];
     int n[N_CATS];
+    /* knowledge-update: is the newest evidence turn (the current fact) / an older one in
+     * the top k */
+    int ku_new1, ku_new5, ku_old5, ku_n;
 } variant_t;
 
-#define V(g, nm, tk, m, tw, k1_, b_, gw, hl)                                                     \
-    {.group = g, .name = nm, .tok = tk, .match = m, .text_weight = tw,                           \
-     .lex = {.k1 = k1_, .b = b_, .gram_weight = gw}, .half_life_d = hl}
+#define V(g, nm, tk, m, tw, k1_, b_, gw, hl)                                                       \
+    {                                                                                              \
+        .group = g, .name = nm, .tok = tk, .match = m, .text_weight = tw,                          \
+        .lex = {.k1 = k1_, .b = b_, .gram_weight = gw}, .half_life_d = hl                          \
+    }
 #define TEXT   MEM_SCAN_MATCH_TEXT
 #define VECTOR MEM_SCAN_MATCH_VECTOR
 #define HYBRID MEM_SCAN_MATCH_HYBRID
+#define TW     MEM_SCAN_TEXT_WEIGHT_BUILTIN
+#define SS     TOK_STOP_STEM
 static variant_t variants[] = {
-    {.group = "reference", .name = "BM25 reference (k1 0.9, b 0.4, NLTK stop words)",
+    {.group = "reference",
+     .name = "BM25 reference (k1 0.9, b 0.4, NLTK stop words)",
      .reference = true},
-    /* words only: which tokenizer */
-    V("tokenizer", "words: stop words", TOK_STOP, TEXT, 0, 0.9, 0.4, 0, 0),
-    V("tokenizer", "words: stop words + stemming", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
-    V("tokenizer", "words: stemming, no stop words", TOK_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
-    V("tokenizer", "words: neither", TOK_PLAIN, TEXT, 0, 0.9, 0.4, 0, 0),
-    /* words + character trigrams: how much of each */
-    V("fields", "gram_weight 0 (words only)", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
-    V("fields", "gram_weight 0.3", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.3, 0),
-    V("fields", "gram_weight 0.5", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
-    V("fields", "gram_weight 0.7", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.7, 0),
-    V("fields", "gram_weight 1 (trigrams only)", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 1, 0),
-    V("fields", "gram_weight 0.5, no stemming", TOK_STOP, TEXT, 0, 0.9, 0.4, 0.5, 0),
+    /* text match, words: which tokenizer */
+    V("tokenizer", "text: stop words", TOK_STOP, TEXT, 0, 0.9, 0.4, 0, 0),
+    V("tokenizer", "text: stop words + stemming (default)", SS, TEXT, 0, 0.9, 0.4, 0, 0),
+    V("tokenizer", "text: stemming, no stop words", TOK_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
+    V("tokenizer", "text: neither", TOK_PLAIN, TEXT, 0, 0.9, 0.4, 0, 0),
     /* BM25 parameters */
-    V("bm25", "k1 0.9 b 0.4 (Anserini defaults)", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
-    V("bm25", "k1 1.2 b 0.75 (Lucene defaults)", TOK_STOP_STEM, TEXT, 0, 1.2, 0.75, 0.5, 0),
-    V("bm25", "k1 1.2 b 0.4", TOK_STOP_STEM, TEXT, 0, 1.2, 0.4, 0.5, 0),
-    V("bm25", "k1 0.9 b 0.75", TOK_STOP_STEM, TEXT, 0, 0.9, 0.75, 0.5, 0),
-    /* match modes */
-    V("match", "vector (built-in embedder, 256 dims)", TOK_STOP_STEM, VECTOR, 0, 0.9, 0.4, 0.5, 0),
-    V("match", "hybrid text_weight 0.3", TOK_STOP_STEM, HYBRID, 0.3, 0.9, 0.4, 0.5, 0),
-    V("match", "hybrid text_weight 0.5", TOK_STOP_STEM, HYBRID, 0.5, 0.9, 0.4, 0.5, 0),
-    V("match", "hybrid text_weight 0.7", TOK_STOP_STEM, HYBRID, 0.7, 0.9, 0.4, 0.5, 0),
-    V("match", "hybrid text_weight 0.9", TOK_STOP_STEM, HYBRID, 0.9, 0.9, 0.4, 0.5, 0),
-    V("match", "text", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
-    V("match", "words: hybrid text_weight 0.6", TOK_STOP_STEM, HYBRID, 0.6, 0.9, 0.4, 0, 0),
-    V("match", "words: hybrid text_weight 0.7", TOK_STOP_STEM, HYBRID, 0.7, 0.9, 0.4, 0, 0),
-    V("match", "words: hybrid text_weight 0.8", TOK_STOP_STEM, HYBRID, 0.8, 0.9, 0.4, 0, 0),
-    V("match", "words: hybrid text_weight 0.9", TOK_STOP_STEM, HYBRID, 0.9, 0.9, 0.4, 0, 0),
-    V("match", "words: text", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0, 0),
-    /* time */
-    V("decay", "text, half_life 0 (default)", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 0),
-    V("decay", "text, half_life 365d", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 365),
-    V("decay", "text, half_life 90d", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 90),
-    V("decay", "text, half_life 30d", TOK_STOP_STEM, TEXT, 0, 0.9, 0.4, 0.5, 30),
+    V("bm25", "text k1 0.9 b 0.4 (Anserini's; default)", SS, TEXT, 0, 0.9, 0.4, 0, 0),
+    V("bm25", "text k1 1.2 b 0.75 (Lucene's)", SS, TEXT, 0, 1.2, 0.75, 0, 0),
+    V("bm25", "text k1 1.2 b 0.4", SS, TEXT, 0, 1.2, 0.4, 0, 0),
+    V("bm25", "text k1 0.9 b 0.75", SS, TEXT, 0, 0.9, 0.75, 0, 0),
+    /* match modes over the built-in embedder's vectors */
+    V("match", "vector (built-in embedder, 256 dims)", SS, VECTOR, 0, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.5", SS, HYBRID, 0.5, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.7", SS, HYBRID, 0.7, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.8", SS, HYBRID, 0.8, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.9 (default)", SS, HYBRID, 0.9, 0.9, 0.4, 0, 0),
+    V("match", "text", SS, TEXT, 0, 0.9, 0.4, 0, 0),
+    /* the optional trigram field */
+    V("trigrams", "text, gram_weight 0.3", SS, TEXT, 0, 0.9, 0.4, 0.3, 0),
+    V("trigrams", "text, gram_weight 0.5", SS, TEXT, 0, 0.9, 0.4, 0.5, 0),
+    V("trigrams", "text, gram_weight 0.7", SS, TEXT, 0, 0.9, 0.4, 0.7, 0),
+    V("trigrams", "text, gram_weight 1", SS, TEXT, 0, 0.9, 0.4, 1.0, 0),
+    V("trigrams", "hybrid 0.9, gram_weight 0.5", SS, HYBRID, TW, 0.9, 0.4, 0.5, 0),
+    /* time, on the default (hybrid) */
+    V("time", "hybrid, half_life 0 (default)", SS, HYBRID, TW, 0.9, 0.4, 0, 0),
+    V("time", "hybrid, half_life 365d", SS, HYBRID, TW, 0.9, 0.4, 0, 365),
+    V("time", "hybrid, half_life 90d", SS, HYBRID, TW, 0.9, 0.4, 0, 90),
+    V("time", "hybrid, half_life 30d", SS, HYBRID, TW, 0.9, 0.4, 0, 30),
+    {.group = "time",
+     .name = "hybrid, half_life 90d, as_of asked_at + 365d",
+     .tok = SS,
+     .match = HYBRID,
+     .text_weight = TW,
+     .lex = {.k1 = 0.9, .b = 0.4},
+     .half_life_d = 90,
+     .origin_shift_d = 365},
+    {.group = "time",
+     .name = "hybrid, older KU evidence superseded",
+     .tok = SS,
+     .match = HYBRID,
+     .text_weight = TW,
+     .lex = {.k1 = 0.9, .b = 0.4},
+     .supersede = true},
+    V("time", "text, half_life 365d", SS, TEXT, 0, 0.9, 0.4, 0, 365),
 };
 #define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -322,7 +344,7 @@ static void build(conv_t *c)
 {
     if (mem_index_new(EMB_DIM, &c->idx) != MEM_OK) exit(1);
     for (int t = 0; t < N_TOKS; t++)
-        if (mem_lexidx_new(&c->lex[t]) != MEM_OK) exit(1);
+        if (mem_lexidx_new(true, &c->lex[t]) != MEM_OK) exit(1);
     float vec[EMB_DIM];
     mem_lexdoc_t doc = {0};
     for (size_t i = 0; i < c->n; i++) {
@@ -337,7 +359,7 @@ static void build(conv_t *c)
             exit(1);
         for (int t = 0; t < N_TOKS; t++) {
             size_t lp;
-            if (mem_lexdoc_build(&doc, toks[t], s->text, len) != MEM_OK ||
+            if (mem_lexdoc_build(&doc, toks[t], s->text, len, true) != MEM_OK ||
                 mem_lexidx_append(c->lex[t], &doc, true, &lp) != MEM_OK || lp != pos)
                 exit(1);
         }
@@ -348,11 +370,39 @@ static void build(conv_t *c)
     mem_lexdoc_deinit(&doc);
 }
 
-static size_t scan_rank(const conv_t *c, const variant_t *v, const mem_vec_ops_t *ops, size_t *top,
+/* Positions of the question's evidence; returns the newest (the latest fact). */
+static size_t evidence_pos(const conv_t *c, size_t *pos)
+{
+    size_t newest = 0;
+    for (size_t e = 0; e < c->n_ev; e++) {
+        long p = mem_index_find(c->idx, c->ev[e], strlen(c->ev[e]));
+        if (p < 0) exit(1);
+        pos[e] = (size_t)p;
+        if (pos[e] > newest) newest = pos[e];
+    }
+    return newest;
+}
+
+/* Knowledge-update questions as a client that marks updates would store them: the newest
+ * evidence turn supersedes the older ones (on = false undoes it). */
+static void supersede_old(conv_t *c, int tok, bool on)
+{
+    size_t pos[16];
+    if (c->cat != 0 || c->n_ev < 2 || c->n_ev > 16) return;
+    size_t newest = evidence_pos(c, pos);
+    for (size_t e = 0; e < c->n_ev; e++) {
+        if (pos[e] == newest) continue;
+        mem_index_set_flags(c->idx, pos[e], on ? MEM_ROW_SUPERSEDED : 0);
+        mem_lexidx_set_active(c->lex[tok], pos[e], !on);
+    }
+}
+
+static size_t scan_rank(conv_t *c, const variant_t *v, const mem_vec_ops_t *ops, size_t *top,
                         size_t k)
 {
     float q[EMB_DIM];
     if (mem_embed_text(c->question, strlen(c->question), q, EMB_DIM, NULL) != MEM_OK) exit(1);
+    if (v->supersede) supersede_old(c, v->tok, true);
     mem_lexq_t lq;
     if (mem_lexq_prepare(&lq, c->lex[v->tok], toks[v->tok], c->question, strlen(c->question),
                          &v->lex) != MEM_OK)
@@ -360,7 +410,7 @@ static size_t scan_rank(const conv_t *c, const variant_t *v, const mem_vec_ops_t
     mem_scan_params_t p = {
         .query = q,
         .k = k,
-        .origin_ms = c->asked_ms,
+        .origin_ms = c->asked_ms + (int64_t)(v->origin_shift_d * DAY_S * 1000.0),
         .decay = {.kind = MEM_DECAY_EXPONENTIAL,
                   .half_life_s = v->half_life_d * DAY_S,
                   .shape = 1,
@@ -379,6 +429,7 @@ static size_t scan_rank(const conv_t *c, const variant_t *v, const mem_vec_ops_t
     for (size_t i = 0; i < n; i++)
         top[i] = hits[i].pos;
     mem_lexq_deinit(&lq);
+    if (v->supersede) supersede_old(c, v->tok, false);
     return n;
 }
 
@@ -392,6 +443,21 @@ static void score(variant_t *v, const conv_t *c, const size_t *top, size_t n)
                 in10 += i < 10;
             }
     int k = c->cat;
+    if (k == 0 && c->n_ev >= 2 && c->n_ev <= 16) {
+        size_t pos[16], newest = evidence_pos(c, pos);
+        bool old5 = false;
+        for (size_t i = 0; i < n; i++) {
+            if (top[i] == newest) {
+                v->ku_new1 += i == 0;
+                v->ku_new5 += i < 5;
+            } else {
+                for (size_t e = 0; e < c->n_ev; e++)
+                    old5 |= i < 5 && top[i] == pos[e];
+            }
+        }
+        v->ku_old5 += old5;
+        v->ku_n++;
+    }
     v->r5[k] += (double)in5 / (double)c->n_ev;
     v->r10[k] += (double)in10 / (double)c->n_ev;
     v->all5[k] += in5 == c->n_ev;
@@ -400,7 +466,8 @@ static void score(variant_t *v, const conv_t *c, const size_t *top, size_t n)
 }
 
 typedef struct summary {
-    double r5[N_CATS + 2], r10[N_CATS + 2], all5[N_CATS + 2], all10[N_CATS + 2]; /* + micro, macro */
+    double r5[N_CATS + 2], r10[N_CATS + 2], all5[N_CATS + 2],
+        all10[N_CATS + 2]; /* + micro, macro */
 } summary_t;
 
 static summary_t summarise(const variant_t *v)
@@ -432,7 +499,8 @@ static summary_t summarise(const variant_t *v)
 
 static const char *short_cat(int k)
 {
-    static const char *const s[N_CATS + 2] = {"KU", "MS", "SSA", "SSP", "SSU", "TR", "micro", "macro"};
+    static const char *const s[N_CATS + 2] = {"KU",  "MS", "SSA",   "SSP",
+                                              "SSU", "TR", "micro", "macro"};
     return s[k];
 }
 
@@ -455,6 +523,7 @@ int main(void)
     for (size_t i = 0; i < n_convs; i++) {
         conv_t *c = &convs[i];
         if (c->cat < 0) continue;
+        mem_index_publish(c->idx, mem_index_rows(c->idx));
         for (size_t v = 0; v < N_VARIANTS; v++) {
             size_t top[K_MAX], n;
             n = variants[v].reference ? ref_rank(c, top, K_MAX)
@@ -467,19 +536,61 @@ int main(void)
            readme_r10[N_CATS], ref.r5[N_CATS], readme_r5[N_CATS]);
     const char *group = "";
     for (size_t v = 0; v < N_VARIANTS; v++) {
+        bool time = strcmp(variants[v].group, "time") == 0;
         if (strcmp(group, variants[v].group) != 0) {
             group = variants[v].group;
-            printf("\n-- %s: R@10 per category (R@5 micro, All@10 micro)\n", group);
+            printf("\n-- %s: R@10 per category, micro, macro; R@5 and All@10 micro%s\n", group,
+                   time ? "; knowledge-update: newest evidence at rank 1 / in the top 5, an older "
+                          "one in the top 5"
+                        : "");
             printf("%-46s", "variant");
             for (int k = 0; k < N_CATS + 2; k++)
                 printf(" %6s", short_cat(k));
-            printf("   R@5  All@10\n");
+            printf("    R@5 All@10%s\n", time ? "  new@1  new@5  old@5" : "");
         }
         summary_t s = summarise(&variants[v]);
         printf("%-46.46s", variants[v].name);
         for (int k = 0; k < N_CATS + 2; k++)
             printf(" %6.3f", s.r10[k]);
-        printf(" %6.3f %6.3f\n", s.r5[N_CATS], s.all10[N_CATS]);
+        printf(" %6.3f %6.3f", s.r5[N_CATS], s.all10[N_CATS]);
+        if (time) {
+            double kn = variants[v].ku_n ? variants[v].ku_n : 1;
+            printf(" %6.3f %6.3f %6.3f", variants[v].ku_new1 / kn, variants[v].ku_new5 / kn,
+                   variants[v].ku_old5 / kn);
+        }
+        printf("\n");
     }
+    FILE *f = fopen("bench/results/quality.json.tmp", "w");
+    if (!f) return 0;
+    fprintf(f, "{\n  \"suite\": \"quality\",\n");
+    bench_json_machine(f, ops);
+    fprintf(f,
+            ",\n  \"data\": \"memdev (LongMemEval_S user turns)\",\n  \"conversations\": %zu,\n"
+            "  \"segments\": %zu,\n  \"build_s\": %.2f,\n  \"readme_reference\": {\"r5\": %.3f, "
+            "\"r10\": %.3f},\n  \"variants\": [\n",
+            n_convs, n_segs, build_s, readme_r5[N_CATS], readme_r10[N_CATS]);
+    for (size_t v = 0; v < N_VARIANTS; v++) {
+        const variant_t *x = &variants[v];
+        summary_t s = summarise(x);
+        fprintf(f, "    {\"group\": \"%s\", \"name\": \"%s\", \"per_category\": {", x->group,
+                x->name);
+        for (int k = 0; k < N_CATS + 2; k++)
+            fprintf(f, "%s\"%s\": {\"r5\": %.4f, \"r10\": %.4f, \"all5\": %.4f, \"all10\": %.4f}",
+                    k ? ", " : "",
+                    k < N_CATS    ? cat_names[k]
+                    : k == N_CATS ? "micro"
+                                  : "macro",
+                    s.r5[k], s.r10[k], s.all5[k], s.all10[k]);
+        fprintf(f, "}");
+        if (x->ku_n)
+            fprintf(f,
+                    ", \"knowledge_update\": {\"n\": %d, \"newest_at_1\": %d, \"newest_in_5\": "
+                    "%d, \"older_in_5\": %d}",
+                    x->ku_n, x->ku_new1, x->ku_new5, x->ku_old5);
+        fprintf(f, "}%s\n", v + 1 < N_VARIANTS ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+    fclose(f);
+    rename("bench/results/quality.json.tmp", "bench/results/quality.json");
     return 0;
 }

@@ -9,11 +9,11 @@
  *     lexical part alone (what start-up pays to rebuild the index from the stored texts);
  *   - memory per indexed segment, lexical index and vector index apart;
  *   - query latency (p50, p95) of the 291 memdev questions asked at the newest time, k 10,
- *     for text match with half_life 0 and 30 days, and for hybrid and vector match,
- *     each answer checked against the scalar reference on a sample.
+ *     for text match with half_life 0 and 30 days, hybrid (the built-in namespaces' text
+ *     weight) and vector match, and text with the optional trigram field; answers checked
+ *     against the scalar reference on a sample.
  * Writes bench/results/text.json. Env: BENCH_TEXT_N (segments), BENCH_QUALITY_DIR,
- * BENCH_TEXT_CONFIG (run only the configuration of that index, for profiling),
- * BENCH_TEXT_GRAM_WEIGHT (instead of the default).
+ * BENCH_TEXT_CONFIG (run only the configuration of that index, for profiling).
  */
 #define MEM_BENCH_WITH_INDEX
 #include <jansson.h>
@@ -58,6 +58,7 @@ typedef struct qcfg {
     const char *name;
     mem_scan_match_t match;
     double half_life_d;
+    bool grams; /* the index with trigrams, gram_weight 0.5 */
     bench_stats_t st;
     double scanned_mean;
 } qcfg_t;
@@ -79,14 +80,14 @@ int main(void)
     mem_lextok_t *tk;
     mem_lextok_opts_t to = MEM_LEXTOK_DEFAULTS;
     mem_index_t *idx;
-    mem_lexidx_t *lx;
+    mem_lexidx_t *lx, *lxg; /* the default index (words), and one with trigrams too */
     if (mem_lextok_new(&to, &tk) != MEM_OK || mem_index_new(DIM, &idx) != MEM_OK ||
-        mem_lexidx_new(&lx) != MEM_OK)
+        mem_lexidx_new(false, &lx) != MEM_OK || mem_lexidx_new(true, &lxg) != MEM_OK)
         return 1;
     const int64_t t0 = 1700000000000ll, step = 600000; /* one every 10 minutes */
     float vec[DIM];
     mem_lexdoc_t doc = {0};
-    uint64_t lex_ns = 0, start = bench_now_ns();
+    uint64_t lex_ns = 0, lexg_ns = 0, start = bench_now_ns();
     size_t text_bytes = 0;
     for (size_t i = 0; i < n; i++) {
         const char *t = texts[i % n_texts];
@@ -99,56 +100,71 @@ int main(void)
             vec[0] = 1;
         }
         uint64_t l0 = bench_now_ns();
-        if (mem_lexdoc_build(&doc, tk, t, len) != MEM_OK ||
+        if (mem_lexdoc_build(&doc, tk, t, len, false) != MEM_OK ||
             mem_lexidx_append(lx, &doc, true, &lpos) != MEM_OK)
             return 1;
-        lex_ns += bench_now_ns() - l0;
+        uint64_t l1 = bench_now_ns();
+        lex_ns += l1 - l0;
         if (mem_index_append(idx, id, (size_t)il, t0 + (int64_t)i * step, (int64_t)i + 1, vec, 0, 0,
                              &pos) != MEM_OK ||
             pos != lpos)
             return 1;
+        uint64_t l2 = bench_now_ns();
+        if (mem_lexdoc_build(&doc, tk, t, len, true) != MEM_OK ||
+            mem_lexidx_append(lxg, &doc, true, &lpos) != MEM_OK)
+            return 1;
+        lexg_ns += bench_now_ns() - l2;
     }
     mem_index_publish(idx, mem_index_rows(idx));
     mem_lexidx_publish(lx, n);
-    double total_s = (double)(bench_now_ns() - start) / 1e9, lex_s = (double)lex_ns / 1e9;
-    mem_lexidx_stats_t ls;
+    mem_lexidx_publish(lxg, n);
+    double total_s = (double)(bench_now_ns() - start - lexg_ns) / 1e9, lex_s = (double)lex_ns / 1e9,
+           lexg_s = (double)lexg_ns / 1e9;
+    mem_lexidx_stats_t ls, lsg;
     mem_lexidx_get_stats(lx, &ls);
-    double lex_bpr = (double)ls.bytes / (double)n, vec_bpr = bench_index_bytes_per_row(idx);
-    printf("%zu segments (%.0f bytes of text each on average)\n", n, (double)text_bytes / (double)n);
-    printf("insert, in memory, one thread: %.0f segments/s (embed + index + lexical), lexical "
-           "alone %.0f segments/s\n",
-           (double)n / total_s, (double)n / lex_s);
-    printf("memory per segment: lexical %.0f B (%zu word and %zu trigram postings in all, %zu "
-           "and %zu distinct), vector index %.0f B\n",
-           lex_bpr, ls.n_postings[0], ls.n_postings[1], ls.n_terms[0], ls.n_terms[1], vec_bpr);
+    mem_lexidx_get_stats(lxg, &lsg);
+    double lex_bpr = (double)ls.bytes / (double)n, lexg_bpr = (double)lsg.bytes / (double)n,
+           vec_bpr = bench_index_bytes_per_row(idx);
+    printf("%zu segments (%.0f bytes of text each on average)\n", n,
+           (double)text_bytes / (double)n);
+    printf("insert, in memory, one thread: %.0f segments/s (embed + vector index + lexical); "
+           "lexical alone %.0f segments/s (with trigrams %.0f)\n",
+           (double)n / total_s, (double)n / lex_s, (double)n / lexg_s);
+    printf("memory per segment: lexical %.0f B (with trigrams %.0f B), vector index %.0f B; "
+           "%zu word postings, %zu distinct words\n",
+           lex_bpr, lexg_bpr, vec_bpr, ls.n_postings[0], ls.n_terms[0]);
 
     qcfg_t cfgs[] = {
         {.name = "text, half_life 0", .match = MEM_SCAN_MATCH_TEXT, .half_life_d = 0},
         {.name = "text, half_life 30d", .match = MEM_SCAN_MATCH_TEXT, .half_life_d = 30},
-        {.name = "hybrid 0.5, half_life 0", .match = MEM_SCAN_MATCH_HYBRID, .half_life_d = 0},
-        {.name = "hybrid 0.5, half_life 30d", .match = MEM_SCAN_MATCH_HYBRID, .half_life_d = 30},
+        {.name = "hybrid, half_life 0", .match = MEM_SCAN_MATCH_HYBRID, .half_life_d = 0},
+        {.name = "hybrid, half_life 30d", .match = MEM_SCAN_MATCH_HYBRID, .half_life_d = 30},
         {.name = "vector, half_life 0", .match = MEM_SCAN_MATCH_VECTOR, .half_life_d = 0},
+        {.name = "text+trigrams 0.5, half_life 0", .match = MEM_SCAN_MATCH_TEXT, .grams = true},
+        {.name = "text+trigrams 0.5, half_life 30d",
+         .match = MEM_SCAN_MATCH_TEXT,
+         .half_life_d = 30,
+         .grams = true},
     };
     size_t n_cfg = sizeof cfgs / sizeof cfgs[0];
     uint64_t *ns = malloc(n_q * REPS * sizeof(*ns));
-    mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
-    const char *gw = getenv("BENCH_TEXT_GRAM_WEIGHT");
-    if (gw && *gw) lp.gram_weight = atof(gw);
-    const char *twe = getenv("BENCH_TEXT_WEIGHT");
-    double tw = twe && *twe ? atof(twe) : 0.5;
     size_t mismatches = 0, checked = 0;
     const char *only = getenv("BENCH_TEXT_CONFIG");
     for (size_t c = 0; c < n_cfg; c++) {
         if (only && *only && (size_t)atoi(only) != c) continue;
+        mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+        if (cfgs[c].grams) lp.gram_weight = 0.5;
+        const mem_lexidx_t *use = cfgs[c].grams ? lxg : lx;
         size_t m = 0;
         double scanned = 0;
-        for (int rep = 0; rep < REPS; rep++)
+        int reps = cfgs[c].grams ? 1 : REPS; /* the slow ones once */
+        for (int rep = 0; rep < reps; rep++)
             for (size_t qi = 0; qi < n_q; qi++) {
                 const char *q = questions[qi];
                 float qv[DIM];
                 uint64_t a = bench_now_ns();
                 mem_lexq_t lq;
-                if (mem_lexq_prepare(&lq, lx, tk, q, strlen(q), &lp) != MEM_OK) return 1;
+                if (mem_lexq_prepare(&lq, use, tk, q, strlen(q), &lp) != MEM_OK) return 1;
                 if (cfgs[c].match != MEM_SCAN_MATCH_TEXT &&
                     mem_embed_text(q, strlen(q), qv, DIM, NULL) != MEM_OK)
                     return 1;
@@ -164,9 +180,9 @@ int main(void)
                     .until_ms = INT64_MAX,
                     .source = -1,
                     .match = cfgs[c].match,
-                    .lex = lx,
+                    .lex = use,
                     .text = &lq,
-                    .text_weight = tw,
+                    .text_weight = MEM_SCAN_TEXT_WEIGHT_BUILTIN,
                 };
                 mem_scan_hit_t hits[K], ref[K];
                 size_t nh, sc, nr, scr;
@@ -178,14 +194,15 @@ int main(void)
                     checked++;
                     bool same = nr == nh;
                     for (size_t i = 0; same && i < nh; i++)
-                        same = hits[i].pos == ref[i].pos && fabs(hits[i].score - ref[i].score) < 1e-5;
+                        same =
+                            hits[i].pos == ref[i].pos && fabs(hits[i].score - ref[i].score) < 1e-5;
                     mismatches += !same;
                 }
                 mem_lexq_deinit(&lq);
             }
         cfgs[c].st = bench_stats(ns, m);
         cfgs[c].scanned_mean = scanned / (double)m;
-        printf("%-28s p50 %8.1f us  p95 %8.1f us  mean %8.1f us  scanned %8.0f rows\n",
+        printf("%-34s p50 %8.1f us  p95 %8.1f us  mean %8.1f us  scanned %8.0f rows\n",
                cfgs[c].name, cfgs[c].st.p50_us, cfgs[c].st.p95_us, cfgs[c].st.mean_us,
                cfgs[c].scanned_mean);
     }
@@ -198,12 +215,15 @@ int main(void)
         bench_json_machine(f, ops);
         fprintf(f, ",\n  \"segments\": %zu,\n  \"text_bytes_mean\": %.0f,\n", n,
                 (double)text_bytes / (double)n);
-        fprintf(f, "  \"insert_per_s_in_memory\": %.0f,\n  \"lexical_index_per_s\": %.0f,\n",
-                (double)n / total_s, (double)n / lex_s);
-        fprintf(f, "  \"bytes_per_segment\": {\"lexical\": %.0f, \"vector_index\": %.0f},\n", lex_bpr,
-                vec_bpr);
-        fprintf(f, "  \"postings\": {\"words\": %zu, \"trigrams\": %zu},\n", ls.n_postings[0],
-                ls.n_postings[1]);
+        fprintf(f,
+                "  \"insert_per_s_in_memory\": %.0f,\n  \"lexical_index_per_s\": %.0f,\n"
+                "  \"lexical_index_with_trigrams_per_s\": %.0f,\n",
+                (double)n / total_s, (double)n / lex_s, (double)n / lexg_s);
+        fprintf(f,
+                "  \"bytes_per_segment\": {\"lexical\": %.0f, \"lexical_with_trigrams\": %.0f, "
+                "\"vector_index\": %.0f},\n",
+                lex_bpr, lexg_bpr, vec_bpr);
+        fprintf(f, "  \"word_postings\": %zu,\n", ls.n_postings[0]);
         fprintf(f, "  \"queries\": %zu,\n  \"checked\": %zu,\n  \"mismatches\": %zu,\n", n_q,
                 checked, mismatches);
         fprintf(f, "  \"latency\": [\n");
@@ -219,6 +239,7 @@ int main(void)
     }
     mem_lexdoc_deinit(&doc);
     mem_lexidx_free(lx);
+    mem_lexidx_free(lxg);
     mem_index_free(idx);
     mem_lextok_free(tk);
     return mismatches ? 1 : 0;

@@ -65,7 +65,8 @@ typedef struct lex_dict {
     size_t n_terms, cap_terms;
     char *names;
     size_t n_names, cap_names;
-    uint32_t *slots; /* term id + 1, 0 = empty */
+    uint64_t *slots; /* hash << 32 | (term id + 1); 0 = empty. The hash spares most probes
+                        a look at the term itself (a cache miss each). */
     size_t cap_slots;
     uint64_t total_len; /* over the counted rows */
     size_t n_postings;  /* (term, row) pairs, holes included */
@@ -86,6 +87,7 @@ typedef struct lex_block {
 } lex_block_t;
 
 struct mem_lexidx {
+    bool grams; /* the trigram field is kept */
     lex_block_t **blocks;
     size_t n_blocks, cap_blocks;
     size_t n_rows, n_published;
@@ -192,7 +194,8 @@ static int each_gram(const char *w, size_t len, gram_fn fn, void *ud)
     memcpy(buf + 1, w, len);
     buf[len + 1] = '$';
     size_t total = len + 2;
-    for (size_t i = 0; i < total; i += (i == 0 || i == total - 1) ? 1 : utf8_len((unsigned char)buf[i]))
+    for (size_t i = 0; i < total;
+         i += (i == 0 || i == total - 1) ? 1 : utf8_len((unsigned char)buf[i]))
         cut[n++] = i;
     cut[n] = total;
     for (size_t i = 0; i + 3 <= n; i++) {
@@ -225,11 +228,12 @@ static void field_reset(mem_lexdoc_field_t *f)
     if (f->_slots) memset(f->_slots, 0, f->_cap_slots * sizeof(*f->_slots));
 }
 
-int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len)
+int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len, bool grams)
 {
     for (int f = 0; f < NF; f++)
         field_reset(&doc->f[f]);
     if (mem_lextok_run(tk, text, len, doc_add_word, doc) != 0) return MEM_ENOMEM;
+    if (!grams) return MEM_OK;
     const mem_lexdoc_field_t *w = &doc->f[MEM_LEXIDX_WORDS];
     gram_add_t ga = {.f = &doc->f[MEM_LEXIDX_GRAMS]};
     for (size_t i = 0; i < w->n_terms; i++) {
@@ -255,29 +259,44 @@ void mem_lexdoc_deinit(mem_lexdoc_t *doc)
 
 /* ---- the dictionaries --------------------------------------------------------------- */
 
-static uint32_t term_find(const lex_dict_t *d, const char *t, size_t len)
+#define SLOT_ID(s)  ((uint32_t)((s)&0xffffffffu) - 1u)
+#define SLOT_TAG(s) ((uint32_t)((s) >> 32))
+
+static uint32_t term_find_h(const lex_dict_t *d, const char *t, size_t len, uint64_t h)
 {
     if (!d->cap_slots) return NO_TERM;
     size_t mask = d->cap_slots - 1;
-    for (size_t j = hash_term(t, len) & mask; d->slots[j]; j = (j + 1) & mask) {
-        const lex_term_t *te = &d->terms[d->slots[j] - 1];
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t j = h & mask; d->slots[j]; j = (j + 1) & mask) {
+        if (SLOT_TAG(d->slots[j]) != tag) continue;
+        const lex_term_t *te = &d->terms[SLOT_ID(d->slots[j])];
         if (te->name_len == len && memcmp(d->names + te->name_off, t, len) == 0)
-            return d->slots[j] - 1;
+            return SLOT_ID(d->slots[j]);
     }
     return NO_TERM;
+}
+
+static uint32_t term_find(const lex_dict_t *d, const char *t, size_t len)
+{
+    return term_find_h(d, t, len, hash_term(t, len));
+}
+
+static void slot_put(uint64_t *slots, size_t cap, uint64_t h, uint32_t id)
+{
+    size_t j = h & (cap - 1);
+    while (slots[j])
+        j = (j + 1) & (cap - 1);
+    slots[j] = (h & 0xffffffff00000000ull) | ((uint64_t)id + 1);
 }
 
 static int slots_grow(lex_dict_t *d)
 {
     size_t cap = d->cap_slots ? d->cap_slots * 2 : 1024;
-    uint32_t *s = calloc(cap, sizeof(*s));
+    uint64_t *s = calloc(cap, sizeof(*s));
     if (!s) return MEM_ENOMEM;
     for (size_t i = 0; i < d->n_terms; i++) {
         const lex_term_t *te = &d->terms[i];
-        size_t j = hash_term(d->names + te->name_off, te->name_len) & (cap - 1);
-        while (s[j])
-            j = (j + 1) & (cap - 1);
-        s[j] = (uint32_t)i + 1;
+        slot_put(s, cap, hash_term(d->names + te->name_off, te->name_len), (uint32_t)i);
     }
     free(d->slots);
     d->slots = s;
@@ -288,13 +307,13 @@ static int slots_grow(lex_dict_t *d)
 /* The id of t, added (with no postings) when new. MEM_OK or MEM_ENOMEM. */
 static int term_intern(lex_dict_t *d, const char *t, size_t len, uint32_t *id)
 {
-    uint32_t f = term_find(d, t, len);
+    uint64_t h = hash_term(t, len);
+    uint32_t f = term_find_h(d, t, len, h);
     if (f != NO_TERM) {
         *id = f;
         return MEM_OK;
     }
-    if (len > 255 || d->n_terms >= NO_TERM - 1 || d->n_names + len > UINT32_MAX)
-        return MEM_ENOMEM;
+    if (len > 255 || d->n_terms >= NO_TERM - 1 || d->n_names + len > UINT32_MAX) return MEM_ENOMEM;
     if ((d->n_terms + 1) * 2 > d->cap_slots && slots_grow(d) != MEM_OK) return MEM_ENOMEM;
     if (grow((void **)&d->terms, &d->cap_terms, d->n_terms + 1, sizeof(lex_term_t), 256) !=
             MEM_OK ||
@@ -306,11 +325,7 @@ static int term_intern(lex_dict_t *d, const char *t, size_t len, uint32_t *id)
     te->name_len = (uint8_t)len;
     memcpy(d->names + d->n_names, t, len);
     d->n_names += len;
-    size_t mask = d->cap_slots - 1;
-    size_t j = hash_term(t, len) & mask;
-    while (d->slots[j])
-        j = (j + 1) & mask;
-    d->slots[j] = (uint32_t)d->n_terms + 1;
+    slot_put(d->slots, d->cap_slots, h, (uint32_t)d->n_terms);
     *id = (uint32_t)d->n_terms++;
     return MEM_OK;
 }
@@ -328,10 +343,11 @@ static void dict_free(lex_dict_t *d)
 
 /* ---- the index ---------------------------------------------------------------------- */
 
-int mem_lexidx_new(mem_lexidx_t **out)
+int mem_lexidx_new(bool grams, mem_lexidx_t **out)
 {
     mem_lexidx_t *lx = calloc(1, sizeof(*lx));
     if (!lx) return MEM_ENOMEM;
+    lx->grams = grams;
     *out = lx;
     return MEM_OK;
 }
@@ -357,11 +373,11 @@ void mem_lexidx_free(mem_lexidx_t *lx)
 void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out)
 {
     memset(out, 0, sizeof(*out));
-    size_t bytes = sizeof(*lx) + lx->cap_blocks * sizeof(*lx->blocks) +
-                   lx->n_blocks * sizeof(lex_block_t);
+    size_t bytes =
+        sizeof(*lx) + lx->cap_blocks * sizeof(*lx->blocks) + lx->n_blocks * sizeof(lex_block_t);
     for (int f = 0; f < NF; f++) {
         const lex_dict_t *d = &lx->d[f];
-        bytes += d->cap_terms * sizeof(*d->terms) + d->cap_names + d->cap_slots * sizeof(uint32_t) +
+        bytes += d->cap_terms * sizeof(*d->terms) + d->cap_names + d->cap_slots * sizeof(uint64_t) +
                  lx->cap_scratch[f] * sizeof(uint32_t);
         for (size_t b = 0; b < lx->n_blocks; b++)
             bytes += lx->blocks[b]->f[f].cap_fwd * (sizeof(uint32_t) + sizeof(uint16_t));
@@ -376,6 +392,11 @@ void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out)
     out->n_published = lx->n_published;
     out->n_docs = lx->n_docs;
     out->bytes = bytes;
+}
+
+bool mem_lexidx_has_grams(const mem_lexidx_t *lx)
+{
+    return lx->grams;
 }
 
 uint32_t mem_lexidx_df(const mem_lexidx_t *lx, int field, const char *term, size_t len)
@@ -396,8 +417,8 @@ static void recount(mem_lexidx_t *lx, size_t pos)
     lex_block_t *blk = block_of(lx, pos);
     size_t r = pos % ROWS;
     uint8_t st = blk->state[r];
-    bool want = pos < lx->n_published && (st & ROW_ACTIVE) && (st & ROW_TEXT) &&
-                !(st & ROW_DELETED);
+    bool want =
+        pos < lx->n_published && (st & ROW_ACTIVE) && (st & ROW_TEXT) && !(st & ROW_DELETED);
     bool have = (st & ROW_COUNTED) != 0;
     if (want == have) return;
     for (int f = 0; f < NF; f++) {
@@ -421,8 +442,7 @@ typedef struct row_field {
 } row_field_t;
 
 /* Reserve room for one more row's field in block b. */
-static int reserve_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_field_t *rf,
-                         size_t b)
+static int reserve_field(mem_lexidx_t *lx, lex_rows_t *rows, int f, const row_field_t *rf, size_t b)
 {
     size_t need = (size_t)rows->n_fwd + rf->n;
     if (need > UINT32_MAX) return MEM_ENOMEM;
@@ -525,7 +545,7 @@ static int append_row(mem_lexidx_t *lx, const row_field_t *rf, uint8_t state, si
 int mem_lexidx_append(mem_lexidx_t *lx, const mem_lexdoc_t *doc, bool active, size_t *pos)
 {
     row_field_t rf[NF] = {{0}};
-    for (int f = 0; f < NF && doc; f++) {
+    for (int f = 0; f < (lx->grams ? NF : 1) && doc; f++) {
         const mem_lexdoc_field_t *df = &doc->f[f];
         if (grow((void **)&lx->scratch[f], &lx->cap_scratch[f], df->n_terms + 1, sizeof(uint32_t),
                  64) != MEM_OK)
@@ -534,7 +554,8 @@ int mem_lexidx_append(mem_lexidx_t *lx, const mem_lexdoc_t *doc, bool active, si
             if (term_intern(&lx->d[f], df->_bytes + df->_off[i], df->_off[i + 1] - df->_off[i],
                             &lx->scratch[f][i]) != MEM_OK)
                 return MEM_ENOMEM; /* new terms may stay in the dictionary, without postings */
-        rf[f] = (row_field_t){.ids = lx->scratch[f], .tfs = df->_tf, .n = df->n_terms, .dl = df->len};
+        rf[f] =
+            (row_field_t){.ids = lx->scratch[f], .tfs = df->_tf, .n = df->n_terms, .dl = df->len};
     }
     uint8_t state = (uint8_t)((active ? ROW_ACTIVE : 0) | (doc ? ROW_TEXT : 0));
     return append_row(lx, rf, state, pos);
@@ -576,7 +597,7 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
     mem_lexidx_t *lx = NULL;
     uint32_t *remap[NF] = {NULL}, *ids[NF] = {NULL}, *tfs[NF] = {NULL};
     size_t cap_ids[NF] = {0}, cap_tfs[NF] = {0};
-    if (mem_lexidx_new(&lx) != MEM_OK) goto out;
+    if (mem_lexidx_new(old->grams, &lx) != MEM_OK) goto out;
     for (int f = 0; f < NF; f++) {
         const lex_dict_t *d = &old->d[f];
         remap[f] = malloc((d->n_terms + 1) * sizeof(uint32_t));
@@ -620,8 +641,7 @@ int mem_lexidx_vacuum(const mem_lexidx_t *old, mem_lexidx_t **out)
                 rf[f] = (row_field_t){.ids = ids[f], .tfs = tfs[f], .n = n, .dl = rows->dl[r]};
             }
             size_t pos;
-            if (append_row(lx, rf, st & (uint8_t)(ROW_ACTIVE | ROW_TEXT), &pos) != MEM_OK)
-                goto out;
+            if (append_row(lx, rf, st & (uint8_t)(ROW_ACTIVE | ROW_TEXT), &pos) != MEM_OK) goto out;
         }
     }
     mem_lexidx_publish(lx, lx->n_rows);
@@ -676,7 +696,8 @@ static int prepare_field(mem_lexq_field_t *qf, const mem_lexidx_t *lx, const lex
     if (!qf->term || !qf->w) return MEM_ENOMEM;
     double n_docs = (double)lx->n_docs, sum = 0.0;
     for (size_t i = 0; i < qf->n; i++) {
-        qf->term[i] = term_find(d, terms->_bytes + terms->_off[i], terms->_off[i + 1] - terms->_off[i]);
+        qf->term[i] =
+            term_find(d, terms->_bytes + terms->_off[i], terms->_off[i + 1] - terms->_off[i]);
         double df = qf->term[i] == NO_TERM ? 0.0 : (double)d->terms[qf->term[i]].df;
         qf->w[i] = log(1.0 + (n_docs - df + 0.5) / (df + 0.5));
         sum += qf->w[i];
@@ -727,12 +748,13 @@ int mem_lexq_prepare(mem_lexq_t *q, const mem_lexidx_t *lx, mem_lextok_t *tk, co
     if (mem_lextok_run(tk, text, len, query_add_word, &qr) != 0) goto out;
     const mem_lexdoc_field_t *w = &qr.terms.f[MEM_LEXIDX_WORDS];
     mem_lexdoc_field_t *g = &qr.terms.f[MEM_LEXIDX_GRAMS];
-    if (params->gram_weight > 0.0)
+    double gw = lx->grams ? params->gram_weight : 0.0;
+    if (gw > 0.0)
         for (size_t i = 0; i < w->n_terms; i++)
             if (each_gram(w->_bytes + w->_off[i], w->_off[i + 1] - w->_off[i], query_add_gram, g) !=
                 0)
                 goto out;
-    double weight[NF] = {1.0 - params->gram_weight, params->gram_weight};
+    double weight[NF] = {1.0 - gw, gw};
     for (int f = 0; f < NF; f++)
         if (prepare_field(&q->f[f], lx, &lx->d[f], &qr.terms.f[f], weight[f], params) != MEM_OK)
             goto out;

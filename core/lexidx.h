@@ -30,9 +30,9 @@
  * sum of the query terms' idf (what an unbounded repetition of every query term would
  * score), then the two fields blended:
  *
- *   bm25n_f(d) = sum over t in Q_f, tf(t, d) > 0, of  idf(t) / S_f * tf / (tf + k1 * (1 - b + b * dl_f(d) / avgdl_f))
- *   text(d)    = (1 - g) * bm25n_words(d) + g * bm25n_grams(d)   if d holds a word of Q
- *              = 0                                                otherwise
+ *   bm25n_f(d) = sum over t in Q_f, tf(t, d) > 0, of  idf(t) / S_f * tf / (tf + k1 * (1 - b + b *
+ * dl_f(d) / avgdl_f)) text(d)    = (1 - g) * bm25n_words(d) + g * bm25n_grams(d)   if d holds a
+ * word of Q = 0                                                otherwise
  *
  * Q_f = the query's distinct terms in field f (words, or the trigrams of its words), S_f =
  * the sum of their idf, avgdl_f = total_f / N (1 when N = 0), dl_f(d) = the row's terms in
@@ -69,9 +69,10 @@ typedef struct mem_lexparams {
     double b;           /* length normalisation: 0 = none, 1 = full */
     double gram_weight; /* share of the trigram field in text(d); 0 = words only */
 } mem_lexparams_t;
-/* k1 0.9, b 0.4: Anserini's defaults (and the development reference's); words and
- * trigrams weigh the same. */
-#define MEM_LEXPARAMS_DEFAULTS ((mem_lexparams_t){.k1 = 0.9, .b = 0.4, .gram_weight = 0.5})
+/* k1 0.9, b 0.4: Anserini's defaults (and the development reference's); no trigrams (they
+ * add as much as the built-in embedder's cosine in hybrid match, at a cost: see
+ * docs/retrieval.md). */
+#define MEM_LEXPARAMS_DEFAULTS ((mem_lexparams_t){.k1 = 0.9, .b = 0.4, .gram_weight = 0.0})
 
 /* ---- a tokenised row: what the writer builds before taking the index lock ---- */
 
@@ -90,9 +91,9 @@ typedef struct mem_lexdoc {
     mem_lexdoc_field_t f[MEM_LEXIDX_N_FIELDS];
 } mem_lexdoc_t;
 
-/* Tokenise text[0..len) with tk into doc (zero-initialised or reused: it is reset first).
- * MEM_OK, MEM_ENOMEM. */
-int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len);
+/* Tokenise text[0..len) with tk into doc (zero-initialised or reused: it is reset first),
+ * with the trigrams of its words when grams. MEM_OK, MEM_ENOMEM. */
+int mem_lexdoc_build(mem_lexdoc_t *doc, mem_lextok_t *tk, const char *text, size_t len, bool grams);
 void mem_lexdoc_deinit(mem_lexdoc_t *doc);
 
 /* ---- the index ---- */
@@ -100,17 +101,19 @@ void mem_lexdoc_deinit(mem_lexdoc_t *doc);
 typedef struct mem_lexidx mem_lexidx_t;
 
 typedef struct mem_lexidx_stats {
-    size_t n_rows;      /* positions, holes and unpublished rows included */
-    size_t n_published; /* positions whose rows may be in the statistics */
-    uint64_t n_docs;    /* N */
-    uint64_t total_len[MEM_LEXIDX_N_FIELDS];  /* sum of dl over the N rows */
-    size_t n_terms[MEM_LEXIDX_N_FIELDS];      /* distinct terms appended (kept until a vacuum) */
-    size_t n_postings[MEM_LEXIDX_N_FIELDS];   /* (term, row) pairs, holes too until a vacuum */
-    size_t bytes;       /* heap memory held */
+    size_t n_rows;                           /* positions, holes and unpublished rows included */
+    size_t n_published;                      /* positions whose rows may be in the statistics */
+    uint64_t n_docs;                         /* N */
+    uint64_t total_len[MEM_LEXIDX_N_FIELDS]; /* sum of dl over the N rows */
+    size_t n_terms[MEM_LEXIDX_N_FIELDS];     /* distinct terms appended (kept until a vacuum) */
+    size_t n_postings[MEM_LEXIDX_N_FIELDS];  /* (term, row) pairs, holes too until a vacuum */
+    size_t bytes;                            /* heap memory held */
 } mem_lexidx_stats_t;
 
-/* MEM_OK or MEM_ENOMEM. */
-int mem_lexidx_new(mem_lexidx_t **out);
+/* An empty index; grams: keep the trigram field too (else its weight counts as 0 and a row
+ * costs only its words). MEM_OK or MEM_ENOMEM. */
+int mem_lexidx_new(bool grams, mem_lexidx_t **out);
+bool mem_lexidx_has_grams(const mem_lexidx_t *lx);
 void mem_lexidx_free(mem_lexidx_t *lx);
 void mem_lexidx_get_stats(const mem_lexidx_t *lx, mem_lexidx_stats_t *out);
 /* df of the term term[0..len) of field (a tokenizer term or a trigram), 0 when unknown. */

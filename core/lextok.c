@@ -8,62 +8,78 @@
  * buffer of code points (a megabyte without a space costs nothing extra); at its end the
  * marks are put in canonical order and the word is composed again (NFC), so a term is the
  * NFKC + casefold form of the word minus the folded accents, then cut at
- * MEM_LEXTOK_MAX_BYTES. libstemmer's stemmer keeps its own buffer, hence one tokenizer per
- * thread.
+ * MEM_LEXTOK_MAX_BYTES. libstemmer's stemmer keeps its own buffer, and a small cache of
+ * recent stems (the stemmer costs more than all the rest), hence one tokenizer per thread.
  */
 #include "core/lextok.h"
 
+#include <libstemmer.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <libstemmer.h>
 #include <utf8proc.h>
 
 #include "core/err.h"
 
+/* Stems of recent words, direct-mapped by a hash of the word: natural text repeats its
+ * words, and the stemmer costs more than the rest of the tokenizer together. */
+#define STEM_CACHE_SLOTS 1024
+#define STEM_CACHE_WORD  24 /* longer words are stemmed every time */
+
+typedef struct stem_slot {
+    uint8_t word_len, stem_len; /* word_len 0: empty */
+    char word[STEM_CACHE_WORD], stem[STEM_CACHE_WORD];
+} stem_slot_t;
+
 struct mem_lextok {
     mem_lextok_opts_t opts;
     struct sb_stemmer *stemmer; /* NULL when !opts.stem */
+    stem_slot_t cache[STEM_CACHE_SLOTS];
 };
 
 /* NLTK's English stop words (nltk_data corpora/stopwords/english) without the 26 forms that
  * hold an apostrophe ("don't", "you're": the tokenizer splits those into words listed here).
  * Sorted by memcmp order for the binary search. */
 static const char *const STOPWORDS[] = {
-    "a",        "about",      "above",   "after",    "again",    "against", "ain",     "all",
-    "am",       "an",         "and",     "any",      "are",      "aren",    "as",      "at",
-    "be",       "because",    "been",    "before",   "being",    "below",   "between", "both",
-    "but",      "by",         "can",     "couldn",   "d",        "did",     "didn",    "do",
-    "does",     "doesn",      "doing",   "don",      "down",     "during",  "each",    "few",
-    "for",      "from",       "further", "had",      "hadn",     "has",     "hasn",    "have",
-    "haven",    "having",     "he",      "her",      "here",     "hers",    "herself", "him",
-    "himself",  "his",        "how",     "i",        "if",       "in",      "into",    "is",
-    "isn",      "it",         "its",     "itself",   "just",     "ll",      "m",       "ma",
-    "me",       "mightn",     "more",    "most",     "mustn",    "my",      "myself",  "needn",
-    "no",       "nor",        "not",     "now",      "o",        "of",      "off",     "on",
-    "once",     "only",       "or",      "other",    "our",      "ours",    "ourselves", "out",
-    "over",     "own",        "re",      "s",        "same",     "shan",    "she",     "should",
-    "shouldn",  "so",         "some",    "such",     "t",        "than",    "that",    "the",
-    "their",    "theirs",     "them",    "themselves", "then",   "there",   "these",   "they",
-    "this",     "those",      "through", "to",       "too",      "under",   "until",   "up",
-    "ve",       "very",       "was",     "wasn",     "we",       "were",    "weren",   "what",
-    "when",     "where",      "which",   "while",    "who",      "whom",    "why",     "will",
-    "with",     "won",        "wouldn",  "y",        "you",      "your",    "yours",   "yourself",
+    "a",          "about",   "above",   "after",      "again", "against", "ain",       "all",
+    "am",         "an",      "and",     "any",        "are",   "aren",    "as",        "at",
+    "be",         "because", "been",    "before",     "being", "below",   "between",   "both",
+    "but",        "by",      "can",     "couldn",     "d",     "did",     "didn",      "do",
+    "does",       "doesn",   "doing",   "don",        "down",  "during",  "each",      "few",
+    "for",        "from",    "further", "had",        "hadn",  "has",     "hasn",      "have",
+    "haven",      "having",  "he",      "her",        "here",  "hers",    "herself",   "him",
+    "himself",    "his",     "how",     "i",          "if",    "in",      "into",      "is",
+    "isn",        "it",      "its",     "itself",     "just",  "ll",      "m",         "ma",
+    "me",         "mightn",  "more",    "most",       "mustn", "my",      "myself",    "needn",
+    "no",         "nor",     "not",     "now",        "o",     "of",      "off",       "on",
+    "once",       "only",    "or",      "other",      "our",   "ours",    "ourselves", "out",
+    "over",       "own",     "re",      "s",          "same",  "shan",    "she",       "should",
+    "shouldn",    "so",      "some",    "such",       "t",     "than",    "that",      "the",
+    "their",      "theirs",  "them",    "themselves", "then",  "there",   "these",     "they",
+    "this",       "those",   "through", "to",         "too",   "under",   "until",     "up",
+    "ve",         "very",    "was",     "wasn",       "we",    "were",    "weren",     "what",
+    "when",       "where",   "which",   "while",      "who",   "whom",    "why",       "will",
+    "with",       "won",     "wouldn",  "y",          "you",   "your",    "yours",     "yourself",
     "yourselves",
 };
 #define N_STOPWORDS (sizeof(STOPWORDS) / sizeof(STOPWORDS[0]))
 
+#define STOPWORD_MAX 10 /* bytes of the longest, "yourselves" */
+
+/* memcmp order of a[0..alen) against the NUL-terminated b (words hold no NUL) */
 static int word_cmp(const char *a, size_t alen, const char *b)
 {
-    size_t blen = strlen(b), n = alen < blen ? alen : blen;
-    int c = memcmp(a, b, n);
-    if (c != 0) return c;
-    return alen < blen ? -1 : alen > blen ? 1 : 0;
+    for (size_t i = 0; i < alen; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (y == 0) return 1;
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return b[alen] ? -1 : 0;
 }
 
 bool mem_lextok_is_stopword(const char *w, size_t len)
 {
+    if (len == 0 || len > STOPWORD_MAX) return false;
     size_t lo = 0, hi = N_STOPWORDS;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -161,6 +177,36 @@ static size_t encode_word(run_t *r)
     return len;
 }
 
+static uint32_t hash_word(const char *w, size_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)w[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+static int stem_and_emit(run_t *r, size_t len)
+{
+    mem_lextok_t *tk = r->tk;
+    stem_slot_t *slot = NULL;
+    if (len < STEM_CACHE_WORD) {
+        slot = &tk->cache[hash_word(r->bytes, len) & (STEM_CACHE_SLOTS - 1)];
+        if (slot->word_len == len && memcmp(slot->word, r->bytes, len) == 0)
+            return r->fn(slot->stem, slot->stem_len, r->ud);
+    }
+    const sb_symbol *s = sb_stemmer_stem(tk->stemmer, (const sb_symbol *)r->bytes, (int)len);
+    if (!s) return MEM_ENOMEM;
+    int n = sb_stemmer_length(tk->stemmer);
+    if (n <= 0) return r->fn(r->bytes, len, r->ud); /* never for a non-empty word */
+    if (slot && (size_t)n < STEM_CACHE_WORD) {
+        slot->word_len = (uint8_t)len;
+        memcpy(slot->word, r->bytes, len);
+        slot->stem_len = (uint8_t)n;
+        memcpy(slot->stem, s, (size_t)n);
+    }
+    return r->fn((const char *)s, (size_t)n, r->ud);
+}
+
 static int flush(run_t *r)
 {
     word_t *w = &r->w;
@@ -168,12 +214,7 @@ static int flush(run_t *r)
     size_t len = w->n ? encode_word(r) : 0;
     if (len > 0 && !(r->tk->opts.stopwords && mem_lextok_is_stopword(r->bytes, len))) {
         if (r->tk->stemmer && w->has_letter) {
-            const sb_symbol *s =
-                sb_stemmer_stem(r->tk->stemmer, (const sb_symbol *)r->bytes, (int)len);
-            if (!s) return MEM_ENOMEM;
-            int n = sb_stemmer_length(r->tk->stemmer);
-            /* a stem is never empty for a non-empty word; keep the word should it be */
-            rc = n > 0 ? r->fn((const char *)s, (size_t)n, r->ud) : r->fn(r->bytes, len, r->ud);
+            rc = stem_and_emit(r, len);
         } else {
             rc = r->fn(r->bytes, len, r->ud);
         }
@@ -209,11 +250,11 @@ static bool folds_marks(int32_t c)
 /* Scripts written without spaces between words whose characters are words of their own. */
 static bool is_ideographic(int32_t c)
 {
-    return (c >= 0x3040 && c <= 0x30FF) ||  /* Hiragana, Katakana */
-           (c >= 0x31F0 && c <= 0x31FF) ||  /* Katakana phonetic extensions */
-           (c >= 0x3400 && c <= 0x4DBF) ||  /* CJK extension A */
-           (c >= 0x4E00 && c <= 0x9FFF) ||  /* CJK unified ideographs */
-           (c >= 0xF900 && c <= 0xFAFF) ||  /* CJK compatibility ideographs */
+    return (c >= 0x3040 && c <= 0x30FF) || /* Hiragana, Katakana */
+           (c >= 0x31F0 && c <= 0x31FF) || /* Katakana phonetic extensions */
+           (c >= 0x3400 && c <= 0x4DBF) || /* CJK extension A */
+           (c >= 0x4E00 && c <= 0x9FFF) || /* CJK unified ideographs */
+           (c >= 0xF900 && c <= 0xFAFF) || /* CJK compatibility ideographs */
            (c >= 0x20000 && c <= 0x3134F); /* CJK extensions B-G, compatibility supplement */
 }
 
@@ -299,8 +340,8 @@ int mem_lextok_run(mem_lextok_t *tk, const char *text, size_t len, mem_lextok_fn
         i += (size_t)n;
         utf8proc_int32_t d[DECOMP_MAX];
         utf8proc_ssize_t nd = utf8proc_decompose_char(
-            cp, d, DECOMP_MAX, UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE,
-            NULL);
+            cp, d, DECOMP_MAX,
+            UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT | UTF8PROC_CASEFOLD | UTF8PROC_IGNORE, NULL);
         if (nd < 0 || nd > DECOMP_MAX) {
             if ((rc = flush(&r)) != 0) return rc;
             continue;

@@ -415,8 +415,10 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     }
 }
 
-/* Text and hybrid match: the block's rows holding a query term get their text score from
- * the lexical index (rows without one score 0 there); hybrid adds every row's cosine.
+/* Text and hybrid match: the block's candidates (rows holding a query word) get their text
+ * score from the lexical index; hybrid adds every row's cosine, but once a K-th score
+ * exists only for the rows whose text score leaves the cosine a chance to lift them in
+ * (with a high text weight, that is the few rows with good text: the others skip the dot).
  * Same filters, same exact scoring and admission as visit_block. */
 static void visit_text_block(scan_state_t *s, size_t b, double f_max)
 {
@@ -427,30 +429,39 @@ static void visit_text_block(scan_state_t *s, size_t b, double f_max)
     uint32_t rows[MEM_INDEX_BLOCK_ROWS];
     double text[MEM_INDEX_BLOCK_ROWS];
     bool hybrid = p->match == MEM_SCAN_MATCH_HYBRID;
-    double thr0 = current_thr(s);
+    double thr = current_thr(s);
     /* text: sim = (float)text, so text < thr / f_max, less the float rounding, cannot enter */
-    double need = (hybrid || !(thr0 > 0.0)) ? -HUGE_VAL
-                  : f_max > 0.0             ? thr0 / f_max * (1.0 - 1e-6)
-                                            : HUGE_VAL;
+    double need = (hybrid || !(thr > 0.0)) ? -HUGE_VAL
+                  : f_max > 0.0            ? thr / f_max * (1.0 - 1e-6)
+                                           : HUGE_VAL;
     mem_lexidx_score_block(p->lex, p->text, b, need, rows, &n_text, text);
     float cos[MEM_INDEX_BLOCK_ROWS];
-    if (hybrid) {
+    bool block_dots = false;
+    double tw = p->text_weight, vec_ub = s->sim_max < 1.0 ? s->sim_max : 1.0;
+    if (hybrid) { /* every row is a candidate: text 0 for those without a query word */
         double dense[MEM_INDEX_BLOCK_ROWS] = {0};
         for (size_t i = 0; i < n_text; i++)
             dense[rows[i]] = text[rows[i]];
         memcpy(text, dense, sizeof(dense));
-        s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, cos);
         n_text = n;
         for (size_t r = 0; r < n; r++)
             rows[r] = (uint32_t)r;
+        block_dots = !(thr > 0.0); /* no K-th score yet: any row may enter */
+        if (block_dots) s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, cos);
     }
     size_t base = b * MEM_INDEX_BLOCK_ROWS;
-    double thr = current_thr(s);
     for (size_t i = 0; i < n_text; i++) {
         size_t r = rows[i];
         if (r >= n || !blk_row_selected(p, blk, r)) continue; /* r >= n: not yet published */
+        if (hybrid && !block_dots) {
+            /* the best this row can reach with any cosine, float rounding included */
+            double ub = (tw * text[r] + (1.0 - tw) * vec_ub) * (1.0 + 1e-6);
+            if (thr > 0.0 && ub * f_max < thr) continue;
+            s->ops->dot_rows(p->query, blk->vecs + r * idx->stride, 1, idx->dim, idx->stride,
+                             &cos[r]);
+        }
         s->scanned++;
-        float sim = hybrid ? fuse(p->text_weight, text[r], cos[r]) : (float)text[r];
+        float sim = hybrid ? fuse(tw, text[r], cos[r]) : (float)text[r];
         if (thr > 0.0 && (double)sim * f_max < thr * (1.0 - 1e-12)) continue;
         mem_scan_hit_t h;
         score_row(idx, p, base + r, sim, &h);
@@ -584,8 +595,8 @@ static bool text_collect(scan_state_t *s, size_t part, size_t n_parts)
         if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
             visible_in_block(idx, bi) == 0 || (!hybrid && !(ub[bi] > 0.0)))
             continue;
-        double sim_ub = hybrid ? p->text_weight * ub[bi] + (1.0 - p->text_weight) * s->sim_max
-                               : ub[bi];
+        double sim_ub =
+            hybrid ? p->text_weight * ub[bi] + (1.0 - p->text_weight) * s->sim_max : ub[bi];
         ents[n_ents].b = bi;
         ents[n_ents].f_max = block_f_max(s, blk, 1.0);
         ents[n_ents].sim_ub = sim_ub * (1.0 + 1e-6);

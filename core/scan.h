@@ -26,6 +26,12 @@
 
 #define MEM_SCAN_MAX_K 1000
 
+/* Hybrid's text weight by default: with the built-in embedder, whose cosine is a weak
+ * character-level signal, the measured best (docs/retrieval.md); with a provider's
+ * semantic vectors, an even blend. */
+#define MEM_SCAN_TEXT_WEIGHT_BUILTIN  0.9
+#define MEM_SCAN_TEXT_WEIGHT_SEMANTIC 0.5
+
 typedef enum mem_scan_match {
     MEM_SCAN_MATCH_VECTOR = 0,
     MEM_SCAN_MATCH_TEXT,

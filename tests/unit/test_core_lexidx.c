@@ -81,13 +81,15 @@ typedef struct orow {
     bag_t f[2];
 } orow_t;
 
+static bool grams_on = true; /* the index under test keeps the trigram field */
+
 static void orow_set(orow_t *r, const char *text)
 {
     memset(r, 0, sizeof(*r));
     if (!text) return;
     r->has_text = true;
     assert_int_equal(mem_lextok_run(tk, text, strlen(text), word_cb, &r->f[0]), 0);
-    for (size_t i = 0; i < r->f[0].n; i++)
+    for (size_t i = 0; grams_on && i < r->f[0].n; i++)
         add_grams(&r->f[1], r->f[0].t[i], strlen(r->f[0].t[i]), r->f[0].tf[i]);
 }
 
@@ -142,8 +144,8 @@ static void oquery_prepare(oquery_t *oq, const oracle_t *o, const char *query,
             total[0] += o->rows[i].f[0].len;
             total[1] += o->rows[i].f[1].len;
         }
-    oq->weight[0] = 1 - lp->gram_weight;
-    oq->weight[1] = lp->gram_weight;
+    oq->weight[1] = grams_on ? lp->gram_weight : 0;
+    oq->weight[0] = 1 - oq->weight[1];
     for (int f = 0; f < 2; f++) {
         oq->avg[f] = (n_docs > 0 && total[f] > 0) ? total[f] / n_docs : 1.0;
         oq->idf[f] = calloc(oq->q.f[f].n + 1, sizeof(double));
@@ -270,7 +272,8 @@ static size_t check_query(const mem_lexidx_t *lx, const oracle_t *o, const char 
                 fail_msg("%s: pos %zu scores %.17g but the block scorer skipped it", when, pos,
                          got);
             }
-            if (got > ub[b]) fail_msg("%s: pos %zu scores %.17g above its bound %.17g", when, pos, got, ub[b]);
+            if (got > ub[b])
+                fail_msg("%s: pos %zu scores %.17g above its bound %.17g", when, pos, got, ub[b]);
         }
         assert_int_equal(next, n); /* every listed row was seen, in ascending order */
     }
@@ -281,9 +284,9 @@ static size_t check_query(const mem_lexidx_t *lx, const oracle_t *o, const char 
 }
 
 static const char *const vocab[] = {
-    "password", "passwords", "rotate", "rotated", "rotation", "deploy", "deployed", "server",
-    "Berlin",   "berlin",    "café",   "cafe",    "résumé",   "the",    "is",       "I",
-    "2024",     "東京",      "photo",  "photography", "japan", "japanese", "x", "running",
+    "password", "passwords", "rotate", "rotated",     "rotation", "deploy",   "deployed", "server",
+    "Berlin",   "berlin",    "café",   "cafe",        "résumé",   "the",      "is",       "I",
+    "2024",     "東京",      "photo",  "photography", "japan",    "japanese", "x",        "running",
 };
 #define N_VOCAB (sizeof(vocab) / sizeof(vocab[0]))
 
@@ -308,7 +311,10 @@ static void test_doc_terms_and_grams(void **state)
 {
     mem_lexdoc_t doc = {0};
     const char *t = "Running runs, RAN run! the x";
-    assert_int_equal(mem_lexdoc_build(&doc, tk, t, strlen(t)), MEM_OK);
+    assert_int_equal(mem_lexdoc_build(&doc, tk, t, strlen(t), false), MEM_OK);
+    assert_int_equal(doc.f[MEM_LEXIDX_WORDS].n_terms, 3);
+    assert_int_equal(doc.f[MEM_LEXIDX_GRAMS].n_terms, 0);
+    assert_int_equal(mem_lexdoc_build(&doc, tk, t, strlen(t), true), MEM_OK);
     const mem_lexdoc_field_t *w = &doc.f[MEM_LEXIDX_WORDS], *g = &doc.f[MEM_LEXIDX_GRAMS];
     assert_int_equal(w->n_terms, 3); /* run (3x), ran, x; "the" is a stop word */
     assert_int_equal(w->len, 5);
@@ -316,7 +322,7 @@ static void test_doc_terms_and_grams(void **state)
     assert_int_equal(g->n_terms, 7);
     assert_int_equal(g->len, 3 * 3 + 3 + 1);
     /* rebuilding resets; empty text gives no terms */
-    assert_int_equal(mem_lexdoc_build(&doc, tk, "", 0), MEM_OK);
+    assert_int_equal(mem_lexdoc_build(&doc, tk, "", 0, true), MEM_OK);
     assert_int_equal(doc.f[0].n_terms, 0);
     assert_int_equal(doc.f[1].n_terms, 0);
     assert_int_equal(doc.f[0].len, 0);
@@ -328,12 +334,12 @@ static void test_bm25_by_hand(void **state)
 {
     /* three rows, words only, k1 1.2 b 0.75: every number written out */
     mem_lexidx_t *lx;
-    assert_int_equal(mem_lexidx_new(&lx), MEM_OK);
+    assert_int_equal(mem_lexidx_new(false, &lx), MEM_OK);
     const char *texts[] = {"alpha beta", "alpha alpha gamma delta", "beta"};
     mem_lexdoc_t doc = {0};
     for (size_t i = 0; i < 3; i++) {
         size_t pos;
-        assert_int_equal(mem_lexdoc_build(&doc, tk, texts[i], strlen(texts[i])), MEM_OK);
+        assert_int_equal(mem_lexdoc_build(&doc, tk, texts[i], strlen(texts[i]), false), MEM_OK);
         assert_int_equal(mem_lexidx_append(lx, &doc, true, &pos), MEM_OK);
         assert_int_equal(pos, i);
     }
@@ -384,7 +390,9 @@ static void test_statistics_under_every_write_kind(void **state)
     for (unsigned round = 0; round < 40; round++) {
         uint64_t s = seed * 31 + round;
         mem_lexidx_t *lx;
-        assert_int_equal(mem_lexidx_new(&lx), MEM_OK);
+        grams_on = round % 3 != 2;
+        assert_int_equal(mem_lexidx_new(grams_on, &lx), MEM_OK);
+        assert_int_equal(mem_lexidx_has_grams(lx), grams_on);
         oracle_t o = {0};
         size_t cap = 0, steps = 20 + rng_next(&s) % (round % 4 == 0 ? 900 : 120);
         for (size_t step = 0; step < steps; step++) {
@@ -399,8 +407,11 @@ static void test_statistics_under_every_write_kind(void **state)
                 orow_set(&o.rows[o.n], with_text ? buf : NULL);
                 o.rows[o.n].active = active;
                 size_t pos;
-                if (with_text) assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf)), MEM_OK);
-                assert_int_equal(mem_lexidx_append(lx, with_text ? &doc : NULL, active, &pos), MEM_OK);
+                if (with_text)
+                    assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf), grams_on),
+                                     MEM_OK);
+                assert_int_equal(mem_lexidx_append(lx, with_text ? &doc : NULL, active, &pos),
+                                 MEM_OK);
                 assert_int_equal(pos, o.n);
                 o.n++;
             } else if (op < 7) { /* commit: publish a prefix */
@@ -417,7 +428,8 @@ static void test_statistics_under_every_write_kind(void **state)
                 mem_lexidx_remove(lx, pos);
                 o.rows[pos].deleted = true;
             }
-            if (step % 5 == 0 || step == steps - 1) check_stats(lx, &o, step == steps - 1, "after a write");
+            if (step % 5 == 0 || step == steps - 1)
+                check_stats(lx, &o, step == steps - 1, "after a write");
         }
         mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
         for (int qi = 0; qi < 4; qi++) {
@@ -471,14 +483,15 @@ static void test_query_term_cap_and_long_text(void **state)
         if (i < 2000) ql += (size_t)snprintf(q + ql, cap - ql, "w%d ", 1999 - i);
     }
     mem_lexidx_t *lx;
-    assert_int_equal(mem_lexidx_new(&lx), MEM_OK);
+    assert_int_equal(mem_lexidx_new(true, &lx), MEM_OK);
     mem_lexdoc_t doc = {0};
     size_t pos;
-    assert_int_equal(mem_lexdoc_build(&doc, tk, big, len), MEM_OK);
+    assert_int_equal(mem_lexdoc_build(&doc, tk, big, len, true), MEM_OK);
     assert_int_equal(doc.f[0].n_terms, 5000);
     assert_int_equal(mem_lexidx_append(lx, &doc, true, &pos), MEM_OK);
     mem_lexidx_publish(lx, 1);
     mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+    lp.gram_weight = 0.5;
     mem_lexq_t lq;
     assert_int_equal(mem_lexq_prepare(&lq, lx, tk, q, ql, &lp), MEM_OK);
     assert_int_equal(lq.f[0].n, MEM_LEXIDX_QUERY_TERMS);

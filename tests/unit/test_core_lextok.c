@@ -45,7 +45,8 @@ static void expect_terms(bool stopwords, bool stem, const char *text, const char
     assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
     collect_t c = {0};
     assert_int_equal(mem_lextok_run(tk, text, strlen(text), collect_fn, &c), MEM_OK);
-    if (strcmp(c.out, want) != 0) fail_msg("text \"%s\": got \"%s\", want \"%s\"", text, c.out, want);
+    if (strcmp(c.out, want) != 0)
+        fail_msg("text \"%s\": got \"%s\", want \"%s\"", text, c.out, want);
     mem_lextok_free(tk);
 }
 
@@ -67,18 +68,28 @@ static void test_unicode_folding(void **state)
     /* case folding beyond ASCII, accents off Latin letters, NFKD compatibility forms */
     expect_terms(false, false, "CAFÉ Café café cafe\xcc\x81", "cafe|cafe|cafe|cafe");
     expect_terms(false, false, "Résumé naïve Ångström Straße", "resume|naive|angstrom|strasse");
-    expect_terms(false, false, "\xef\xbc\xa3\xef\xbd\x81\xef\xbd\x86\xef\xbd\x85", "cafe"); /* fullwidth */
-    expect_terms(false, false, "\xef\xac\x81le x\xc2\xb2", "file|x2"); /* ligature fi, superscript 2 */
-    expect_terms(false, false, "ΑΘΗΝΑ Αθήνα", "αθηνα|αθηνα");          /* Greek tonos folds too */
+    expect_terms(false, false, "\xef\xbc\xa3\xef\xbd\x81\xef\xbd\x86\xef\xbd\x85",
+                 "cafe"); /* fullwidth */
+    expect_terms(false, false, "\xef\xac\x81le x\xc2\xb2",
+                 "file|x2");                                  /* ligature fi, superscript 2 */
+    expect_terms(false, false, "ΑΘΗΝΑ Αθήνα", "αθηνα|αθηνα"); /* Greek tonos folds too */
     expect_terms(false, false, "МОСКВА москва", "москва|москва");
     /* soft hyphen and zero-width joiner are ignorable: they join, not split */
     expect_terms(false, false, "soft\xc2\xadhyphen zero\xe2\x80\x8dwidth", "softhyphen|zerowidth");
     /* no-break space, ideographic space and em dash separate */
-    expect_terms(false, false, "a\xc2\xa0" "b\xe3\x80\x80" "c\xe2\x80\x94" "d", "a|b|c|d");
+    expect_terms(false, false,
+                 "a\xc2\xa0"
+                 "b\xe3\x80\x80"
+                 "c\xe2\x80\x94"
+                 "d",
+                 "a|b|c|d");
     /* Devanagari keeps its vowel signs (combining marks of a non-Latin base) */
     expect_terms(false, false, "हिंदी", "हिंदी");
     /* a lone combining mark starts nothing */
-    expect_terms(false, false, "\xcc\x81" "abc", "abc");
+    expect_terms(false, false,
+                 "\xcc\x81"
+                 "abc",
+                 "abc");
 }
 
 static void test_ideographs_are_single_terms(void **state)
@@ -91,7 +102,13 @@ static void test_ideographs_are_single_terms(void **state)
 
 static void test_invalid_utf8_separates(void **state)
 {
-    expect_terms(false, false, "ab\xff" "cd\xc3" "ef\xe2\x82" "gh\xed\xa0\x80" "ij", "ab|cd|ef|gh|ij");
+    expect_terms(false, false,
+                 "ab\xff"
+                 "cd\xc3"
+                 "ef\xe2\x82"
+                 "gh\xed\xa0\x80"
+                 "ij",
+                 "ab|cd|ef|gh|ij");
     /* an embedded NUL separates too */
     mem_lextok_t *tk;
     mem_lextok_opts_t o = {0};
@@ -129,7 +146,7 @@ static void test_long_words_are_cut(void **state)
     assert_int_equal(c.n, 2);
     char *bar = strchr(c.out, '|');
     assert_non_null(bar);
-    assert_int_equal(bar - c.out, MEM_LEXTOK_MAX_BYTES); /* 64 e's */
+    assert_int_equal(bar - c.out, MEM_LEXTOK_MAX_BYTES);     /* 64 e's */
     assert_int_equal(strlen(bar + 1), MEM_LEXTOK_MAX_BYTES); /* 32 ж's, none split */
     mem_lextok_free(tk);
     /* a megabyte with no separator is one term */
@@ -173,7 +190,8 @@ static void test_stopwords(void **state)
     assert_false(mem_lextok_is_stopword("th", 2));
     assert_false(mem_lextok_is_stopword("thee", 4));
     assert_false(mem_lextok_is_stopword("zzz", 3));
-    expect_terms(true, false, "What is MY favourite colour? I don't know!", "favourite|colour|know");
+    expect_terms(true, false, "What is MY favourite colour? I don't know!",
+                 "favourite|colour|know");
     expect_terms(true, false, "the THE The", "");
     /* stop words are matched after folding: "Ís" reads "is" */
     expect_terms(true, false, "Ís it", "");
@@ -182,7 +200,8 @@ static void test_stopwords(void **state)
 static void test_stemming(void **state)
 {
     expect_terms(false, true, "running runs ran runner", "run|run|ran|runner");
-    expect_terms(false, true, "memories memory graduated graduation", "memori|memori|graduat|graduat");
+    expect_terms(false, true, "memories memory graduated graduation",
+                 "memori|memori|graduat|graduat");
     expect_terms(true, true, "Which degree did I graduate with?", "degre|graduat");
     /* numbers pass through the stemmer unchanged */
     expect_terms(false, true, "2024 3rd 1990s", "2024|3rd|1990s");
@@ -203,14 +222,42 @@ static void test_callback_stops_the_run(void **state)
     mem_lextok_free(NULL);
 }
 
+/* The stem cache is invisible: one tokenizer fed thousands of words (colliding in its
+ * cache) gives the stems a fresh tokenizer gives for each word alone. */
+static void test_stem_cache_is_transparent(void **state)
+{
+    uint64_t s = 20260910ull;
+    static const char *const suffixes[] = {"", "s", "ing", "ed", "ation", "ness", "ly", "er"};
+    mem_lextok_t *warm;
+    mem_lextok_opts_t o = {.stopwords = false, .stem = true};
+    assert_int_equal(mem_lextok_new(&o, &warm), MEM_OK);
+    for (int i = 0; i < 5000; i++) {
+        char w[64];
+        size_t n = 2 + rng_next(&s) % (i % 3 ? 8 : 30);
+        for (size_t j = 0; j < n; j++)
+            w[j] = (char)('a' + rng_next(&s) % 6);
+        w[n] = 0;
+        strcat(w, suffixes[rng_next(&s) % 8]);
+        collect_t a = {0}, b = {0};
+        assert_int_equal(mem_lextok_run(warm, w, strlen(w), collect_fn, &a), MEM_OK);
+        mem_lextok_t *fresh;
+        assert_int_equal(mem_lextok_new(&o, &fresh), MEM_OK);
+        assert_int_equal(mem_lextok_run(fresh, w, strlen(w), collect_fn, &b), MEM_OK);
+        mem_lextok_free(fresh);
+        if (strcmp(a.out, b.out) != 0) fail_msg("%s: cached %s, fresh %s", w, a.out, b.out);
+    }
+    mem_lextok_free(warm);
+}
+
 /* Random bytes, random UTF-8 and random mixes never crash, and every term respects the cap. */
 static void test_random_input(void **state)
 {
     const char *env = getenv("MEM_TEST_SEED");
     uint64_t seed = env ? strtoull(env, NULL, 10) : 20260907ull, s = seed;
-    static const char *const pieces[] = {"a",  "Z",  " ",      "\xc3\xa9", "\xcc\x81", "\xe6\x9d\xb1",
-                                         "'",  "9",  "\xff",   "\xed\xa0", "\xf0\x9f\x98\x80",
-                                         "\0", ".",  "\xc2\xad", "\xef\xac\x81"};
+    static const char *const pieces[] = {
+        "a", "Z",        " ",           "\xc3\xa9", "\xcc\x81",         "\xe6\x9d\xb1",
+        "'", "9",        "\xff",        "\xed\xa0", "\xf0\x9f\x98\x80", "\0",
+        ".", "\xc2\xad", "\xef\xac\x81"};
     mem_lextok_t *tk;
     mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
     assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
@@ -248,6 +295,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stopwords),
         cmocka_unit_test(test_stemming),
         cmocka_unit_test(test_callback_stops_the_run),
+        cmocka_unit_test(test_stem_cache_is_transparent),
         cmocka_unit_test(test_random_input),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);

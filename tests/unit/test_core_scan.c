@@ -543,11 +543,11 @@ static void test_merge(void **state)
 /* A small vocabulary with inflections and shared trigrams, so stems, trigrams, repeats and
  * ties all occur. */
 static const char *const text_vocab[] = {
-    "password", "passwords", "rotate",  "rotated", "rotation", "deploy",   "deployed",
-    "server",   "servers",   "Berlin",  "berlin",  "café",     "cafe",     "résumé",
-    "meeting",  "meetings",  "the",     "is",      "I",        "my",       "2024",
-    "tokyo",    "東京",      "photo",   "photography", "japan", "japanese", "x",
-    "dog",      "dogs",      "garden",  "gardening", "run",    "running",  "ran",
+    "password", "passwords", "rotate", "rotated",     "rotation", "deploy",   "deployed",
+    "server",   "servers",   "Berlin", "berlin",      "café",     "cafe",     "résumé",
+    "meeting",  "meetings",  "the",    "is",          "I",        "my",       "2024",
+    "tokyo",    "東京",      "photo",  "photography", "japan",    "japanese", "x",
+    "dog",      "dogs",      "garden", "gardening",   "run",      "running",  "ran",
 };
 #define N_TEXT_VOCAB (sizeof(text_vocab) / sizeof(text_vocab[0]))
 
@@ -574,7 +574,8 @@ static void random_text(char *buf, size_t cap, size_t max_words, uint64_t *s)
 static mem_lexidx_t *build_random_lex(const mem_index_t *idx, mem_lextok_t *tk, uint64_t *s)
 {
     mem_lexidx_t *lx;
-    assert_int_equal(mem_lexidx_new(&lx), MEM_OK);
+    bool grams = rng_below(s, 2);
+    assert_int_equal(mem_lexidx_new(grams, &lx), MEM_OK);
     mem_lexdoc_t doc = {0};
     char buf[512];
     size_t max_words = 1 + rng_below(s, 30);
@@ -585,7 +586,7 @@ static mem_lexidx_t *build_random_lex(const mem_index_t *idx, mem_lextok_t *tk, 
             assert_int_equal(mem_lexidx_append(lx, NULL, f == 0, &pos), MEM_OK);
         } else {
             random_text(buf, sizeof buf, max_words, s);
-            assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf)), MEM_OK);
+            assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf), grams), MEM_OK);
             assert_int_equal(mem_lexidx_append(lx, &doc, (f & ~MEM_ROW_DELETED) == 0, &pos),
                              MEM_OK);
         }
@@ -701,7 +702,7 @@ static void test_text_pruning_skips_blocks(void **state)
     mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
     assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
     assert_int_equal(mem_index_new(4, &idx), MEM_OK);
-    assert_int_equal(mem_lexidx_new(&lx), MEM_OK);
+    assert_int_equal(mem_lexidx_new(false, &lx), MEM_OK);
     mem_lexdoc_t doc = {0};
     float v[4] = {1, 0, 0, 0};
     char buf[128];
@@ -712,7 +713,7 @@ static void test_text_pruning_skips_blocks(void **state)
                  i >= 4096 - 256 && i % 7 == 0 ? "kubernetes" : "", i % 13);
         append(idx, i, (int64_t)i * 8 * 3600 * 1000, v, 0, 0);
         size_t pos;
-        assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf)), MEM_OK);
+        assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf), false), MEM_OK);
         assert_int_equal(mem_lexidx_append(lx, &doc, true, &pos), MEM_OK);
     }
     idx->n_visible = 4096;
