@@ -57,7 +57,8 @@ static const char TOOLS_JSON[] =
     "\"maximum\":1},\"since\":" TS_SCHEMA ",\"until\":" TS_SCHEMA ",\"as_of\":" TS_SCHEMA
     ",\"source\":{\"type\":\"string\"},\"min_score\":{\"type\":\"number\"},"
     "\"include_superseded\":{\"type\":\"boolean\"},\"include_archived\":{\"type\":\"boolean\"},"
-    "\"explain\":{\"type\":\"boolean\"}},\"additionalProperties\":false}},"
+    "\"explain\":{\"type\":\"boolean\"},\"match\":{\"type\":\"string\",\"enum\":[\"vector\","
+    "\"text\",\"hybrid\"]}},\"additionalProperties\":false}},"
     "{\"name\":\"memory_compact\",\"title\":\"Compact\",\"description\":\"Shrink a namespace to "
     "a budget (target count or ratio) with a retention policy; evicted memories are "
     "archived.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" NS_SCHEMA

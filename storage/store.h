@@ -58,6 +58,10 @@ typedef struct mem_store_opts {
     size_t scan_helpers;
     size_t scan_split_min;
     size_t scan_split_min_cold;
+    /* Lexical index (core/lexidx.h), one per namespace, rebuilt from the stored texts at
+     * open and after a failed group: keep its trigram field too (for a configured
+     * gram_weight > 0; it costs about as much memory again as the words). */
+    bool text_grams;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX 64
@@ -222,8 +226,14 @@ int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *
 void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
 
 typedef struct mem_store_query {
-    mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */
-    size_t q_dim;           /* MEM_EDIM when it differs from the namespace's */
+    mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored;
+                               scan.lex and scan.text are the store's */
+    size_t q_dim;           /* MEM_EDIM when it differs from the namespace's (vector, hybrid) */
+    /* text, hybrid match (scan.match): the query text, tokenised and weighed against the
+     * namespace's lexical index under its lock */
+    const char *text;
+    size_t text_len;
+    mem_lexparams_t lex;
     const char *source;     /* NULL: any source; else only segments with this source */
     size_t source_len;
     bool record_access; /* count an access for each returned segment, remember the query */
