@@ -197,6 +197,16 @@ static void rconn_release(mem_store_t *st, mem_store_rconn_t *c)
     pthread_mutex_unlock(&st->pool_mu);
 }
 
+int mem_store__rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err)
+{
+    return rconn_acquire(st, out, err);
+}
+
+void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c)
+{
+    rconn_release(st, c);
+}
+
 /* ---- open / close ---- */
 
 static int set_pragmas(mem_store_t *st, mem_err_t *err)

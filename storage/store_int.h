@@ -192,6 +192,10 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
 void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx);
 
 /* store.c */
+/* A read-only connection of the pool (one per concurrent reader); give it back when done,
+ * with every statement prepared on it finalized or reset. */
+int mem_store__rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err);
+void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c);
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);
 void mem_store__ns_release(mem_store_ns_t *ns);
 /* Writer thread only: registry edits (take reg_lock exclusively). */
@@ -207,6 +211,16 @@ int mem_store__log_check(mem_store_t *st, mem_store_op_t *op);
 int mem_store__log_write(mem_store_t *st, mem_store_op_t *op, mem_err_t *err);
 void mem_store__log_reload(mem_store_t *st); /* after a rolled-back group */
 void mem_store__log_free(mem_store_t *st);
+
+/* list.c */
+/* Columns for mem_store__segment_read, in this order. */
+#define MEM_STORE__SEGMENT_COLS                                                                    \
+    "id, seq, ts_ms, text, source, metadata, supersedes, superseded_by, archived, embedding"
+/* The current row of s (MEM_STORE__SEGMENT_COLS from column 0) as a new segment of a
+ * namespace of dim floats; the embedding only when with_embedding. MEM_OK, MEM_ENOMEM,
+ * MEM_ECORRUPT (a stored embedding of the wrong size). */
+int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
+                            mem_store_segment_t **out, mem_err_t *err);
 
 /* access.c: access statistics (counted in memory by readers, written by the writer) and
  * the namespace's recent retrieve queries */
