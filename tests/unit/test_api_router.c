@@ -243,9 +243,10 @@ static void test_listing(void **state)
     json_t *j = resp_json(&r);
     assert_int_equal(r.status, 200);
     assert_int_equal(json_array_size(json_object_get(j, "segments")), 2);
-    const char *next = json_string_value(json_object_get(j, "next"));
-    assert_non_null(next);
-    char q[96];
+    char next[64]; /* the cursor outlives the response it came in */
+    assert_non_null(json_string_value(json_object_get(j, "next")));
+    snprintf(next, sizeof(next), "%s", json_string_value(json_object_get(j, "next")));
+    char q[128];
     snprintf(q, sizeof(q), "after=%s&limit=10&include_archived&since=1785490190", next);
     json_decref(j);
     mem_api_resp_deinit(&r);

@@ -144,7 +144,7 @@ static int insert1(mem_store_t *st, const char *ns, const char *id, int64_t ts, 
 
 /* Insert n segments "<prefix><i>" (two digits), timestamp i, cluster i % clusters, as one
  * batch. */
-static char series_ids[100][16]; /* the ids of the last insert_series */
+static char series_ids[100][24]; /* the ids of the last insert_series */
 
 static int insert_series(mem_store_t *st, const char *ns, const char *prefix, int n, int clusters)
 {
