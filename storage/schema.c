@@ -111,6 +111,13 @@ static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
     return mem_store__exec(db, sql, err);
 }
 
+/* v2: the embedder that made a namespace's vectors from text ("builtin", "openai:MODEL");
+ * NULL until its first such insert. Namespaces of older files start with none recorded. */
+static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
+{
+    return mem_store__exec(db, "ALTER TABLE namespaces ADD COLUMN embedder TEXT", err);
+}
+
 /* How many schema objects of the main database match where (a condition on sqlite_master). */
 static int count_objects(sqlite3 *db, const char *where, int64_t *n, mem_err_t *err)
 {
@@ -150,14 +157,14 @@ int mem_store__check_ours(sqlite3 *db, mem_err_t *err)
                        "(refusing to change it: give a new file or a mnemod database)");
 }
 
-/* v2: who supersedes whom (so that deleting a superseder can release its targets), and
+/* v3: who supersedes whom (so that deleting a superseder can release its targets), and
  * the recent retrieve queries (the compaction's default context) persisted per namespace.
  * The pairs are taken from each row's supersedes list: a target is the row holding that id
  * with a smaller seq (an id re-used after its row was deleted never names the old one).
  * Rows left pointing at a superseder that no longer exists (deleted before this version)
  * become active again; their degree is set to -1, "not linked", so that start-up links
  * them (storage/load.c). */
-static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
+static int migrate_v2_v3(sqlite3 *db, mem_err_t *err)
 {
     static const char ddl[] =
         "ALTER TABLE namespaces ADD COLUMN recent BLOB;" /* float32 x dim per query, oldest
@@ -204,7 +211,7 @@ static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
             off += l + 1;
         }
     }
-    if (src != SQLITE_DONE) rc = mem_store__err_sqlite(err, db, src, "migrate to schema 2");
+    if (src != SQLITE_DONE) rc = mem_store__err_sqlite(err, db, src, "migrate to schema 3");
     sqlite3_finalize(rows);
     sqlite3_finalize(find);
     sqlite3_finalize(add);
@@ -219,7 +226,8 @@ static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
 
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
-static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2};
+static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2,
+                                                                  migrate_v2_v3};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {
