@@ -227,7 +227,7 @@ static int migrate_v2_v3(sqlite3 *db, mem_err_t *err)
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
 static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2,
-                                                                  migrate_v2_v3};
+                                                                 migrate_v2_v3};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {
