@@ -30,7 +30,13 @@
     X(EFULL, -16, 507, "insufficient_storage")                                                     \
     X(ESTORAGE, -17, 500, "internal")                                                              \
     X(ECORRUPT, -18, 500, "internal")                                                              \
-    X(ELIMIT, -19, 400, "invalid_field")
+    X(ELIMIT, -19, 400, "invalid_field")                                                           \
+    X(EBADREQ, -40, 400, "bad_request")                                                            \
+    X(EFORBIDDEN, -41, 403, "forbidden")                                                           \
+    X(EORIGIN, -42, 403, "forbidden_origin")                                                       \
+    X(EHOST, -43, 403, "forbidden_host")                                                           \
+    X(EEXPECT, -44, 417, "expectation_failed")                                                     \
+    X(ENOTIMPL, -45, 501, "not_implemented")
 
 enum mem_err_code {
     MEM_OK = 0,
