@@ -46,6 +46,7 @@ typedef enum mem_api__route_kind {
     MEM_API_R_RETRIEVE,   /* /v1/namespaces/{ns}/retrieve */
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
+    MEM_API_R_OPENAPI,    /* /openapi.json */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -95,6 +96,21 @@ bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_st
 double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);
+
+/* ---- query strings ----
+ * Iterates key[=value] pairs separated by '&', percent-decoding both ('+' is kept as it is:
+ * RFC 3339 offsets hold one). */
+typedef struct mem_api__query {
+    const char *p;
+    char key[64];
+    char val[512];
+    size_t val_len;
+    bool has_val; /* "key=..." rather than a bare "key" */
+} mem_api__query_t;
+void mem_api__query_init(mem_api__query_t *q, const char *query);
+/* 1 with key/val filled, 0 at the end, or MEM_EINVAL (bad percent-encoding, a NUL byte, a key
+ * over 63 or a value over 511 bytes). */
+int mem_api__query_next(mem_api__query_t *q, mem_err_t *err);
 
 /* ---- decoding ---- */
 /* Parse a body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8,
@@ -187,6 +203,10 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
                          mem_api_resp_t *resp);
 void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
                       mem_api_resp_t *resp);
+/* GET .../segments: one page of the listing (query: limit, after, since, until, source,
+ * include_superseded, include_archived, embedding). */
+void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *query,
+                       mem_api_resp_t *resp);
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp);
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
@@ -200,6 +220,11 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
                                 const char *ns);
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+
+/* GET /openapi.json: the OpenAPI document compiled in from api/openapi.json (mk/openapi.mk). */
+extern const char mem_api__openapi_json[];
+extern const size_t mem_api__openapi_json_len;
+void mem_api__openapi(mem_api_resp_t *resp);
 
 /* POST /mcp with a parsed or unparsable body. */
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);

@@ -86,6 +86,8 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     const char *allow;
     if (n == 1 && PART_IS(0, "healthz")) {
         out->kind = MEM_API_R_HEALTHZ, out->label = "healthz", allow = "GET";
+    } else if (n == 1 && PART_IS(0, "openapi.json")) {
+        out->kind = MEM_API_R_OPENAPI, out->label = "openapi", allow = "GET";
     } else if (n == 1 && PART_IS(0, "mcp")) {
         out->kind = MEM_API_R_MCP, out->label = "mcp", allow = "POST";
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
@@ -94,7 +96,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         } else if (n == 3) {
             out->kind = MEM_API_R_NS, out->label = "namespace", allow = "GET, PUT, DELETE";
         } else if (n == 4 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "POST";
+            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
@@ -231,6 +233,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
         return;
     }
+    if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {
+        mem_api__seg_list(ctx, r.ns, req->query, resp);
+        return;
+    }
     if (reject_query(req->query, resp)) return;
     json_t *root = NULL;
     /* PUT namespace accepts an empty body (default dimension). */
@@ -266,6 +272,9 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         break;
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r.ns, root, resp);
+        break;
+    case MEM_API_R_OPENAPI:
+        mem_api__openapi(resp);
         break;
     case MEM_API_R_MCP:
         break;

@@ -143,6 +143,69 @@ int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_
                          "%s: expected seconds or a duration string like \"90d\"", field);
 }
 
+/* ---- query strings ---- */
+
+void mem_api__query_init(mem_api__query_t *q, const char *query)
+{
+    memset(q, 0, sizeof(*q));
+    q->p = query ? query : "";
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Percent-decode s[0..len) into out (cap bytes with the NUL): length or -1. */
+static long query_decode(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= len) return -1;
+            int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+            if (hi < 0 || lo < 0) return -1;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (c == '\0' || o + 1 >= cap) return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+int mem_api__query_next(mem_api__query_t *q, mem_err_t *err)
+{
+    while (*q->p == '&')
+        q->p++;
+    if (!*q->p) return 0;
+    size_t l = strcspn(q->p, "&");
+    const char *eq = memchr(q->p, '=', l);
+    size_t kl = eq ? (size_t)(eq - q->p) : l;
+    long k = query_decode(q->p, kl, q->key, sizeof(q->key));
+    if (k <= 0) {
+        q->p += l;
+        return mem_err_field(err, MEM_EINVAL, "query",
+                             "query: a parameter name is empty, too long or badly encoded");
+    }
+    q->has_val = eq != NULL;
+    long v = 0;
+    if (eq && (v = query_decode(eq + 1, l - kl - 1, q->val, sizeof(q->val))) < 0) {
+        q->p += l;
+        return mem_err_field(err, MEM_EINVAL, q->key, "%s: value too long or badly encoded",
+                             q->key);
+    }
+    if (!eq) q->val[0] = '\0';
+    q->val_len = (size_t)v;
+    q->p += l;
+    return 1;
+}
+
 /* ---- UUIDv7 (RFC 9562): 48-bit ms, version 7, 74 random bits ---- */
 
 void mem_api__uuid7(int64_t ms, char out[37])

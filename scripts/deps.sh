@@ -6,6 +6,9 @@ PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev lib
 libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base \
 nats-server libnats-dev"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
+# node + npm run the pinned OpenAPI linter (tools/openapi); a machine that already has them
+# (from any source) keeps its own
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|e2e|fuzz] - run every unit binary, then the end-to-end suites.
+# run-tests.sh BUILD_DIR [unit|lint|e2e|fuzz] - run every unit binary, the OpenAPI lint, then the
+# end-to-end suites.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -16,6 +17,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
         echo "== unit: $(basename "$t")"
         run "$(basename "$t")" timeout 600 "$t"
     done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = lint ]; then
+    echo "== lint: api/openapi.json (@redocly/cli, pinned in tools/openapi)"
+    run openapi-lint sh scripts/openapi-lint.sh
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
     for t in tests/e2e/test_*.py; do

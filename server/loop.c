@@ -592,7 +592,7 @@ static void req_free(conn_req_t *r)
 
 static bool needs_auth(const srv_t *s, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0) return false;
+    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
     if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
     return true;
 }

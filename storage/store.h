@@ -190,6 +190,26 @@ int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_emb
                   mem_store_segment_t **out, mem_err_t *err);
 void mem_store_segment_free(mem_store_segment_t *seg);
 
+typedef struct mem_store_list_req {
+    int64_t after_seq;          /* only segments with seq > after_seq (0: from the start) */
+    size_t limit;               /* 1..MEM_STORE_LIST_MAX */
+    int64_t since_ms, until_ms; /* inclusive; INT64_MIN / INT64_MAX when absent */
+    const char *source;         /* NULL: any source; else only segments with this one */
+    bool include_superseded, include_archived;
+    bool with_embedding;
+} mem_store_list_req_t;
+
+#define MEM_STORE_LIST_MAX 1000
+
+/* One page of the committed segments of ns in seq order: those after req->after_seq that
+ * pass the filters, at most req->limit; *more is set when a further one passes them too.
+ * *out (an array of *n segments) is freed with mem_store_segments_free. The page is read in
+ * one SQLite snapshot, so a concurrent write is either wholly in it or not at all.
+ * MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit), MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
+                   mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err);
+void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
+
 typedef struct mem_store_query {
     mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */
     size_t q_dim;           /* MEM_EDIM when it differs from the namespace's */

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == MEM_OK) {
         FUZZ_CHECK(r.label && r.label[0], "route without label");
         bool has_ns = r.kind != MEM_API_R_HEALTHZ && r.kind != MEM_API_R_NAMESPACES &&
-                      r.kind != MEM_API_R_MCP;
+                      r.kind != MEM_API_R_MCP && r.kind != MEM_API_R_OPENAPI;
         if (has_ns) {
             size_t n = strnlen(r.ns, sizeof(r.ns));
             FUZZ_CHECK(n < sizeof(r.ns), "ns not terminated");

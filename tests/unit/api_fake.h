@@ -124,6 +124,38 @@ WEAK void mem_store_segment_free(mem_store_segment_t *seg)
     free(seg);
 }
 
+/* The listing: "mem" holds segments seq 1..5 (ids s1..s5); the request is recorded. */
+static mem_store_list_req_t fake_list_req;
+WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
+                        mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err)
+{
+    static char ids[5][4] = {"s1", "s2", "s3", "s4", "s5"};
+    if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
+    fake_list_req = *req;
+    mem_store_segment_t **segs = calloc(5, sizeof(*segs));
+    size_t k = 0;
+    for (int64_t seq = req->after_seq + 1; strcmp(ns, "mem") == 0 && seq <= 5; seq++) {
+        if (k == req->limit) break;
+        mem_store_segment_t *s = calloc(1, sizeof(*s));
+        s->id = ids[seq - 1];
+        s->seq = seq;
+        s->ts_ms = FAKE_NOW_MS - 1000 * (6 - seq);
+        s->dim = 3;
+        segs[k++] = s;
+    }
+    *out = segs;
+    *n = k;
+    *more = k && segs[k - 1]->seq < 5;
+    return MEM_OK;
+}
+
+WEAK void mem_store_segments_free(mem_store_segment_t **segs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(segs[i]);
+    free(segs);
+}
+
 WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
                             mem_store_result_t **out, size_t *n, size_t *scanned,
                             const char **kernel, mem_err_t *err)

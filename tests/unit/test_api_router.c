@@ -28,6 +28,7 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/retrieve", MEM_OK, MEM_API_R_RETRIEVE, "mem", ""},
         {"POST", "/v1/namespaces/mem/compact", MEM_OK, MEM_API_R_COMPACT, "mem", ""},
         {"POST", "/mcp", MEM_OK, MEM_API_R_MCP, "", ""},
+        {"GET", "/openapi.json", MEM_OK, MEM_API_R_OPENAPI, "", ""},
         /* 404 */
         {"GET", "/", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "", MEM_ENOTFOUND, 0, NULL, NULL},
@@ -37,18 +38,21 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/search", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/v1/namespaces/mem/segments/a/b", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/healthz/x", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.yaml", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.json/x", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/metrics", MEM_ENOTFOUND, 0, NULL, NULL}, /* served by server/ */
         {"GET", "/v1/namespaces/a/b/c/d/e/f/g", MEM_ENOTFOUND, 0, NULL, NULL},
         /* 405 */
         {"POST", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"POST", "/v1/namespaces", MEM_EMETHOD, 0, NULL, NULL},
         {"POST", "/v1/namespaces/mem", MEM_EMETHOD, 0, NULL, NULL},
-        {"GET", "/v1/namespaces/mem/segments", MEM_EMETHOD, 0, NULL, NULL},
+        {"PUT", "/v1/namespaces/mem/segments", MEM_EMETHOD, 0, NULL, NULL},
         {"PUT", "/v1/namespaces/mem/segments/x", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/v1/namespaces/mem/retrieve", MEM_EMETHOD, 0, NULL, NULL},
         {"DELETE", "/v1/namespaces/mem/compact", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
         {"DELETE", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
+        {"POST", "/openapi.json", MEM_EMETHOD, 0, NULL, NULL},
         {"get", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"GETX", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
@@ -196,6 +200,15 @@ static void test_reads(void **state)
     call("GET", "/healthz", NULL, &r);
     assert_body(&r, 200, "{\"status\":\"ok\"}");
     mem_api_resp_deinit(&r);
+    call("GET", "/openapi.json", NULL, &r); /* the compiled-in api/openapi.json */
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "application/json");
+    assert_int_equal(r.body_len, mem_api__openapi_json_len);
+    json_t *doc = resp_json(&r);
+    assert_string_equal(json_string_value(json_object_get(doc, "openapi")), "3.1.0");
+    assert_non_null(json_object_get(json_object_get(doc, "paths"), "/openapi.json"));
+    json_decref(doc);
+    mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/mem", NULL, &r);
     assert_body(&r, 200,
                 "{\"name\":\"mem\",\"count\":5,\"superseded\":1,\"archived\":0,\"dim\":3,"
@@ -220,6 +233,53 @@ static void test_reads(void **state)
                 "{\"id\":\"a/b\",\"seq\":7,\"timestamp\":\"2026-07-31T09:29:58.500Z\",\"text\":"
                 "\"hello\",\"source\":\"hermes\",\"metadata\":{\"b\":1,\"a\":[true,null]},"
                 "\"supersedes\":[\"old\"],\"superseded_by\":null,\"archived\":false}");
+    mem_api_resp_deinit(&r);
+}
+
+static void test_listing(void **state)
+{
+    mem_api_resp_t r;
+    call_ct("GET", "/v1/namespaces/mem/segments", "limit=2", NULL, NULL, &r);
+    json_t *j = resp_json(&r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(j, "segments")), 2);
+    const char *next = json_string_value(json_object_get(j, "next"));
+    assert_non_null(next);
+    char q[96];
+    snprintf(q, sizeof(q), "after=%s&limit=10&include_archived&since=1785490190", next);
+    json_decref(j);
+    mem_api_resp_deinit(&r);
+    assert_int_equal(fake_list_req.limit, 2);
+    assert_int_equal(fake_list_req.after_seq, 0);
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    j = resp_json(&r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(fake_list_req.after_seq, 2); /* the cursor holds the last seq */
+    assert_true(fake_list_req.include_archived);
+    assert_false(fake_list_req.include_superseded);
+    assert_int_equal(fake_list_req.since_ms, INT64_C(1785490190000));
+    assert_int_equal(json_array_size(json_object_get(j, "segments")), 3);
+    assert_true(json_is_null(json_object_get(j, "next")));
+    json_decref(j);
+    mem_api_resp_deinit(&r);
+    /* a cursor of another namespace, a mangled one, bad limits */
+    snprintf(q, sizeof(q), "after=%s", next);
+    call_ct("GET", "/v1/namespaces/text/segments", q, NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "after");
+    mem_api_resp_deinit(&r);
+    static const char *const BAD[][2] = {{"limit=0", "limit"},    {"limit=1001", "limit"},
+                                         {"limit=1x", "limit"},   {"after=00", "after"},
+                                         {"since=soon", "since"}, {"until=%zz", "until"},
+                                         {"source=", "source"},   {"embedding=2", "embedding"},
+                                         {"x=1", "query"},        {"limit=1&limit=2", "limit"},
+                                         {"=1", "query"}};
+    for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+        call_ct("GET", "/v1/namespaces/mem/segments", BAD[i][0], NULL, NULL, &r);
+        check_error(&r, 400, "invalid_field", BAD[i][1]);
+        mem_api_resp_deinit(&r);
+    }
+    call_ct("GET", "/v1/namespaces/nope/segments", "", NULL, NULL, &r);
+    check_error(&r, 404, "not_found", NULL);
     mem_api_resp_deinit(&r);
 }
 
@@ -482,6 +542,7 @@ int main(void)
         cmocka_unit_test_setup(test_content_type, setup),
         cmocka_unit_test_setup(test_query_strings, setup),
         cmocka_unit_test_setup(test_reads, setup),
+        cmocka_unit_test_setup(test_listing, setup),
         cmocka_unit_test_setup(test_retrieve_answer, setup),
         cmocka_unit_test_setup(test_insert_round_trip, setup),
         cmocka_unit_test_setup(test_namespace_writes, setup),
