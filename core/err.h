@@ -31,6 +31,9 @@
     X(ESTORAGE, -17, 500, "internal")                                                              \
     X(ECORRUPT, -18, 500, "internal")                                                              \
     X(ELIMIT, -19, 400, "invalid_field")                                                           \
+    X(EMISMATCH, -20, 409, "embedder_mismatch")                                                    \
+    X(EEMBED, -21, 502, "embedder_error")                                                          \
+    X(EEMBEDTIME, -22, 504, "embedder_timeout")                                                    \
     X(EBADREQ, -40, 400, "bad_request")                                                            \
     X(EFORBIDDEN, -41, 403, "forbidden")                                                           \
     X(EORIGIN, -42, 403, "forbidden_origin")                                                       \
