@@ -252,8 +252,7 @@ typedef struct mem_api__text_match {
     double text_weight;
 } mem_api__text_match_t;
 /* The default of a text query for namespace s (its kind of vectors, the configuration). */
-mem_api__text_match_t mem_api__text_match(const mem_api_ctx_t *ctx,
-                                          const mem_store_ns_stats_t *s);
+mem_api__text_match_t mem_api__text_match(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s);
 
 /* Retrieve body. A query text matches as the body's "match" says, else as dflt says; an
  * embedding alone matches by vector (text and hybrid need a query: 400). The query is

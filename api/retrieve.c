@@ -8,8 +8,8 @@
  * where the namespace's vectors cannot be made from text (client vectors of another
  * dimension than the embedder's), the default falls back to text match while an explicit
  * vector or hybrid match is refused (400 dimension_mismatch); a namespace of another
- * embedder stays 409 embedder_mismatch unless the query asks for text match. A text query for a remote embedder waits for its vector (resp->embed)
- * and scans in mem_api__retrieve_resume.
+ * embedder stays 409 embedder_mismatch unless the query asks for text match. A text query for a
+ * remote embedder waits for its vector (resp->embed) and scans in mem_api__retrieve_resume.
  */
 #include <string.h>
 
@@ -61,11 +61,13 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
     if (text_query) {
         const char *m = json_string_value(json_object_get(root, "match"));
         bool given = json_object_get(root, "match") != NULL;
-        bool wants_vector = given ? !(m && strcmp(m, "text") == 0)
-                                  : dflt.match != MEM_SCAN_MATCH_TEXT;
+        bool wants_vector =
+            given ? !(m && strcmp(m, "text") == 0) : dflt.match != MEM_SCAN_MATCH_TEXT;
         /* a namespace of another embedder (or dimension): say so first, or match by text */
-        if (wants_vector && (rc = mem_api__embed_check(ctx, &st->ns_stats, "query", &err)) != MEM_OK) {
-            if (rc != MEM_EDIM || (given && m && (strcmp(m, "vector") == 0 || strcmp(m, "hybrid") == 0))) {
+        if (wants_vector &&
+            (rc = mem_api__embed_check(ctx, &st->ns_stats, "query", &err)) != MEM_OK) {
+            if (rc != MEM_EDIM ||
+                (given && m && (strcmp(m, "vector") == 0 || strcmp(m, "hybrid") == 0))) {
                 mem_api_error(resp, &err);
                 return;
             }

@@ -276,7 +276,7 @@ mem_api__text_match_t mem_api__text_match(const mem_api_ctx_t *ctx, const mem_st
                 means nothing */
         m.match = kind == MEM_API_VEC_CLIENT ? MEM_SCAN_MATCH_TEXT : MEM_SCAN_MATCH_HYBRID;
     }
-    m.text_weight = ctx->cfg->text_weight >= 0.0 ? ctx->cfg->text_weight
+    m.text_weight = ctx->cfg->text_weight >= 0.0   ? ctx->cfg->text_weight
                     : kind == MEM_API_VEC_PROVIDER ? MEM_SCAN_TEXT_WEIGHT_SEMANTIC
                                                    : MEM_SCAN_TEXT_WEIGHT_BUILTIN;
     return m;

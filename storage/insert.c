@@ -317,8 +317,8 @@ static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const 
         const mem_store_seg_in_t *in = &op->segs[i];
         if (kind[i] != SEG_NEW || !in->text) continue;
         if (!w->tk && mem_lextok_new(&to, &w->tk) != MEM_OK) return MEM_ENOMEM;
-        if (mem_lexdoc_build(&w->docs[i], w->tk, in->text, in->text_len,
-                             w->st->opts.text_grams) != MEM_OK)
+        if (mem_lexdoc_build(&w->docs[i], w->tk, in->text, in->text_len, w->st->opts.text_grams) !=
+            MEM_OK)
             return MEM_ENOMEM;
     }
     return MEM_OK;
@@ -355,8 +355,7 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
             rc = mem_index_append(idx, in->id, strlen(in->id), ts[i], ns->last_seq + 1, in->vec,
                                   (uint16_t)src, 0, &pos);
         size_t lpos; /* ENOMEM fails the group: its namespaces are reloaded, both indexes */
-        if (rc == MEM_OK)
-            rc = mem_lexidx_append(lex, in->text ? &w->docs[i] : NULL, true, &lpos);
+        if (rc == MEM_OK) rc = mem_lexidx_append(lex, in->text ? &w->docs[i] : NULL, true, &lpos);
         if (rc == MEM_OK) {
             ns->last_seq++;
             ns->last_ts_ms = ts[i];

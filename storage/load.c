@@ -297,14 +297,12 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         mem_index_free(idx);
         return mem_err_set(err, rc, "out of memory loading %s", name);
     }
-    if ((rc = load_rows(st, &nr, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) !=
-        MEM_OK) {
+    if ((rc = load_rows(st, &nr, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
         mem_index_free(idx);
         mem_lexidx_free(lex);
         return rc;
     }
-    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) !=
-        MEM_OK)
+    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
     if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
     ns->last_seq = nr.last_seq;

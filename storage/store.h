@@ -234,7 +234,7 @@ typedef struct mem_store_query {
     const char *text;
     size_t text_len;
     mem_lexparams_t lex;
-    const char *source;     /* NULL: any source; else only segments with this source */
+    const char *source; /* NULL: any source; else only segments with this source */
     size_t source_len;
     bool record_access; /* count an access for each returned segment, remember the query */
 } mem_store_query_t;

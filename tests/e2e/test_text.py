@@ -98,6 +98,12 @@ def test_text_scores_equal_bm25_under_every_write_kind():
     expect_ok(srv.delete("/v1/namespaces/%s/segments/d7" % ns))
     active.pop("d7")
     check_all("after a delete")
+    # deleting the superseder gives its targets back to the active set (and the statistics)
+    expect_ok(srv.delete("/v1/namespaces/%s/segments/d40" % ns))
+    listed = expect_ok(srv.get("/v1/namespaces/%s/segments?limit=1000" % ns))["segments"]
+    active = {x["id"]: x["text"] for x in listed}
+    check("d3" in active and "d4" in active and "d40" not in active, "targets rejoin")
+    check_all("after deleting a superseder")
     # compaction: archive, then purge
     out = expect_ok(srv.compact(ns, {"target": 30}))
     for i in out["evicted"]:

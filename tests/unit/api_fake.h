@@ -189,9 +189,14 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
     r[0].text = "remember the milk";
     r[0].source = "hermes";
     r[0].metadata = "{\"k\":\"v\"}";
-    r[1].hit = (mem_scan_hit_t){
-        .pos = 1, .seq = 3, .score = 0.5, .sim = 0.5f, .vector_score = 0.5, .decay = 1, .gate = 0,
-        .age_s = 0};
+    r[1].hit = (mem_scan_hit_t){.pos = 1,
+                                .seq = 3,
+                                .score = 0.5,
+                                .sim = 0.5f,
+                                .vector_score = 0.5,
+                                .decay = 1,
+                                .gate = 0,
+                                .age_s = 0};
     r[1].id = "x0";
     r[1].ts_ms = FAKE_NOW_MS;
     size_t k = q->scan.k < 2 ? q->scan.k : 2;

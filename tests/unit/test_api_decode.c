@@ -343,7 +343,8 @@ static void test_decode_base64_embeddings(void **state)
     const char *ret = "{\"embedding\":\"AABAQAAAgEAAAAAA\",\"k\":3}";
     assert_int_equal(mem_api__parse_body(ret, strlen(ret), &j, &err), MEM_OK);
     mem_api__retrieve_in_t rin;
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &rin, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &rin, &err),
+                     MEM_OK);
     assert_true(rin.q.scan.query[0] == 0.6f && rin.q.scan.query[1] == 0.8f);
     json_decref(j);
     const char *com = "{\"target\":1,\"context\":[[3,4,0],\"AABAQAAAgEAAAAAA\"]}";
@@ -463,8 +464,8 @@ static void test_decode_retrieve_match(void **state)
     json_decref(j);
     const char *bad[] = {"{\"embedding\":[1,0,0],\"match\":\"text\"}",
                          "{\"embedding\":[1,0,0],\"match\":\"hybrid\"}",
-                         "{\"query\":\"x\",\"match\":\"fuzzy\"}",
-                         "{\"query\":\"x\",\"match\":1}", "{\"query\":\"\",\"match\":\"text\"}"};
+                         "{\"query\":\"x\",\"match\":\"fuzzy\"}", "{\"query\":\"x\",\"match\":1}",
+                         "{\"query\":\"\",\"match\":\"text\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         j = load(bad[i]);
         mem_err_clear(&err);
@@ -485,7 +486,8 @@ static void test_decode_retrieve_defaults(void **state)
     test_cfg.decay.kind = MEM_DECAY_GAUSSIAN;
     test_cfg.coherence_weight = 0.25;
     json_t *j = load("{\"embedding\":[0,0,2]}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     const mem_scan_params_t *p = &in.q.scan;
     assert_int_equal(p->k, 10);
     assert_int_equal(in.q.q_dim, 3);
@@ -517,7 +519,8 @@ static void test_decode_retrieve_everything(void **state)
                      "\"offset\":\"2w\",\"coherence_weight\":0.4,\"since\":1700000000,"
                      "\"until\":\"2026-07-01T00:00:00Z\",\"source\":\"hermes\",\"min_score\":-0.2,"
                      "\"include_superseded\":true,\"include_archived\":true,\"explain\":true}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     const mem_scan_params_t *p = &in.q.scan;
     assert_int_equal(p->k, 3);
     assert_true(p->decay.half_life_s == 36 * 3600);
@@ -538,7 +541,8 @@ static void test_decode_retrieve_everything(void **state)
     /* half_life_days, decay strings, as_of sets origin and until unless given */
     j = load("{\"embedding\":[1,0,0],\"half_life_days\":90,\"decay\":\"linear\","
              "\"as_of\":\"2026-02-15T00:00:00Z\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_true(in.q.scan.decay.half_life_s == 90 * 86400.0);
     assert_int_equal(in.q.scan.decay.kind, MEM_DECAY_LINEAR);
     assert_int_equal(in.q.scan.origin_ms, INT64_C(1771113600000));
@@ -546,7 +550,8 @@ static void test_decode_retrieve_everything(void **state)
     json_decref(j);
     j = load("{\"embedding\":[1,0,0],\"as_of\":\"2026-02-15T00:00:00Z\",\"origin\":0,"
              "\"half_life\":120,\"decay\":\"none\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_int_equal(in.q.scan.origin_ms, 0);
     assert_int_equal(in.q.scan.until_ms, INT64_C(1771113600000));
     assert_true(in.q.scan.decay.half_life_s == 120);
@@ -554,7 +559,8 @@ static void test_decode_retrieve_everything(void **state)
     json_decref(j);
     /* text query uses the embedder */
     j = load("{\"query\":\"quick fox\",\"decay\":\"gaussian\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 256, &hybrid_dflt, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 256, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_int_equal(in.q.q_dim, 256);
     assert_int_equal(in.q.scan.decay.kind, MEM_DECAY_GAUSSIAN);
     json_decref(j);
