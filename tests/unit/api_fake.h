@@ -168,9 +168,10 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
         return mem_err_set(err, MEM_EDIM, "dimension");
     fake.n_retrieve++;
     fake.q = *q;
-    memcpy(fake.query, q->scan.query,
-           sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
-                                                         : q->q_dim * sizeof(float));
+    if (q->scan.query) /* NULL for a text match */
+        memcpy(fake.query, q->scan.query,
+               sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
+                                                             : q->q_dim * sizeof(float));
     fake.q.scan.query = fake.query;
     snprintf(fake.source, sizeof(fake.source), "%.*s", (int)q->source_len,
              q->source ? q->source : "");
