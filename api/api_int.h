@@ -73,6 +73,7 @@ typedef enum mem_api__pending_kind {
     MEM_API_P_INSERT,
     MEM_API_P_DELETE,
     MEM_API_P_COMPACT,
+    MEM_API_P_PATCH,
 } mem_api__pending_kind_t;
 
 typedef struct mem_api__state {
@@ -145,6 +146,11 @@ typedef struct mem_api__insert_in {
 int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                            size_t ns_dim, mem_api__insert_in_t *out, mem_err_t *err);
 
+/* The retrieve "filter" (api/filter.c): a core/meta.h filter in the pool. MEM_OK, MEM_EINVAL
+ * (field "filter.<path>[.<operator>]"), MEM_ENOMEM. */
+int mem_api__decode_filter(mem_api__pool_t *pool, const json_t *j, const mem_meta_filter_t **out,
+                           mem_err_t *err);
+
 typedef struct mem_api__retrieve_in {
     mem_store_query_t q; /* q.scan.query in the pool */
     bool explain;
@@ -200,6 +206,11 @@ void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, 
  * include_superseded, include_archived, embedding). */
 void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *query,
                        mem_api_resp_t *resp);
+/* PATCH .../segments/{id}: metadata and/or source. */
+void mem_api__seg_patch(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                        const json_t *root, mem_api_resp_t *resp);
+/* The patched segment as stored now (after the PATCH op committed). */
+void mem_api__seg_patched(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp);
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,

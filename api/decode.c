@@ -447,6 +447,7 @@ static const char *const RETRIEVE_KEYS[] = {"embedding",
                                             "include_superseded",
                                             "include_archived",
                                             "explain",
+                                            "filter",
                                             NULL};
 
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
@@ -554,6 +555,9 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
         (rc = get_bool(v, "include_archived", &p->include_archived, err)) != MEM_OK)
         return rc;
     if ((v = opt(root, "explain")) && (rc = get_bool(v, "explain", &r.explain, err)) != MEM_OK)
+        return rc;
+    if ((v = opt(root, "filter")) &&
+        (rc = mem_api__decode_filter(pool, v, &r.q.filter, err)) != MEM_OK)
         return rc;
     *out = r;
     return MEM_OK;

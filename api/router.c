@@ -98,7 +98,7 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         } else if (n == 4 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
+            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, PATCH, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
             out->kind = MEM_API_R_RETRIEVE, out->label = "retrieve", allow = "POST";
         } else if (n == 4 && PART_IS(3, "compact")) {
@@ -214,7 +214,8 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api_error(resp, &err);
         return;
     }
-    bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT");
+    bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT") ||
+                    method_is(req->method, "PATCH");
     if (has_body && !mem_api__json_media(req->content_type)) {
         mem_api__fail(resp, MEM_EMEDIA, NULL, "content type must be application/json, got %.100s",
                       req->content_type);
@@ -265,7 +266,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__seg_insert(ctx, r.ns, root, resp);
         break;
     case MEM_API_R_SEGMENT:
-        mem_api__seg_delete(ctx, r.ns, r.id, resp);
+        if (method_is(req->method, "PATCH"))
+            mem_api__seg_patch(ctx, r.ns, r.id, root, resp);
+        else
+            mem_api__seg_delete(ctx, r.ns, r.id, resp);
         break;
     case MEM_API_R_RETRIEVE:
         mem_api__retrieve(ctx, r.ns, root, resp);

@@ -31,6 +31,7 @@
 
 #include "core/compact.h"
 #include "core/err.h"
+#include "core/meta.h"
 #include "core/scan.h"
 #include "core/vec.h"
 
@@ -74,6 +75,7 @@ typedef enum mem_store_op_kind {
     MEM_STORE_OP_INSERT,
     MEM_STORE_OP_DELETE,
     MEM_STORE_OP_COMPACT,
+    MEM_STORE_OP_PATCH, /* storage/patch.c */
 } mem_store_op_kind_t;
 
 typedef struct mem_store_seg_in {
@@ -118,6 +120,13 @@ struct mem_store_op {
     const char *const *evict_ids;
     size_t n_evict;
     bool purge;
+    /* PATCH (id above): replace the metadata and/or the source of one segment; NULL clears.
+     * Text, embedding and timestamp never change. */
+    bool patch_metadata, patch_source;
+    const char *metadata; /* compact JSON object text, metadata_len bytes, or NULL */
+    size_t metadata_len;
+    const char *source; /* source_len bytes, or NULL */
+    size_t source_len;
     /* results */
     int rc; /* MEM_OK or MEM_E*, details in err */
     mem_err_t err;
@@ -216,6 +225,7 @@ typedef struct mem_store_query {
     const char *source;     /* NULL: any source; else only segments with this source */
     size_t source_len;
     bool record_access; /* count an access for each returned segment, remember the query */
+    const mem_meta_filter_t *filter; /* NULL, or a metadata filter (core/meta.h) */
 } mem_store_query_t;
 
 typedef struct mem_store_result {

@@ -5,7 +5,8 @@
  * create/drop), insert.c (insert validation and insert), remove.c (delete and compaction),
  * linker.c (coherence-graph maintenance: every graph change is found WITHOUT the lock
  * through the writer's view and applied under the exclusive lock), vacuum.c (dropping
- * holes), access.c (writing access statistics). Only these files include this header: a
+ * holes), access.c (writing access statistics), patch.c (the PATCH record), meta.c (the
+ * metadata value index of inserts and patches). Only these files include this header: a
  * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles
  * a function to the writer's unlocked view and to the mutable handle of an index
  * (store_int.h).
@@ -70,6 +71,14 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
 int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err);
 /* End of the group for ns: forget its touched rows. */
 void mem_store__graph_reset(mem_store_ns_t *ns);
+
+/* meta.c: seq's metadata (JSON object text, NULL: none) flattened with SQLite's json_tree
+ * and set in ns->meta under the exclusive lock. */
+int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
+                                const char *json, size_t len, mem_err_t *err);
+
+/* patch.c */
+int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op);
 
 /* vacuum.c */
 /* After publish, outside any group: drop the namespace's holes when there are many. */
