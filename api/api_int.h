@@ -47,6 +47,8 @@ typedef enum mem_api__route_kind {
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
     MEM_API_R_OPENAPI,    /* /openapi.json */
+    MEM_API_R_EXPORT,     /* /v1/namespaces/{ns}/export */
+    MEM_API_R_IMPORT,     /* /v1/namespaces/{ns}/import */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -74,6 +76,7 @@ typedef enum mem_api__pending_kind {
     MEM_API_P_DELETE,
     MEM_API_P_COMPACT,
     MEM_API_P_PATCH,
+    MEM_API_P_IMPORT,
 } mem_api__pending_kind_t;
 
 typedef struct mem_api__state {
@@ -84,6 +87,8 @@ typedef struct mem_api__state {
     char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
     size_t n_plan, before;
     mem_compact_policy_t policy;
+    /* an import run whole by mem_api_handle (server/ streams it instead) */
+    mem_api_import_t *import;
     /* MCP: the REST answer is wrapped as a tools/call result */
     bool mcp;
     json_t *rpc_id; /* own reference */
@@ -150,6 +155,11 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
  * (field "filter.<path>[.<operator>]"), MEM_ENOMEM. */
 int mem_api__decode_filter(mem_api__pool_t *pool, const json_t *j, const mem_meta_filter_t **out,
                            mem_err_t *err);
+
+/* One insert object (as in a single-segment POST .../segments) into seg; *dim is the
+ * namespace's dimension (0: not fixed yet) and becomes the segment's. */
+int mem_api__decode_segment(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
+                            size_t *dim, mem_store_seg_in_t *seg, mem_err_t *err);
 
 typedef struct mem_api__retrieve_in {
     mem_store_query_t q; /* q.scan.query in the pool */
@@ -224,6 +234,9 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
                                 const char *ns);
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+
+/* GET .../export: the namespace as NDJSON (api/export.c), a streamed body. */
+void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
 
 /* GET /openapi.json: the OpenAPI document compiled in from api/openapi.json (mk/openapi.mk). */
 extern const char mem_api__openapi_json[];

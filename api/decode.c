@@ -281,6 +281,13 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     return MEM_OK;
 }
 
+int mem_api__decode_segment(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
+                            size_t *dim, mem_store_seg_in_t *seg, mem_err_t *err)
+{
+    memset(seg, 0, sizeof(*seg));
+    return decode_seg(ctx, pool, o, "", dim, seg, err);
+}
+
 static int cmp_idx_by_id(const void *a, const void *b, void *segs)
 {
     const mem_store_seg_in_t *s = segs;

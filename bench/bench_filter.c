@@ -87,9 +87,8 @@ int main(void)
     mem_meta_t *meta;
     if (mem_meta_new(&meta) != MEM_OK) return 1;
     uint64_t rs = 7;
-    char users[10][4];
-    for (int u = 0; u < 10; u++)
-        snprintf(users[u], sizeof(users[u]), "u%d", u);
+    static const char *const users[10] = {"u0", "u1", "u2", "u3", "u4",
+                                          "u5", "u6", "u7", "u8", "u9"};
     for (size_t i = 0; i < n; i++) {
         int u = bench_unit(&rs) < 0.01 ? 0 : 1 + (int)(bench_rng(&rs) % 9);
         mem_meta_pair_t pr[2] = {

@@ -106,6 +106,9 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
         put_opt(&w, op->metadata, op->metadata_len);
         put_opt(&w, op->source, op->source_len);
         break;
+    case MEM_STORE_OP_IMPORT: /* too big for one log record: refused in cluster mode */
+        w.fail = 1;
+        break;
     case MEM_STORE_OP_NS_CREATE:
     case MEM_STORE_OP_NS_DROP:
         break;

@@ -44,6 +44,15 @@ static bool same_given(const mem_store_seg_in_t *a, const mem_store_seg_in_t *b,
 
 /* Compare a given segment with the stored row at seq. *same set on success. */
 static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                          const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
+{
+    return same_as_stored(st, ns, seq, in, same, err);
+}
+
+static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
                           const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
 {
     sqlite3_stmt *s = st->stmts[STMT_SEG_BY_SEQ];

@@ -210,6 +210,8 @@ static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
         return mem_store__op_compact(w, op);
     case MEM_STORE_OP_PATCH:
         return mem_store__op_patch(w, op);
+    case MEM_STORE_OP_IMPORT:
+        return mem_store__op_import(w, op);
     }
     return mem_err_set(&op->err, MEM_EINVAL, "unknown op kind %d", (int)op->kind);
 }

@@ -77,6 +77,13 @@ void mem_store__graph_reset(mem_store_ns_t *ns);
 int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
                                 const char *json, size_t len, mem_err_t *err);
 
+/* insert.c: is the segment in identical to the stored row at seq? (*same set on MEM_OK) */
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+/* import.c */
+int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op);
+
 /* patch.c */
 int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op);
 

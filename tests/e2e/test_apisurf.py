@@ -523,5 +523,273 @@ def test_filter_bad_input():
     h.eq(len(r["results"]), 1, "empty filter matches everything")
 
 
+# ---------------------------------------------------------------- export
+
+def export(srv, ns, **kw):
+    """(status, headers, raw bytes) of GET .../export: the harness checks each line against
+    the document's ExportLine."""
+    conn = h.http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+    try:
+        conn.request("GET", "/v1/namespaces/%s/export" % ns, headers=kw.get("headers", {}))
+        r = conn.getresponse()
+        data = r.read()
+        hdr = {k.lower(): v for k, v in r.getheaders()}
+        h.check_schema("GET", "/v1/namespaces/%s/export" % ns, r.status, hdr.get("content-type"),
+                       data)
+        return r.status, hdr, data
+    finally:
+        conn.close()
+
+
+def lines_of(data):
+    h.check(data.endswith(b"\n") or data == b"", "the body ends with a newline")
+    return [json.loads(x) for x in data.decode("utf-8").split("\n") if x]
+
+
+@h.test
+def test_export_everything_in_seq_order():
+    srv = h.shared()
+    rng = random.Random(SEED + 20)
+    ns = fresh_ns(srv)
+    t0 = 1767225600000
+    segs = fill(srv, ns, 40, rng, t0_ms=t0, extra=lambda i: {"metadata": {"i": i, "tags": ["a"]}} if i % 3 else {})
+    h.expect_ok(srv.insert(ns, {"id": "new", "embedding": h.rand_vec(rng, DIM), "text": "sup",
+                                "timestamp": (t0 + 50 * 60000) / 1000.0, "supersedes": ["s1", "s2"]}), 201)
+    arch = h.expect_ok(srv.compact(ns, {"target": 30, "policy": "structural_time"}), 200)["evicted"]
+    h.expect_ok(srv.delete("/v1/namespaces/%s/segments/s5" % ns), 200)
+    st, hdr, data = export(srv, ns)
+    h.eq(st, 200, "export")
+    h.check(hdr.get("content-type", "").startswith("application/x-ndjson"), "content type")
+    lines = lines_of(data)
+    want_ids = [s["id"] for s in segs if s["id"] != "s5"] + ["new"]
+    h.eq([x["id"] for x in lines], want_ids, "every stored segment, in seq order")
+    by = {x["id"]: x for x in lines}
+    for s in segs:
+        if s["id"] == "s5":
+            continue
+        x = by[s["id"]]
+        h.eq(set(x), {"id", "timestamp", "text", "embedding", "source", "metadata", "supersedes",
+                      "archived"}, "keys of a line")
+        h.eq(x["text"], s["text"], "text")
+        h.eq(x["source"], s["source"], "source")
+        h.eq(x["metadata"], s.get("metadata"), "metadata")
+        h.eq(h.parse_ts(x["timestamp"]), int(round(s["timestamp"] * 1000)), "timestamp")
+        for a, b in zip(x["embedding"], h.unit(s["embedding"])):
+            h.near(a, b, 1e-6, "stored unit vector")
+        h.eq(x["archived"], s["id"] in arch, "archived flag of %s" % s["id"])
+    h.eq(by["new"]["supersedes"], ["s1", "s2"], "supersedes")
+    h.expect_error(srv.get("/v1/namespaces/nope/export"), 404, "not_found")
+    h.expect_error(srv.post("/v1/namespaces/%s/export" % ns, {}), 405, "method_not_allowed")
+    empty = fresh_ns(srv)
+    st, _, data = export(srv, empty)
+    h.eq((st, data), (200, b""), "an empty namespace exports nothing")
+
+
+@h.test
+def test_export_is_one_snapshot_during_writes():
+    srv = h.shared()
+    rng = random.Random(SEED + 21)
+    ns = fresh_ns(srv, dim=64)
+    body = [{"id": "b%d" % i, "embedding": h.rand_vec(rng, 64), "text": "x" * 200}
+            for i in range(3000)]
+    for i in range(0, 3000, 500):
+        h.expect_ok(srv.insert(ns, {"segments": body[i:i + 500]}), 201)
+    stop = threading.Event()
+    written = []
+
+    def writer():
+        wr = random.Random(SEED + 22)
+        i = 0
+        while not stop.is_set() and i < 2000:
+            st, _, _ = srv.insert(ns, {"id": "w%d" % i, "embedding": h.rand_vec(wr, 64)})
+            if st == 201:
+                written.append("w%d" % i)
+            i += 1
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        exports = []
+        for _ in range(3):
+            st, _, data = export(srv, ns)
+            h.eq(st, 200, "export during writes")
+            exports.append(lines_of(data))  # every line parses: no torn line
+    finally:
+        stop.set()
+        t.join(60)
+    h.check(written, "writes landed during the exports")
+    for lines in exports:
+        ids = [x["id"] for x in lines]
+        h.eq(ids[:3000], ["b%d" % i for i in range(3000)], "the stored segments, in order")
+        extra = ids[3000:]
+        h.eq(extra, written[:len(extra)], "a prefix of the concurrent writes, nothing torn")
+
+
+# ---------------------------------------------------------------- import
+
+ND = {"Content-Type": "application/x-ndjson"}
+
+
+def do_import(srv, ns, data, headers=ND, **kw):
+    return srv.call("POST", "/v1/namespaces/%s/import" % ns, data, headers=headers, **kw)
+
+
+def ndjson(objs):
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
+
+
+def stats_of(srv, ns):
+    return h.expect_ok(srv.ns_stats(ns), 200)
+
+
+@h.test
+def test_export_import_round_trip():
+    srv = h.shared()
+    rng = random.Random(SEED + 30)
+    src = fresh_ns(srv)
+    t0 = 1767225600000
+    segs = []
+    for i in range(300):
+        v = h.rand_vec(rng, DIM)
+        if i % 7 == 0 and segs:  # near-duplicates: coherence edges
+            v = [a + 0.05 * b for a, b in zip(segs[-1]["embedding"], h.rand_vec(rng, DIM))]
+        s = {"id": "r%d" % i, "embedding": v, "timestamp": (t0 + i * 60000) / 1000.0,
+             "text": "memory %d" % i if i % 5 else None, "source": "s%d" % (i % 4) if i % 3 else None,
+             "metadata": random_meta(rng, i)}
+        if i % 50 == 49:
+            s["supersedes"] = ["r%d" % (i - 1)]
+        segs.append({k: v for k, v in s.items() if v is not None})
+    for i in range(0, 300, 100):
+        h.expect_ok(srv.insert(src, {"segments": segs[i:i + 100]}), 201)
+    h.expect_ok(srv.compact(src, {"target": 250, "policy": "coherence_weighted"}), 200)
+    h.expect_ok(srv.delete("/v1/namespaces/%s/segments/r10" % src), 200)
+    st, _, data = export(srv, src)
+    h.eq(st, 200, "export")
+    dst = "rt%d" % rng.randrange(10 ** 9)
+    got = h.expect_ok(do_import(srv, dst, data), 201, "import")
+    h.eq(got, {"imported": 299, "skipped": 0}, "counts")
+    st, _, again = export(srv, dst)
+    a, b = lines_of(data), lines_of(again)
+    h.eq(len(a), len(b), "lines")
+    for x, y in zip(a, b):
+        ex, ey = x.pop("embedding"), y.pop("embedding")
+        h.eq(x, y, "line %s" % x["id"])
+        for p, q in zip(ex, ey):
+            h.near(p, q, 1e-6, "embedding of %s" % x["id"])
+    sa, sb = stats_of(srv, src), stats_of(srv, dst)
+    for k in ("count", "superseded", "archived", "dim", "oldest", "newest", "graph_edges",
+              "max_degree"):
+        h.eq(sb[k], sa[k], "stats %s" % k)
+    for i in range(6):
+        q = h.rand_vec(rng, DIM)
+        req = {"embedding": q, "k": 10, "half_life": "3d", "origin": (t0 + 400 * 60000) / 1000.0,
+               "coherence_weight": 0.3 if i % 2 else 0.0, "include_archived": i == 5,
+               "include_superseded": i == 4, "explain": True}
+        if i == 3:
+            req["filter"] = {"user": {"$in": ["bob", "cy"]}}
+        ra = h.expect_ok(srv.retrieve(src, dict(req)), 200)["results"]
+        rb = h.expect_ok(srv.retrieve(dst, dict(req)), 200)["results"]
+        h.eq([r["id"] for r in rb], [r["id"] for r in ra], "same answers %d" % i)
+        for x, y in zip(ra, rb):
+            h.near(y["score"], x["score"], 1e-5, "score")
+    # importing the same again skips everything and writes nothing
+    got = h.expect_ok(do_import(srv, dst, data), 200, "re-import")
+    h.eq(got, {"imported": 0, "skipped": 299}, "identical lines are skipped")
+
+
+@h.test
+def test_import_bad_line_writes_nothing():
+    srv = h.shared()
+    rng = random.Random(SEED + 31)
+    base = [{"id": "i%d" % i, "embedding": h.rand_vec(rng, DIM), "timestamp": 1767225600 + i,
+             "metadata": {"n": i}} for i in range(30)]
+    existing = fresh_ns(srv)
+    h.expect_ok(srv.insert(existing, {"id": "old", "embedding": h.rand_vec(rng, DIM),
+                                      "timestamp": 1767225600 + 10}), 201)
+    bad_lines = [
+        (b"{not json", "invalid_json", None),
+        (b"[1, 2]", "invalid_field", None),
+        (json.dumps({"id": "x", "embedding": [1, 2, 3]}).encode(), "dimension_mismatch", "embedding"),
+        (json.dumps({"id": "x", "embedding": [1] * DIM, "bogus": 1}).encode(), "invalid_field", "bogus"),
+        (json.dumps({"id": "x", "embedding": [1] * DIM, "archived": "yes"}).encode(), "invalid_field", "archived"),
+        (json.dumps({"id": "i0", "embedding": [1] * DIM}).encode(), "duplicate_id", "id"),
+        (json.dumps({"id": "x", "embedding": [1] * DIM, "timestamp": 1767225000}).encode(),
+         "non_monotonic_timestamp", "timestamp"),
+        (json.dumps({"id": "x", "embedding": [1] * DIM, "supersedes": ["nope"]}).encode(), "unknown_id",
+         "supersedes"),
+        (json.dumps({"id": "x", "embedding": [0] * DIM}).encode(), "invalid_field", "embedding"),
+    ]
+    n = 0
+    for bad, code, field in bad_lines:
+        for at in (0, 14, 29):
+            n += 1
+            if at == 0 and code in ("duplicate_id", "non_monotonic_timestamp"):
+                continue  # the first line has no earlier line to repeat or to precede
+            lines = [json.dumps(o).encode() for o in base]
+            lines.insert(at, bad)
+            data = b"\n".join(lines) + b"\n"
+            ns = "bad%d" % n
+            status = 409 if code in ("duplicate_id", "non_monotonic_timestamp") else 400
+            err = h.expect_error(do_import(srv, ns, data), status, code, "%s at %d" % (code, at))
+            # a first line of another dimension fixes the new namespace's: the next one is at fault
+            want_line = 2 if code == "dimension_mismatch" and at == 0 else at + 1
+            h.eq(err.get("line"), want_line, "line of %s at %d" % (code, at))
+            if field:
+                h.eq(err.get("field"), field, "field of %s" % code)
+            h.expect_error(srv.ns_stats(ns), 404, "not_found", "nothing written for %s" % code)
+    # into an existing namespace: a line older than its newest, or a different segment with a stored id
+    for bad in ({"id": "y", "embedding": [1] * DIM, "timestamp": 1767225600 + 5},
+                {"id": "old", "embedding": [1] * DIM, "timestamp": 1767225600 + 20}):
+        data = ndjson([{"id": "ok1", "embedding": [1] * DIM, "timestamp": 1767225600 + 11}, bad])
+        err = h.expect_error(do_import(srv, existing, data), 409,
+                             {"non_monotonic_timestamp", "duplicate_id"}, "existing %r" % bad)
+        h.eq(err.get("line"), 2, "line")
+        h.eq(stats_of(srv, existing)["count"], 1, "nothing written")
+    h.expect_error(do_import(srv, existing, b""), 400, "invalid_field", "empty body")
+    h.expect_error(do_import(srv, existing, b"\n\n"), 400, "invalid_field", "blank lines only")
+    h.expect_error(do_import(srv, existing, ndjson(base[:2]), headers={"Content-Type": "application/json"}),
+                   415, "unsupported_media_type")
+    h.expect_error(do_import(srv, existing, ndjson(base[:2]), headers={"Content-Type": None}),
+                   415, "unsupported_media_type")
+    h.expect_error(srv.call("GET", "/v1/namespaces/%s/import" % existing), 405, "method_not_allowed")
+    h.expect_error(do_import(srv, "bad%2Fname", ndjson(base[:2])), 400, "invalid_field")
+    h.eq(stats_of(srv, existing)["count"], 1, "still nothing written")
+
+
+@h.test
+def test_import_streams_past_max_body_and_stops_at_max_import_body():
+    own = h.Server(["--max-body", "64KiB", "--max-import-body", "3MiB"]).start()
+    try:
+        rng = random.Random(SEED + 32)
+        objs = [{"id": "big%d" % i, "embedding": [round(x, 5) for x in h.rand_vec(rng, 32)],
+                 "text": "t" * 40, "timestamp": 1767225600 + i} for i in range(6000)]
+        data = ndjson(objs)
+        h.check(64 * 1024 < len(data) < 3 << 20, "body size %d" % len(data))
+        got = h.expect_ok(do_import(own, "big", data), 201, "a streamed import")
+        h.eq(got["imported"], 6000, "imported")
+        h.eq(stats_of(own, "big")["count"], 6000, "count")
+        more = ndjson([dict(o, id="more%d" % i, timestamp=1767300000 + i) for i, o in enumerate(objs)])
+        more += ndjson([dict(o, id="again%d" % i, timestamp=1767400000 + i) for i, o in enumerate(objs)])
+        h.check(len(more) > 3 << 20, "over the import limit")
+        # chunked, no Content-Length: the limit is counted as the body streams in
+        req = (b"POST /v1/namespaces/big2/import HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+               b"Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for i in range(0, len(more), 65536):
+            part = more[i:i + 65536]
+            req += b"%x\r\n" % len(part) + part + b"\r\n"
+        req += b"0\r\n\r\n"
+        st, _, body = own.raw(req, timeout=60)
+        h.eq(st, 413, "over --max-import-body while streaming")
+        h.expect_error(own.ns_stats("big2"), 404, "not_found", "nothing written")
+        st, _, body = own.raw(h.raw_request("POST", "/v1/namespaces/big3/import", b"x" * (4 << 20),
+                                            ctype="application/x-ndjson"), timeout=60)
+        h.eq(st, 413, "announced too big: refused before the body")
+        log = open(own.log_path, "rb").read().decode("utf-8", "replace")
+        h.check("import applied" in log, "the import logs its progress")
+    finally:
+        own.stop()
+        own.cleanup()
+
+
 if __name__ == "__main__":
     h.main()

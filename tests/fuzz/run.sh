@@ -14,6 +14,7 @@ SECS=${1:-10}
 [ $# -gt 0 ] && shift
 DEFAULT="request decode router timefmt config filter"
 [ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
+DEFAULT="$DEFAULT ndjson"   # tests/fuzz/fuzz_ndjson.c (import lines, over the fake store)
 TARGETS=${*:-$DEFAULT}
 JOBS=${FUZZ_JOBS:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
