@@ -43,6 +43,7 @@ struct mem_api_import {
     mem_err_t err;
     bool any_ts;
     int64_t last_ts;
+    bool embedded; /* some line's vector was made from its text (the namespace records it) */
     /* ids: open addressing over ents, strings in ids */
     id_ent_t *ents;
     size_t cap_ents, n_ents;
@@ -283,10 +284,12 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     json_object_del(o, "archived");
     mem_store_seg_in_t seg;
     size_t dim = imp->dim;
-    if (mem_api__decode_segment(imp->ctx, &pool, o, &dim, &seg, &e) != MEM_OK) {
+    bool embedded = false;
+    if (mem_api__decode_segment(imp->ctx, &pool, o, &dim, &seg, &embedded, &e) != MEM_OK) {
         fail_at(imp, &e);
         goto out;
     }
+    imp->embedded |= embedded;
     imp->dim = dim;
     if (seg.ts_given) {
         if (imp->any_ts && seg.ts_ms < imp->last_ts) {
@@ -488,6 +491,7 @@ void mem_api_import_end(mem_api_import_t *imp, mem_api_resp_t *resp)
     imp->src.dim = imp->dim;
     op->import = &imp->src;
     op->dim = imp->dim;
+    op->embedder = imp->embedded ? mem_api__embedder_id(imp->ctx) : NULL;
     resp->pending = op;
 }
 

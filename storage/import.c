@@ -191,6 +191,7 @@ static int apply_batch(mem_store__writer_t *w, mem_store_op_t *op, batch_t *b)
     sub.outs = b->outs;
     sub.n_segs = b->n;
     sub.batch = true;
+    sub.embedder = op->embedder;
     int rc = mem_store__op_insert(w, &sub);
     if (rc != MEM_OK) return apply_failed(op, rc, &sub.err);
     mem_store_ns_t *ns = mem_store__reg_find(w->st, op->ns);
