@@ -531,7 +531,7 @@ int mem_meta_plan(const mem_meta_t *meta, const mem_index_t *idx, const mem_meta
     *n_cand = 0;
     if (mem_meta_eval(meta, f, max_seq, &bits, &n_match) != MEM_OK) return MEM_ENOMEM;
     int mode;
-    if (n_match * selective_div <= n) {
+    if (selective_div && n_match * selective_div <= n) {
         size_t *c = malloc((n_match ? n_match : 1) * sizeof(*c)), k = 0;
         if (!c) {
             free(bits);

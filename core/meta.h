@@ -108,7 +108,8 @@ bool mem_meta_match_pairs(const mem_meta_pair_t *pairs, size_t n, const mem_meta
  * by the caller). When at most 1 / selective_div of the rows match: returns 1 with *cand
  * (malloc'd, ascending positions of the matching rows, *n_cand of them, maybe 0) so that only
  * they are scored (mem_scan_rows); else returns 2 with a row mask (malloc'd, in *mask and
- * p->row_mask) for the full scan (mem_scan_run). The caller frees both. MEM_ENOMEM. */
+ * p->row_mask) for the full scan (mem_scan_run); selective_div 0 always gives the mask. The
+ * caller frees both. MEM_ENOMEM. */
 int mem_meta_plan(const mem_meta_t *m, const mem_index_t *idx, const mem_meta_filter_t *f,
                   size_t selective_div, mem_scan_params_t *p, uint64_t **mask, size_t **cand,
                   size_t *n_cand);

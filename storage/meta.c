@@ -196,6 +196,8 @@ int mem_store__meta_plan(const mem_store_ns_t *ns, const mem_index_t *idx,
                          const mem_meta_filter_t *f, mem_scan_params_t *p, uint64_t **mask,
                          size_t **cand, size_t *n_cand, mem_err_t *err)
 {
-    int rc = mem_meta_plan(ns->meta, idx, f, MEM_STORE__FILTER_SELECTIVE, p, mask, cand, n_cand);
+    /* the candidate rows are scored by their vectors: text and hybrid take the masked scan */
+    size_t div = p->match == MEM_SCAN_MATCH_VECTOR ? MEM_STORE__FILTER_SELECTIVE : 0;
+    int rc = mem_meta_plan(ns->meta, idx, f, div, p, mask, cand, n_cand);
     return rc < 0 ? mem_err_set(err, rc, "out of memory") : rc;
 }
