@@ -113,6 +113,18 @@ def test_text_scores_equal_bm25_under_every_write_kind():
     for i in out["evicted"]:
         active.pop(i)
     check_all("after a purge")
+    # export, then import into an empty namespace (archived lines stay archived): the same
+    # statistics, so the same text scores
+    conn = h.http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+    conn.request("GET", "/v1/namespaces/%s/export" % ns)
+    data = conn.getresponse().read()
+    conn.close()
+    ns2 = fresh_ns("bm25imp")
+    expect_ok(srv.call("POST", "/v1/namespaces/%s/import" % ns2, data,
+                       headers={"Content-Type": "application/x-ndjson"}), 201)
+    for q in queries:
+        same_scores(text_scores(srv, ns2, q)[0], text_scores(srv, ns, q)[0],
+                    "imported copy, query %r" % q)
     # filters select, they do not change a segment's score
     got_all, _ = text_scores(srv, ns, "beta gamma")
     some = sorted(got_all)[: len(got_all) // 2]
