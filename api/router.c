@@ -478,8 +478,8 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
     }
     case MEM_API_R_CLUSTER: {
         size_t len = 0;
-        return raw_text(resp, ctx->hooks.cluster_status(ctx->hooks.ud, &len), len,
-                        "application/json");
+        char *json = ctx->hooks.cluster_status(ctx->hooks.ud, &len);
+        return raw_text(resp, json, len, "application/json");
     }
     case MEM_API_R_CLUSTER_SNAPSHOT:
         return cluster_snapshot(ctx, req, resp);

@@ -216,6 +216,20 @@ static void test_origin_and_cors(void **state)
     assert_int_equal(r.status, 200);
     assert_null(resp_header(&r, "Vary"));
     mem_api_resp_deinit(&r);
+    /* same-origin through an allowed host name: the Origin names the accepted Host */
+    const char *same[][3] = {{"mem.example.com:6636", "http://mem.example.com:6636", "200"},
+                             {"mem.example.com:6636", "http://mem.example.com:6637", "403"},
+                             {"mem.example.com", "https://MEM.example.com", "200"},
+                             {"evil.example", "http://evil.example", "403"}};
+    for (size_t i = 0; i < 4; i++) {
+        hreq_t hs = {0};
+        add(&hs, "Host", same[i][0]);
+        add(&hs, "Origin", same[i][1]);
+        run("GET", "/v1/namespaces", NULL, &hs, &r);
+        if (r.status != atoi(same[i][2]))
+            fail_msg("Host %s Origin %s: %d", same[i][0], same[i][1], r.status);
+        mem_api_resp_deinit(&r);
+    }
     /* /mcp and /metrics refuse foreign origins alike */
     const char *paths[][2] = {{"POST", "/mcp"}, {"GET", "/metrics"}, {"GET", "/v1/namespaces"}};
     for (size_t i = 0; i < 3; i++) {
@@ -521,6 +535,78 @@ static void test_loading_and_draining(void **state)
     test_ctx.draining = false;
 }
 
+static char *cluster_json(void *ud, size_t *len)
+{
+    *len = 12;
+    return strdup("{\"node\":\"x\"}");
+}
+
+static int snapshot_json(void *ud, bool trim, char **body, mem_err_t *err)
+{
+    *body = strdup(trim ? "{\"trim\":1}" : "{\"trim\":0}");
+    return MEM_OK;
+}
+
+/* Cluster mode: its routes, and min_seq from the query or the body as a WAIT step. */
+static void test_cluster_routes_and_min_seq(void **state)
+{
+    mem_api_resp_t r;
+    call("GET", "/v1/cluster", NULL, &r); /* not in cluster mode: no such route */
+    check_error(&r, 404, "not_found", NULL);
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"embedding\":[1,0,0],\"min_seq\":3}", &r);
+    check_error(&r, 400, "invalid_field", "min_seq");
+    mem_api_resp_deinit(&r);
+    test_ctx.hooks.cluster_status = cluster_json;
+    test_ctx.hooks.cluster_snapshot = snapshot_json;
+    call("GET", "/v1/cluster", NULL, &r);
+    assert_body(&r, 200, "{\"node\":\"x\"}");
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/cluster/snapshot", "{\"trim\":true}", &r);
+    assert_body(&r, 200, "{\"trim\":1}");
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/cluster/snapshot", "{\"trim\":1}", &r);
+    check_error(&r, 400, "invalid_field", "trim");
+    mem_api_resp_deinit(&r);
+    /* min_seq in the body: a WAIT step, then the handler without the key */
+    memset(&r, 0, sizeof(r));
+    static const char *B = "{\"embedding\":[1,0,0],\"min_seq\":7}";
+    mem_api_req_t req = {.method = "POST",
+                         .path = "/v1/namespaces/mem/retrieve",
+                         .query = "",
+                         .content_type = "application/json",
+                         .body = B,
+                         .body_len = strlen(B)};
+    assert_int_equal(mem_api_begin(&test_ctx, &req, &r), MEM_API_BODY);
+    assert_int_equal(mem_api_work(&test_ctx, &req, &r), MEM_API_WAIT);
+    assert_string_equal(r.wait_ns, "mem");
+    assert_int_equal(r.wait_seq, 7);
+    assert_int_equal(mem_api_work(&test_ctx, &req, &r), MEM_API_REPLY);
+    assert_int_equal(r.status, 200);
+    mem_api_resp_deinit(&r);
+    /* in the query, taken out before the handler reads it */
+    memset(&r, 0, sizeof(r));
+    mem_api_req_t q = {.method = "GET", .path = "/v1/namespaces/mem", .query = "min_seq=12"};
+    assert_int_equal(mem_api_begin(&test_ctx, &q, &r), MEM_API_BODY);
+    assert_int_equal(mem_api_work(&test_ctx, &q, &r), MEM_API_WAIT);
+    assert_int_equal(r.wait_seq, 12);
+    mem_api_wait_failed(&r);
+    check_error(&r, 503, "unavailable", NULL);
+    mem_api_resp_deinit(&r);
+    /* duplicate keys are refused, never collapsed */
+    call("POST", "/v1/namespaces/mem/retrieve",
+         "{\"embedding\":[1,0,0],\"min_seq\":1,\"min_seq\":2}", &r);
+    check_error(&r, 400, "invalid_json", NULL);
+    mem_api_resp_deinit(&r);
+    memset(&r, 0, sizeof(r));
+    mem_api_req_t q2 = {.method = "GET", .path = "/v1/namespaces/mem", .query = "min_seq=x"};
+    assert_int_equal(mem_api_begin(&test_ctx, &q2, &r), MEM_API_REPLY);
+    check_error(&r, 400, "invalid_field", "min_seq");
+    mem_api_resp_deinit(&r);
+    test_ctx.hooks.cluster_status = NULL;
+    test_ctx.hooks.cluster_snapshot = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +622,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_keys_mcp_tools, setup_keys, teardown_edge),
         cmocka_unit_test_setup_teardown(test_check_order, setup_keys, teardown_edge),
         cmocka_unit_test_setup_teardown(test_loading_and_draining, setup_lists, teardown_edge),
+        cmocka_unit_test_setup_teardown(test_cluster_routes_and_min_seq, setup_plain,
+                                        teardown_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
