@@ -365,6 +365,14 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
         r->kind != MEM_API_R_HEALTHZ)
         return options(st, req, resp);
     if (rc != MEM_OK) {
+        /* without a valid key, an unknown path or method is a 401 like any other (the key
+         * comes before what the server has), except on the routes that need no key */
+        mem_err_t kerr;
+        mem_err_clear(&kerr);
+        bool open_route = rc == MEM_EMETHOD && route_role(r, "GET", ctx) == MEM_CFG_ROLE_NONE;
+        if (mem_api__edge_auth_on(e) && !open_route &&
+            mem_api__edge_auth(e, req, &st->pool, &st->auth, &kerr) != MEM_OK)
+            return reply_err(resp, &kerr);
         if (rc == MEM_EMETHOD) resp->allow = r->allow;
         return reply_err(resp, &err);
     }

@@ -496,6 +496,11 @@ static void test_check_order(void **state)
     run("POST", "/v1/namespaces/mem/compact", "{", &h3, &r);
     check_error(&r, 401, "unauthorized", NULL);
     mem_api_resp_deinit(&r);
+    /* an unknown path is a 401 without a valid key, a 404 with one */
+    assert_int_equal(key_status(NULL, "GET", "/favicon.ico", NULL), 401);
+    assert_int_equal(key_status("kr", "GET", "/favicon.ico", NULL), 404);
+    assert_int_equal(key_status(NULL, "PATCH", "/v1/namespaces/mem", NULL), 401);
+    assert_int_equal(key_status("kr", "PATCH", "/v1/namespaces/mem", NULL), 405);
     hreq_t h4 = {0};
     add(&h4, "Content-Type", "text/plain");
     add(&h4, "Authorization", "Bearer ka");
