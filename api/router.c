@@ -109,11 +109,15 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         } else if (n == 4 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
+            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, PATCH, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
             out->kind = MEM_API_R_RETRIEVE, out->label = "retrieve", allow = "POST";
         } else if (n == 4 && PART_IS(3, "compact")) {
             out->kind = MEM_API_R_COMPACT, out->label = "compact", allow = "POST";
+        } else if (n == 4 && PART_IS(3, "import")) {
+            out->kind = MEM_API_R_IMPORT, out->label = "import", allow = "POST";
+        } else if (n == 4 && PART_IS(3, "export")) {
+            out->kind = MEM_API_R_EXPORT, out->label = "export", allow = "GET";
         } else {
             goto notfound;
         }
@@ -137,7 +141,8 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     if (!ok)
         return mem_err_set(err, MEM_EMETHOD, "method %s not allowed here; allowed: %s",
                            method && *method ? method : "(none)", allow);
-    if (out->kind >= MEM_API_R_NS && out->kind <= MEM_API_R_COMPACT) {
+    if ((out->kind >= MEM_API_R_NS && out->kind <= MEM_API_R_COMPACT) ||
+        out->kind == MEM_API_R_EXPORT || out->kind == MEM_API_R_IMPORT) {
         int rc = mem_api__check_ns(part[2], plen[2], err);
         if (rc != MEM_OK) return rc;
         memcpy(out->ns, part[2], plen[2]);
@@ -229,7 +234,10 @@ static mem_cfg_role_t route_role(const mem_api__route_t *r, const char *method,
     case MEM_API_R_CLUSTER:
     case MEM_API_R_CLUSTER_SNAPSHOT:
     case MEM_API_R_COMPACT:
+    case MEM_API_R_IMPORT:
         return MEM_CFG_ROLE_ADMIN;
+    case MEM_API_R_EXPORT:
+        return MEM_CFG_ROLE_READ;
     case MEM_API_R_NS:
         return method_is(method, "GET") ? MEM_CFG_ROLE_READ : MEM_CFG_ROLE_ADMIN;
     case MEM_API_R_SEGMENTS:
@@ -246,7 +254,8 @@ static mem_cfg_role_t route_role(const mem_api__route_t *r, const char *method,
 
 static bool route_has_ns(const mem_api__route_t *r)
 {
-    return r->kind >= MEM_API_R_NS && r->kind <= MEM_API_R_COMPACT;
+    return (r->kind >= MEM_API_R_NS && r->kind <= MEM_API_R_COMPACT) ||
+           r->kind == MEM_API_R_EXPORT || r->kind == MEM_API_R_IMPORT;
 }
 
 /* Routes that read or write the store: 503 while it loads. */
@@ -390,9 +399,16 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
     } else {
         st->auth.open = true;
     }
+    /* An import's body is NDJSON, possibly gigabytes: its own checks (Content-Type
+     * application/x-ndjson, no query, not in cluster mode) run here, before any of it. */
+    if (r->kind == MEM_API_R_IMPORT) {
+        if (!mem_api_import_precheck(ctx, req, resp)) return MEM_API_REPLY;
+        resp->max_body = ctx->cfg ? ctx->cfg->max_import_body : 0;
+    }
     /* A body must say it is JSON (SPEC section 9): a form or a text/plain page post is
      * refused before its body is read. An empty body needs no Content-Type. */
-    if ((req->body_expected || req->body_len > 0) && !mem_api__json_media(req->content_type)) {
+    if (r->kind != MEM_API_R_IMPORT && (req->body_expected || req->body_len > 0) &&
+        !mem_api__json_media(req->content_type)) {
         if (req->content_type)
             mem_err_set(&err, MEM_EMEDIA, "content type must be application/json, got %.*s",
                         mem_api__utf8_prefix(req->content_type, 100), req->content_type);
@@ -518,6 +534,8 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
             mem_err_clear(&err);
             if (parse_query(st->query, &form, &err) != MEM_OK) return reply_err(resp, &err);
             mem_api__seg_get(ctx, r->ns, r->id, form, resp);
+        } else if (method_is(method, "PATCH")) {
+            mem_api__seg_patch(ctx, r->ns, r->id, st->root, resp);
         } else {
             mem_api__seg_delete(ctx, r->ns, r->id, resp);
         }
@@ -528,6 +546,17 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r->ns, st->root, resp);
         break;
+    case MEM_API_R_EXPORT:
+        mem_api__export(ctx, r->ns, resp);
+        break;
+    case MEM_API_R_IMPORT: { /* the whole body at once (tests): server/ streams it instead */
+        mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
+        if (!imp) return MEM_API_REPLY;
+        st->import = imp;
+        mem_api_import_feed(imp, req->body, req->body_len);
+        mem_api_import_end(imp, resp);
+        break;
+    }
     }
     return mem_api_next_of(resp);
 }
@@ -541,13 +570,15 @@ static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req
     mem_api__route_t *r = &st->route;
     mem_err_t err;
     mem_err_clear(&err);
-    bool takes_json =
-        route_has_ns(r) && (method_is(req->method, "POST") || method_is(req->method, "PUT"));
+    bool takes_json = route_has_ns(r) && r->kind != MEM_API_R_IMPORT &&
+                      (method_is(req->method, "POST") || method_is(req->method, "PUT") ||
+                       method_is(req->method, "PATCH"));
     /* a query string only where one is read (SPEC section 3: unknown parameters are 400) */
     bool query_ok = ((r->kind == MEM_API_R_SEGMENT || r->kind == MEM_API_R_SEGMENTS) &&
                      method_is(req->method, "GET")) ||
                     r->kind == MEM_API_R_MCP || r->kind == MEM_API_R_METRICS ||
-                    r->kind == MEM_API_R_HEALTHZ || r->kind == MEM_API_R_CONSOLE;
+                    r->kind == MEM_API_R_HEALTHZ || r->kind == MEM_API_R_CONSOLE ||
+                    r->kind == MEM_API_R_IMPORT /* the import checks its own */;
     if (!query_ok && reject_query(st->query, resp)) return MEM_API_REPLY;
     /* PUT namespace accepts an empty body (default dimension). */
     if (takes_json && !(r->kind == MEM_API_R_NS && req->body_len == 0)) {
@@ -704,9 +735,12 @@ void mem_api_resp_deinit(mem_api_resp_t *resp)
     free(resp->body);
     resp->body = NULL;
     resp->body_len = 0;
+    mem_api_stream_free(resp->stream);
+    resp->stream = NULL;
     mem_api__state_t *st = resp->_state;
     if (st) {
         if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
+        mem_api_import_free(st->import);
         json_decref(st->rpc_id);
         json_decref(st->root);
         mem_api__pool_free(&st->pool);
