@@ -205,9 +205,8 @@ static double mono_s(void)
  * most once a second, so a long import leaves a readable trail. */
 void mem_cli__progress(mem_cli_upload_t *up, bool final)
 {
-    static double started, last;
+    static double last; /* one import per process */
     double now = mono_s();
-    if (started == 0) started = now;
     bool tty = up->ud && *(const bool *)up->ud;
     double every = tty ? 0.1 : 1.0;
     if (!final && now - last < every) return;

@@ -475,8 +475,8 @@ class Client:
                         progress: Optional[ProgressCallback] = None,
                         chunk_bytes: int = 256 * 1024) -> ImportResult:
         """POST /v1/namespaces/{ns}/import: bulk load, all or nothing. ``segments`` is an
-        iterable of insert objects (dicts), of NDJSON lines (str or bytes), or a binary file
-        object holding NDJSON (an export). The body is streamed in chunks of about
+        iterable of insert objects (dicts), of NDJSON lines (str or bytes), or a file object
+        holding NDJSON (an export, opened in binary or text mode). The body is streamed in chunks of about
         ``chunk_bytes``; ``progress`` is called after each chunk with an
         :class:`ImportProgress`, and once more with ``done=True`` after the answer. An error
         raises :class:`ApiError` whose ``details["line"]`` names the 1-based bad line."""
@@ -486,9 +486,7 @@ class Client:
                 total = os.fstat(segments.fileno()).st_size - segments.tell()
             except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
                 total = None
-            source: Iterable[Any] = iter(lambda: segments.readline(), b"")
-        else:
-            source = segments
+        source: Iterable[Any] = segments  # a file object iterates its lines (bytes or str)
         state = {"lines": 0, "bytes": 0}
 
         def lines() -> Iterator[bytes]:
