@@ -76,6 +76,17 @@ typedef enum mem_api__pending_kind {
     MEM_API_P_COMPACT,
 } mem_api__pending_kind_t;
 
+/* What a handler waiting for embeddings (resp->embed) goes on with in mem_api_resume. */
+typedef enum mem_api__wait_kind {
+    MEM_API_W_NONE,
+    MEM_API_W_INSERT,    /* st->ins: vectors for the segments st->ins->embed_idx */
+    MEM_API_W_RETRIEVE,  /* st->ret: the query's vector, then the scan */
+    MEM_API_W_NS_CREATE, /* a namespace of the embedder's (then unknown) dimension */
+} mem_api__wait_kind_t;
+
+struct mem_api__insert_in;
+struct mem_api__retrieve_in;
+
 typedef struct mem_api__state {
     mem_api__pool_t pool;
     mem_api__pending_kind_t kind;
@@ -87,6 +98,14 @@ typedef struct mem_api__state {
     /* MCP: the REST answer is wrapped as a tools/call result */
     bool mcp;
     json_t *rpc_id; /* own reference */
+    /* waiting for embeddings: the decoded request (pool) and the namespace as it was */
+    mem_api__wait_kind_t wait;
+    char ns[MEM_STORE_NS_MAX + 1];
+    bool ns_exists;
+    mem_store_ns_stats_t ns_stats; /* when ns_exists */
+    struct mem_api__insert_in *ins;
+    struct mem_api__retrieve_in *ret;
+    mem_api_embed_t embed; /* what resp->embed points to */
 } mem_api__state_t;
 
 /* The response's state, created on first use (NULL on ENOMEM). */
@@ -131,14 +150,42 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms);
 void mem_api__ts_format(int64_t ms, char out[32]);
 /* The built-in embedder (SPEC section 6): MEM_OK or MEM_EINVAL (nothing to embed). */
 int mem_api__embed(const char *text, size_t len, float *out, size_t dim);
+
+/* ---- the server's embedder and the namespaces' (SPEC section 6) ---- */
+/* What namespaces record for the server's embedder: "builtin" or "openai:MODEL". */
+const char *mem_api__embedder_id(const mem_api_ctx_t *ctx);
+/* Floats per vector of the server's embedder: cfg->embed_dim for the built-in one, the
+ * provider's dimension once known, 0 before. */
+size_t mem_api__embedder_dim(const mem_api_ctx_t *ctx);
+
+/* What made a namespace's vectors: the embedder it recorded at its first vector made from
+ * text, or none (client vectors only, or nothing stored yet). Decides the default match of
+ * a text query. */
+typedef enum mem_api__vec_kind {
+    MEM_API_VEC_CLIENT,   /* no embedder recorded */
+    MEM_API_VEC_BUILTIN,  /* the built-in lexical embedder */
+    MEM_API_VEC_PROVIDER, /* a model behind --embedder openai:URL */
+} mem_api__vec_kind_t;
+mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s);
+/* Can the server's embedder make vectors for namespace s (NULL: it does not exist yet) out
+ * of text? MEM_OK; MEM_EMISMATCH when s recorded another embedder; MEM_EDIM when s has
+ * another dimension than the embedder's (known) one. err names field ("query", "text"). */
+int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
+                         mem_err_t *err);
 /* A time-ordered UUIDv7 for ms (random bits from getrandom). out gets 36 chars + NUL. */
 void mem_api__uuid7(int64_t ms, char out[37]);
 
 typedef struct mem_api__insert_in {
     mem_store_seg_in_t *segs; /* pool */
     size_t n_segs;
-    size_t dim; /* floats per vector (the namespace's, or fixed by this insert) */
-    bool batch; /* {"segments":[...]} */
+    size_t dim;            /* floats per vector (the namespace's, or fixed by this insert); 0 while
+                              only a remote embedder's answer can fix it */
+    bool batch;            /* {"segments":[...]} */
+    bool embedded;         /* some segment's vector is (or will be) made from its text */
+    size_t first_embedded; /* the first such segment, when embedded */
+    /* remote embedder: segments whose vector awaits the provider (segs[i].vec NULL) */
+    size_t *embed_idx; /* pool */
+    size_t n_embed;
 } mem_api__insert_in_t;
 
 /* Insert body (single object or batch). ns_dim is the namespace's dimension, 0 when it
@@ -149,6 +196,10 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
 typedef struct mem_api__retrieve_in {
     mem_store_query_t q; /* q.scan.query in the pool */
     bool explain;
+    bool embedded; /* the query vector is (or will be) made from the query text */
+    /* remote embedder: the query text awaiting its vector (q.scan.query NULL, q_dim 0) */
+    const char *query_text;
+    size_t query_len;
 } mem_api__retrieve_in_t;
 
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
@@ -161,7 +212,8 @@ typedef struct mem_api__compact_in {
 
 int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                             size_t ns_dim, mem_api__compact_in_t *out, mem_err_t *err);
-/* PUT body: NULL root (no body) means the embedder's dimension. */
+/* PUT body: NULL root (no body) means the embedder's dimension (*dim 0 when a remote
+ * embedder's dimension is not known yet). */
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
                               mem_err_t *err);
 
@@ -215,6 +267,12 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 
+/* mem_api_resume's continuations, one per wait kind. */
+void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,
+                                size_t dim);
+void mem_api__retrieve_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,
+                              size_t dim);
+void mem_api__ns_create_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, size_t dim);
 /* GET /openapi.json: the OpenAPI document compiled in from api/openapi.json (mk/openapi.mk). */
 extern const char mem_api__openapi_json[];
 extern const size_t mem_api__openapi_json_len;

@@ -177,8 +177,28 @@ static int embed_text(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const cha
 static const char *const SEG_KEYS[] = {"id",     "text",     "embedding",  "timestamp",
                                        "source", "metadata", "supersedes", NULL};
 
+/* A remote embedder will make the vector of this text: check what can be checked now (the
+ * provider's dimension, once known, against the one fixed so far). */
+static int defer_text(const mem_api_ctx_t *ctx, size_t len, const char *field, size_t *dim,
+                      mem_err_t *err)
+{
+    size_t edim = mem_api__embedder_dim(ctx);
+    if (len == 0)
+        return mem_err_field(err, MEM_EINVAL, field,
+                             "%s: an empty text cannot be embedded; send an embedding", field);
+    if (*dim && edim && *dim != edim)
+        return mem_err_field(err, MEM_EDIM, field,
+                             "%s: the embedder (%.100s) makes %zu floats but the namespace has "
+                             "dim %zu; send an embedding",
+                             field, mem_api__embedder_id(ctx), edim, *dim);
+    if (edim) *dim = edim;
+    return MEM_OK;
+}
+
+/* *deferred: the vector awaits a remote embedder (seg->vec stays NULL). */
 static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
-                      const char *prefix, size_t *dim, mem_store_seg_in_t *seg, mem_err_t *err)
+                      const char *prefix, size_t *dim, mem_store_seg_in_t *seg, bool *embedded,
+                      bool *deferred, mem_err_t *err)
 {
     char f[64];
     const json_t *v;
@@ -205,20 +225,27 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     }
     float *vec = NULL;
     size_t n = 0;
+    *deferred = false;
     if ((v = opt(o, "embedding"))) {
         fname(f, sizeof(f), prefix, "embedding");
         if ((rc = decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
+        *dim = n;
+    } else if (seg->text && ctx->embedder_remote) {
+        fname(f, sizeof(f), prefix, "text");
+        if ((rc = defer_text(ctx, seg->text_len, f, dim, err)) != MEM_OK) return rc;
+        *embedded = *deferred = true;
     } else if (seg->text) {
         fname(f, sizeof(f), prefix, "text");
         if ((rc = embed_text(ctx, pool, seg->text, seg->text_len, f, *dim, &vec, &n, err)) !=
             MEM_OK)
             return rc;
+        *dim = n;
+        *embedded = true;
     } else {
         fname(f, sizeof(f), prefix, "embedding");
         return mem_err_field(err, MEM_EINVAL, f, "%s: one of embedding or text is required", f);
     }
     seg->vec = vec;
-    *dim = n;
     if ((v = opt(o, "timestamp"))) {
         fname(f, sizeof(f), prefix, "timestamp");
         if ((rc = mem_api__decode_ts(v, f, &seg->ts_ms, err)) != MEM_OK) return rc;
@@ -327,8 +354,11 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
                                  ctx->cfg->max_batch);
     }
     mem_store_seg_in_t *segs = mem_api__palloc(pool, n * sizeof(*segs));
-    if (!segs) return mem_err_set(err, MEM_ENOMEM, "out of memory");
-    size_t dim = ns_dim;
+    size_t *embed_idx = ctx->embedder_remote ? mem_api__palloc(pool, n * sizeof(size_t)) : NULL;
+    if (!segs || (ctx->embedder_remote && !embed_idx))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    size_t dim = ns_dim, n_embed = 0, first_embedded = 0;
+    bool embedded = false;
     for (size_t i = 0; i < n; i++) {
         const json_t *o = batch ? json_array_get(arr, i) : root;
         char prefix[32] = "";
@@ -340,7 +370,12 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
                 return mem_err_field(err, MEM_EINVAL, f, "%s: expected an object", f);
             }
         }
-        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], err)) != MEM_OK) return rc;
+        bool deferred = false, was_embedded = embedded;
+        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], &embedded, &deferred, err)) !=
+            MEM_OK)
+            return rc;
+        if (deferred) embed_idx[n_embed++] = i;
+        if (embedded && !was_embedded) first_embedded = i;
         /* timestamps given in a batch must not go backwards (ties allowed) */
         for (size_t j = i; j-- > 0 && segs[i].ts_given;) {
             if (!segs[j].ts_given) continue;
@@ -378,6 +413,10 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
     out->n_segs = n;
     out->dim = dim;
     out->batch = batch;
+    out->embedded = embedded;
+    out->first_embedded = first_embedded;
+    out->embed_idx = embed_idx;
+    out->n_embed = n_embed;
     return MEM_OK;
 }
 
@@ -477,9 +516,17 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     } else if (query) {
         const char *s;
         size_t l;
-        if ((rc = get_str(query, "query", MEM_API_MAX_TEXT, &s, &l, err)) != MEM_OK ||
-            (rc = embed_text(ctx, pool, s, l, "query", ns_dim, &vec, &n, err)) != MEM_OK)
+        if ((rc = get_str(query, "query", MEM_API_MAX_TEXT, &s, &l, err)) != MEM_OK) return rc;
+        r.embedded = true;
+        if (ctx->embedder_remote) {
+            size_t want = ns_dim;
+            if ((rc = defer_text(ctx, l, "query", &want, err)) != MEM_OK) return rc;
+            if (!(r.query_text = mem_api__pstrndup(pool, s, l)))
+                return mem_err_set(err, MEM_ENOMEM, "out of memory");
+            r.query_len = l;
+        } else if ((rc = embed_text(ctx, pool, s, l, "query", ns_dim, &vec, &n, err)) != MEM_OK) {
             return rc;
+        }
     } else {
         return mem_err_field(err, MEM_EINVAL, "query",
                              "query: one of query or embedding is required");
@@ -660,7 +707,7 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
 {
     static const char *const K[] = {"dim", NULL};
     int rc;
-    *dim = ctx->cfg->embed_dim;
+    *dim = mem_api__embedder_dim(ctx);
     if (!root) return MEM_OK;
     if ((rc = mem_api__check_keys(root, K, "", err)) != MEM_OK) return rc;
     const json_t *v = opt(root, "dim");

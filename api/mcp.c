@@ -36,7 +36,7 @@ static const char TOOLS_JSON[] =
     "["
     "{\"name\":\"memory_insert\",\"title\":\"Remember\",\"description\":\"Store a memory "
     "segment (text, optional embedding, timestamp, source, metadata, supersedes). Text "
-    "without an embedding is embedded by the built-in lexical embedder.\",\"inputSchema\":"
+    "without an embedding is embedded by the server's embedder.\",\"inputSchema\":"
     "{\"type\":\"object\",\"properties\":{" NS_SCHEMA ","
     "\"text\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA ",\"id\":{\"type\":\"string\"},"
     "\"timestamp\":" TS_SCHEMA ",\"source\":{\"type\":\"string\"},\"metadata\":{\"type\":"
@@ -227,7 +227,7 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         }
     }
     json_decref(args);
-    if (!wrapped && !resp->pending) mem_api__mcp_wrap(resp);
+    if (!wrapped && !resp->pending && !resp->embed) mem_api__mcp_wrap(resp);
 }
 
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)

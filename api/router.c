@@ -303,6 +303,31 @@ void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     if (st->mcp) mem_api__mcp_wrap(resp);
 }
 
+void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs, size_t dim,
+                    const mem_err_t *err)
+{
+    mem_api__state_t *st = resp->_state;
+    resp->embed = NULL;
+    if (!st || st->wait == MEM_API_W_NONE) {
+        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: nothing waits for embeddings");
+        return;
+    }
+    mem_api__wait_kind_t wait = st->wait;
+    st->wait = MEM_API_W_NONE;
+    if (err && err->code != MEM_OK) {
+        mem_api_error(resp, err);
+    } else if (!vecs || dim == 0 || dim > MEM_API_MAX_DIM) {
+        mem_api__fail(resp, MEM_EEMBED, NULL, "the embedder answered %zu floats per vector", dim);
+    } else if (wait == MEM_API_W_INSERT) {
+        mem_api__seg_insert_resume(ctx, resp, vecs, dim);
+    } else if (wait == MEM_API_W_RETRIEVE) {
+        mem_api__retrieve_resume(ctx, resp, vecs, dim);
+    } else {
+        mem_api__ns_create_resume(ctx, resp, dim);
+    }
+    if (st->mcp && !resp->pending) mem_api__mcp_wrap(resp);
+}
+
 void mem_api_resp_deinit(mem_api_resp_t *resp)
 {
     if (!resp) return;
@@ -318,4 +343,5 @@ void mem_api_resp_deinit(mem_api_resp_t *resp)
     }
     resp->_state = NULL;
     resp->pending = NULL; /* it lived in the pool */
+    resp->embed = NULL;
 }

@@ -245,3 +245,40 @@ int mem_api__embed(const char *text, size_t len, float *out, size_t dim)
 {
     return mem_embed_text(text, len, out, dim, NULL);
 }
+
+const char *mem_api__embedder_id(const mem_api_ctx_t *ctx)
+{
+    return ctx->embedder_id ? ctx->embedder_id : MEM_EMBED_NAME;
+}
+
+size_t mem_api__embedder_dim(const mem_api_ctx_t *ctx)
+{
+    if (!ctx->embedder_remote) return ctx->cfg->embed_dim;
+    return ctx->embedder_dim ? ctx->embedder_dim(ctx->embedder_ud) : 0;
+}
+
+mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s)
+{
+    if (!s->embedder[0]) return MEM_API_VEC_CLIENT;
+    if (strncmp(s->embedder, "builtin", 7) == 0) return MEM_API_VEC_BUILTIN;
+    return MEM_API_VEC_PROVIDER;
+}
+
+int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
+                         mem_err_t *err)
+{
+    const char *id = mem_api__embedder_id(ctx);
+    size_t edim = mem_api__embedder_dim(ctx);
+    if (!s) return MEM_OK;
+    if (s->embedder[0] && strcmp(s->embedder, id) != 0)
+        return mem_err_field(err, MEM_EMISMATCH, field,
+                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
+                             "for it with %.100s (send an embedding)",
+                             s->name, s->embedder, id);
+    if (edim && s->dim != edim)
+        return mem_err_field(err, MEM_EDIM, field,
+                             "%s: the embedder (%.100s) makes %zu floats but the namespace has "
+                             "dim %zu; send an embedding",
+                             field, id, edim, s->dim);
+    return MEM_OK;
+}

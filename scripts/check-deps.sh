@@ -9,16 +9,18 @@ check() { # dir, forbidden project dirs regex, forbidden system headers regex
         if [ -n "$3" ] && grep -nE "#include <($3)\.h>" "$f"; then echo "check-deps: $f includes a forbidden library"; fail=1; fi
     done
 }
-check core "server|api|storage|config" "uv|microhttpd|jansson|sqlite3|pthread"
-check config "server|api|storage" "uv|microhttpd|jansson|sqlite3"
-check storage "server|api|config" "uv|microhttpd|jansson"
-check api "server" "uv|microhttpd|sqlite3"
+check core "server|api|storage|config|embedder" "uv|microhttpd|jansson|sqlite3|pthread|curl/curl"
+check config "server|api|storage|embedder" "uv|microhttpd|jansson|sqlite3|curl/curl"
+check storage "server|api|config|embedder" "uv|microhttpd|jansson|curl/curl"
+check api "server|embedder" "uv|microhttpd|sqlite3|curl/curl"
+# embedder/: the provider client; below server/, beside api/ (it never sees a request)
+check embedder "server|api|storage|cluster" "microhttpd|sqlite3"
 # the client commands speak only the public HTTP API: no store, no handlers, no loop
 check cli "server|api|storage|config" "uv|microhttpd|sqlite3"
 
 # <dir>/<name>_int.h is shared by the files of <dir> only (tests and benches of that
 # module may include it too).
-for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch] cli/*.[ch]; do
+for f in core/*.[ch] config/*.[ch] storage/*.[ch] api/*.[ch] server/*.[ch] cluster/*.[ch] cli/*.[ch] embedder/*.[ch]; do
     [ -e "$f" ] || continue
     dir=${f%%/*}
     if grep -nE '#include "[a-z]+/[a-z0-9_]+_int\.h"' "$f" | grep -v "#include \"$dir/"; then

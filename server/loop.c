@@ -11,6 +11,11 @@
  * Shutdown: quiesce (stop accepting), wait until no request is in flight (MHD must never
  * be stopped with suspended connections), stop MHD, close the store (flush + checkpoint),
  * close every handle, and uv_loop_close() must then succeed.
+ *
+ * Text for a remote embedder (server/embedding.c): a handler that returns with resp->embed
+ * has its provider calls encoded on the same worker, started on the loop, and continued by
+ * a second worker job once the provider has answered, so the request holds no thread while
+ * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
  */
 #include "server/loop.h"
 
@@ -32,6 +37,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
+#include "server/embedding.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
@@ -69,8 +75,9 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
-    bool replicated;  /* cluster mode: the write went through the log on the worker */
-    char *repl_query; /* cluster mode: the query/body with min_seq taken out */
+    mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
+    bool replicated;        /* cluster mode: the write went through the log on the worker */
+    char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
     char *repl_body;
 } conn_req_t;
 
@@ -89,6 +96,7 @@ struct srv {
     mem_store_t *store;     /* NULL while loading; set on the loop thread */
     mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
+    mem_srv_emb_t *emb;     /* --embedder openai:URL only (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -304,6 +312,46 @@ static void on_async(uv_async_t *h)
     }
 }
 
+/* Worker, after the handler ran (or resumed): encode the provider calls it waits for, or
+ * send its write through the cluster log. */
+static void after_handle(srv_t *s, conn_req_t *r)
+{
+    if (r->aresp.embed) {
+        mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
+        if (r->emb_job) return; /* after_work_cb starts it on the loop */
+    }
+    if (s->cluster && r->aresp.pending) {
+        mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
+        r->replicated = true;
+    }
+}
+
+static void after_work_cb(uv_work_t *w, int status);
+
+/* Worker: the provider has answered (or failed); the handler goes on. */
+static void resume_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    mem_srv_emb_resume(&r->srv->api, &r->aresp, &r->emb_job, r->req_id);
+    after_handle(r->srv, r);
+}
+
+/* Loop thread: the provider job is over; continue on the pool. */
+static void on_embedded(mem_emb_job_t *job, void *ud)
+{
+    conn_req_t *r = ud;
+    r->work.data = r;
+    if (uv_queue_work(&r->srv->loop, &r->work, resume_cb, after_work_cb) == 0) return;
+    mem_emb_job_free(r->emb_job); /* cannot happen with a live loop: answer 503 */
+    r->emb_job = NULL;
+    mem_err_t err;
+    mem_err_set(&err, MEM_EBUSY, "could not queue the request, retry later");
+    mem_api_resp_deinit(&r->aresp);
+    memset(&r->aresp, 0, sizeof(r->aresp));
+    mem_api_error(&r->aresp, &err);
+    resume_with(r);
+}
+
 static void work_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
@@ -338,20 +386,19 @@ static void work_cb(uv_work_t *w)
     if (s->cluster) { /* cluster mode: reads may wait for min_seq, writes go through the log */
         if (mem_srv_repl_before(s->cluster, &r->areq, &r->repl_query, &r->repl_body, &r->aresp))
             return;
-        mem_api_handle(&s->api, &r->areq, &r->aresp);
-        if (r->aresp.pending) {
-            mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
-            r->replicated = true;
-        }
-        return;
     }
     mem_api_handle(&s->api, &r->areq, &r->aresp);
+    after_handle(s, r);
 }
 
 static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
+    if (r->emb_job) { /* the handler waits for the provider: call it from the loop */
+        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
+        return;
+    }
     if (r->aresp.pending && !r->replicated) {
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
         if (rc == MEM_OK) return; /* resumed by on_async */
@@ -468,6 +515,7 @@ static void req_free(conn_req_t *r)
 {
     if (!r) return;
     if (r->ready) MHD_destroy_response(r->ready);
+    mem_emb_job_free(r->emb_job);
     mem_api_resp_deinit(&r->aresp);
     free(r->repl_query);
     free(r->repl_body);
@@ -663,6 +711,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    mem_srv_emb_close(s->emb); /* no job is left: every request has been answered */
+    s->emb = NULL;
     if (s->cluster) {
         mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
         s->cluster = NULL;
@@ -691,6 +741,7 @@ static void on_signal(uv_signal_t *h, int signum)
     s->draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    mem_srv_emb_cancel_all(s->emb); /* requests waiting for the provider answer 503 */
     maybe_finish_shutdown(s);
 }
 
@@ -806,6 +857,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
     if (uv_loop_init(&s->loop) != 0) goto out_free;
+    if (mem_srv_emb_open(&s->loop, cfg, &s->api, &s->emb) != 0) goto out_loop;
 
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
@@ -819,6 +871,8 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     if (!s->mhd) {
         fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host, cfg->listen_port,
                 strerror(errno));
+        mem_srv_emb_close(s->emb); /* its handles close before the loop can */
+        uv_run(&s->loop, UV_RUN_DEFAULT);
         goto out_loop;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);

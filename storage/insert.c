@@ -345,6 +345,18 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
     return rc;
 }
 
+/* The namespace's first vectors made from text: remember which embedder made them. Inside
+ * the op's savepoint; the in-memory copy is reverted by the reload of a failed group. */
+static int record_embedder(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op)
+{
+    sqlite3_stmt *s = w->st->stmts[STMT_NS_EMBEDDER];
+    sqlite3_bind_text(s, 1, op->embedder, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, ns->ns_id);
+    int rc = mem_store__step_done(w->st, s, "record embedder", &op->err);
+    if (rc == MEM_OK) snprintf(ns->embedder, sizeof(ns->embedder), "%s", op->embedder);
+    return rc;
+}
+
 int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op)
 {
     if (!mem_store__name_ok(op->ns))
@@ -362,6 +374,16 @@ int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op)
         seg_field(field, sizeof(field), op, 0, "embedding");
         return mem_err_field(&op->err, MEM_EINVAL, field,
                              "embedding: must have 1..4096 floats, got %zu", op->dim);
+    }
+    if (op->embedder && (!op->embedder[0] || strnlen(op->embedder, MEM_STORE_EMBEDDER_MAX + 1) >
+                                                 MEM_STORE_EMBEDDER_MAX))
+        return mem_err_set(&op->err, MEM_EINVAL, "embedder: 1 to %d bytes", MEM_STORE_EMBEDDER_MAX);
+    if (ns && op->embedder && ns->embedder[0] && strcmp(ns->embedder, op->embedder) != 0) {
+        seg_field(field, sizeof(field), op, 0, "text");
+        return mem_err_field(&op->err, MEM_EMISMATCH, field,
+                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
+                             "for it with %.100s (send an embedding)",
+                             op->ns, ns->embedder, op->embedder);
     }
     seg_kind_t *kind = malloc(op->n_segs * sizeof(*kind));
     size_t *ref = malloc(op->n_segs * sizeof(*ref));
@@ -393,6 +415,8 @@ int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op)
             mem_store__lsn_advance(w, (int64_t)n_ins);
         }
         if (rc != MEM_OK) goto out;
+        if (op->embedder && !ns->embedder[0] && (rc = record_embedder(w, ns, op)) != MEM_OK)
+            goto out;
     }
     const mem_index_t *view = ns ? mem_store__writer_view(w, ns) : NULL;
     for (size_t i = 0; i < op->n_segs; i++) {

@@ -58,6 +58,7 @@ void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx)
     ns->pub_archived = c.n_archived;
     ns->pub_edges = c.graph_edges;
     ns->pub_max_degree = c.max_degree;
+    memcpy(ns->pub_embedder, ns->embedder, sizeof(ns->pub_embedder));
 }
 
 /* The header of a namespace being loaded (its row in namespaces). */
@@ -153,6 +154,10 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ECORRUPT, "corrupt namespace row %lld", (long long)ns_id);
     ns_row_t nr = {ns_id, name, (size_t)dim, sqlite3_column_int64(row, 3)};
     int64_t clock = sqlite3_column_int64(row, 5);
+    const char *embedder = (const char *)sqlite3_column_text(row, 6);
+    if (embedder && (strlen(embedder) == 0 || strlen(embedder) > MEM_STORE_EMBEDDER_MAX))
+        return mem_err_set(err, MEM_ECORRUPT, "corrupt embedder of namespace row %lld",
+                           (long long)ns_id);
     mem_index_t *idx = NULL;
     mem_store_ns_t *ns;
     int rc = mem_index_new(nr.dim, &idx);
@@ -163,6 +168,7 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     }
     if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
+    if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
     ns->last_seq = nr.last_seq;
     ns->last_ts_ms =
         sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
@@ -171,7 +177,7 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     return MEM_OK;
 }
 
-#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock FROM namespaces"
+#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

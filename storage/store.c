@@ -332,6 +332,7 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     o->archived = ns->pub_archived;
     o->graph_edges = ns->pub_edges;
     o->max_degree = ns->pub_max_degree;
+    memcpy(o->embedder, ns->pub_embedder, sizeof(o->embedder));
     o->empty = true;
     size_t first = 0, last = mem_index_visible(idx);
     while (first < last && (mem_index_flags(idx, first) & MEM_ROW_DELETED))

@@ -36,6 +36,8 @@
 
 #define MEM_STORE_NS_MAX 64  /* bytes of a namespace name */
 #define MEM_STORE_ID_MAX 128 /* bytes of a segment id */
+/* Bytes of a namespace's embedder record ("builtin", "openai:MODEL"). */
+#define MEM_STORE_EMBEDDER_MAX 300
 
 typedef struct mem_store mem_store_t;
 
@@ -112,6 +114,12 @@ struct mem_store_op {
     size_t n_segs;
     bool batch; /* INSERT: came as {"segments":[...]}: error fields read "segments[i].x"
                    (also when n_segs > 1); else "x" */
+    /* INSERT: the embedder that made at least one segment's vector from its text
+     * ("builtin", "openai:MODEL"; at most MEM_STORE_EMBEDDER_MAX bytes), NULL when every
+     * vector was given by the client. The namespace records it at its first such insert;
+     * an insert naming another embedder than the recorded one fails with MEM_EMISMATCH
+     * (field "text"), writing nothing. */
+    const char *embedder;
     /* DELETE: the id. */
     char id[MEM_STORE_ID_MAX + 1];
     /* COMPACT: ids to evict (those no longer active are skipped), archive or purge. */
@@ -164,6 +172,9 @@ typedef struct mem_store_ns_stats {
     int64_t oldest_ms, newest_ms;
     uint64_t graph_edges;
     uint32_t max_degree;
+    /* The embedder recorded at the namespace's first insert of a vector made from text
+     * ("builtin", "openai:MODEL"); "" while none was (client vectors only, or empty). */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];
 } mem_store_ns_stats_t;
 
 /* MEM_OK or MEM_ENOTFOUND. */

@@ -31,7 +31,7 @@
 #include "core/index.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 1
+#define MEM_STORE__SCHEMA_VERSION 2
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
@@ -45,6 +45,8 @@ typedef struct mem_store_ns {
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];     /* writer thread only; "" = none recorded */
+    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* committed value, guarded by lock */
     /* committed counts for stats, guarded by lock; set at load and at each publish */
     size_t pub_active, pub_superseded, pub_archived;
     uint64_t pub_edges;
@@ -100,6 +102,7 @@ enum mem_store__stmt {
     STMT_NS_CLOCK,
     STMT_NS_DELETE,
     STMT_NS_DELETE_SEGS,
+    STMT_NS_EMBEDDER,
     STMT_META_LSN,
     STMT_SAVEPOINT,
     STMT_RELEASE,

@@ -41,6 +41,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
+    [STMT_NS_EMBEDDER] = "UPDATE namespaces SET embedder = ? WHERE id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",

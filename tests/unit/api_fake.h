@@ -7,8 +7,8 @@
  * after storage/ is merged. Writes are not faked: a test plays the writer by filling the
  * pending op and calling mem_api_finish.
  *
- * Namespaces: "mem" (dim 3, segment "a" stored), "text" (dim 256), "empty" (dim 3, no
- * segments). The clock is 2026-07-31T09:30:00Z.
+ * Namespaces: "mem" (dim 3, segment "a" stored), "text" (dim 256, vectors made by the
+ * built-in embedder), "empty" (dim 3, no segments). The clock is 2026-07-31T09:30:00Z.
  */
 #ifndef MEM_TESTS_API_FAKE_H
 #define MEM_TESTS_API_FAKE_H
@@ -38,7 +38,8 @@ static const struct {
     const char *name;
     size_t dim;
     uint64_t count;
-} fake_ns[] = {{"empty", 3, 0}, {"mem", 3, 5}, {"text", 256, 2}};
+    const char *embedder;
+} fake_ns[] = {{"empty", 3, 0, ""}, {"mem", 3, 5, ""}, {"text", 256, 2, "builtin"}};
 
 static struct {
     int n_retrieve;
@@ -70,6 +71,7 @@ static void fake_stats(int i, mem_store_ns_stats_t *out)
     out->superseded = 1;
     out->graph_edges = 4;
     out->max_degree = 2;
+    snprintf(out->embedder, sizeof(out->embedder), "%s", fake_ns[i].embedder);
 }
 
 WEAK int mem_store_ns_stats(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,

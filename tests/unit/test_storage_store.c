@@ -1678,6 +1678,91 @@ static void test_vacuum(void **state)
     mem_store_close(st);
 }
 
+/* A namespace records the embedder of its first vectors made from text, durably; another
+ * embedder is refused with nothing written; client vectors never record anything; a
+ * version 1 file migrates with no embedder recorded and keeps its segments. */
+static void test_embedder_record(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert1(st, "client", "c1", 1000, 0), MEM_OK); /* client vector */
+    assert_string_equal(stats(st, "client").embedder, "");
+    seg_spec_t a = {.id = "a", .ts_given = true, .ts = 1000, .text = "alpha"};
+    prep_insert("made", &a, 1, false, 1000000);
+    last_op.embedder = "openai:model-1";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "made").embedder, "openai:model-1");
+    /* the same embedder, or client vectors, are fine; another embedder is not */
+    seg_spec_t b = {.id = "b", .ts_given = true, .ts = 2000, .text = "beta"};
+    prep_insert("made", &b, 1, false, 1000000);
+    last_op.embedder = "openai:model-1";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(insert1(st, "made", "c", 3000, 1), MEM_OK);
+    seg_spec_t d[2] = {{.id = "d1", .ts_given = true, .ts = 4000, .text = "delta"},
+                       {.id = "d2", .ts_given = true, .ts = 4000, .text = "delta two"}};
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "builtin";
+    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    assert_string_equal(last_op.err.field, "segments[0].text");
+    assert_non_null(strstr(last_op.err.msg, "openai:model-1"));
+    assert_non_null(strstr(last_op.err.msg, "builtin"));
+    assert_int_equal(stats(st, "made").count, 3);
+    assert_false(exists(st, "made", "d1"));
+    /* an embedder on a client namespace is recorded at its first embedded text */
+    seg_spec_t e = {.id = "e", .ts_given = true, .ts = 5000, .text = "epsilon"};
+    prep_insert("client", &e, 1, false, 1000000);
+    last_op.embedder = "builtin";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "client").embedder, "builtin");
+    /* a record of an impossible length is refused */
+    prep_insert("other", &e, 1, false, 1000000);
+    last_op.embedder = "";
+    assert_int_equal(run(st, &last_op), MEM_EINVAL);
+    mem_store_close(st);
+    /* restart keeps it */
+    st = open_default();
+    assert_string_equal(stats(st, "made").embedder, "openai:model-1");
+    assert_string_equal(stats(st, "client").embedder, "builtin");
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "openai:model-2";
+    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    mem_store_ns_stats_t *list = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_ns_list(st, &list, &n, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(list[0].embedder, "builtin");        /* client */
+    assert_string_equal(list[1].embedder, "openai:model-1"); /* made */
+    free(list);
+    mem_store_close(st);
+
+    /* a version 1 file: the column is added, nothing is recorded, the data stays */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE namespaces DROP COLUMN embedder;"
+                                  "UPDATE meta SET value = 1 WHERE key = 'schema_version';",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    st = open_default();
+    assert_string_equal(stats(st, "made").embedder, "");
+    assert_int_equal(stats(st, "made").count, 3);
+    assert_true(exists(st, "made", "a"));
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "openai:model-2";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "made").embedder, "openai:model-2");
+    mem_store_close(st);
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(q, 0), 2);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1716,6 +1801,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_consistency, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_vacuum, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_embedder_record, store_fixture_setup,
+                                        store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
