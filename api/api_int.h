@@ -117,6 +117,33 @@ double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);
 
+/* ---- JSON text (api/json.c) ---- */
+/* Where an embedding may stand in a REST body (an insert, one segment of a batch, a
+ * retrieve, a compaction context vector, an import line) and in an MCP message. Patterns
+ * are keys separated by '.', with "[]" for any array index. */
+#define MEM_API_VEC_PATHS_REST                                                                     \
+    {                                                                                              \
+        "embedding", "segments[].embedding", "context[]", NULL                                     \
+    }
+#define MEM_API_VEC_PATHS_MCP                                                                      \
+    {                                                                                              \
+        "params.arguments.embedding", "params.arguments.context[]", NULL                           \
+    }
+/* Parse JSON text with jansson's rules for json_loadb(JSON_REJECT_DUPLICATES): UTF-8, no
+ * NUL in strings, no duplicate keys, depth 2048, an object or an array at the top, nothing
+ * after it. An array of 1..MEM_API_MAX_DIM numbers within float32 range at a place that
+ * matches vec_paths (NULL: none) becomes a vector node, its numbers correctly rounded to
+ * float32. MEM_OK (*out a new reference), MEM_EJSON ("WHAT: invalid JSON at line L column
+ * C: reason"; what may be NULL) or MEM_ENOMEM. */
+int mem_api__json_parse(const char *text, size_t len, const char *const *vec_paths,
+                        const char *what, json_t **out, mem_err_t *err);
+/* A float32 vector held as one json_t (a tagged string no JSON text can produce):
+ * mem_api__dump writes it as an array of shortest decimals. New reference, NULL on ENOMEM. */
+json_t *mem_api__vec_node(const float *v, size_t n);
+/* Whether j is a vector node; if so *n gets its length and dst (room for *n, may be NULL)
+ * its floats. mem_api__decode_vec is the way decoders read embeddings. */
+bool mem_api__vec_node_get(const json_t *j, float *dst, size_t *n);
+
 /* ---- query strings ----
  * Iterates key[=value] pairs separated by '&', percent-decoding both ('+' is kept as it is:
  * RFC 3339 offsets hold one). */
@@ -133,9 +160,25 @@ void mem_api__query_init(mem_api__query_t *q, const char *query);
 int mem_api__query_next(mem_api__query_t *q, mem_err_t *err);
 
 /* ---- decoding ---- */
-/* Parse a body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8,
- * not an object). *out is a new reference. */
+/* Parse a REST body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8),
+ * MEM_EINVAL (well-formed but not an object), MEM_ENOMEM. *out is a new reference;
+ * embeddings are vector nodes. */
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err);
+/* An embedding as a request gives it (a JSON array of numbers, a vector node, or a string
+ * of base64 little-endian float32): 1..4096 finite floats, exactly want_dim of them when
+ * want_dim > 0 (else MEM_EDIM), normalised into a pool array. */
+int mem_api__decode_vec(mem_api__pool_t *pool, const json_t *v, const char *field, size_t want_dim,
+                        float **vec, size_t *dim, mem_err_t *err);
+/* How a response carries embeddings: not at all, as JSON arrays, or as base64 strings of
+ * little-endian float32 (?embedding=true|false|1|0|base64). */
+typedef enum mem_api__emb_form {
+    MEM_API_EMB_NONE,
+    MEM_API_EMB_ARRAY,
+    MEM_API_EMB_BASE64,
+} mem_api__emb_form_t;
+/* The value of an embedding= query parameter (v[0..len), NULL: the key without a value,
+ * which means true). MEM_OK or MEM_EINVAL (field "embedding"). */
+int mem_api__decode_emb_form(const char *v, size_t len, mem_api__emb_form_t *out, mem_err_t *err);
 /* Reject any key of obj not in allowed (NULL-terminated); prefix names the object
  * ("" at top level, "segments[2]." in a batch). */
 int mem_api__check_keys(const json_t *obj, const char *const *allowed, const char *prefix,
@@ -221,6 +264,8 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
 json_t *mem_api__enc_ts(int64_t ms);
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
+/* Same, with the embedding (when seg has one) in the given form. */
+json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_form_t form);
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms);
@@ -228,8 +273,8 @@ json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
 /* Compact JSON text of j (keys in insertion order), every real written as the shortest
- * decimal that reads back as the same double (0.1, not 0.10000000000000001). malloc'd;
- * NULL on ENOMEM. */
+ * decimal that reads back as the same double (0.1, not 0.10000000000000001) and vector
+ * nodes as arrays of shortest float32 decimals (api/json.c). malloc'd; NULL on ENOMEM. */
 char *mem_api__dump(const json_t *j);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
@@ -247,8 +292,8 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
 void mem_api__ns_drop(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
 void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                          mem_api_resp_t *resp);
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
-                      mem_api_resp_t *resp);
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                      mem_api__emb_form_t form, mem_api_resp_t *resp);
 /* GET .../segments: one page of the listing (query: limit, after, since, until, source,
  * include_superseded, include_archived, embedding). */
 void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *query,

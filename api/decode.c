@@ -14,16 +14,16 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/b64.h"
 
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err)
 {
-    json_error_t jerr;
+    static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
     if (!body || len == 0)
         return mem_err_set(err, MEM_EJSON, "body: empty, expected a JSON object");
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return mem_err_set(err, MEM_EJSON, "body: invalid JSON at line %d column %d: %.120s",
-                           jerr.line, jerr.column, jerr.text);
+    json_t *root;
+    int rc = mem_api__json_parse(body, len, VEC_PATHS, "body", &root, err);
+    if (rc != MEM_OK) return rc;
     if (!json_is_object(root)) { /* well-formed JSON of the wrong shape */
         json_decref(root);
         return mem_err_set(err, MEM_EINVAL, "body: expected a JSON object");
@@ -120,35 +120,93 @@ static int get_str(const json_t *v, const char *field, size_t max, const char **
     return MEM_OK;
 }
 
-/* An embedding: 1..4096 finite floats, exactly want_dim of them when want_dim > 0,
- * normalised into a pool array. A size mismatch is dimension_mismatch. */
-static int decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field, size_t want_dim,
+/* v[0..n) are finite floats and not all zero: normalise into a pool copy. */
+static int finish_vec(mem_api__pool_t *pool, float *v, size_t n, const char *field, size_t want_dim,
                       float **vec, size_t *dim, mem_err_t *err)
 {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
+    if (want_dim && n != want_dim)
+        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                             want_dim, n);
+    if (mem_vec_normalize(v, n) != 0)
+        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
+    *vec = v;
+    *dim = n;
+    return MEM_OK;
+}
+
+int mem_api__decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field,
+                        size_t want_dim, float **vec, size_t *dim, mem_err_t *err)
+{
+    size_t n;
+    float *v;
+    if (mem_api__vec_node_get(arr, NULL, &n)) { /* parsed straight to float32 by the reader */
+        if (n == 0 || n > MEM_API_MAX_DIM)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu",
+                                 field, MEM_API_MAX_DIM, n);
+        if (want_dim && n != want_dim)
+            return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                                 want_dim, n);
+        if (!(v = mem_api__palloc(pool, n * sizeof(float))))
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        mem_api__vec_node_get(arr, v, &n);
+        return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+    }
+    if (json_is_string(arr)) { /* base64 of little-endian float32 */
+        size_t len = json_string_length(arr);
+        if (len == 0)
+            return mem_err_field(err, MEM_EINVAL, field,
+                                 "%s: empty string, expected base64 of 1 to %d float32", field,
+                                 MEM_API_MAX_DIM);
+        if (len > MEM_B64_LEN(4 * MEM_API_MAX_DIM))
+            return mem_err_field(err, MEM_EINVAL, field, "%s: base64 holds more than %d float32",
+                                 field, MEM_API_MAX_DIM);
+        if (!(v = mem_api__palloc(pool, (len / 4 * 3 / 4 + 1) * sizeof(float))))
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        int rc =
+            mem_b64_decode_f32le(json_string_value(arr), len, v, MEM_API_MAX_DIM, &n, field, err);
+        if (rc != MEM_OK) return rc;
+        if (n == 0)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: base64 holds no float32", field);
+        return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+    }
     if (!json_is_array(arr))
-        return mem_err_field(err, MEM_EINVAL, field, "%s: expected an array of numbers", field);
-    size_t n = json_array_size(arr);
+        return mem_err_field(err, MEM_EINVAL, field,
+                             "%s: expected an array of numbers or a base64 string", field);
+    n = json_array_size(arr);
     if (n == 0 || n > MEM_API_MAX_DIM)
         return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu", field,
                              MEM_API_MAX_DIM, n);
-    /* Element types first: an array of arrays is a wrong type, not a wrong size. */
+    /* Element types first: an array of arrays is a wrong type, not a wrong size. A number
+     * is a float when it rounds to a finite float32 (3.4028235e38 does, 3.5e38 does not). */
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i); /* borrowed */
-        double d = json_number_value(x);
-        if (!json_is_number(x) || !isfinite(d) || fabs(d) > FLT_MAX)
+        if (!json_is_number(x) || !isfinite((float)json_number_value(x)))
             return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
     }
     if (want_dim && n != want_dim)
         return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
                              want_dim, n);
-    float *v = mem_api__palloc(pool, n * sizeof(float));
-    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!(v = mem_api__palloc(pool, n * sizeof(float))))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         v[i] = (float)json_number_value(json_array_get(arr, i));
-    if (mem_vec_normalize(v, n) != 0)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
-    *vec = v;
-    *dim = n;
+    return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+}
+
+int mem_api__decode_emb_form(const char *v, size_t len, mem_api__emb_form_t *out, mem_err_t *err)
+{
+    if (!v || (len == 4 && memcmp(v, "true", 4) == 0) || (len == 1 && *v == '1'))
+        *out = MEM_API_EMB_ARRAY;
+    else if ((len == 5 && memcmp(v, "false", 5) == 0) || (len == 1 && *v == '0'))
+        *out = MEM_API_EMB_NONE;
+    else if (len == 6 && memcmp(v, "base64", 6) == 0)
+        *out = MEM_API_EMB_BASE64;
+    else
+        return mem_err_field(err, MEM_EINVAL, "embedding",
+                             "embedding: expected true, false or base64");
     return MEM_OK;
 }
 
@@ -228,7 +286,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     *deferred = false;
     if ((v = opt(o, "embedding"))) {
         fname(f, sizeof(f), prefix, "embedding");
-        if ((rc = decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
+        if ((rc = mem_api__decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
         *dim = n;
     } else if (seg->text && ctx->embedder_remote) {
         fname(f, sizeof(f), prefix, "text");
@@ -512,7 +570,8 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     if (emb && query)
         return mem_err_field(err, MEM_EINVAL, "query", "query: give query or embedding, not both");
     if (emb) {
-        if ((rc = decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK) return rc;
+        if ((rc = mem_api__decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK)
+            return rc;
     } else if (query) {
         const char *s;
         size_t l;
@@ -687,7 +746,8 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
             float *vec;
             size_t d;
             snprintf(f, sizeof(f), "context[%zu]", i);
-            if ((rc = decode_vec(pool, json_array_get(v, i), f, dim, &vec, &d, err)) != MEM_OK)
+            if ((rc = mem_api__decode_vec(pool, json_array_get(v, i), f, dim, &vec, &d, err)) !=
+                MEM_OK)
                 return rc;
             if (!all && !(all = mem_api__palloc(pool, n * d * sizeof(float))))
                 return mem_err_set(err, MEM_ENOMEM, "out of memory");

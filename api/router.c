@@ -162,10 +162,10 @@ bool mem_api__json_media(const char *ct)
     return l == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
-/* Query string of GET segment: only embedding=true|false|1|0. */
-static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
+/* Query string of GET segment: only embedding=true|false|1|0|base64. */
+static int parse_query(const char *q, mem_api__emb_form_t *form, mem_err_t *err)
 {
-    *with_embedding = false;
+    *form = MEM_API_EMB_NONE;
     if (!q) return MEM_OK;
     while (*q) {
         size_t l = strcspn(q, "&");
@@ -174,13 +174,8 @@ static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
         const char *v = eq ? eq + 1 : q + l;
         size_t vl = (size_t)(q + l - v);
         if (kl == 9 && memcmp(q, "embedding", 9) == 0) {
-            if (!eq || (vl == 4 && memcmp(v, "true", 4) == 0) || (vl == 1 && *v == '1'))
-                *with_embedding = true;
-            else if ((vl == 5 && memcmp(v, "false", 5) == 0) || (vl == 1 && *v == '0'))
-                *with_embedding = false;
-            else
-                return mem_err_field(err, MEM_EINVAL, "embedding",
-                                     "embedding: expected true or false");
+            int rc = mem_api__decode_emb_form(eq ? v : NULL, vl, form, err);
+            if (rc != MEM_OK) return rc;
         } else if (kl > 0) {
             return mem_err_field(err, MEM_EINVAL, "query", "unknown query parameter: %.*s",
                                  (int)(kl > 64 ? 64 : kl), q);
@@ -234,12 +229,12 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         return;
     }
     if (r.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")) {
-        bool with_emb;
-        if ((rc = parse_query(req->query, &with_emb, &err)) != MEM_OK) {
+        mem_api__emb_form_t form;
+        if ((rc = parse_query(req->query, &form, &err)) != MEM_OK) {
             mem_api_error(resp, &err);
             return;
         }
-        mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
+        mem_api__seg_get(ctx, r.ns, r.id, form, resp);
         return;
     }
     if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {

@@ -140,6 +140,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     mem_store_list_req_t req = {.limit = 100, .since_ms = INT64_MIN, .until_ms = INT64_MAX};
     char source[MEM_API_MAX_SOURCE + 1];
     unsigned seen = 0;
+    mem_api__emb_form_t form = MEM_API_EMB_NONE;
     int rc = MEM_OK;
     static const char *const KEYS[] = {
         "limit",     "after", "since", "until", "source", "include_superseded", "include_archived",
@@ -199,7 +200,8 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
             rc = get_flag(v, vl, q.has_val, "include_archived", &req.include_archived, &err);
             break;
         case 7:
-            rc = get_flag(v, vl, q.has_val, "embedding", &req.with_embedding, &err);
+            rc = mem_api__decode_emb_form(q.has_val ? v : NULL, vl, &form, &err);
+            req.with_embedding = form != MEM_API_EMB_NONE;
             break;
         }
     }
@@ -217,7 +219,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     json_t *o = json_object(), *arr = json_array();
     bool ok = o && arr;
     for (size_t i = 0; ok && i < n; i++)
-        ok = json_array_append_new(arr, mem_api__enc_segment(segs[i])) == 0;
+        ok = json_array_append_new(arr, mem_api__enc_segment_form(segs[i], form)) == 0;
     char cur[CURSOR_LEN + 1];
     if (more && n) cursor_make(ns, segs[n - 1]->seq, cur);
     mem_store_segments_free(segs, n);
@@ -335,19 +337,19 @@ void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, 
     submit_insert(ctx, st->ns, in, resp);
 }
 
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
-                      mem_api_resp_t *resp)
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                      mem_api__emb_form_t form, mem_api_resp_t *resp)
 {
     mem_err_t err;
     mem_err_clear(&err);
     mem_store_segment_t *seg = NULL;
-    int rc = mem_store_get(ctx->store, ns, id, with_embedding, &seg, &err);
+    int rc = mem_store_get(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &err);
     if (rc != MEM_OK) {
         if (err.code == MEM_OK) err.code = rc;
         mem_api_error(resp, &err);
         return;
     }
-    json_t *o = mem_api__enc_segment(seg);
+    json_t *o = mem_api__enc_segment_form(seg, form);
     mem_store_segment_free(seg);
     mem_api__send_json(resp, 200, o);
 }

@@ -186,6 +186,19 @@ static void test_query_strings(void **state)
     assert_false(fake.with_embedding);
     assert_null(strstr(r.body, "\"embedding\""));
     mem_api_resp_deinit(&r);
+    /* base64 of the little-endian float32 0.6f 0.8f 0.0f */
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=base64", NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(fake.with_embedding);
+    assert_non_null(strstr(r.body, "\"embedding\":\"mpkZP83MTD8AAAAA\""));
+    mem_api_resp_deinit(&r);
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding", NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"embedding\":[0.6,0.8,0.0]"));
+    mem_api_resp_deinit(&r);
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=BASE64", NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "embedding");
+    mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=maybe", NULL, NULL, &r);
     check_error(&r, 400, "invalid_field", "embedding");
     mem_api_resp_deinit(&r);
