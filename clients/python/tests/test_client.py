@@ -153,6 +153,23 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(errors.NotFoundError):
             self.c.delete_segment(ns, "pw")
 
+    def test_base64_embeddings(self):
+        ns = self.ns()
+        v = [0.6, 0.8, 0.0]
+        b64 = base64.b64encode(struct.pack("<3f", *v)).decode()
+        self.c.insert(ns, embedding=b64, id="b")
+        seg = self.c.get_segment(ns, "b", embedding="base64")
+        self.assertIsInstance(seg.embedding, str)
+        self.assertEqual(list(struct.unpack("<3f", base64.b64decode(seg.embedding))), unit(v))
+        arr = self.c.get_segment(ns, "b", embedding=True).embedding  # shortest float32 text
+        self.assertEqual([struct.unpack("f", struct.pack("f", x))[0] for x in arr], unit(v))
+        hit = self.c.retrieve(ns, embedding=base64.b64encode(struct.pack("<3f", 0, 1, 0))
+                              .decode(), explain=True).results[0]
+        self.assertAlmostEqual(hit.similarity, unit(v)[1], places=6)
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.insert(ns, embedding="not base64!")
+        self.assertEqual(cm.exception.field, "embedding")
+
     def test_ids_are_percent_encoded(self):
         ns = self.ns()
         odd = "a/b c?d#e%f&g=h+i"

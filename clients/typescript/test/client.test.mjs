@@ -91,6 +91,19 @@ describe("MnemodClient", () => {
     await rejects(c.deleteSegment(ns, "pw"), 404, "not_found");
   });
 
+  test("base64 embeddings", async () => {
+    const ns = "ts_base64";
+    const b64 = Buffer.from(new Float32Array([0.6, 0.8, 0]).buffer).toString("base64");
+    await c.insert(ns, { id: "b", embedding: b64 });
+    const seg = await c.getSegment(ns, "b", { embedding: "base64" });
+    assert.equal(typeof seg.embedding, "string");
+    const bytes = Uint8Array.from(Buffer.from(seg.embedding, "base64")); // own, aligned buffer
+    assert.deepEqual(Array.from(new Float32Array(bytes.buffer)), unit([0.6, 0.8, 0]));
+    assert.deepEqual((await c.getSegment(ns, "b", { embedding: true })).embedding.map(f32),
+      unit([0.6, 0.8, 0]));
+    await rejects(c.insert(ns, { embedding: "not base64!" }), 400, "invalid_field", "embedding");
+  });
+
   test("batch, supersedes, atomicity", async () => {
     const ns = "ts_batch";
     const r = await c.insertBatch(ns, [
