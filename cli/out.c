@@ -33,7 +33,7 @@ int mem_cli__result(const mem_cli_resp_t *r, json_t **out)
     if (code) {
         fprintf(stderr, "mnemod: %ld %s: %s", r->status, code, msg ? msg : "");
         if (field && (!msg || !strstr(msg, field))) fprintf(stderr, " (field %s)", field);
-        if (json_is_integer(line))
+        if (json_is_integer(line) && (!msg || strncmp(msg, "line ", 5) != 0))
             fprintf(stderr, " (line %lld)", (long long)json_integer_value(line));
         fputc('\n', stderr);
     } else {
