@@ -22,8 +22,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,70 +40,132 @@
 #include "api/api.h"
 #include "cluster/cluster.h"
 #include "server/embedding.h"
+#include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
 #include "server/replicate.h"
 #include "storage/store.h"
 
+/* An MHD pass that reports "run again now" (timeout 0) without any of our callbacks
+ * firing is a pass that did nothing for us; after this many in a row, the next passes back
+ * off (1, 2, 4 ... ms, at most BACKOFF_MAX_MS) until something happens. */
+#define IDLE_PASSES_MAX 8
+#define BACKOFF_MAX_MS  64
+
 typedef struct srv srv_t;
 
-/* One per TCP connection (MHD's socket context): when the request now being received
- * started, so a client that trickles its headers is dropped after --request-timeout. */
+enum conn_phase {
+    CP_IDLE,      /* between requests: waiting for the first byte of the next one */
+    CP_RECEIVING, /* bytes of a request have arrived: --request-timeout runs */
+    CP_WORKING,   /* the request is in full: its work and reply take what they take */
+};
+
+/* One per TCP connection (MHD's socket context), so every request, the second one on a
+ * kept-alive connection included, must arrive in full within --request-timeout of its
+ * first byte. The first byte is seen as the socket's received-byte count (TCP_INFO)
+ * moving past what the previous request used, checked by the sweep; the request line's
+ * arrival (on_uri) starts the clock too when the sweep has not seen it yet. */
 typedef struct conn_ctx {
     struct MHD_Connection *conn;
-    uint64_t started_ns; /* 0: between requests, or headers complete (the body has its check) */
+    int fd;
+    enum conn_phase phase;
+    uint64_t started_ns;     /* CP_RECEIVING: when the request's first byte was seen */
+    uint64_t bytes_received; /* CP_IDLE: the socket's received bytes when it became idle */
+    struct conn_req *req;    /* the request being received or served, NULL between */
     struct conn_ctx *prev, *next;
 } conn_ctx_t;
 
-enum req_state { RS_READING, RS_WORKING, RS_READY };
+enum req_state {
+    RS_READING,  /* head or body arriving */
+    RS_ANSWERED, /* the answer was decided on the head: sent when the (empty) body is in */
+    RS_WORKING,  /* suspended: a step runs on the pool or the writer */
+    RS_READY,    /* resumed: r->ready is queued when MHD calls back */
+};
+
+/* What a pool job of a request runs. */
+enum req_job {
+    JOB_WORK,       /* mem_api_work: the next step of the request */
+    JOB_IMPORT_END, /* an import's last piece, then its write record */
+    JOB_REPL_WRITE, /* cluster mode: the write through the replicated log */
+    JOB_WAIT,       /* cluster mode: wait for min_seq */
+    JOB_EMB_RESUME, /* the provider answered: decode, and the handler goes on */
+};
 
 typedef struct conn_req {
     srv_t *srv;
     struct MHD_Connection *conn;
     enum req_state state;
+    bool head_done;        /* the head was checked (first access-handler call) */
+    bool close_after;      /* send "Connection: close" (framing errors) */
+    char *target;          /* raw request target (path and query), from the URI callback */
+    const char *target_at; /* where MHD's buffer holds it (for mem_srv_http_check) */
+    size_t target_len;
+    mem_api_header_t *headers;
+    size_t n_headers;
     char *body;
     size_t len, cap;
     bool too_big;
-    bool out_of_memory; /* the body could not be kept: answered 503 once it has arrived */
+    bool out_of_memory; /* the body could not be kept: read to its end, then answered 503 */
     char method[16];
     char *url;
     char *query;
     char *ctype;
     char req_id[40];
     uint64_t start_ns;
+    mem_store_t *store; /* the store as the loop thread saw it at dispatch (NULL: loading) */
     mem_api_req_t areq;
     mem_api_resp_t aresp;
     uv_work_t work;
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
+    enum req_job job;       /* what work_cb runs */
+    mem_api_next_t next;    /* what the finished job asks for next */
     mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
-    bool replicated;        /* cluster mode: the write went through the log on the worker */
-    char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
-    char *repl_body;
+    /* a streamed response body (an export): filled a chunk at a time on the pool */
+    mem_api_stream_t *stream; /* taken from aresp when the response is built */
+    char *chunk;              /* STREAM_CHUNK bytes; chunk_off of chunk_len already sent */
+    size_t chunk_len, chunk_off;
+    long fill_rc;    /* the last fill: > 0 bytes, 0 end, -1 failed */
+    bool stream_end; /* no more data: end (or cut) the body once the chunk is sent */
+    bool filling;    /* a fill job runs; the connection is suspended meanwhile */
+    uv_work_t fill_work;
+    /* an import: its body is handed to api/ a piece at a time, never held whole */
+    bool import;
+    mem_api_import_t *imp;
+    bool imp_failed;    /* the import was refused: drop the rest of the body */
+    uint64_t body_seen; /* bytes of body received so far */
+    bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
+    uv_work_t feed_work;
 } conn_req_t;
 
 struct srv {
     uv_loop_t loop;
     struct MHD_Daemon *mhd;
     uv_poll_t poll;
-    uv_timer_t timer;
-    uv_timer_t sweep;  /* drops connections whose request headers are overdue */
+    uv_timer_t timer;  /* MHD's own timeouts, and the back-off of idle passes */
+    uv_idle_t rerun;   /* "run MHD again now", after the loop has polled for I/O once */
+    uv_timer_t sweep;  /* drops connections whose request is overdue */
     conn_ctx_t *conns; /* every open connection (loop thread) */
-    uv_signal_t sigint, sigterm;
+    uint64_t progress; /* bumped by every MHD callback: a pass that did something */
+    uint64_t progress_seen;
+    unsigned idle_passes; /* consecutive timeout-0 passes without progress */
+    uv_signal_t sigint, sigterm, sighup;
     uv_async_t async;
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
-    mem_store_t *store;     /* NULL while loading; set on the loop thread */
-    mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
-    mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
-    mem_srv_emb_t *emb;     /* --embedder openai:URL only (loop thread) */
+    mem_store_t *store;            /* NULL while loading; set on the loop thread */
+    mem_store_t *opened;           /* written by the open work, read after it (uv orders the two) */
+    mem_cluster_t *cluster;        /* cluster mode only: published with store, on the loop thread */
+    mem_cluster_t *opened_cluster; /* written by the open work, like opened */
     bool loading;
     int open_rc;
     mem_err_t open_err;
     mem_api_ctx_t api;
+    mem_cfg_keys_t *keys; /* the keys file read at start-up, until the edge takes it */
+    mem_srv_emb_t *emb;   /* --embedder openai:URL only (loop thread) */
     pthread_mutex_t done_lock;
     conn_req_t *done_head; /* guarded by done_lock */
     size_t in_flight;      /* suspended connections (loop thread) */
@@ -134,15 +198,45 @@ static conn_ctx_t *conn_ctx_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
+/* glibc's struct tcp_info stops before the byte counters Linux added in 4.1; the kernel's
+ * layout continues with these (linux/tcp.h, which cannot be included beside glibc's). */
+struct tcp_info_counters {
+    struct tcp_info base;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+};
+
+/* Bytes the kernel has received on the socket since it opened (0 when unknown). */
+static uint64_t tcp_bytes_received(int fd)
+{
+    struct tcp_info_counters ti;
+    socklen_t len = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info_counters, bytes_received) + sizeof(ti.bytes_received))
+        return 0;
+    return ti.bytes_received;
+}
+
+static void start_receiving(conn_ctx_t *x, uint64_t now_ns)
+{
+    if (x->phase != CP_IDLE) return;
+    x->phase = CP_RECEIVING;
+    x->started_ns = now_ns;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     srv_t *s = cls;
+    s->progress++;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         conn_ctx_t *x = calloc(1, sizeof(*x));
         if (!x) return; /* this connection only has the idle timeout */
         x->conn = c;
-        x->started_ns = mono_ns(); /* the first request starts with the connection */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        x->fd = ci ? ci->connect_fd : -1;
+        x->phase = CP_IDLE; /* bytes_received 0: the first byte starts the first request */
         x->next = s->conns;
         if (s->conns) s->conns->prev = x;
         s->conns = x;
@@ -160,46 +254,176 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
 }
 
-/* The request line of a new request on a kept-alive connection has arrived. */
+static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri);
+
+/* The request line has arrived: the request's clock runs (if the sweep has not started
+ * it yet), and the raw target is copied before MHD's argument parser rewrites it. What
+ * this returns becomes the request's context (MHD passes it to on_request). */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+    srv_t *s = cls;
+    s->progress++;
     conn_ctx_t *x = conn_ctx_of(c);
-    if (x && !x->started_ns) x->started_ns = mono_ns();
-    return NULL;
+    conn_req_t *r = req_new(s, c, uri); /* NULL on ENOMEM: on_request closes the connection */
+    if (x) {
+        start_receiving(x, mono_ns());
+        x->req = r;
+    }
+    return r;
 }
 
-/* Headers that do not arrive within --request-timeout: shut the socket down (MHD then sees
- * the end and closes the connection). Bodies are checked as they arrive, in on_request. */
+/* Every request must arrive in full within --request-timeout of its first byte: a
+ * connection whose request is overdue is shut down (MHD then sees the hang-up and closes
+ * it, even when it is waiting on a body it cannot parse). Idle connections are checked for
+ * the first byte of their next request. */
 static void on_sweep(uv_timer_t *t)
 {
     srv_t *s = t->data;
     uint64_t now = mono_ns(), limit = (uint64_t)(s->cfg->request_timeout_s * 1e9);
     bool dropped = false;
     for (conn_ctx_t *x = s->conns; x; x = x->next) {
-        if (!x->started_ns || now - x->started_ns <= limit) continue;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci) {
-            mem_srv_log(MEM_LOG_INFO, "request_timeout", "phase=headers seconds=%.1f",
-                        (double)(now - x->started_ns) / 1e9);
-            shutdown(ci->connect_fd, SHUT_RDWR);
-            dropped = true;
-        }
-        x->started_ns = 0;
+        if (x->phase == CP_IDLE && tcp_bytes_received(x->fd) > x->bytes_received)
+            start_receiving(x, now);
+        if (x->phase != CP_RECEIVING || now < x->started_ns || now - x->started_ns <= limit)
+            continue;
+        const conn_req_t *r = x->req;
+        mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s phase=%s seconds=%.1f",
+                    r ? r->req_id : "-", r && r->head_done ? "body" : "head",
+                    (double)(now - x->started_ns) / 1e9);
+        if (x->fd >= 0) shutdown(x->fd, SHUT_RDWR);
+        x->phase = CP_WORKING; /* once is enough: MHD closes it on its next pass */
+        dropped = true;
     }
     if (dropped) mhd_run(s);
 }
 
 /* ---- responses ---- */
 
+static void mhd_run(srv_t *s);
+
+/* ---- streamed bodies ----
+ * MHD asks for the next bytes (stream_read, loop thread). When the current chunk is used up,
+ * a fill job encodes the next one on the pool while the connection is suspended (the only
+ * way MHD allows "no data yet" without busy polling; suspending from a content reader is
+ * allowed), and its completion resumes it. A fill job runs only while its connection is
+ * suspended, and MHD never ends a suspended connection, so r outlives the job. A drain cuts
+ * the body short. */
+
+#define STREAM_CHUNK (256u * 1024u)
+
+static void fill_work_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    r->fill_rc = mem_api_stream_fill(r->stream, r->chunk, STREAM_CHUNK);
+}
+
+static void fill_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->filling = false;
+    r->chunk_off = 0;
+    r->chunk_len = r->fill_rc > 0 && status == 0 ? (size_t)r->fill_rc : 0;
+    if (r->fill_rc <= 0 || status != 0) r->stream_end = true;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    conn_req_t *r = cls;
+    srv_t *s = r->srv;
+    s->progress++;
+    if (s->draining) return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (r->chunk_off < r->chunk_len) {
+        size_t n = r->chunk_len - r->chunk_off;
+        if (n > max) n = max;
+        memcpy(buf, r->chunk + r->chunk_off, n);
+        r->chunk_off += n;
+        return (ssize_t)n;
+    }
+    if (r->stream_end)
+        return r->fill_rc < 0 ? MHD_CONTENT_READER_END_WITH_ERROR
+                              : MHD_CONTENT_READER_END_OF_STREAM;
+    if (r->filling) return 0; /* the suspended pass asks again: the job already runs */
+    if (!r->chunk && !(r->chunk = malloc(STREAM_CHUNK))) return MHD_CONTENT_READER_END_WITH_ERROR;
+    r->filling = true;
+    r->fill_work.data = r;
+    if (uv_queue_work(&s->loop, &r->fill_work, fill_work_cb, fill_after_cb) != 0) {
+        r->filling = false;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    MHD_suspend_connection(r->conn);
+    s->in_flight++;
+    return 0;
+}
+
+/* ---- streamed request bodies (imports) ----
+ * The body gathers in r->body up to IMPORT_PIECE bytes; then the connection is suspended
+ * (from the access handler, where MHD allows it) while a pool job hands the piece to api/,
+ * and resumed when it is done. Memory: one piece, whatever the body's size. What needs
+ * neither body nor store (route, Content-Type, key, size) is answered before the body is
+ * read; a bad line found on the way makes the rest of the body be read and dropped (MHD
+ * cannot answer in the middle of a body), then answered. An import's body is bounded by
+ * --max-import-body and the idle timeout, not by --request-timeout. */
+
+#define IMPORT_PIECE (1u << 20)
+
+static void import_feed(conn_req_t *r)
+{
+    srv_t *s = r->srv;
+    r->areq.method = r->method;
+    r->areq.path = r->url;
+    r->areq.query = r->query;
+    r->areq.content_type = r->ctype;
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
+    if (!r->imp && !r->imp_failed) {
+        r->imp = mem_api_import_begin(&s->api, &r->areq, &r->aresp);
+        if (!r->imp) r->imp_failed = true;
+    }
+    if (r->imp && !mem_api_import_feed(r->imp, r->body, r->len)) {
+        mem_api_import_end(r->imp, &r->aresp); /* fills the error */
+        r->imp_failed = true;
+    }
+    r->len = 0;
+}
+
+static void feed_work_cb(uv_work_t *w)
+{
+    import_feed(w->data);
+}
+
+static void feed_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->feeding = false;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
 static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 {
-    struct MHD_Response *mr =
-        MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+    struct MHD_Response *mr;
+    bool has_body = resp->body_len > 0 || resp->stream;
+    if (resp->stream) {
+        r->stream = resp->stream; /* ours now: freed with r */
+        resp->stream = NULL;
+        mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, r, NULL);
+    } else {
+        mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+        if (mr) resp->body = NULL; /* MHD frees it now */
+    }
     if (!mr) return NULL;
-    resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    if (resp->body_len > 0 || resp->content_type)
+    if (has_body || resp->content_type)
         MHD_add_response_header(mr, "Content-Type",
                                 resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
@@ -213,6 +437,11 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, h[0], h[1]);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
+    mem_api_header_t extra[8];
+    size_t n = mem_api_resp_headers(resp, extra, 8);
+    for (size_t i = 0; i < n; i++) /* the api's views are NUL-terminated strings */
+        MHD_add_response_header(mr, extra[i].name, extra[i].value);
+    if (r->close_after) MHD_add_response_header(mr, "Connection", "close");
     r->status = resp->status;
     return mr;
 }
@@ -225,8 +454,8 @@ static void observe(conn_req_t *r, const char *route)
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
-        mem_srv_log(lvl, "request", "id=%s method=%s path=\"%s\" status=%d ms=%.3f", r->req_id,
-                    r->method, r->url, r->status, secs * 1000.0);
+        mem_srv_log(lvl, "request", "id=%s method=%s path=%s status=%d ms=%.3f", r->req_id,
+                    r->method, r->target ? r->target : "", r->status, secs * 1000.0);
 }
 
 /* Reply directly from the access handler (the connection is not suspended). */
@@ -240,39 +469,26 @@ static enum MHD_Result reply_now(conn_req_t *r, mem_api_resp_t *resp)
     return ok;
 }
 
+/* An error of the transport itself (framing, 413, overload), answered at once. */
+static enum MHD_Result reply_err(conn_req_t *r, const mem_err_t *err, const char *route)
+{
+    mem_api_error(&r->aresp, err);
+    if (err->retry_after_s > 0) r->aresp.retry_after_s = err->retry_after_s;
+    if (route) snprintf(r->aresp.route, sizeof(r->aresp.route), "%s", route);
+    return reply_now(r, &r->aresp);
+}
+
 static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, const char *route,
                                    const char *msg)
 {
     mem_err_t err;
-    mem_err_clear(&err);
     mem_err_set(&err, code, "%s", msg);
     err.retry_after_s = retry_after;
-    mem_api_resp_t resp;
-    memset(&resp, 0, sizeof(resp));
-    mem_api_error(&resp, &err);
-    if (retry_after) resp.retry_after_s = retry_after;
-    snprintf(resp.route, sizeof(resp.route), "%s", route);
-    enum MHD_Result ok = reply_now(r, &resp);
-    mem_api_resp_deinit(&resp);
-    return ok;
+    return reply_err(r, &err, route);
 }
 
-static enum MHD_Result reply_text(conn_req_t *r, int status, const char *ctype, char *body,
-                                  size_t len, const char *route)
-{
-    mem_api_resp_t resp;
-    memset(&resp, 0, sizeof(resp));
-    resp.status = status;
-    resp.body = body;
-    resp.body_len = len;
-    resp.content_type = ctype;
-    snprintf(resp.route, sizeof(resp.route), "%s", route);
-    enum MHD_Result ok = reply_now(r, &resp);
-    mem_api_resp_deinit(&resp);
-    return ok;
-}
-
-/* Loop thread: the worker or the writer is done with r; resume its connection. */
+/* Loop thread: the request's last step is done; resume its connection and run MHD (in
+ * external mode it has no wake-up channel of its own). */
 static void resume_with(conn_req_t *r)
 {
     srv_t *s = r->srv;
@@ -280,18 +496,81 @@ static void resume_with(conn_req_t *r)
     r->state = RS_READY;
     MHD_resume_connection(r->conn);
     s->in_flight--;
-    mhd_run(s); /* no wake-up channel in external mode: run MHD ourselves */
+    s->progress++;
+    mhd_run(s);
     maybe_finish_shutdown(s);
 }
 
-/* ---- heavy work on the pool ---- */
+/* ---- the request's steps (SPEC sections 3, 8, 9 live in api/; this runs them) ---- */
 
+static void work_cb(uv_work_t *w);
+static void after_work_cb(uv_work_t *w, int status);
+static void on_write_done(mem_store_op_t *op, void *ud);
+static void on_embedded(mem_emb_job_t *job, void *ud);
+
+static void queue_job(conn_req_t *r, enum req_job job)
+{
+    srv_t *s = r->srv;
+    r->job = job;
+    r->work.data = r;
+    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
+    if (rc != 0) {
+        mem_err_t err;
+        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
+        err.retry_after_s = 1;
+        mem_api_error(&r->aresp, &err);
+        resume_with(r);
+    }
+}
+
+/* Loop thread, connection suspended: do what the api asks for next. */
+static void step(conn_req_t *r, mem_api_next_t next)
+{
+    srv_t *s = r->srv;
+    switch (next) {
+    case MEM_API_REPLY:
+        resume_with(r);
+        return;
+    case MEM_API_BODY: /* only mem_api_begin asks for it; the body is in by now */
+    case MEM_API_WORK:
+        queue_job(r, JOB_WORK);
+        return;
+    case MEM_API_EMBED:
+        if (!r->emb_job) { /* the calls could not be encoded: resp holds the error */
+            resume_with(r);
+            return;
+        }
+        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
+        return;
+    case MEM_API_WAIT:
+        if (!s->cluster) { /* cannot happen: only cluster mode waits */
+            queue_job(r, JOB_WORK);
+            return;
+        }
+        queue_job(r, JOB_WAIT);
+        return;
+    case MEM_API_WRITE:
+        if (s->cluster) { /* through the replicated log, on a pool thread (it blocks) */
+            queue_job(r, JOB_REPL_WRITE);
+            return;
+        }
+        int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
+        if (rc == MEM_OK) return; /* on_async continues */
+        mem_err_t err;
+        mem_err_set(&err, rc, "the write queue is full, retry later");
+        err.retry_after_s = 1;
+        mem_api_error(&r->aresp, &err);
+        snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
+        resume_with(r);
+        return;
+    }
+}
+
+/* Writer thread: hand the request back to the loop; the answer is encoded on the pool. */
 static void on_write_done(mem_store_op_t *op, void *ud)
 {
     conn_req_t *r = ud;
     srv_t *s = r->srv;
-    /* Encoding the answer is small, pure work: do it here, on the writer thread. */
-    mem_api_finish(&s->api, &r->aresp);
     pthread_mutex_lock(&s->done_lock);
     r->next_done = s->done_head;
     s->done_head = r;
@@ -309,111 +588,94 @@ static void on_async(uv_async_t *h)
     while (list) {
         conn_req_t *r = list;
         list = r->next_done;
-        resume_with(r);
+        step(r, MEM_API_WORK);
     }
 }
 
-/* Worker, after the handler ran (or resumed): encode the provider calls it waits for, or
- * send its write through the cluster log. */
-static void after_handle(srv_t *s, conn_req_t *r)
-{
-    if (r->aresp.embed) {
-        mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
-        if (r->emb_job) return; /* after_work_cb starts it on the loop */
-    }
-    if (s->cluster && r->aresp.pending) {
-        mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
-        r->replicated = true;
-    }
-}
-
-static void after_work_cb(uv_work_t *w, int status);
-
-/* Worker: the provider has answered (or failed); the handler goes on. */
-static void resume_cb(uv_work_t *w)
-{
-    conn_req_t *r = w->data;
-    mem_srv_emb_resume(&r->srv->api, &r->aresp, &r->emb_job, r->req_id);
-    after_handle(r->srv, r);
-}
-
-/* Loop thread: the provider job is over; continue on the pool. */
+/* Loop thread: the provider job is over; the handler goes on on the pool. */
 static void on_embedded(mem_emb_job_t *job, void *ud)
 {
-    conn_req_t *r = ud;
-    r->work.data = r;
-    if (uv_queue_work(&r->srv->loop, &r->work, resume_cb, after_work_cb) == 0) return;
-    mem_emb_job_free(r->emb_job); /* cannot happen with a live loop: answer 503 */
-    r->emb_job = NULL;
-    mem_err_t err;
-    mem_err_set(&err, MEM_EBUSY, "could not queue the request, retry later");
-    mem_api_resp_deinit(&r->aresp);
-    memset(&r->aresp, 0, sizeof(r->aresp));
-    mem_api_error(&r->aresp, &err);
-    resume_with(r);
+    queue_job(ud, JOB_EMB_RESUME);
+}
+
+/* Worker: a step asked for embeddings: encode the provider calls here, on the same worker
+ * (when that fails, resp holds the error and r->emb_job stays NULL). */
+static void prepare_embed(srv_t *s, conn_req_t *r)
+{
+    if (r->next == MEM_API_EMBED) mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
 }
 
 static void work_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
-    if (strcmp(r->url, "/metrics") == 0) {
-        size_t len = 0;
-        char *text = mem_srv_metrics_render(s->store, s->ops->name, &len);
-        size_t clen = 0;
-        char *ctext = text && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
-        if (ctext) { /* cluster mode: append the replication lag */
-            char *both = realloc(text, len + clen + 1);
-            if (both) {
-                memcpy(both + len, ctext, clen + 1);
-                text = both;
-                len += clen;
-            }
-            free(ctext);
-        }
-        if (text) {
-            r->aresp.status = 200;
-            r->aresp.body = text;
-            r->aresp.body_len = len;
-            r->aresp.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            snprintf(r->aresp.route, sizeof(r->aresp.route), "metrics");
+    switch (r->job) {
+    case JOB_WORK:
+        r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
+        prepare_embed(s, r);
+        return;
+    case JOB_IMPORT_END: /* the last piece of a streamed import, then its write record */
+        import_feed(r);
+        if (r->imp && !r->imp_failed) mem_api_import_end(r->imp, &r->aresp);
+        r->next = mem_api_next_of(&r->aresp);
+        return;
+    case JOB_EMB_RESUME:
+        mem_srv_emb_resume(&s->api, &r->aresp, &r->emb_job, r->req_id);
+        r->next = mem_api_next_of(&r->aresp);
+        prepare_embed(s, r);
+        return;
+    case JOB_WAIT:
+        if (mem_srv_repl_wait(s->cluster, r->aresp.wait_ns, r->aresp.wait_seq) != MEM_OK) {
+            mem_api_wait_failed(&r->aresp);
+            r->next = MEM_API_REPLY;
             return;
         }
-        mem_err_t err;
-        mem_err_set(&err, MEM_ENOMEM, "out of memory rendering metrics");
-        mem_api_error(&r->aresp, &err);
+        r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
+        prepare_embed(s, r);
+        return;
+    case JOB_REPL_WRITE:
+        mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
+        r->next = MEM_API_REPLY;
         return;
     }
-    if (s->cluster) { /* cluster mode: reads may wait for min_seq, writes go through the log */
-        if (mem_srv_repl_before(s->cluster, &r->areq, &r->repl_query, &r->repl_body, &r->aresp))
-            return;
-    }
-    mem_api_handle(&s->api, &r->areq, &r->aresp);
-    after_handle(s, r);
 }
 
 static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
-    srv_t *s = r->srv;
-    if (r->emb_job) { /* the handler waits for the provider: call it from the loop */
-        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
-        return;
+    step(r, r->next);
+}
+
+/* What api/ asks of server/ for the routes it does not own (pool threads). */
+static char *metrics_hook(void *ud, mem_store_t *st, size_t *len)
+{
+    srv_t *s = ud;
+    char *text = mem_srv_metrics_render(st, s->ops->name, len);
+    size_t clen = 0;
+    /* st is NULL while loading: the cluster is published with the store, not before */
+    char *ctext = text && st && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
+    if (ctext) { /* cluster mode: append the replication lag */
+        char *both = realloc(text, *len + clen + 1);
+        if (both) {
+            memcpy(both + *len, ctext, clen + 1);
+            text = both;
+            *len += clen;
+        }
+        free(ctext);
     }
-    if (r->aresp.pending && !r->replicated) {
-        int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
-        if (rc == MEM_OK) return; /* resumed by on_async */
-        mem_err_t err;
-        mem_err_clear(&err);
-        mem_err_set(&err, rc, "the write queue is full, retry later");
-        err.retry_after_s = 1;
-        mem_api_resp_deinit(&r->aresp);
-        memset(&r->aresp, 0, sizeof(r->aresp));
-        mem_api_error(&r->aresp, &err);
-        r->aresp.retry_after_s = 1;
-        snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
-    }
-    resume_with(r);
+    return text;
+}
+
+static char *cluster_status_hook(void *ud, size_t *len)
+{
+    srv_t *s = ud;
+    return mem_cluster_status_json(s->cluster, len);
+}
+
+static int cluster_snapshot_hook(void *ud, bool trim, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_snapshot(s->cluster, trim, body, err);
 }
 
 /* ---- MHD callbacks ---- */
@@ -424,41 +686,17 @@ static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
-struct qbuf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
+static void make_request_id(conn_req_t *r)
 {
-    struct qbuf *q = cls;
-    size_t need = strlen(key) + (value ? strlen(value) + 1 : 0) + 2;
-    if (q->len + need > q->cap) {
-        size_t cap = (q->cap + need) * 2;
-        char *p = realloc(q->p, cap);
-        if (!p) {
-            q->failed = true;
-            return MHD_NO;
-        }
-        q->p = p;
-        q->cap = cap;
-    }
-    q->len += (size_t)snprintf(q->p + q->len, q->cap - q->len, "%s%s%s%s", q->len ? "&" : "", key,
-                               value ? "=" : "", value ? value : "");
-    return MHD_YES;
-}
-
-static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
-{
-    const char *given = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    if (given && *given && strlen(given) < sizeof(r->req_id)) {
+    size_t len = 0;
+    const char *given = mem_srv_http_header(r->headers, r->n_headers, "X-Request-Id", &len);
+    if (given && len > 0 && len < sizeof(r->req_id)) {
         bool clean = true;
-        for (const char *p = given; *p; p++)
-            if (*p < 0x21 || *p > 0x7e || *p == '"') clean = false;
+        for (size_t i = 0; i < len; i++)
+            if (given[i] < 0x21 || given[i] > 0x7e || given[i] == '"') clean = false;
         if (clean) {
-            snprintf(r->req_id, sizeof(r->req_id), "%s", given);
+            memcpy(r->req_id, given, len);
+            r->req_id[len] = '\0';
             return;
         }
     }
@@ -471,166 +709,152 @@ static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
         snprintf(r->req_id + 2 * i, 3, "%02x", rnd[i]);
 }
 
-/* Constant-time comparison of the Authorization header with "Bearer <key>". */
-static bool authorized(const srv_t *s, struct MHD_Connection *c)
-{
-    const char *key = s->cfg->api_key;
-    if (!key[0]) return true;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return false;
-    h += 7;
-    size_t hl = strlen(h), kl = strlen(key);
-    unsigned char diff = (unsigned char)(hl != kl);
-    for (size_t i = 0; i < kl; i++)
-        diff |= (unsigned char)(key[i] ^ (i < hl ? h[i] : 0));
-    return diff == 0;
-}
-
-static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, const char *method)
+/* From the URI callback: the raw target (still unmodified by MHD) is copied. */
+static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri)
 {
     conn_req_t *r = calloc(1, sizeof(*r));
     if (!r) return NULL;
     r->srv = s;
     r->conn = c;
     r->start_ns = mono_ns();
-    snprintf(r->method, sizeof(r->method), "%s", method);
-    r->url = strdup(url);
-    struct qbuf q = {0};
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &q);
-    r->query = q.failed ? NULL : (q.p ? q.p : strdup(""));
-    if (q.failed) free(q.p);
-    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    r->ctype = ct ? strdup(ct) : NULL;
-    make_request_id(r, c);
-    if (!r->url || !r->query || (ct && !r->ctype)) {
-        free(r->url);
-        free(r->query);
-        free(r->ctype);
+    r->target_at = uri;
+    r->target_len = uri ? strlen(uri) : 0;
+    r->target = strndup(uri ? uri : "", r->target_len);
+    if (!r->target) {
         free(r);
         return NULL;
     }
     return r;
 }
 
-static void req_free(conn_req_t *r)
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      size_t key_size, const char *value, size_t value_size)
 {
-    if (!r) return;
-    if (r->ready) MHD_destroy_response(r->ready);
-    mem_emb_job_free(r->emb_job);
-    mem_api_resp_deinit(&r->aresp);
-    free(r->repl_query);
-    free(r->repl_body);
-    free(r->body);
-    free(r->url);
-    free(r->query);
-    free(r->ctype);
-    free(r);
+    conn_req_t *r = cls;
+    mem_api_header_t *h = &r->headers[r->n_headers++];
+    h->name = key;
+    h->name_len = key_size;
+    h->value = value ? value : "";
+    h->value_len = value ? value_size : 0;
+    return MHD_YES;
 }
 
-/* When not even a request's own state can be allocated: a static 503, and the request's
- * context marks it answered (on_request skips the rest of it, on_completed frees nothing). */
-static const char OOM_BODY[] =
-    "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
-static char answered_oom;
-
-/* A JSON answer from static text: needs no allocation of ours. */
-static enum MHD_Result reply_static(struct MHD_Connection *c, unsigned status, const char *body)
+/* First access-handler call: the head is complete (no body read yet). Check it and fill
+ * r->areq. MEM_OK, or err says what to answer (the connection then closes). */
+static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const char *method,
+                     const char *version, mem_err_t *err)
 {
-    struct MHD_Response *mr =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
-    if (!mr) return MHD_NO;
-    MHD_add_response_header(mr, "Content-Type", "application/json");
-    if (status == 503) MHD_add_response_header(mr, "Retry-After", "1");
-    enum MHD_Result ok = MHD_queue_response(c, status, mr);
-    MHD_destroy_response(mr);
-    return ok;
-}
-
-/* GET /healthz's answer (static text). */
-static const char *health(const srv_t *s, unsigned *status)
-{
-    bool ok = s->store && !s->draining;
-    *status = ok ? 200 : 503;
-    return ok ? "{\"status\":\"ok\"}"
-              : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
-}
-
-/* Not even the request's state could be allocated: health probes still get their answer. */
-static enum MHD_Result reply_oom(const srv_t *s, struct MHD_Connection *c, const char *url,
-                                 const char *method)
-{
-    unsigned status = 503;
-    const char *body = OOM_BODY;
-    if (strcmp(url, "/healthz") == 0 && strcmp(method, "GET") == 0) body = health(s, &status);
-    return reply_static(c, status, body);
-}
-
-static bool needs_auth(const srv_t *s, const char *url)
-{
-    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
-    /* the console's static files: the page asks for the key and sends it on its /v1 calls */
-    if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/')) return false;
-    if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
-    return true;
-}
-
-static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
-{
-    if (r->out_of_memory)
-        return reply_error(r, MEM_ENOMEM, 1, "other", "out of memory reading the request body");
-    if (r->too_big) {
-        char msg[96];
-        snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
-        return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
-    }
-    if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
-        unsigned status;
-        const char *txt = health(s, &status);
-        char *body = strdup(txt);
-        if (!body) return reply_static(r->conn, status, txt); /* a probe needs no memory */
-        return reply_text(r, (int)status, "application/json", body, strlen(body), "healthz");
-    }
-    if (s->draining) return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
-    if (needs_auth(s, r->url) && !authorized(s, r->conn))
-        return reply_error(r, MEM_EUNAUTH, 0, "other",
-                           "missing or wrong bearer token (Authorization: Bearer KEY)");
-    if (strcmp(r->url, "/metrics") == 0 && strcmp(r->method, "GET") != 0) {
-        mem_api_resp_t resp;
-        memset(&resp, 0, sizeof(resp));
-        mem_err_t err;
-        mem_err_clear(&err);
-        mem_err_set(&err, MEM_EMETHOD, "method %s not allowed here; allowed: GET", r->method);
-        mem_api_error(&resp, &err);
-        resp.allow = "GET";
-        snprintf(resp.route, sizeof(resp.route), "metrics");
-        enum MHD_Result ok = reply_now(r, &resp);
-        mem_api_resp_deinit(&resp);
-        return ok;
-    }
-    if (!s->store && strcmp(r->url, "/metrics") != 0)
-        return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
-    if (s->in_flight >= s->cfg->max_queue)
-        return reply_error(r, MEM_EBUSY, 1, "overload",
-                           "too many requests in progress (max-queue), retry later");
-
+    r->head_done = true;
+    r->start_ns = mono_ns();
+    snprintf(r->method, sizeof(r->method), "%s", method);
+    int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
+    r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
+    if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
+    make_request_id(r);
+    const union MHD_ConnectionInfo *hs =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    mem_srv_head_t head = {
+        .start = method,
+        .size = hs ? hs->header_size : 0,
+        .method = method,
+        .target = r->target,
+        .target_len = r->target_len,
+        .target_at = r->target_at,
+        .version = version,
+        .headers = r->headers,
+        .n_headers = r->n_headers,
+    };
+    int rc = mem_srv_http_check(&head, err);
+    if (rc != MEM_OK) return rc;
+    /* path and query from the raw target: MHD's own view of the query is already decoded
+     * ('+' as space) and split */
+    const char *q = memchr(r->target, '?', r->target_len);
+    size_t pl = q ? (size_t)(q - r->target) : r->target_len;
+    r->url = strndup(r->target, pl);
+    r->query = strdup(q ? q + 1 : "");
+    size_t ctl = 0;
+    const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", &ctl);
+    r->ctype = ct ? strndup(ct, ctl) : NULL;
+    if (!r->url || !r->query || (ct && !r->ctype))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    size_t cll = 0;
+    const char *cl = mem_srv_http_header(r->headers, r->n_headers, "Content-Length", &cll);
+    bool chunked = mem_srv_http_header(r->headers, r->n_headers, "Transfer-Encoding", NULL);
     r->areq.method = r->method;
     r->areq.path = r->url;
     r->areq.query = r->query;
     r->areq.content_type = r->ctype;
+    r->areq.body = "";
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
+    r->areq.body_expected = chunked || (cl && !(cll == 1 && cl[0] == '0'));
+    r->import = mem_api_is_import(method, r->url);
+    return MEM_OK;
+}
+
+static void req_free(conn_req_t *r)
+{
+    if (!r) return;
+    mem_api_stream_free(r->stream);
+    free(r->chunk);
+    mem_api_import_free(r->imp);
+    if (r->ready) MHD_destroy_response(r->ready);
+    mem_api_resp_deinit(&r->aresp);
+    free(r->body);
+    free(r->url);
+    free(r->query);
+    free(r->ctype);
+    free(r->headers);
+    free(r->target);
+    mem_emb_job_free(r->emb_job);
+    free(r);
+}
+
+/* The body is in: answer what was decided on the head, or run the request's steps. */
+/* When not even a request's own state can be allocated: a static 503 (no allocation of
+ * ours), and the request's context marks it answered: on_request skips the rest of it,
+ * on_completed has nothing to free. */
+static const char OOM_BODY[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
+static char answered_oom;
+
+static enum MHD_Result reply_oom(struct MHD_Connection *c)
+{
+    struct MHD_Response *mr = MHD_create_response_from_buffer(
+        sizeof(OOM_BODY) - 1, (void *)OOM_BODY, MHD_RESPMEM_PERSISTENT);
+    if (!mr) return MHD_NO;
+    MHD_add_response_header(mr, "Content-Type", "application/json");
+    MHD_add_response_header(mr, "Retry-After", "1");
+    MHD_add_response_header(mr, "Connection", "close");
+    enum MHD_Result ok = MHD_queue_response(c, 503, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
+static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
+{
+    if (r->state == RS_ANSWERED) return reply_now(r, &r->aresp);
+    if (r->out_of_memory)
+        return reply_error(r, MEM_ENOMEM, 1, NULL, "out of memory reading the request body");
+    if (r->too_big) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%s body over %zu bytes (%s)", r->import ? "import" : "request",
+                 r->aresp.max_body, r->import ? "max-import-body" : "max-body");
+        return reply_error(r, MEM_ETOOBIG, 0, NULL, msg);
+    }
+    if (s->in_flight >= s->cfg->max_queue)
+        return reply_error(r, MEM_EBUSY, 1, "overload",
+                           "too many requests in progress (max-queue), retry later");
     r->areq.body = r->body ? r->body : "";
     r->areq.body_len = r->len;
     r->state = RS_WORKING;
-    r->work.data = r;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
-    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        mem_err_t err;
-        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
-        mem_api_error(&r->aresp, &err);
-        r->aresp.retry_after_s = 1;
-        resume_with(r);
-    }
+    if (r->import)
+        queue_job(r, JOB_IMPORT_END);
+    else
+        step(r, MEM_API_WORK);
     return MHD_YES;
 }
 
@@ -639,30 +863,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_size, void **con_cls)
 {
     srv_t *s = cls;
+    s->progress++;
     conn_req_t *r = *con_cls;
-    if (r == (void *)&answered_oom) {
+    if (r == (void *)&answered_oom) { /* answered 503: the rest of the request is dropped */
         *upload_size = 0;
         return MHD_YES;
     }
-    if (!r) {
-        r = req_new(s, c, url, method);
-        if (!r) {
-            *con_cls = &answered_oom;
-            return reply_oom(s, c, url, method);
+    if (!r) { /* the URI callback could not allocate */
+        *con_cls = &answered_oom;
+        return reply_oom(c);
+    }
+    conn_ctx_t *x = conn_ctx_of(c);
+    if (!r->head_done) {
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (read_head(s, r, c, method, version, &err) != MEM_OK) {
+            r->close_after = true; /* never read what follows as another request */
+            return reply_err(r, &err, err.code == MEM_ENOMEM ? NULL : "bad_request");
         }
-        *con_cls = r;
-        conn_ctx_t *x = conn_ctx_of(c); /* headers complete: the body has its own check */
-        if (x) x->started_ns = 0;
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        mem_api_next_t next = mem_api_begin(&s->api, &r->areq, &r->aresp);
+        if (next == MEM_API_REPLY) {
+            /* Answered on the head (an error, /healthz, a preflight). With a body coming,
+             * answer now: MHD then closes the connection instead of reading the body.
+             * Without one, answer at the end of the request, so it stays kept alive. */
+            if (r->areq.body_expected) return reply_now(r, &r->aresp);
+            r->state = RS_ANSWERED;
+            return MHD_YES;
+        }
+        const char *cl = mem_srv_http_header(r->headers, r->n_headers, "Content-Length", NULL);
         if (cl) {
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || *end || n > s->cfg->max_body) r->too_big = true;
+            if (errno || (*end && *end != ' ' && *end != '\t') || n > r->aresp.max_body)
+                r->too_big = true;
         }
         /* Answer 413 before the body arrives: a client announcing a huge body must not
          * make us read (or wait for) it. MHD closes the connection after this reply. */
         if (r->too_big) return dispatch(s, r);
+        /* An import's body has no deadline (it may be gigabytes), only the idle timeout;
+         * everything that needs no body was checked by mem_api_begin. */
+        if (r->import && x) x->phase = CP_WORKING;
         return MHD_YES;
     }
     if (r->state == RS_READY) {
@@ -675,13 +916,53 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return ok;
     }
     if (r->state == RS_WORKING) return MHD_YES;
+    /* MHD may still hand over data in the pass that suspended the connection: keep it for
+     * later (not consumed) rather than touch the body a feed job is reading */
+    if (r->feeding) return MHD_YES;
+    if (*upload_size && r->import) {
+        r->body_seen += *upload_size;
+        if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
+        if (r->too_big || r->imp_failed || r->out_of_memory) { /* answered at the end */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (r->len + *upload_size > r->cap) {
+            size_t cap = r->cap ? r->cap : 65536;
+            while (cap < r->len + *upload_size)
+                cap *= 2;
+            char *b = realloc(r->body, cap);
+            if (!b) { /* nothing of the import is written: a 503 once the body is in */
+                r->out_of_memory = true;
+                *upload_size = 0;
+                return MHD_YES;
+            }
+            r->body = b;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload_data, *upload_size);
+        r->len += *upload_size;
+        *upload_size = 0;
+        if (r->len >= IMPORT_PIECE) {
+            r->feeding = true;
+            r->feed_work.data = r;
+            if (uv_queue_work(&s->loop, &r->feed_work, feed_work_cb, feed_after_cb) != 0)
+                return MHD_NO;
+            MHD_suspend_connection(c);
+            s->in_flight++;
+        }
+        return MHD_YES;
+    }
     if (*upload_size) {
-        double elapsed = (double)(mono_ns() - r->start_ns) / 1e9;
-        if (elapsed > s->cfg->request_timeout_s) {
-            mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s seconds=%.1f", r->req_id, elapsed);
+        if (x && x->phase == CP_RECEIVING &&
+            (double)(mono_ns() - x->started_ns) / 1e9 > s->cfg->request_timeout_s) {
+            mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s phase=body", r->req_id);
             return MHD_NO; /* drop the connection: the body did not arrive in time */
         }
-        if (!r->too_big && r->len + *upload_size > s->cfg->max_body) r->too_big = true;
+        if (r->state == RS_ANSWERED) { /* a chunked body to an answered request: drop it */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
         if (!r->too_big && !r->out_of_memory) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
@@ -703,16 +984,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    if (x) x->phase = CP_WORKING; /* received in full */
     return dispatch(s, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    srv_t *s = cls;
+    s->progress++;
     conn_req_t *r = *con_cls;
     if (r == (void *)&answered_oom) r = NULL;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
+    conn_ctx_t *x = conn_ctx_of(c);
+    if (x) {
+        x->req = NULL;
+        x->phase = CP_IDLE;
+        x->bytes_received = tcp_bytes_received(x->fd);
+    }
     req_free(r);
     *con_cls = NULL;
 }
@@ -724,9 +1014,59 @@ static void on_timer(uv_timer_t *t)
     mhd_run(t->data);
 }
 
+static void on_rerun(uv_idle_t *h)
+{
+    mhd_run(h->data);
+}
+
 static void on_poll(uv_poll_t *p, int status, int events)
 {
     mhd_run(p->data);
+}
+
+/* When to run MHD next. MHD_get_timeout() answers 0 ("run again now") while any
+ * connection is in its ready list: after an edge-triggered read that may have left data
+ * in the socket, which the next pass reads. But 0.9.75 also answers 0 for as long as a
+ * connection waits on the application with a full read buffer (its "blocked" state): a
+ * chunked upload whose chunk-size line is longer than the buffer can never be parsed, and
+ * MHD asks to be run again forever. Taking 0 at its word would spin the loop at 100 % CPU
+ * until the idle timeout, and a zero-delay timer re-armed in its own callback would starve
+ * every other handle (libuv 1.44 runs it again in the same timer pass: no poll, no
+ * signals, no completions). So: "now" means after the loop has polled for I/O once (an idle
+ * handle, never a zero timer), and only while passes make progress (some MHD callback
+ * fired); after IDLE_PASSES_MAX passes that did nothing, the next ones back off on the
+ * timer. New I/O still wakes MHD at once through the poll handle, and the request timeout
+ * (on_sweep) drops the stuck connection. */
+static void schedule(srv_t *s)
+{
+    MHD_UNSIGNED_LONG_LONG timeout;
+    if (MHD_get_timeout(s->mhd, &timeout) != MHD_YES) {
+        uv_idle_stop(&s->rerun);
+        uv_timer_stop(&s->timer);
+        s->idle_passes = 0;
+        return;
+    }
+    if (timeout > 0) {
+        uv_idle_stop(&s->rerun);
+        uv_timer_start(&s->timer, on_timer, timeout, 0);
+        s->idle_passes = 0;
+        return;
+    }
+    if (s->progress != s->progress_seen) {
+        s->progress_seen = s->progress;
+        s->idle_passes = 0;
+    } else if (s->idle_passes < IDLE_PASSES_MAX + 16) {
+        s->idle_passes++;
+    }
+    if (s->idle_passes < IDLE_PASSES_MAX) {
+        uv_timer_stop(&s->timer);
+        uv_idle_start(&s->rerun, on_rerun);
+        return;
+    }
+    unsigned shift = s->idle_passes - IDLE_PASSES_MAX;
+    uint64_t delay = shift >= 6 ? BACKOFF_MAX_MS : (uint64_t)1 << shift;
+    uv_idle_stop(&s->rerun);
+    uv_timer_start(&s->timer, on_timer, delay < BACKOFF_MAX_MS ? delay : BACKOFF_MAX_MS, 0);
 }
 
 static void mhd_run(srv_t *s)
@@ -741,11 +1081,7 @@ static void mhd_run(srv_t *s)
      * would wake us for that pass (waiting clients already made their edge): run it now. */
     ci = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     if (ci && ci->num_connections < before) MHD_run(s->mhd);
-    MHD_UNSIGNED_LONG_LONG timeout;
-    if (MHD_get_timeout(s->mhd, &timeout) == MHD_YES)
-        uv_timer_start(&s->timer, on_timer, timeout, 0);
-    else
-        uv_timer_stop(&s->timer);
+    schedule(s);
 }
 
 static void close_cb(uv_handle_t *h)
@@ -759,6 +1095,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->poll, close_cb);
     uv_timer_stop(&s->timer);
     uv_close((uv_handle_t *)&s->timer, close_cb);
+    uv_idle_stop(&s->rerun);
+    uv_close((uv_handle_t *)&s->rerun, close_cb);
     uv_timer_stop(&s->sweep);
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
@@ -776,6 +1114,7 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->async, close_cb);
     uv_close((uv_handle_t *)&s->sigint, close_cb);
     uv_close((uv_handle_t *)&s->sigterm, close_cb);
+    uv_close((uv_handle_t *)&s->sighup, close_cb);
     mem_srv_log(MEM_LOG_INFO, "stopped", "status=%d", s->exit_code);
 }
 
@@ -791,10 +1130,31 @@ static void on_signal(uv_signal_t *h, int signum)
     mem_srv_log(MEM_LOG_INFO, "draining", "signal=%d in_flight=%zu", signum, s->in_flight);
     mem_srv_notify("STOPPING=1");
     s->draining = true;
+    s->api.draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     mem_srv_emb_cancel_all(s->emb); /* requests waiting for the provider answer 503 */
     maybe_finish_shutdown(s);
+}
+
+/* SIGHUP: re-read the keys file. A file that does not parse keeps the keys in force. */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    srv_t *s = h->data;
+    if (!s->cfg->keys_path[0]) {
+        mem_srv_log(MEM_LOG_INFO, "sighup", "msg=\"no keys file to reload\"");
+        return;
+    }
+    mem_cfg_keys_t *keys = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    if (mem_cfg_keys_load(s->cfg->keys_path, &keys, &err) != MEM_OK) {
+        mem_srv_log(MEM_LOG_ERROR, "keys_reload_failed", "msg=%s kept=old", err.msg);
+        return;
+    }
+    size_t n = keys->n;
+    mem_api_edge_set_keys(s->api.edge, keys);
+    mem_srv_log(MEM_LOG_INFO, "keys_reloaded", "file=%s grants=%zu", s->cfg->keys_path, n);
 }
 
 static void open_work_cb(uv_work_t *w)
@@ -809,6 +1169,7 @@ static void open_work_cb(uv_work_t *w)
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
         .scan_split_min = s->cfg->scan_split_min,
+        .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
@@ -817,7 +1178,7 @@ static void open_work_cb(uv_work_t *w)
     }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->cluster, &s->open_err);
+        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -834,6 +1195,7 @@ static void after_open_cb(uv_work_t *w, int status)
         s->exit_code = 1;
         if (!s->draining) {
             s->draining = true;
+            s->api.draining = true;
             MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
             if (lfd != MHD_INVALID_SOCKET) close(lfd);
         }
@@ -842,7 +1204,8 @@ static void after_open_cb(uv_work_t *w, int status)
     }
     s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
-    mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
+    s->cluster = s->opened_cluster;
+    mem_srv_log(MEM_LOG_INFO, "ready", "data=%s", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);
 }
@@ -882,15 +1245,25 @@ static bool is_loopback(const struct sockaddr_storage *ss)
     return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
+int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *keys)
 {
     srv_t *s = calloc(1, sizeof(*s));
-    if (!s) return 1;
+    if (!s) {
+        mem_cfg_keys_free(keys);
+        return 1;
+    }
     s->cfg = cfg;
     s->ops = ops;
+    s->keys = keys;
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.hooks.ud = s;
+    s->api.hooks.metrics = metrics_hook;
+    if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
+        s->api.hooks.cluster_status = cluster_status_hook;
+        s->api.hooks.cluster_snapshot = cluster_snapshot_hook;
+    }
     pthread_mutex_init(&s->done_lock, NULL);
     int code = 1;
 
@@ -904,7 +1277,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
         fprintf(stderr, "mnemod: invalid --listen host \"%s\"\n", cfg->listen_host);
         goto out_free;
     }
-    if (!cfg->api_key[0] && !is_loopback(&ss))
+    if (!cfg->api_key[0] && !cfg->keys_path[0] && !is_loopback(&ss))
         mem_srv_log(MEM_LOG_WARN, "no_api_key",
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
@@ -914,8 +1287,9 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
-        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+        mem_srv_log_mhd, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(cfg->idle_timeout_s + 0.999),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
@@ -929,11 +1303,26 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
     const union MHD_DaemonInfo *port = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    mem_err_t eerr;
+    mem_err_clear(&eerr);
+    int erc =
+        mem_api_edge_new(cfg, port ? port->port : cfg->listen_port, s->keys, &s->api.edge, &eerr);
+    s->keys = NULL; /* the edge owns them now, or freed them */
+    if (erc != MEM_OK) {
+        fprintf(stderr, "mnemod: %s\n", eerr.msg);
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        mem_srv_emb_close(s->emb);
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        goto out_loop;
+    }
     uv_poll_init(&s->loop, &s->poll, info->epoll_fd);
     s->poll.data = s;
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
     uv_timer_init(&s->loop, &s->timer);
     s->timer.data = s;
+    uv_idle_init(&s->loop, &s->rerun);
+    s->rerun.data = s;
     uv_timer_init(&s->loop, &s->sweep);
     s->sweep.data = s;
     uint64_t sweep_ms = (uint64_t)(cfg->request_timeout_s * 1000.0 / 4.0);
@@ -946,6 +1335,9 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&s->loop, &s->sighup);
+    s->sighup.data = s;
+    uv_signal_start(&s->sighup, on_sighup, SIGHUP);
     mem_srv_log(MEM_LOG_INFO, "listening", "host=%s port=%u kernel=%s threads=%d version=%s",
                 cfg->listen_host, port ? (unsigned)port->port : 0u, ops->name, cfg->threads,
                 MNEMOD_VERSION);
@@ -967,6 +1359,8 @@ out_loop:
         code = 1;
     }
 out_free:
+    mem_api_edge_free(s->api.edge);
+    mem_cfg_keys_free(s->keys);
     pthread_mutex_destroy(&s->done_lock);
     free(s);
     return code;

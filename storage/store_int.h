@@ -29,9 +29,12 @@
 #include <sqlite3.h>
 
 #include "core/index.h"
+#include "core/lexidx.h"
+#include "core/lextok.h"
+#include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 2
+#define MEM_STORE__SCHEMA_VERSION 3
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
@@ -42,6 +45,9 @@ typedef struct mem_store_ns {
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
     mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
+    mem_lexidx_t *_lex; /* private: the lexical index at _idx's positions, same lock, same
+                           rules (mem_store__lex) */
+    mem_meta_t *meta;   /* metadata value index (by seq): guarded by lock, changed by the writer */
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
@@ -62,6 +68,7 @@ typedef struct mem_store_ns {
     size_t n_dirty, cap_dirty;
     float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
+    bool recent_dirty; /* changed since it was last written (namespaces.recent) */
 } mem_store_ns_t;
 
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
@@ -79,6 +86,18 @@ void mem_store__write_unlock(mem_store__writer_t *w, mem_store_ns_t *ns);
 /* Writer thread, between write_lock and write_unlock: install fresh (taken) in place of the
  * current index, which is returned (free it after the unlock). */
 mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, mem_index_t *fresh);
+/* The lexical index of ns, under the same rules as the index beside it: read it where a
+ * view of the index may be read, change it where the mutable handle may be used. */
+mem_lexidx_t *mem_store__lex(mem_store_ns_t *ns);
+/* Like write_swap, for the lexical index. */
+mem_lexidx_t *mem_store__write_swap_lex(mem_store__writer_t *w, mem_store_ns_t *ns,
+                                        mem_lexidx_t *fresh);
+/* A row of ns changed its flags to `to` (mem_index_set_flags): the lexical index follows. */
+void mem_store__lex_flags(mem_store_ns_t *ns, size_t pos, uint8_t to);
+/* A tokenizer (core/lextok.h, the index's options) lent for one call, from the store's
+ * pool; NULL when out of memory. Any thread. */
+mem_lextok_t *mem_store__tok_get(mem_store_t *st);
+void mem_store__tok_put(mem_store_t *st, mem_lextok_t *tk);
 
 typedef struct mem_store__scanpool mem_store__scanpool_t;
 
@@ -97,6 +116,8 @@ enum mem_store__stmt {
     STMT_SEG_ARCHIVE,
     STMT_SEG_DEGREE,
     STMT_SEG_ACCESS,
+    STMT_SEG_PATCH, /* patch.c */
+    STMT_META_TREE, /* meta.c */
     STMT_NS_INSERT,
     STMT_NS_UPDATE,
     STMT_NS_CLOCK,
@@ -104,6 +125,13 @@ enum mem_store__stmt {
     STMT_NS_DELETE_SEGS,
     STMT_NS_EMBEDDER,
     STMT_META_LSN,
+    STMT_SUP_INSERT,     /* (ns_id, target_seq, by_seq) */
+    STMT_SUP_TARGETS,    /* targets of by_seq */
+    STMT_SUP_DEL_BY,     /* the pairs of a superseder */
+    STMT_SUP_DEL_TARGET, /* the pairs of a target */
+    STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
+    STMT_SUP_DEL_NS,
+    STMT_NS_RECENT, /* the recent queries blob */
     STMT_SAVEPOINT,
     STMT_RELEASE,
     STMT_ROLLBACK_TO,
@@ -150,6 +178,10 @@ struct mem_store {
     } * logpos;
     size_t n_logpos;
 
+    /* tokenizers lent to retrieves (mem_store__tok_get), under tk_mu */
+    pthread_mutex_t tk_mu;
+    mem_lextok_t **tk_pool;
+    size_t n_tk, cap_tk;
     /* parallel scan helpers (scanpool.c); NULL when none */
     mem_store__scanpool_t *scanpool;
 };
@@ -168,6 +200,8 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
 
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);
+/* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
+int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
 /* The MEM_E* code of an SQLite result: FULL, NOMEM (a failed allocation is a 503, not a
  * storage error), CORRUPT/NOTADB, else ESTORAGE. */
@@ -180,9 +214,10 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err);
 /* Load one namespace row by name from db. *out = NULL when it does not exist. */
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err);
-/* A namespace holding idx (taken, also on failure; NULL = a new empty index). */
+/* A namespace holding idx and lex (taken, also on failure; NULL = new empty ones, lex with
+ * the trigram field when grams). */
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
-                      mem_store_ns_t **out);
+                      mem_lexidx_t *lex, bool grams, mem_store_ns_t **out);
 /* idx is ns's mutable handle (write-locked, or ns not shared yet): make its current state
  * the committed one (visibility and the counts stats show). */
 void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx);
@@ -217,6 +252,21 @@ void mem_store__log_free(mem_store_t *st);
  * MEM_ECORRUPT (a stored embedding of the wrong size). */
 int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
                             mem_store_segment_t **out, mem_err_t *err);
+
+/* meta.c: the metadata value index of a namespace (core/meta.h) */
+/* Start-up (or reload), ns not shared yet: every segment's metadata from db into ns->meta. */
+int mem_store__meta_load(mem_store_ns_t *ns, sqlite3 *db, mem_err_t *err);
+/* A filter matching at most 1 / MEM_STORE__FILTER_SELECTIVE of a namespace's visible rows
+ * is answered by scoring exactly those rows (their vectors only); a broader one runs the
+ * full pruned scan with a row mask. Either gives the exact filtered top K. */
+#define MEM_STORE__FILTER_SELECTIVE 16
+/* Reader, view = ns's read view (shared lock held): plan filter f for p over the visible
+ * rows. Returns 1 with *cand (malloc'd, ascending positions, *n_cand of them, maybe 0) to
+ * score only those, or 2 with p->row_mask set to *mask (malloc'd) for the full scan; the
+ * caller frees both. MEM_ENOMEM on failure. */
+int mem_store__meta_plan(const mem_store_ns_t *ns, const mem_index_t *view,
+                         const mem_meta_filter_t *f, mem_scan_params_t *p, uint64_t **mask,
+                         size_t **cand, size_t *n_cand, mem_err_t *err);
 
 /* access.c: access statistics (counted in memory by readers, written by the writer) and
  * the namespace's recent retrieve queries */

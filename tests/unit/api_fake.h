@@ -166,18 +166,44 @@ WEAK void mem_store_segments_free(mem_store_segment_t **segs, size_t n)
     free(segs);
 }
 
+/* The export: no row (api/ tests drive the stream's end); strong storage/export.o stays out. */
+WEAK int mem_store_export_open(mem_store_t *st, const char *ns, mem_store_export_t **out,
+                               mem_err_t *err)
+{
+    if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
+    *out = (mem_store_export_t *)calloc(1, 16);
+    return MEM_OK;
+}
+
+WEAK int mem_store_export_next(mem_store_export_t *x, mem_store_segment_t **seg, mem_err_t *err)
+{
+    return 0;
+}
+
+WEAK size_t mem_store_export_dim(const mem_store_export_t *x)
+{
+    return 3;
+}
+
+WEAK void mem_store_export_close(mem_store_export_t *x)
+{
+    free(x);
+}
+
 WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
                             mem_store_result_t **out, size_t *n, size_t *scanned,
                             const char **kernel, mem_err_t *err)
 {
     int i = fake_find(ns);
     if (i < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
-    if (q->q_dim != fake_ns[i].dim) return mem_err_set(err, MEM_EDIM, "dimension");
+    if (q->scan.match != MEM_SCAN_MATCH_TEXT && q->q_dim != fake_ns[i].dim)
+        return mem_err_set(err, MEM_EDIM, "dimension");
     fake.n_retrieve++;
     fake.q = *q;
-    memcpy(fake.query, q->scan.query,
-           sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
-                                                         : q->q_dim * sizeof(float));
+    if (q->scan.query) /* NULL for a text match */
+        memcpy(fake.query, q->scan.query,
+               sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
+                                                             : q->q_dim * sizeof(float));
     fake.q.scan.query = fake.query;
     snprintf(fake.source, sizeof(fake.source), "%.*s", (int)q->source_len,
              q->source ? q->source : "");
@@ -188,6 +214,7 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
                                 .seq = 12,
                                 .score = 0.8125,
                                 .sim = 0.875f,
+                                .vector_score = 0.875,
                                 .decay = 0.5,
                                 .gate = 0.25,
                                 .age_s = 1234.5};
@@ -196,8 +223,14 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
     r[0].text = "remember the milk";
     r[0].source = "hermes";
     r[0].metadata = "{\"k\":\"v\"}";
-    r[1].hit = (mem_scan_hit_t){
-        .pos = 1, .seq = 3, .score = 0.5, .sim = 0.5f, .decay = 1, .gate = 0, .age_s = 0};
+    r[1].hit = (mem_scan_hit_t){.pos = 1,
+                                .seq = 3,
+                                .score = 0.5,
+                                .sim = 0.5f,
+                                .vector_score = 0.5,
+                                .decay = 1,
+                                .gate = 0,
+                                .age_s = 0};
     r[1].id = "x0";
     r[1].ts_ms = FAKE_NOW_MS;
     size_t k = q->scan.k < 2 ? q->scan.k : 2;
@@ -287,7 +320,8 @@ static void ctx_init(void)
     test_cfg.max_batch = 1000;
     test_cfg.max_future_skew_s = 300;
     test_cfg.max_body = 16u << 20;
-    test_ctx.store = NULL;
+    /* any non-NULL pointer: the store calls are the fakes above (NULL means "loading") */
+    test_ctx.store = (mem_store_t *)&fake;
     test_ctx.cfg = &test_cfg;
     test_ctx.ops = mem_vec_ops();
     test_ctx.now_ms = fake_now;
