@@ -154,6 +154,22 @@ test("the console asks for the key, then searches; a slider changes the order", 
   await page.fill("#as-of", "");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
 
+  // a hybrid match shows the text and vector parts of each similarity
+  await page.selectOption("#match", "hybrid");
+  await page.waitForSelector("#results.with-parts");
+  const hyb = await call("POST", `/v1/namespaces/${NS}/retrieve`, { query:
+    "staging database password", k: 10, half_life: Math.round(await page.evaluate(() =>
+      10 ** (Math.log10(1 / 24) + (45 / 99) * (Math.log10(3650) - Math.log10(1 / 24))) * 86400)),
+    recency_bias: 1, coherence_weight: 0, decay: "exponential", match: "hybrid", explain: true });
+  await waitOrder(hyb.results.map((r) => r.id));
+  const parts = await page.$$eval("#results tbody tr", (trs) => trs.map((tr) =>
+    [tr.children[6].textContent, tr.children[7].textContent]));
+  assert.deepEqual(parts, hyb.results.map((r) => [r.text_score.toFixed(4),
+    r.vector_score.toFixed(4)]));
+  assert.equal(await page.isVisible("#results th.opt"), true);
+  await page.selectOption("#match", "");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+
   // a metadata filter: only the matching memories, exact
   await page.fill("#filter", '{"kind": "secret"}');
   await page.dispatchEvent("#filter", "change");

@@ -383,7 +383,9 @@ class ClientTest(unittest.TestCase):
         for f in ("count", "superseded", "archived", "graph_edges", "max_degree", "oldest",
                   "newest"):
             self.assertEqual(getattr(st, f), getattr(st2, f), f)
-        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True)
+        # the match is explicit: the copy's vectors come from the export, not from an embedder
+        # of its own, so its default match may differ from the original's
+        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match="hybrid")
         self.assertEqual([(r.id, r.score) for r in self.c.retrieve(ns, "memory about cats", **q)
                           .results],
                          [(r.id, r.score) for r in self.c.retrieve(copy, "memory about cats", **q)
@@ -475,6 +477,18 @@ class ClientTest(unittest.TestCase):
         self.assertEqual({r.id for r in only_ops.results}, {"pw-old", "pw-new"})
         self.assertEqual(self.c.retrieve(ns, "password", k=1, as_of="2026-11-10T00:00:00Z")
                          .results[0].id, "pw-old")
+        for match in ("text", "vector", "hybrid"):
+            r = self.c.retrieve(ns, "staging database password", match=match, explain=True)
+            self.assertEqual(r.match, match)
+            top = r.results[0]
+            if match == "hybrid":
+                self.assertIsInstance(top.text_score, float)
+                self.assertIsInstance(top.vector_score, float)
+            elif match == "text":
+                self.assertAlmostEqual(top.similarity, top.text_score, places=6)
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.retrieve(ns, "x", match="fuzzy")
+        self.assertEqual(cm.exception.field, "match")
 
     def test_compact(self):
         ns = self.ns()
