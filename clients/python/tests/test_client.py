@@ -312,11 +312,17 @@ class ClientTest(unittest.TestCase):
                 "insertSegments": "insert", "listSegments": "list_segments",
                 "getSegment": "get_segment", "deleteSegment": "delete_segment",
                 "patchSegment": "update_segment", "retrieve": "retrieve", "compact": "compact",
-                "exportNamespace": "export", "importNamespace": "import_segments"}
-        rest = {o for o in ops if o not in ("mcp", "clusterStatus", "clusterSnapshot")}
+                "exportNamespace": "export", "importNamespace": "import_segments",
+                "clusterStatus": "cluster_status", "clusterSnapshot": "cluster_snapshot"}
+        rest = {o for o in ops if o != "mcp"}  # MCP is JSON-RPC for agents, not a REST route
         self.assertEqual(rest - set(mine), set(), "operations without a client method")
         for op in rest:
             self.assertTrue(callable(getattr(mnemod.Client, mine[op])), op)
+        self.assertEqual(kwargs(mnemod.Client.cluster_snapshot),
+                         set(schemas["SnapshotRequest"]["properties"]))
+        # and the async client has every one of them too
+        public = {n for n in dir(mnemod.Client) if not n.startswith("_")} - {"close"}
+        self.assertEqual(public - set(dir(mnemod.AsyncClient)), set(), "missing in AsyncClient")
 
     def test_update_segment(self):
         ns = self.ns()
@@ -517,6 +523,14 @@ class ClientTest(unittest.TestCase):
 
     # ---------------------------------------------------------------- async
 
+    def test_cluster_routes_outside_cluster_mode(self):
+        # a single server has no cluster: both routes answer 404 with the JSON error code
+        for call in (self.c.cluster_status, lambda: self.c.cluster_snapshot(trim=True)):
+            with self.assertRaises(mnemod.NotFoundError) as cm:
+                call()
+            self.assertEqual((cm.exception.status, cm.exception.code), (404, "not_found"))
+            self.assertIn("not in cluster mode", cm.exception.message)
+
     def test_async_client(self):
         ns = self.ns()
 
@@ -527,10 +541,14 @@ class ClientTest(unittest.TestCase):
                                        for i in range(1, 6)))
                 st = await ac.get_namespace(ns)
                 hits = await ac.retrieve(ns, embedding=[1, 0], k=2)
-                return st, hits
-        st, hits = asyncio.run(go())
+                listed = [x.id async for x in ac.iter_segments(ns, page_size=2)]
+                lines = [json.loads(x) async for x in ac.export_lines(ns)]
+                return st, hits, listed, lines
+        st, hits, listed, lines = asyncio.run(go())
         self.assertEqual(st.count, 5)
         self.assertEqual([r.id for r in hits.results], ["a1", "a2"])
+        self.assertEqual(sorted(listed), ["a%d" % i for i in range(1, 6)])
+        self.assertEqual(sorted(x["id"] for x in lines), sorted(listed))
 
 
 def client(case, url, **kw):

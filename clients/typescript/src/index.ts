@@ -18,7 +18,7 @@ import type {
   CompactRequest, CompactResult, CreateNamespaceRequest, Embedding, ExportedSegment,
   ImportProgress, ImportResult, InsertResult, Json, ListSegmentsRequest, NamespaceCreated,
   NamespaceStats, RetrieveRequest, RetrieveResult, Segment, SegmentInput, SegmentPage,
-  Timestamp,
+  SnapshotRequest, Timestamp,
 } from "./types.js";
 
 export * from "./errors.js";
@@ -305,6 +305,20 @@ export class MnemodClient {
   /** POST /v1/namespaces/{ns}/compact: shrink to `target` (or `ratio` of the active ones). */
   async compact(ns: string, req: CompactRequest): Promise<CompactResult> {
     return this.request("POST", MnemodClient.nsPath(ns, "/compact"), wire(req));
+  }
+
+  // ------------------------------------------------------------------ cluster
+
+  /** GET /v1/cluster: nodes, streams, namespaces and counters (docs/cluster.md). A server
+   * not in cluster mode answers 404 (an `ApiError` with code `not_found`). */
+  async clusterStatus(): Promise<Record<string, unknown>> {
+    return this.request("GET", "/v1/cluster");
+  }
+
+  /** POST /v1/cluster/snapshot: publish a snapshot and return its manifest; `trim` also
+   * drops the stream records it covers. 404 when not in cluster mode. */
+  async clusterSnapshot(req: SnapshotRequest = {}): Promise<Record<string, unknown>> {
+    return this.request("POST", "/v1/cluster/snapshot", wire(req));
   }
 
   // ------------------------------------------------------------------ export / import

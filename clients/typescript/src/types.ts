@@ -180,6 +180,11 @@ export interface CompactRequest {
   dedup_threshold?: number;
 }
 
+/** POST /v1/cluster/snapshot (cluster mode only). */
+export interface SnapshotRequest {
+  trim?: boolean;
+}
+
 export interface CompactResult {
   before: number;
   after: number;

@@ -288,6 +288,13 @@ describe("MnemodClient", () => {
     await rejects(c.retrieve(ns, { query: q, match: "fuzzy" }), 400, "invalid_field", "match");
   });
 
+  test("cluster routes outside cluster mode: 404 with the JSON code", async () => {
+    for (const p of [c.clusterStatus(), c.clusterSnapshot({ trim: true })]) {
+      const e = await rejects(p, 404, "not_found");
+      assert.match(e.serverMessage, /not in cluster mode/);
+    }
+  });
+
   test("compact", async () => {
     const ns = "ts_compact";
     await c.insertBatch(ns, Array.from({ length: 10 }, (_, i) => ({ id: `s${i}`,
