@@ -274,13 +274,18 @@ class ClientTest(unittest.TestCase):
                           (mnemod.InsertResult, "Inserted"), (mnemod.ScoredSegment, "Result"),
                           (mnemod.RetrieveResult, "RetrieveResponse"),
                           (mnemod.CompactResult, "CompactResponse"),
-                          (mnemod.SegmentPage, "SegmentList")]:
+                          (mnemod.SegmentPage, "SegmentList"),
+                          (mnemod.ImportResult, "ImportResult"),
+                          (mnemod.Inserted, "Inserted.inserted[]")]:
+            schema = schemas[name.split(".")[0]]
+            if name.endswith("[]"):  # the items of an array property
+                schema = schema["properties"][name.split(".")[1][:-2]]["items"]
             fields = {f.name for f in dataclasses.fields(cls)} - local
-            self.assertEqual(fields, set(schemas[name]["properties"]),
+            self.assertEqual(fields, set(schema["properties"]),
                              "%s vs components.schemas.%s" % (cls.__name__, name))
-            for req in schemas[name].get("required", []):
+            for req in schema.get("required", []):
                 f = {x.name: x for x in dataclasses.fields(cls)}[req]
-                nullable = "null" in json_types(schemas[name]["properties"][req], schemas)
+                nullable = "null" in json_types(schema["properties"][req], schemas)
                 self.assertTrue(f.default is dataclasses.MISSING or nullable
                                 or f.default is not None or f.default_factory
                                 is not dataclasses.MISSING,
@@ -296,6 +301,14 @@ class ClientTest(unittest.TestCase):
                          set(schemas["CompactRequest"]["properties"]))
         self.assertEqual(kwargs(mnemod.Client.create_namespace),
                          set(schemas["NamespaceCreate"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.update_segment, ("self", "ns", "id")),
+                         set(schemas["SegmentPatch"]["properties"]))
+        # an error's fields: code and message as attributes, the rest in details
+        err = schemas["Error"]["properties"]["error"]
+        self.assertEqual(set(err["required"]), {"code", "message"})
+        e = errors.error_from_response(400, {"error": {p: "x" for p in err["properties"]}})
+        self.assertEqual(set(e.details), set(err["properties"]))
+        self.assertEqual((e.code, e.message, e.field), ("x", "x", "x"))
         params = doc["components"]["parameters"]
         listing = doc["paths"]["/v1/namespaces/{ns}/segments"]["get"]["parameters"]
         names = {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in listing}

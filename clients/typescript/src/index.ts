@@ -16,9 +16,9 @@
 import { ApiError, MnemodError, TransportError, errorFromResponse } from "./errors.js";
 import type {
   CompactRequest, CompactResult, CreateNamespaceRequest, Embedding, ExportedSegment,
-  ImportProgress, ImportResult, InsertResult, Json, ListSegmentsRequest, NamespaceCreated,
+  ImportProgress, ImportResult, InsertResult, ListSegmentsRequest, NamespaceCreated,
   NamespaceStats, RetrieveRequest, RetrieveResult, Segment, SegmentInput, SegmentPage,
-  SnapshotRequest, Timestamp,
+  SegmentPatch, SnapshotRequest, Timestamp,
 } from "./types.js";
 
 export * from "./errors.js";
@@ -267,8 +267,7 @@ export class MnemodClient {
   /** PATCH /v1/namespaces/{ns}/segments/{id}: replace `metadata` (null clears it) and/or
    * `source`. Text, embedding and timestamp are immutable. */
   async updateSegment(ns: string, id: string,
-                      patch: { metadata?: Record<string, Json> | null; source?: string }):
-    Promise<Segment> {
+                      patch: SegmentPatch): Promise<Segment> {
     return this.request("PATCH", MnemodClient.nsPath(ns, `/segments/${encodeURIComponent(id)}`),
       wire(patch));
   }

@@ -45,18 +45,33 @@ test("interfaces have the properties of their schemas", () => {
     CompactResult: "CompactResponse", SegmentPage: "SegmentList", SegmentInput: "SegmentIn",
     RetrieveRequest: "RetrieveRequest", CompactRequest: "CompactRequest",
     CreateNamespaceRequest: "NamespaceCreate", SnapshotRequest: "SnapshotRequest",
+    SegmentPatch: "SegmentPatch", ImportResult: "ImportResult", ExportedSegment: "ExportLine",
+    Inserted: "Inserted.inserted[]",
   };
   const local = new Set(["created"]); // from the HTTP status, not the JSON
   for (const [iface, schema] of Object.entries(pairs)) {
     assert.ok(mine[iface], `interface ${iface}`);
+    const [name, prop] = schema.split(".");
+    // "Schema.prop[]": the items of an array property
+    const s = prop ? schemas[name].properties[prop.slice(0, -2)].items : schemas[name];
     assert.deepEqual(mine[iface].filter((p) => !local.has(p)).sort(),
-      Object.keys(schemas[schema].properties).sort(), `${iface} vs schemas.${schema}`);
+      Object.keys(s.properties).sort(), `${iface} vs schemas.${schema}`);
   }
   const params = doc.components.parameters;
   const names = (op) => (op.parameters ?? []).map((p) => params[p.$ref.split("/").pop()].name)
     .filter((n) => n !== "ns" && n !== "id");
   assert.deepEqual(mine.ListSegmentsRequest.sort(),
     names(doc.paths["/v1/namespaces/{ns}/segments"].get).sort());
+});
+
+test("an ApiError carries every field of the error object", async () => {
+  const { errorFromResponse } = await import("../dist/index.js");
+  const err = doc.components.schemas.Error.properties.error;
+  assert.deepEqual([...err.required].sort(), ["code", "message"]);
+  const e = errorFromResponse(400, { error: Object.fromEntries(
+    Object.keys(err.properties).map((p) => [p, "x"])) });
+  assert.deepEqual(Object.keys(e.details).sort(), Object.keys(err.properties).sort());
+  assert.deepEqual([e.code, e.serverMessage, e.field], ["x", "x", "x"]);
 });
 
 test("every REST operation has a client method", () => {
