@@ -24,7 +24,8 @@ PAIR = re.compile(r'"(\w+)":("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|nul
 
 def section(title):
     """The text of README.md's `## title` section."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
     start = text.index("\n## " + title + "\n")
     end = text.find("\n## ", start + 1)
     return text[start:end if end >= 0 else len(text)]
@@ -104,7 +105,8 @@ def test_five_minutes_with_curl():
                     if promised is not None:
                         check_promise(cmd, promised, out)
                         promises += 1
-            exported = open(os.path.join(cwd, "agent.ndjson"), encoding="utf-8").read()
+            with open(os.path.join(cwd, "agent.ndjson"), encoding="utf-8") as f:
+                exported = f.read()
         h.check(promises >= 4, "the README promises outputs (%d checked)" % promises)
         # the export the last block wrote is the namespace as it is then: lunch forgotten
         ids = sorted(json.loads(x)["id"] for x in exported.splitlines() if x.strip())

@@ -16,7 +16,8 @@ from server import Server  # noqa: E402
 
 def readme_example():
     """(code, promised output) of the ```python block of README.md's clients section."""
-    text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        text = f.read()
     start = text.index("\n## Five minutes with Python or TypeScript\n")
     code = re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
     last = code.rstrip().splitlines()[-1]
