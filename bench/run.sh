@@ -17,5 +17,11 @@ if [ -f bench/http/run.sh ]; then
     echo "== http"
     sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
 fi
+if [ -f bench/peers/run.py ]; then
+    # after http: the peers are reported as ratios to this run's latency figures too
+    echo "== peers"
+    python3 bench/peers/run.py "$B" bench/results/peers.json ||
+        echo "bench/peers/run.py exited with status $? (not fatal)"
+fi
 echo "results in bench/results/"
 exit 0
