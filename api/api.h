@@ -38,6 +38,14 @@ typedef struct mem_api_ctx {
     void *embedder_ud;
 } mem_api_ctx_t;
 
+/* One request header as received (name and value are not NUL-terminated). */
+typedef struct mem_api_header {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} mem_api_header_t;
+
 typedef struct mem_api_req {
     const char *method;       /* "GET", "POST", ... */
     const char *path;         /* raw path, still percent-encoded, no query string */
@@ -45,6 +53,8 @@ typedef struct mem_api_req {
     const char *content_type; /* NULL when absent */
     const char *body;         /* body_len bytes, not NUL-terminated */
     size_t body_len;
+    const mem_api_header_t *headers; /* every request header, in arrival order */
+    size_t n_headers;
 } mem_api_req_t;
 
 /* Texts a handler needs embedded before it can go on (resp->embed). */

@@ -260,6 +260,13 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
                               mem_err_t *err);
 
+/* Bytes of s (a NUL-terminated UTF-8 string) to quote in a message of at most max bytes:
+ * never more than max, never ending inside a multi-byte character. */
+int mem_api__utf8_prefix(const char *s, size_t max);
+/* A JSON string of s (at most 250 bytes) with every byte that does not start a valid UTF-8
+ * sequence replaced by '?' (new reference, NULL on ENOMEM). */
+json_t *mem_api__text(const char *s);
+
 /* ---- encoding (new references, NULL on ENOMEM) ---- */
 json_t *mem_api__enc_ts(int64_t ms);
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);

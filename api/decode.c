@@ -757,6 +757,7 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
         c.req.context_given = true;
         c.req.context = all;
         c.req.n_context = n;
+        c.req.context_dim = dim; /* checked again by the store against the namespace it finds */
     }
     *out = c;
     return MEM_OK;

@@ -97,7 +97,9 @@ static void rpc_send(mem_api_resp_t *resp, json_t *id, const char *key, json_t *
 
 static void rpc_error(mem_api_resp_t *resp, json_t *id, int code, const char *msg)
 {
-    rpc_send(resp, id, "error", json_pack("{s:i,s:s}", "code", code, "message", msg));
+    /* the message may quote client bytes (a name, a parser's excerpt of the body) */
+    rpc_send(resp, id, "error",
+             json_pack("{s:i,s:o}", "code", code, "message", mem_api__text(msg)));
 }
 
 void mem_api__mcp_wrap(mem_api_resp_t *resp)
@@ -169,7 +171,7 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
          com = strcmp(name, "memory_compact") == 0, forget = strcmp(name, "memory_forget") == 0;
     if (!ins && !ret && !com && !forget) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "unknown tool: %.100s", name);
+        snprintf(msg, sizeof(msg), "unknown tool: %.*s", mem_api__utf8_prefix(name, 100), name);
         rpc_error(resp, id, -32602, msg);
         return;
     }
@@ -303,7 +305,7 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
         tools_call(ctx, resp, id, params);
     } else {
         char msg[160];
-        snprintf(msg, sizeof(msg), "Method not found: %.100s", m);
+        snprintf(msg, sizeof(msg), "Method not found: %.*s", mem_api__utf8_prefix(m, 100), m);
         rpc_error(resp, id, -32601, msg);
     }
 out:

@@ -935,46 +935,80 @@ size_t mem_cfg_help(char *buf, size_t len)
     return used;
 }
 
-size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+void mem_cfg_describe_each(const mem_cfg_t *cfg,
+                           void (*fn)(void *ud, const char *key, const char *value), void *ud)
 {
     static const char *const levels[] = {"debug", "info", "warn", "error"};
-    char decay[32];
+    char v[4200];
+#define PAIR(key, ...)                                                                             \
+    do {                                                                                           \
+        snprintf(v, sizeof(v), __VA_ARGS__);                                                       \
+        fn(ud, key, v);                                                                            \
+    } while (0)
+    bool v6 = strchr(cfg->listen_host, ':') != NULL;
+    PAIR("listen", "%s%s%s:%d", v6 ? "[" : "", cfg->listen_host, v6 ? "]" : "", cfg->listen_port);
+    PAIR("data", "%s", cfg->data_path);
+    PAIR("config", "%s", cfg->config_path[0] ? cfg->config_path : "none");
+    PAIR("half_life_s", "%g", cfg->decay.half_life_s);
     if (cfg->decay.kind == MEM_DECAY_WEIBULL)
-        snprintf(decay, sizeof(decay), "weibull:%g", cfg->decay.shape);
+        PAIR("decay", "weibull:%g", cfg->decay.shape);
     else
-        snprintf(decay, sizeof(decay), "%s", mem_decay_kind_name(cfg->decay.kind));
-    int n = snprintf(
-        buf, len,
-        "listen=%s%s%s:%d data=%s config=%s half_life_s=%g decay=%s decay_offset_s=%g "
-        "recency_bias=%g embed_dim=%zu coherence_threshold=%g coherence_weight=%g auth=%s "
-        "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
-        "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
-        "max_namespaces=%zu log_level=%s log_format=%s simd=%s scan_helpers=%zu "
-        "scan_split_min=%zu",
-        strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
-        strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
-        cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
-        cfg->decay.offset_s, cfg->decay.recency_bias, cfg->embed_dim, cfg->coherence_threshold,
-        cfg->coherence_weight, cfg->api_key[0] ? "on" : "off", cfg->metrics_public ? 1 : 0,
-        cfg->max_body, cfg->max_batch, cfg->max_future_skew_s, cfg->threads,
-        cfg->sync_full ? "full" : "normal", cfg->max_connections, cfg->idle_timeout_s,
-        cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
-        (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
-        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto", cfg->scan_helpers,
-        cfg->scan_split_min);
-    if (n < 0) return 0;
-    size_t used = (size_t)n;
+        PAIR("decay", "%s", mem_decay_kind_name(cfg->decay.kind));
+    PAIR("decay_offset_s", "%g", cfg->decay.offset_s);
+    PAIR("recency_bias", "%g", cfg->decay.recency_bias);
+    PAIR("embed_dim", "%zu", cfg->embed_dim);
+    PAIR("coherence_threshold", "%g", cfg->coherence_threshold);
+    PAIR("coherence_weight", "%g", cfg->coherence_weight);
+    PAIR("auth", "%s", cfg->api_key[0] ? "on" : "off");
+    PAIR("metrics_public", "%d", cfg->metrics_public ? 1 : 0);
+    PAIR("max_body", "%zu", cfg->max_body);
+    PAIR("max_batch", "%zu", cfg->max_batch);
+    PAIR("max_future_skew_s", "%g", cfg->max_future_skew_s);
+    PAIR("threads", "%d", cfg->threads);
+    PAIR("sync", "%s", cfg->sync_full ? "full" : "normal");
+    PAIR("max_connections", "%zu", cfg->max_connections);
+    PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);
+    PAIR("request_timeout_s", "%g", cfg->request_timeout_s);
+    PAIR("max_queue", "%zu", cfg->max_queue);
+    PAIR("max_namespaces", "%zu", cfg->max_namespaces);
+    PAIR("log_level", "%s", (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info");
+    PAIR("log_format", "%s", cfg->log_json ? "json" : "text");
+    PAIR("simd", "%s", cfg->simd[0] ? cfg->simd : "auto");
+    PAIR("scan_helpers", "%zu", cfg->scan_helpers);
+    PAIR("scan_split_min", "%zu", cfg->scan_split_min);
     /* The provider's key is never written, only whether one is set. */
-    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI)
-        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
-                     " embedder=openai:%s embedder_model=%s embedder_key=%s "
-                     "embedder_timeout_s=%g embedder_batch=%zu",
-                     cfg->embedder_url, cfg->embedder_model, cfg->embedder_key[0] ? "on" : "off",
-                     cfg->embedder_timeout_s, cfg->embedder_batch);
-    else
-        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
-                     " embedder=builtin");
-    return used + (n > 0 ? (size_t)n : 0);
+    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
+        PAIR("embedder", "openai:%s", cfg->embedder_url);
+        PAIR("embedder_model", "%s", cfg->embedder_model);
+        PAIR("embedder_key", "%s", cfg->embedder_key[0] ? "on" : "off");
+        PAIR("embedder_timeout_s", "%g", cfg->embedder_timeout_s);
+        PAIR("embedder_batch", "%zu", cfg->embedder_batch);
+    } else {
+        PAIR("embedder", "builtin");
+    }
+#undef PAIR
+}
+
+struct describe_buf {
+    char *buf;
+    size_t len, used;
+};
+
+static void describe_append(void *ud, const char *key, const char *value)
+{
+    struct describe_buf *d = ud;
+    int n = snprintf(d->used < d->len ? d->buf + d->used : NULL,
+                     d->used < d->len ? d->len - d->used : 0, "%s%s=%s", d->used ? " " : "", key,
+                     value);
+    if (n > 0) d->used += (size_t)n;
+}
+
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    struct describe_buf d = {buf, len, 0};
+    if (buf && len) buf[0] = '\0';
+    mem_cfg_describe_each(cfg, describe_append, &d);
+    return d.used;
 }
 
 int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,

@@ -33,7 +33,13 @@
     X(ELIMIT, -19, 400, "invalid_field")                                                           \
     X(EMISMATCH, -20, 409, "embedder_mismatch")                                                    \
     X(EEMBED, -21, 502, "embedder_error")                                                          \
-    X(EEMBEDTIME, -22, 504, "embedder_timeout")
+    X(EEMBEDTIME, -22, 504, "embedder_timeout")                                                    \
+    X(EBADREQ, -40, 400, "bad_request")                                                            \
+    X(EFORBIDDEN, -41, 403, "forbidden")                                                           \
+    X(EORIGIN, -42, 403, "forbidden_origin")                                                       \
+    X(EHOST, -43, 403, "forbidden_host")                                                           \
+    X(EEXPECT, -44, 417, "expectation_failed")                                                     \
+    X(ENOTIMPL, -45, 501, "not_implemented")
 
 enum mem_err_code {
     MEM_OK = 0,

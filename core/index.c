@@ -399,6 +399,19 @@ void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out)
     out->max_degree = idx->max_degree;
 }
 
+long mem_index_find_seq(const mem_index_t *idx, int64_t seq)
+{
+    size_t lo = 0, hi = idx->n_rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (MEM_INDEX_ROW(idx, mid, seq) < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < idx->n_rows && MEM_INDEX_ROW(idx, lo, seq) == seq ? (long)lo : -1;
+}
+
 const char *mem_index_id(const mem_index_t *idx, size_t pos)
 {
     return ROW_ID(idx, pos);

@@ -64,6 +64,9 @@ size_t mem_index_visible(const mem_index_t *idx); /* positions < this are commit
 void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out);
 /* Position of id (id_len bytes), or -1 (deleted rows have no id). */
 long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len);
+/* Position of the row with this seq (holes included: check its flags), or -1. Seqs grow
+ * with positions, so this is a binary search. */
+long mem_index_find_seq(const mem_index_t *idx, int64_t seq);
 /* Per row, pos < mem_index_rows(). */
 const char *mem_index_id(const mem_index_t *idx, size_t pos);   /* NULL for a hole */
 const float *mem_index_vec(const mem_index_t *idx, size_t pos); /* dim floats, normalised */

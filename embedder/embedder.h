@@ -72,8 +72,9 @@ int mem_emb_job_new(mem_emb_t *e, const char *const *texts, const size_t *lens, 
 /* Called on the loop thread once every call has answered, or the job has failed. */
 typedef void (*mem_emb_done_fn)(mem_emb_job_t *job, void *ud);
 /* Loop thread: start the calls (the deadline counts from now). MEM_OK: done runs exactly
- * once, never before this returns. MEM_EBUSY (shutting down): done is never called, and
- * mem_emb_job_result reports the same. */
+ * once, on the loop thread; normally later, from a socket or timer callback, but already
+ * within this call when not even the first call could be set up (out of memory). MEM_EBUSY
+ * (shutting down): done is never called, and mem_emb_job_result reports the same. */
 int mem_emb_job_start(mem_emb_job_t *job, mem_emb_done_fn done, void *ud);
 /* After done, any thread (decodes the answers): MEM_OK with *vecs = n vectors of *dim floats
  * (owned by the job), or the job's failure with err set. The first successful answer fixes

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "core/b64.h"
 #include "embedder/embedder.h"
 
 #define MAX_DIM 4096
@@ -41,47 +42,6 @@ out:
     json_decref(input);
     json_decref(root);
     return out;
-}
-
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Standard base64 with padding to bytes; *n_out bytes into out (cap bytes). -1 when
- * malformed or too long. */
-static int b64_decode(const char *s, size_t len, unsigned char *out, size_t cap, size_t *n_out)
-{
-    if (len % 4 != 0) return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 4) {
-        int v[4];
-        int pad = 0;
-        for (int k = 0; k < 4; k++) {
-            unsigned char c = (unsigned char)s[i + k];
-            if (c == '=' && i + 4 == len && k >= 2) {
-                v[k] = 0;
-                pad++;
-                continue;
-            }
-            if (pad) return -1; /* data after padding */
-            if ((v[k] = b64_value(c)) < 0) return -1;
-        }
-        uint32_t x =
-            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        size_t take = 3 - (size_t)pad;
-        if (o + take > cap) return -1;
-        out[o++] = (unsigned char)(x >> 16);
-        if (take > 1) out[o++] = (unsigned char)(x >> 8);
-        if (take > 2) out[o++] = (unsigned char)x;
-    }
-    *n_out = o;
-    return 0;
 }
 
 /* Floats of one embedding into dst (up to MAX_DIM); *d its dimension. */
@@ -108,15 +68,14 @@ static int decode_vector(const json_t *e, size_t i, float *dst, size_t *d, mem_e
         return MEM_OK;
     }
     if (json_is_string(e)) {
-        size_t bytes = 0;
-        if (b64_decode(json_string_value(e), json_string_length(e), (unsigned char *)dst,
-                       MAX_DIM * sizeof(float), &bytes) != 0 ||
-            bytes == 0 || bytes % sizeof(float) != 0)
+        size_t m = 0;
+        if (mem_b64_decode_f32le(json_string_value(e), json_string_length(e), dst, MAX_DIM, &m,
+                                 NULL, NULL) != MEM_OK ||
+            m == 0)
             return mem_err_set(err, MEM_EEMBED,
                                "embedder: the provider's answer has an embedding that is not the "
                                "base64 of 1 to %d float32 values (data[%zu])",
                                MAX_DIM, i);
-        size_t m = bytes / sizeof(float);
         for (size_t k = 0; k < m; k++)
             if (!isfinite(dst[k]))
                 return mem_err_set(err, MEM_EEMBED,

@@ -274,7 +274,9 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         goto fail;
     }
     sqlite3_busy_timeout(st->db, 5000);
-    if ((rc = mem_store__check(st->db, err)) != MEM_OK) goto fail;
+    if ((rc = mem_store__check(st->db, err)) != MEM_OK ||
+        (rc = mem_store__check_ours(st->db, err)) != MEM_OK)
+        goto fail;
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
@@ -623,7 +625,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     char **ids = NULL, **ev = NULL;
     size_t n_ev = 0;
     int rc = MEM_OK;
-    if (req->context_given && req->n_context && req->context_dim && req->context_dim != dim) {
+    if (req->context_given && req->n_context && req->context_dim != dim) {
         rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu", dim,
                            req->context_dim);
         goto out;

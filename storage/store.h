@@ -254,8 +254,9 @@ typedef struct mem_store_compact_req {
     bool context_given;   /* false: the namespace's last 20 retrieve queries */
     const float *context; /* n_context * dim floats when context_given */
     size_t n_context;
-    size_t context_dim; /* floats per context vector; 0 = the namespace's dim. A
-                           different value is MEM_EDIM */
+    size_t context_dim; /* floats per context vector: must be the namespace's dim (the
+                           namespace planned on, which may have been re-created since the
+                           vectors were decoded), else MEM_EDIM */
 } mem_store_compact_req_t;
 
 /* Plan a compaction over the namespace's active segments (shared lock only).

@@ -31,7 +31,7 @@
 #include "core/index.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 2
+#define MEM_STORE__SCHEMA_VERSION 3
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
@@ -62,6 +62,7 @@ typedef struct mem_store_ns {
     size_t n_dirty, cap_dirty;
     float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
+    bool recent_dirty; /* changed since it was last written (namespaces.recent) */
 } mem_store_ns_t;
 
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
@@ -104,6 +105,13 @@ enum mem_store__stmt {
     STMT_NS_DELETE_SEGS,
     STMT_NS_EMBEDDER,
     STMT_META_LSN,
+    STMT_SUP_INSERT,     /* (ns_id, target_seq, by_seq) */
+    STMT_SUP_TARGETS,    /* targets of by_seq */
+    STMT_SUP_DEL_BY,     /* the pairs of a superseder */
+    STMT_SUP_DEL_TARGET, /* the pairs of a target */
+    STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
+    STMT_SUP_DEL_NS,
+    STMT_NS_RECENT, /* the recent queries blob */
     STMT_SAVEPOINT,
     STMT_RELEASE,
     STMT_ROLLBACK_TO,
@@ -168,6 +176,8 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
 
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);
+/* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
+int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
 int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);

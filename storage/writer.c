@@ -43,6 +43,16 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
     [STMT_NS_EMBEDDER] = "UPDATE namespaces SET embedder = ? WHERE id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
+    [STMT_SUP_INSERT] = "INSERT OR IGNORE INTO supersessions(ns_id, target_seq, by_seq)"
+                        " VALUES(?, ?, ?)",
+    [STMT_SUP_TARGETS] = "SELECT target_seq FROM supersessions WHERE ns_id = ? AND by_seq = ?",
+    [STMT_SUP_DEL_BY] = "DELETE FROM supersessions WHERE ns_id = ? AND by_seq = ?",
+    [STMT_SUP_DEL_TARGET] = "DELETE FROM supersessions WHERE ns_id = ? AND target_seq = ?",
+    [STMT_SUP_LATEST] = "SELECT s.id FROM supersessions x JOIN segments s"
+                        " ON s.ns_id = x.ns_id AND s.seq = x.by_seq"
+                        " WHERE x.ns_id = ? AND x.target_seq = ? ORDER BY x.by_seq DESC LIMIT 1",
+    [STMT_SUP_DEL_NS] = "DELETE FROM supersessions WHERE ns_id = ?",
+    [STMT_NS_RECENT] = "UPDATE namespaces SET recent = ? WHERE id = ?",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",
     [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
@@ -181,6 +191,9 @@ static int op_ns_drop(mem_store__writer_t *w, mem_store_op_t *op)
     if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
         return mem_err_set(&op->err, rc, "out of memory");
     sqlite3_stmt *s = st->stmts[STMT_NS_DELETE_SEGS];
+    sqlite3_bind_int64(s, 1, ns->ns_id);
+    if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
+    s = st->stmts[STMT_SUP_DEL_NS];
     sqlite3_bind_int64(s, 1, ns->ns_id);
     if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
     s = st->stmts[STMT_NS_DELETE];

@@ -4,11 +4,11 @@
  * The writer is split by job: writer.c (the queue, the thread, the group commit, namespace
  * create/drop), insert.c (insert validation and insert), remove.c (delete and compaction),
  * linker.c (coherence-graph maintenance: every graph change is found WITHOUT the lock
- * through the writer's view and applied under the exclusive lock), vacuum.c (dropping
- * holes), access.c (writing access statistics). Only these files include this header: a
- * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles
- * a function to the writer's unlocked view and to the mutable handle of an index
- * (store_int.h).
+ * through the writer's view and applied under the exclusive lock), supersede.c (who
+ * supersedes whom), vacuum.c (dropping holes), access.c (writing access statistics). Only these
+ * files include this header: a mem_store__writer_t exists on the writer thread alone, and holding
+ * one is what entitles a function to the writer's unlocked view and to the mutable handle of an
+ * index (store_int.h).
  */
 #ifndef MEM_STORAGE_WRITER_INT_H
 #define MEM_STORAGE_WRITER_INT_H
@@ -70,6 +70,20 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
 int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err);
 /* End of the group for ns: forget its touched rows. */
 void mem_store__graph_reset(mem_store_ns_t *ns);
+
+/* rows[0..n) lose the flag bits drop (under the exclusive lock); those active now are
+ * linked (found without the lock, applied under it). MEM_OK, MEM_ENOMEM. */
+int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                      uint8_t drop, mem_err_t *err);
+
+/* supersede.c: the supersessions table */
+/* The row by_seq (id by_id) supersedes the row target_seq: record it. */
+int mem_store__supersede_record(mem_store__writer_t *w, mem_store_ns_t *ns, const char *by_id,
+                                int64_t by_seq, int64_t target_seq, mem_err_t *err);
+/* The rows gone[0..n) were deleted: drop their pairs; a target left without a superseder is
+ * superseded no more (and rejoins). */
+int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *gone,
+                                 size_t n_gone, mem_err_t *err);
 
 /* vacuum.c */
 /* After publish, outside any group: drop the namespace's holes when there are many. */

@@ -174,6 +174,8 @@ static void test_decode_bad(void **state)
     expect_fail("{\"data\":[{\"embedding\":\"AACA*w==\"}]}", 1, 0, "not the base64");
     expect_fail("{\"data\":[{\"embedding\":\"AA==AACA\"}]}", 1, 0, "not the base64");
     expect_fail("{\"data\":[{\"embedding\":\"AACA\"}]}", 1, 0, "not the base64"); /* 3 bytes */
+    expect_fail("{\"data\":[{\"embedding\":\"AACAPwAAIMB=\"}]}", 1, 0,
+                "not the base64"); /* pad bits */
     expect_fail("{\"data\":[{\"embedding\":\"\"}]}", 1, 0, "not the base64");
     expect_fail("{\"data\":[{\"embedding\":\"AADAfw==\"}]}", 1, 0, "not a finite float"); /* NaN */
     expect_fail("{\"data\":[{\"embedding\":\"AADAfwAAgD8=\"}]}", 1, 0, "not a finite float");
