@@ -155,6 +155,7 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
         if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
         m++;
         mem_index_set_flags(idx, rows[i], to);
+        if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
     }
     mem_store__write_unlock(w, ns);
     mem_graph_delta_free(&d);
