@@ -938,6 +938,7 @@ static void open_work_cb(uv_work_t *w)
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
         .scan_split_min = s->cfg->scan_split_min,
+        .graph_wait_ms = (uint32_t)(s->cfg->graph_wait_s * 1000.0 + 0.5),
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
