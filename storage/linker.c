@@ -24,11 +24,14 @@
  * a checkpoint records that the graph let go of it: the start-up can still unlink a row
  * that was deleted after the last checkpoint.
  */
+#define _GNU_SOURCE /* gettid, for the thread's own nice value */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/graph.h"
 #include "storage/store_int.h"
@@ -85,12 +88,12 @@ void mem_store__graph_publish(mem_store_t *st, mem_store_ns_t *ns)
     if (!ns->coherence || !g->w_changed) return;
     pthread_mutex_lock(&st->g_mu);
     g->w_gen++;
-    if (grow((void **)&g->pend, &g->cap_pend, g->n_pend + g->n_w_flagged, sizeof(*g->pend)) ==
-        MEM_OK) {
-        memcpy(g->pend + g->n_pend, g->w_flagged, g->n_w_flagged * sizeof(*g->pend));
-        g->n_pend += g->n_w_flagged;
-    } else {
-        g->g_rows = 0; /* no room for the list: the next batch looks at every row */
+    size_t n = g->n_w_flagged;
+    if (n && grow((void **)&g->pend, &g->cap_pend, g->n_pend + n, sizeof(*g->pend)) != MEM_OK) {
+        g->rescan = true; /* no room for the list: the next batch looks at every row */
+    } else if (n) {
+        memcpy(g->pend + g->n_pend, g->w_flagged, n * sizeof(*g->pend));
+        g->n_pend += n;
     }
     queue_locked(st, ns);
     pthread_mutex_unlock(&st->g_mu);
@@ -223,6 +226,8 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
         return;
     }
     g->busy = true;
+    if (g->rescan) g->g_rows = 0; /* decide every row again: decisions are idempotent */
+    g->rescan = false;
     uint64_t gen = g->w_gen;
     size_t *cand = g->pend, n_cand = g->n_pend;
     g->pend = NULL;
@@ -265,8 +270,8 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
     pthread_mutex_lock(&st->g_mu);
     g->busy = false;
     /* what is left (or everything, on a failure) is looked at again next time */
-    const size_t *back = rc == MEM_OK ? join.p + n_join : cand;
     size_t n_back = rc == MEM_OK ? join.n - n_join : n_cand;
+    const size_t *back = !n_back ? NULL : rc == MEM_OK ? join.p + n_join : cand;
     if (rc != MEM_OK) g->g_rows = from;
     if (n_back &&
         grow((void **)&g->pend, &g->cap_pend, g->n_pend + n_back, sizeof(*g->pend)) == MEM_OK) {
@@ -424,9 +429,16 @@ static void checkpoint_all(mem_store__linker_t *lk)
 
 /* ---- the thread ---- */
 
+/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10)
+ * for this thread only. A busy machine still runs it, at a slower pace. */
+#define LINKER_NICE 10
+
 static void *linker_main(void *arg)
 {
     mem_store__linker_t lk = {.st = arg, .last_ckpt = mono_s()};
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), LINKER_NICE) != 0) {
+        /* not permitted (a container, a sandbox): the graph then shares the CPU evenly */
+    }
     mem_store_t *st = lk.st;
     for (;;) {
         pthread_mutex_lock(&st->g_mu);

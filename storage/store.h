@@ -60,11 +60,13 @@ typedef struct mem_store_opts {
     size_t scan_split_min_cold;
     /* A read that needs the coherence graph (mem_store_ns_stats_exact, a retrieve with
      * coherence_weight > 0 or need_gates, a compaction plan) waits at most this long for the
-     * graph to cover every write acknowledged before it, then fails with MEM_EBUSY. */
+     * graph to cover every write acknowledged before it, then fails with MEM_EBUSY.
+     * 0: MEM_STORE_GRAPH_WAIT_MS. */
     uint32_t graph_wait_ms;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX 64
+#define MEM_STORE_GRAPH_WAIT_MS    10000 /* the default graph wait (--graph-wait) */
 
 /* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
  * namespace into memory and start the writer. MEM_OK, MEM_ECORRUPT, MEM_ESTORAGE, ENOMEM. */

@@ -48,6 +48,7 @@ typedef struct mem_store_graph {
     size_t n_pend, cap_pend;
     bool queued; /* in the linker's queue (which holds a reference) */
     bool busy;   /* the linker, or a vacuum, works on it */
+    bool rescan; /* a change list was lost: the next batch decides every row */
     /* the linker thread only (or whoever holds busy) */
     size_t g_rows;     /* rows the linker has taken; those above are new */
     uint64_t *buckets; /* seq / MEM_STORE__GRAPH_BUCKET touched since the checkpoint */

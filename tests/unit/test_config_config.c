@@ -412,7 +412,7 @@ static void test_good_values(void **state)
     assert_true(R.cfg.coherence_threshold == -1);
     assert_true(R.cfg.coherence_weight == 1);
     assert_true(R.cfg.decay.recency_bias == 0.25);
-    expect_ok(ARGS("--graph-wait", "0"), NULL); /* never wait: 503 at once when behind */
+    expect_ok(ARGS("--graph-wait", "0"), NULL); /* 503 at once when the graph is behind */
     assert_true(R.cfg.graph_wait_s == 0);
     expect_ok(ARGS("--graph-wait", "1.5m"), NULL);
     assert_true(R.cfg.graph_wait_s == 90);
