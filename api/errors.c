@@ -63,6 +63,7 @@ json_t *mem_api__enc_error(const mem_err_t *err)
         json_object_set_new(e, "message", mem_api__text(msg)))
         goto fail;
     if (err->field[0] && json_object_set_new(e, "field", mem_api__text(err->field))) goto fail;
+    if (err->line && json_object_set_new(e, "line", json_integer((json_int_t)err->line))) goto fail;
     if (err->code == MEM_ENONMONO &&
         (json_object_set_new(e, "last_timestamp", mem_api__enc_ts(err->last_ms)) ||
          json_object_set_new(e, "timestamp", mem_api__enc_ts(err->given_ms))))

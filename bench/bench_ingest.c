@@ -113,7 +113,7 @@ static uint64_t run_acked(mem_store_t *st, mem_store_op_t *op)
 }
 
 typedef struct phase {
-    double acked_per_s;      /* segments acknowledged per second */
+    double acked_per_s; /* segments acknowledged per second */
     double batch_p50_ms, batch_p95_ms;
     double graph_rows_per_s; /* the linker's rate over the phase (linked or unlinked rows) */
     double graph_lag_s;      /* from the last ack until an exact stats read answered */
@@ -131,8 +131,7 @@ static void graph_counts(mem_store_t *st, uint64_t *rows, double *secs)
  * rate: the ceiling of what the graph leaves it on a loaded machine). */
 static bool alone;
 
-static phase_t batches(mem_store_t *st, const char *ns, bench_corpus_t *c, size_t first,
-                       batch_t *b)
+static phase_t batches(mem_store_t *st, const char *ns, bench_corpus_t *c, size_t first, batch_t *b)
 {
     phase_t ph = {0};
     uint64_t ns_batch[BATCHES], total = 0, r0, r1;
@@ -235,8 +234,8 @@ int main(void)
     phase_t full = batches(st, "big", &c, big_n, b);
     printf("into one holding %zu:  %8.0f segments/s acknowledged (batch p50 %.1f ms, p95 "
            "%.1f ms); graph %8.0f rows/s, caught up %.2f s after the last ack\n",
-           big_n, full.acked_per_s, full.batch_p50_ms, full.batch_p95_ms,
-           full.graph_rows_per_s, full.graph_lag_s);
+           big_n, full.acked_per_s, full.batch_p50_ms, full.batch_p95_ms, full.graph_rows_per_s,
+           full.graph_lag_s);
 
     /* durable single inserts, 32 at a time */
     size_t per = 200;
@@ -276,11 +275,11 @@ int main(void)
                 "  \"single_c32\": {\"per_s\": %.0f, \"p50_ms\": %.3f, \"p95_ms\": %.3f},\n"
                 "  \"graph\": {\"batches\": %llu, \"rows\": %llu, \"seconds\": %.2f}\n}\n",
                 DIM, BATCH, BATCHES, empty.acked_per_s, empty.batch_p50_ms, empty.batch_p95_ms,
-                empty.graph_rows_per_s, empty.graph_lag_s, big_n, (double)big_n / load_s,
-                catch_s, big_n, full.acked_per_s, full.batch_p50_ms, full.batch_p95_ms,
-                full.graph_rows_per_s, full.graph_lag_s, single_rate, ls.p50_us / 1e3, ls.p95_us / 1e3,
-                (unsigned long long)m.graph_batches, (unsigned long long)m.graph_rows,
-                m.graph_seconds);
+                empty.graph_rows_per_s, empty.graph_lag_s, big_n, (double)big_n / load_s, catch_s,
+                big_n, full.acked_per_s, full.batch_p50_ms, full.batch_p95_ms,
+                full.graph_rows_per_s, full.graph_lag_s, single_rate, ls.p50_us / 1e3,
+                ls.p95_us / 1e3, (unsigned long long)m.graph_batches,
+                (unsigned long long)m.graph_rows, m.graph_seconds);
         fclose(f);
     }
     mem_store_close(st);

@@ -4,7 +4,9 @@
  * Layout: "MNR1", u8 kind, u8 flags (1 batch, 2 purge, 4 embedder, 8 no graph), str msgid, str ns,
  * u64 dim, i64 now_ms, str embedder (only with flag 4), then per kind: INSERT u32 n, n x (str id,
  * u8 ts_given, i64 ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x f32);
- * DELETE str id; COMPACT u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then str.
+ * DELETE str id; COMPACT u32 n, n x str; PATCH str id, u8 (1 metadata given, 2 source
+ * given), opt metadata, opt source (absent with its bit set: clear it). str = u32 length,
+ * bytes, NUL; opt = u8 present, then str.
  * Host byte order (every supported target is little-endian).
  */
 #include "cluster/record.h"
@@ -100,6 +102,15 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
         put_u32(&w, (uint32_t)op->n_evict);
         for (size_t i = 0; i < op->n_evict; i++)
             put_str(&w, op->evict_ids[i], strlen(op->evict_ids[i]));
+        break;
+    case MEM_STORE_OP_PATCH:
+        put_str(&w, op->id, strlen(op->id));
+        put_u8(&w, (uint8_t)((op->patch_metadata ? 1 : 0) | (op->patch_source ? 2 : 0)));
+        put_opt(&w, op->metadata, op->metadata_len);
+        put_opt(&w, op->source, op->source_len);
+        break;
+    case MEM_STORE_OP_IMPORT: /* too big for one log record: refused in cluster mode */
+        w.fail = 1;
         break;
     case MEM_STORE_OP_NS_CREATE:
     case MEM_STORE_OP_NS_DROP:
@@ -216,7 +227,7 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
     if (!magic || memcmp(magic, "MNR1", 4) != 0) goto bad;
     mem_store_op_t *op = &rec->op;
     uint8_t kind = get_u8(&r), flags = get_u8(&r);
-    if (kind > MEM_STORE_OP_COMPACT) goto bad;
+    if (kind > MEM_STORE_OP_PATCH) goto bad;
     op->kind = (mem_store_op_kind_t)kind;
     op->batch = (flags & 1) != 0;
     op->purge = (flags & 2) != 0;
@@ -267,6 +278,14 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         op->n_segs = n;
     } else if (op->kind == MEM_STORE_OP_DELETE) {
         if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
+    } else if (op->kind == MEM_STORE_OP_PATCH) {
+        if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
+        uint8_t pf = get_u8(&r);
+        if (pf & ~3u) goto bad;
+        op->patch_metadata = (pf & 1) != 0;
+        op->patch_source = (pf & 2) != 0;
+        if (get_u8(&r)) op->metadata = get_str(&r, &op->metadata_len);
+        if (get_u8(&r)) op->source = get_str(&r, &op->source_len);
     } else if (op->kind == MEM_STORE_OP_COMPACT) {
         uint32_t n = get_u32(&r);
         if (r.fail || n > len) goto bad;

@@ -366,6 +366,17 @@ static int set_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
+static int set_max_import_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    if (v == 0) return why_set(why, n, val, "must be a size greater than 0");
+    cfg->max_import_body = v;
+    return 0;
+}
+
 #define SET_UINT(name, field, lo, hi, type)                                                        \
     static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
     {                                                                                              \
@@ -635,6 +646,9 @@ static const opt_t opts[] = {
      set_metrics_public, 1},
     {"max-body", "MNEMOD_MAX_BODY", "SIZE", "16MiB", "largest request body (B, KiB, MiB, GiB)",
      set_max_body, 0},
+    {"max-import-body", "MNEMOD_MAX_IMPORT_BODY", "SIZE", "4GiB",
+     "largest POST .../import body (read as a stream, never buffered whole)", set_max_import_body,
+     0},
     {"max-batch", "MNEMOD_MAX_BATCH", "N", "1000", "most segments in one insert", set_max_batch, 0},
     {"max-future-skew", "MNEMOD_MAX_FUTURE_SKEW", "DUR", "300s",
      "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
@@ -893,6 +907,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->coherence_weight = 0.0;
     cfg->metrics_public = false;
     cfg->max_body = 16u << 20;
+    cfg->max_import_body = (size_t)4 << 30;
     cfg->max_batch = 1000;
     cfg->max_future_skew_s = 300.0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

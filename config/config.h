@@ -30,7 +30,8 @@ typedef struct mem_cfg {
     double coherence_weight;    /* [0, 1] */
     char api_key[512];          /* "" = no auth */
     bool metrics_public;
-    size_t max_body; /* bytes */
+    size_t max_body;        /* bytes */
+    size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
     size_t max_batch;
     double max_future_skew_s;
     int threads; /* libuv pool size */

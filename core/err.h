@@ -55,6 +55,7 @@ typedef struct mem_err {
     int64_t last_ms;   /* ENONMONO: the namespace's newest timestamp (Unix ms) */
     int64_t given_ms;  /* ENONMONO: the rejected timestamp (Unix ms) */
     int retry_after_s; /* EBUSY: seconds for the Retry-After header, 0 = unset */
+    uint64_t line;     /* an import: the 1-based NDJSON line at fault, 0 = none */
 } mem_err_t;
 
 /* Record code and message in err (may be NULL) and return code. */

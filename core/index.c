@@ -259,6 +259,11 @@ int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len)
     return (int)idx->_n_sources;
 }
 
+void mem_index_set_source(mem_index_t *idx, size_t pos, uint16_t source)
+{
+    if (source <= idx->_n_sources) MEM_INDEX_ROW(idx, pos, source) = source;
+}
+
 const char *mem_index_source_name(const mem_index_t *idx, uint16_t source)
 {
     return source && source <= idx->_n_sources ? idx->_sources[source] : NULL;

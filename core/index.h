@@ -118,6 +118,8 @@ void mem_index_publish(mem_index_t *idx, size_t n_visible);
 void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags);
 /* Intern a source string: its id (> 0), 0 for NULL/empty, MEM_ENOMEM or MEM_ELIMIT. */
 int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len);
+/* A row's source changes (an interned id, 0 = none): a segment's PATCH. */
+void mem_index_set_source(mem_index_t *idx, size_t pos, uint16_t source);
 /* Start-up restore of a row's stored access statistics, and of the clock. */
 void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t access_count, uint64_t tick);
 void mem_index_restore_clock(mem_index_t *idx, uint64_t clock);

@@ -74,6 +74,7 @@ static bool row_selected(const mem_index_t *idx, const mem_scan_params_t *p, siz
     int64_t ts = MEM_INDEX_ROW(idx, pos, ts_ms);
     if (ts < p->since_ms || ts > p->until_ms) return false;
     if (p->source >= 0 && MEM_INDEX_ROW(idx, pos, source) != p->source) return false;
+    if (p->row_mask && !(p->row_mask[pos / 64] >> (pos % 64) & 1)) return false;
     return true;
 }
 
@@ -255,9 +256,17 @@ static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *bl
 }
 
 /* 1 when every visible row of the block passes the filters (the common case). */
-static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n)
+static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n,
+                               size_t base)
 {
     if (p->source >= 0 || blk->ts_min < p->since_ms || blk->ts_max > p->until_ms) return false;
+    if (p->row_mask) { /* base is a multiple of 64: whole words, then the tail's bits */
+        const uint64_t *w = p->row_mask + base / 64;
+        size_t full = n / 64;
+        for (size_t i = 0; i < full; i++)
+            if (w[i] != UINT64_MAX) return false;
+        if (n % 64 && (w[full] | ~((UINT64_C(1) << (n % 64)) - 1)) != UINT64_MAX) return false;
+    }
     uint64_t any = 0;
     size_t r = 0;
     for (; r + 8 <= n; r += 8) {
@@ -276,10 +285,13 @@ static bool flags_selected(const mem_scan_params_t *p, uint8_t f)
            (!(f & MEM_ROW_ARCHIVED) || p->include_archived);
 }
 
-static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r)
+static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r,
+                             size_t base)
 {
     return flags_selected(p, blk->flags[r]) && blk->ts_ms[r] >= p->since_ms &&
-           blk->ts_ms[r] <= p->until_ms && (p->source < 0 || blk->source[r] == (uint16_t)p->source);
+           blk->ts_ms[r] <= p->until_ms &&
+           (p->source < 0 || blk->source[r] == (uint16_t)p->source) &&
+           (!p->row_mask || (p->row_mask[(base + r) / 64] >> ((base + r) % 64) & 1));
 }
 
 /* The largest float c with c <= x * (1 - 1e-12): sim < c guarantees sim * f < thr. */
@@ -334,14 +346,15 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     size_t n = visible_in_block(idx, b);
     float sims[MEM_INDEX_BLOCK_ROWS];
     uint32_t cand[MEM_INDEX_BLOCK_ROWS];
-    bool all = block_all_selected(p, blk, n);
+    size_t base = b * MEM_INDEX_BLOCK_ROWS;
+    bool all = block_all_selected(p, blk, n, base);
 
     if (all) {
         s->scanned += n;
     } else {
         size_t c = 0;
         for (size_t r = 0; r < n; r++)
-            c += blk_row_selected(p, blk, r);
+            c += blk_row_selected(p, blk, r, base);
         if (c == 0) return;
         s->scanned += c;
     }
@@ -399,12 +412,11 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
             n_cand = n;
         }
     }
-    size_t base = b * MEM_INDEX_BLOCK_ROWS;
     for (size_t i = 0; i < n_cand; i++) {
         size_t r = cand[i];
         if (thr > 0.0 && (double)sims[r] * f_max < thr * (1.0 - 1e-12))
             continue; /* thr has risen since the block started */
-        if (!all && !blk_row_selected(p, blk, r)) continue;
+        if (!all && !blk_row_selected(p, blk, r, base)) continue;
         mem_scan_hit_t h;
         score_row(idx, p, base + r, sims[r], &h);
         h.text_score = 0.0;
@@ -452,7 +464,7 @@ static void visit_text_block(scan_state_t *s, size_t b, double f_max)
     size_t base = b * MEM_INDEX_BLOCK_ROWS;
     for (size_t i = 0; i < n_text; i++) {
         size_t r = rows[i];
-        if (r >= n || !blk_row_selected(p, blk, r)) continue; /* r >= n: not yet published */
+        if (r >= n || !blk_row_selected(p, blk, r, base)) continue; /* r >= n: not yet published */
         if (hybrid && !block_dots) {
             /* the best this row can reach with any cosine, float rounding included */
             double ub = (tw * text[r] + (1.0 - tw) * vec_ub) * (1.0 + 1e-6);
@@ -683,6 +695,102 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned)
 {
     mem_scan_run_part(idx, ops, p, 0, 1, hits, n_hits, n_scanned);
+}
+
+/* Candidates of one block: ents[i].b is the block, first/count its slice of pos[]. */
+typedef struct cand_ent {
+    double bound, f_max;
+    size_t b, first, count;
+} cand_ent_t;
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const cand_ent_t *a = x, *b = y;
+    if (a->bound != b->bound) return a->bound > b->bound ? -1 : 1;
+    return a->b > b->b ? -1 : a->b < b->b ? 1 : 0;
+}
+
+void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                   const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
+                   size_t *n_scanned)
+{
+    scan_state_t s = {
+        .idx = idx,
+        .p = p,
+        .ops = ops,
+        .top = {.h = hits, .n = 0, .k = p->k},
+    };
+    *n_hits = *n_scanned = 0;
+    if (p->k == 0 || n == 0) return;
+    if (p->match != MEM_SCAN_MATCH_VECTOR) {
+        /* text relevance comes from the lexical index's blocks: the listed rows become a mask
+         * (with any mask already given) for the full scan, which gives the same answer */
+        uint64_t *m = calloc(idx->n_visible / 64 + 1, sizeof(*m));
+        if (m) {
+            for (size_t i = 0; i < n; i++)
+                if (pos[i] < idx->n_visible &&
+                    (!p->row_mask || (p->row_mask[pos[i] / 64] >> (pos[i] % 64) & 1)))
+                    m[pos[i] / 64] |= UINT64_C(1) << (pos[i] % 64);
+            mem_scan_params_t q = *p;
+            q.row_mask = m;
+            mem_scan_run(idx, ops, &q, hits, n_hits, n_scanned);
+            free(m);
+        }
+        return;
+    }
+    /* The scan's block bounds prune here too: candidates are grouped by block, blocks
+     * visited in order of their bound, and once a bound is below the K-th score no later
+     * block can enter (params_prunable as in the scan; otherwise every candidate is scored). */
+    bool prunable = params_prunable(p);
+    double qq = 0.0;
+    for (size_t i = 0; i < idx->dim; i++)
+        qq += (double)p->query[i] * (double)p->query[i];
+    s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+    size_t n_ents = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || pos[i] / MEM_INDEX_BLOCK_ROWS != pos[i - 1] / MEM_INDEX_BLOCK_ROWS) n_ents++;
+    cand_ent_t *ents = malloc(n_ents * sizeof(*ents));
+    if (!ents) { /* no room for the plan: score every candidate in order */
+        prunable = false;
+    } else {
+        size_t e = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t b = pos[i] / MEM_INDEX_BLOCK_ROWS;
+            if (i == 0 || b != pos[i - 1] / MEM_INDEX_BLOCK_ROWS) {
+                ents[e].b = b;
+                ents[e].first = i;
+                ents[e].count = 0;
+                ents[e].f_max = prunable ? block_f_max(&s, idx->blocks[b], 1.0) : 1.0;
+                ents[e].bound = ents[e].f_max * s.sim_max;
+                e++;
+            }
+            ents[e - 1].count++;
+        }
+        if (prunable) qsort(ents, n_ents, sizeof(*ents), cand_cmp);
+    }
+    size_t scanned = 0;
+    for (size_t e = 0; e < (ents ? n_ents : 1); e++) {
+        size_t first = ents ? ents[e].first : 0, count = ents ? ents[e].count : n;
+        if (ents && prunable) {
+            double thr = current_thr(&s);
+            if (thr > 0.0 && ents[e].bound < thr) break; /* sorted: the rest is bounded lower */
+        }
+        for (size_t i = first; i < first + count; i++) {
+            size_t at = pos[i];
+            if (at >= idx->n_visible || !row_selected(idx, p, at)) continue;
+            scanned++;
+            float sim;
+            ops->dot_rows(p->query, mem_index_vec(idx, at), 1, idx->dim, idx->stride, &sim);
+            mem_scan_hit_t h;
+            score_row(idx, p, at, sim, &h);
+            if (p->has_min_score && !(h.score >= p->min_score)) continue;
+            heap_push(&s.top, &h);
+        }
+    }
+    free(ents);
+    sort_hits(hits, s.top.n);
+    *n_hits = s.top.n;
+    *n_scanned = scanned;
 }
 
 void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,

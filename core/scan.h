@@ -55,6 +55,9 @@ typedef struct mem_scan_params {
     const mem_lexidx_t *lex; /* text, hybrid: the lexical index, rows at idx's positions */
     const mem_lexq_t *text;  /* text, hybrid: the query prepared against lex */
     double text_weight;      /* hybrid: the text's share tw, in [0, 1] */
+    /* NULL: every row; else only the rows whose bit pos is set (bit pos % 64 of word pos / 64,
+     * n_visible bits): a metadata filter, applied inside the scan like the others */
+    const uint64_t *row_mask;
 } mem_scan_params_t;
 
 typedef struct mem_scan_hit {
@@ -90,6 +93,14 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
 void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned);
+/* The same answer as mem_scan_reference restricted to the rows pos[0..n) (ascending, each
+ * < n_visible): for a selective filter whose few candidate rows are known, so the rest of
+ * the namespace is never read. Rows are visited block by block in order of the blocks'
+ * bounds and pruned as mem_scan_run prunes; each row visited that passes the filters is
+ * scored exactly (the f32 kernel of ops, as mem_scan_run does); *n_scanned counts them. */
+void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                   const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
+                   size_t *n_scanned);
 /* Merge n_lists lists, each sorted in result order, into the top k (out has room for k). */
 void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,
                     size_t k, mem_scan_hit_t *out, size_t *n_out);

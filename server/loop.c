@@ -109,6 +109,22 @@ typedef struct conn_req {
     bool replicated;        /* cluster mode: the write went through the log on the worker */
     char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
     char *repl_body;
+    /* a streamed response body (an export): filled a chunk at a time on the pool */
+    mem_api_stream_t *stream; /* taken from aresp when the response is built */
+    char *chunk;              /* STREAM_CHUNK bytes; chunk_off of chunk_len already sent */
+    size_t chunk_len, chunk_off;
+    long fill_rc;    /* the last fill: > 0 bytes, 0 end, -1 failed */
+    bool stream_end; /* no more data: end (or cut) the body once the chunk is sent */
+    bool filling;    /* a fill job runs; the connection is suspended meanwhile */
+    uv_work_t fill_work;
+    /* an import: its body is handed to api/ a piece at a time, never held whole */
+    bool import;
+    mem_api_import_t *imp;
+    bool imp_failed;    /* the import was refused: drop the rest of the body */
+    bool answered;      /* an import refused before its body: the answer is already queued */
+    uint64_t body_seen; /* bytes of body received so far */
+    bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
+    uv_work_t feed_work;
 } conn_req_t;
 
 struct srv {
@@ -268,13 +284,127 @@ static void on_sweep(uv_timer_t *t)
 
 /* ---- responses ---- */
 
+/* ---- streamed bodies ----
+ * MHD asks for the next bytes (stream_read, loop thread). When the current chunk is used up,
+ * a fill job encodes the next one on the pool while the connection is suspended (the only
+ * way MHD allows "no data yet" without busy polling; suspending from a content reader is
+ * allowed), and its completion resumes it. A fill job runs only while its connection is
+ * suspended, and MHD never ends a suspended connection, so r outlives the job. A drain cuts
+ * the body short. */
+
+#define STREAM_CHUNK (256u * 1024u)
+
+static void fill_work_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    r->fill_rc = mem_api_stream_fill(r->stream, r->chunk, STREAM_CHUNK);
+}
+
+static void fill_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->filling = false;
+    r->chunk_off = 0;
+    r->chunk_len = r->fill_rc > 0 && status == 0 ? (size_t)r->fill_rc : 0;
+    if (r->fill_rc <= 0 || status != 0) r->stream_end = true;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    conn_req_t *r = cls;
+    srv_t *s = r->srv;
+    s->progress++;
+    if (s->draining) return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (r->chunk_off < r->chunk_len) {
+        size_t n = r->chunk_len - r->chunk_off;
+        if (n > max) n = max;
+        memcpy(buf, r->chunk + r->chunk_off, n);
+        r->chunk_off += n;
+        return (ssize_t)n;
+    }
+    if (r->stream_end)
+        return r->fill_rc < 0 ? MHD_CONTENT_READER_END_WITH_ERROR
+                              : MHD_CONTENT_READER_END_OF_STREAM;
+    if (r->filling) return 0; /* the suspended pass asks again: the job already runs */
+    if (!r->chunk && !(r->chunk = malloc(STREAM_CHUNK))) return MHD_CONTENT_READER_END_WITH_ERROR;
+    r->filling = true;
+    r->fill_work.data = r;
+    if (uv_queue_work(&s->loop, &r->fill_work, fill_work_cb, fill_after_cb) != 0) {
+        r->filling = false;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    MHD_suspend_connection(r->conn);
+    s->in_flight++;
+    return 0;
+}
+
+/* ---- streamed request bodies (imports) ----
+ * The body gathers in r->body up to IMPORT_PIECE bytes; then the connection is suspended
+ * (from the access handler, where MHD allows it) while a pool job hands the piece to api/,
+ * and resumed when it is done. Memory: one piece, whatever the body's size. What needs
+ * neither body nor store (route, Content-Type, key, size) is answered before the body is
+ * read; a bad line found on the way makes the rest of the body be read and dropped (MHD
+ * cannot answer in the middle of a body), then answered. An import's body is bounded by
+ * --max-import-body and the idle timeout, not by --request-timeout. */
+
+#define IMPORT_PIECE (1u << 20)
+
+static void import_feed(conn_req_t *r)
+{
+    srv_t *s = r->srv;
+    r->areq.method = r->method;
+    r->areq.path = r->url;
+    r->areq.query = r->query;
+    r->areq.content_type = r->ctype;
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
+    if (!r->imp && !r->imp_failed) {
+        r->imp = mem_api_import_begin(&s->api, &r->areq, &r->aresp);
+        if (!r->imp) r->imp_failed = true;
+    }
+    if (r->imp && !mem_api_import_feed(r->imp, r->body, r->len)) {
+        mem_api_import_end(r->imp, &r->aresp); /* fills the error */
+        r->imp_failed = true;
+    }
+    r->len = 0;
+}
+
+static void feed_work_cb(uv_work_t *w)
+{
+    import_feed(w->data);
+}
+
+static void feed_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->feeding = false;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
 static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 {
-    struct MHD_Response *mr =
-        MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+    struct MHD_Response *mr;
+    bool has_body = resp->body_len > 0 || resp->stream;
+    if (resp->stream) {
+        r->stream = resp->stream; /* ours now: freed with r */
+        resp->stream = NULL;
+        mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, r, NULL);
+    } else {
+        mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+        if (mr) resp->body = NULL; /* MHD frees it now */
+    }
     if (!mr) return NULL;
-    bool has_body = resp->body_len > 0;
-    resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
     if (has_body || resp->content_type)
         MHD_add_response_header(mr, "Content-Type",
@@ -451,6 +581,11 @@ static void work_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
+    if (r->import) { /* the last piece of a streamed import, then its write record */
+        import_feed(r);
+        if (r->imp && !r->imp_failed) mem_api_import_end(r->imp, &r->aresp);
+        return;
+    }
     if (strcmp(r->url, "/metrics") == 0) {
         size_t len = 0;
         char *text = mem_srv_metrics_render(r->store, s->ops->name, &len);
@@ -620,12 +755,16 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->ctype = ct ? strdup(ct) : NULL;
     if (!r->url || !r->query || (ct && !r->ctype))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    r->import = mem_api_is_import(method, r->url);
     return MEM_OK;
 }
 
 static void req_free(conn_req_t *r)
 {
     if (!r) return;
+    mem_api_stream_free(r->stream);
+    free(r->chunk);
+    mem_api_import_free(r->imp);
     if (r->ready) MHD_destroy_response(r->ready);
     mem_emb_job_free(r->emb_job);
     mem_api_resp_deinit(&r->aresp);
@@ -653,7 +792,11 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
     if (r->too_big) {
         char msg[96];
-        snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
+        if (r->import)
+            snprintf(msg, sizeof(msg), "import body over %zu bytes (max-import-body)",
+                     s->cfg->max_import_body);
+        else
+            snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
         return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
     }
     if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
@@ -736,11 +879,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || *end || n > s->cfg->max_body) r->too_big = true;
+            if (errno || *end || n > (r->import ? s->cfg->max_import_body : s->cfg->max_body))
+                r->too_big = true;
         }
         /* Answer 413 before the body arrives: a client announcing a huge body must not
          * make us read (or wait for) it. MHD closes the connection after this reply. */
         if (r->too_big) return dispatch(s, r);
+        /* An import is checked before its body is read: it may be gigabytes. */
+        if (r->import) {
+            if (s->draining || !s->store || (needs_auth(s, r->url) && !authorized(s, r->conn)))
+                return dispatch(s, r);
+            r->areq.method = r->method;
+            r->areq.path = r->url;
+            r->areq.query = r->query;
+            r->areq.content_type = r->ctype;
+            r->areq.headers = r->headers;
+            r->areq.n_headers = r->n_headers;
+            if (!mem_api_import_precheck(&s->api, &r->areq, &r->aresp)) {
+                r->imp_failed = r->answered = true;
+                return reply_now(r, &r->aresp);
+            }
+            if (x) x->phase = CP_WORKING; /* its body has no deadline, only the idle timeout */
+        }
         return MHD_YES;
     }
     if (r->state == RS_READY) {
@@ -753,6 +913,38 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return ok;
     }
     if (r->state == RS_WORKING) return MHD_YES;
+    /* MHD may still hand over data in the pass that suspended the connection: keep it for
+     * later (not consumed) rather than touch the body a feed job is reading */
+    if (r->feeding) return MHD_YES;
+    if (*upload_size && r->import) {
+        r->body_seen += *upload_size;
+        if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
+        if (r->too_big || r->imp_failed || r->answered) { /* answered at the end of the body */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (r->len + *upload_size > r->cap) {
+            size_t cap = r->cap ? r->cap : 65536;
+            while (cap < r->len + *upload_size)
+                cap *= 2;
+            char *b = realloc(r->body, cap);
+            if (!b) return MHD_NO;
+            r->body = b;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload_data, *upload_size);
+        r->len += *upload_size;
+        *upload_size = 0;
+        if (r->len >= IMPORT_PIECE) {
+            r->feeding = true;
+            r->feed_work.data = r;
+            if (uv_queue_work(&s->loop, &r->feed_work, feed_work_cb, feed_after_cb) != 0)
+                return MHD_NO;
+            MHD_suspend_connection(c);
+            s->in_flight++;
+        }
+        return MHD_YES;
+    }
     if (*upload_size) {
         if (x && x->phase == CP_RECEIVING &&
             (double)(mono_ns() - x->started_ns) / 1e9 > s->cfg->request_timeout_s) {
@@ -776,7 +968,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
-    if (x) x->phase = CP_WORKING; /* received in full */
+    if (r->answered) return MHD_YES; /* refused before its body: the answer is queued */
+    if (x) x->phase = CP_WORKING;    /* received in full */
     return dispatch(s, r);
 }
 

@@ -43,6 +43,15 @@ static bool same_given(const mem_store_seg_in_t *a, const mem_store_seg_in_t *b,
 
 /* Compare a given segment with the stored row at seq. *same set on success. */
 static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                          const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
+{
+    return same_as_stored(st, ns, seq, in, same, err);
+}
+
+static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
                           const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
 {
     sqlite3_stmt *s = st->stmts[STMT_SEG_BY_SEQ];
@@ -344,6 +353,10 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
     for (size_t i = 0; i < op->n_segs; i++) {
         if (kind[i] != SEG_NEW) continue;
         if ((rc = insert_row_sql(w, ns, &op->segs[i], pos, err)) != MEM_OK) return rc;
+        if (op->segs[i].metadata &&
+            (rc = mem_store__meta_flatten_set(w, ns, mem_index_seq(view, pos), op->segs[i].metadata,
+                                              op->segs[i].metadata_len, err)) != MEM_OK)
+            return rc;
         mem_store_seg_out_t *o = &op->outs[i];
         o->seq = mem_index_seq(view, pos);
         o->ts_ms = mem_index_ts(view, pos);

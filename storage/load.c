@@ -26,6 +26,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
     if (ns && !(ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float))))
         rc = MEM_ENOMEM;
     if (rc == MEM_OK && !idx) rc = mem_index_new(dim, &idx);
+    if (rc == MEM_OK) rc = mem_meta_new(&ns->meta);
     if (rc != MEM_OK) {
         if (ns) free(ns->recent);
         free(ns);
@@ -290,6 +291,10 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", name);
     }
     if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
+    if ((rc = mem_store__meta_load(ns, db, err)) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return rc;
+    }
     ns->last_seq = nr.last_seq;
     ns->last_ts_ms =
         sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);

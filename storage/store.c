@@ -88,6 +88,7 @@ void mem_store__ns_release(mem_store_ns_t *ns)
 {
     if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     mem_index_free(ns->_idx);
+    mem_meta_free(ns->meta);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
     mem_store__graph_free(&ns->g);
@@ -712,7 +713,19 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         p.source = mem_index_source_find(idx, q->source, q->source_len);
         skip = p.source == 0; /* no segment carries that source */
     }
-    if (!skip) mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
+    uint64_t *fmask = NULL;
+    size_t *cand = NULL, n_cand = 0;
+    int plan = 0;
+    if (!skip && q->filter &&
+        (plan = mem_store__meta_plan(ns, idx, q->filter, &p, &fmask, &cand, &n_cand, err)) < 0) {
+        mem_store__read_unlock(ns);
+        rc = plan;
+        goto out;
+    }
+    if (!skip && plan == 1)
+        mem_scan_rows(idx, st->opts.ops, &p, cand, n_cand, hits, &n_hits, &n_scanned);
+    else if (!skip)
+        mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
     if (q->record_access && !skip) mem_store__record_access(ns, idx, p.query, hits, n_hits);
     /* id, timestamp and seq come from memory; the rest from one SQLite snapshot pinned now,
      * while the view is held: a delete applies to memory before its commit, so every hit is
@@ -735,6 +748,8 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         }
     }
     mem_store__read_unlock(ns);
+    free(fmask);
+    free(cand);
     if (oom) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;

@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "core/index.h"
+#include "core/meta.h"
 #include "storage/store.h"
 
 #define MEM_STORE__SCHEMA_VERSION 4
@@ -73,6 +74,7 @@ typedef struct mem_store_ns {
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
     mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
+    mem_meta_t *meta;   /* metadata value index (by seq): guarded by lock, changed by the writer */
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
@@ -136,6 +138,8 @@ enum mem_store__stmt {
     STMT_SEG_DELETE,
     STMT_SEG_ARCHIVE,
     STMT_SEG_ACCESS,
+    STMT_SEG_PATCH, /* patch.c */
+    STMT_META_TREE, /* meta.c */
     STMT_NS_INSERT,
     STMT_NS_UPDATE,
     STMT_NS_CLOCK,
@@ -283,6 +287,21 @@ void mem_store__log_free(mem_store_t *st);
  * MEM_ECORRUPT (a stored embedding of the wrong size). */
 int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
                             mem_store_segment_t **out, mem_err_t *err);
+
+/* meta.c: the metadata value index of a namespace (core/meta.h) */
+/* Start-up (or reload), ns not shared yet: every segment's metadata from db into ns->meta. */
+int mem_store__meta_load(mem_store_ns_t *ns, sqlite3 *db, mem_err_t *err);
+/* A filter matching at most 1 / MEM_STORE__FILTER_SELECTIVE of a namespace's visible rows
+ * is answered by scoring exactly those rows (their vectors only); a broader one runs the
+ * full pruned scan with a row mask. Either gives the exact filtered top K. */
+#define MEM_STORE__FILTER_SELECTIVE 16
+/* Reader, view = ns's read view (shared lock held): plan filter f for p over the visible
+ * rows. Returns 1 with *cand (malloc'd, ascending positions, *n_cand of them, maybe 0) to
+ * score only those, or 2 with p->row_mask set to *mask (malloc'd) for the full scan; the
+ * caller frees both. MEM_ENOMEM on failure. */
+int mem_store__meta_plan(const mem_store_ns_t *ns, const mem_index_t *view,
+                         const mem_meta_filter_t *f, mem_scan_params_t *p, uint64_t **mask,
+                         size_t **cand, size_t *n_cand, mem_err_t *err);
 
 /* access.c: access statistics (counted in memory by readers, written by the writer) and
  * the namespace's recent retrieve queries */

@@ -35,6 +35,10 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SEG_ARCHIVE] = "UPDATE segments SET archived = 1 WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_ACCESS] =
         "UPDATE segments SET access_count = ?, tick = ? WHERE ns_id = ? AND seq = ?",
+    [STMT_SEG_PATCH] =
+        "UPDATE segments SET metadata = CASE WHEN ?1 THEN ?2 ELSE metadata END,"
+        " source = CASE WHEN ?3 THEN ?4 ELSE source END WHERE ns_id = ?5 AND seq = ?6",
+    [STMT_META_TREE] = "SELECT fullkey, type, atom FROM json_tree(?1)",
     [STMT_NS_INSERT] =
         "INSERT INTO namespaces(name, dim, created_ms, coherence) VALUES(?, ?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
@@ -166,6 +170,7 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
         if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
         m++;
         mem_index_set_flags(idx, rows[i], to);
+        if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
     }
     mem_store__write_unlock(w, ns);
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
@@ -289,6 +294,10 @@ static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
         return mem_store__op_delete(w, op);
     case MEM_STORE_OP_COMPACT:
         return mem_store__op_compact(w, op);
+    case MEM_STORE_OP_PATCH:
+        return mem_store__op_patch(w, op);
+    case MEM_STORE_OP_IMPORT:
+        return mem_store__op_import(w, op);
     }
     return mem_err_set(&op->err, MEM_EINVAL, "unknown op kind %d", (int)op->kind);
 }

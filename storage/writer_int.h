@@ -8,7 +8,8 @@
  * linker thread (linker.c) follows. Only these files include this header: a
  * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles a
  * function to the writer's unlocked view and to the mutable handle of an index for its own
- * fields (store_int.h).
+ * fields (store_int.h). patch.c (the PATCH record), meta.c (the metadata value index of
+ * inserts and patches) and import.c (the IMPORT record) are writer files too.
  */
 #ifndef MEM_STORAGE_WRITER_INT_H
 #define MEM_STORAGE_WRITER_INT_H
@@ -71,6 +72,21 @@ int mem_store__supersede_record(mem_store__writer_t *w, mem_store_ns_t *ns, cons
  * superseded no more (and rejoins). */
 int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *gone,
                                  size_t n_gone, mem_err_t *err);
+
+/* meta.c: seq's metadata (JSON object text, NULL: none) flattened with SQLite's json_tree
+ * and set in ns->meta under the exclusive lock. */
+int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
+                                const char *json, size_t len, mem_err_t *err);
+
+/* insert.c: is the segment in identical to the stored row at seq? (*same set on MEM_OK) */
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+/* import.c */
+int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* patch.c */
+int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op);
 
 /* vacuum.c */
 /* After publish, outside any group: drop the namespace's holes when there are many. */
