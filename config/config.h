@@ -9,6 +9,7 @@
 
 #include "core/decay.h"
 #include "core/err.h"
+#include "core/lexidx.h"
 #include "core/log.h"
 
 /* Which embedder makes vectors from text (SPEC 6). */
@@ -16,6 +17,15 @@ typedef enum mem_cfg_embedder {
     MEM_CFG_EMBEDDER_BUILTIN, /* core/embed.c, the hashed lexical embedder */
     MEM_CFG_EMBEDDER_OPENAI,  /* an OpenAI-compatible POST BASE_URL/embeddings */
 } mem_cfg_embedder_t;
+
+/* How a text query matches by default (SPEC 6): AUTO picks per namespace by the kind of its
+ * vectors (docs/retrieval.md); the others force one match for every namespace. */
+typedef enum mem_cfg_match {
+    MEM_CFG_MATCH_AUTO,
+    MEM_CFG_MATCH_VECTOR,
+    MEM_CFG_MATCH_TEXT,
+    MEM_CFG_MATCH_HYBRID,
+} mem_cfg_match_t;
 
 #define MEM_CFG_EMBEDDER_BATCH_MAX   2048   /* texts per provider call (OpenAI's own limit) */
 #define MEM_CFG_EMBEDDER_TIMEOUT_MAX 3600.0 /* seconds */
@@ -28,7 +38,7 @@ typedef struct mem_cfg {
     size_t embed_dim;           /* built-in embedder dimension */
     double coherence_threshold; /* [-1, 1] */
     double coherence_weight;    /* [0, 1] */
-    char api_key[512];          /* "" = no auth */
+    char api_key[512];          /* "" = no auth (MEM_CFG_KEY_MAX) */
     bool metrics_public;
     size_t max_body;        /* bytes */
     size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
@@ -52,6 +62,11 @@ typedef struct mem_cfg {
     size_t streams;      /* MNEMOD_STREAMS: JetStream streams namespaces hash onto, 1..256 */
     int replicas;        /* MNEMOD_REPLICAS: replicas per stream, 1..5 */
     char advertise[256]; /* MNEMOD_ADVERTISE: host:port other nodes and clients use; "" = listen */
+    /* The edge (SPEC 9). Comma-separated lists, as given (checked: origins are "*" or
+     * scheme://host[:port], hosts are name[:port]); "" = none. */
+    char allowed_origins[4096];
+    char allowed_hosts[4096];
+    char keys_path[4096]; /* --keys-file, "" = none (read by mem_cfg_keys_load) */
     /* Parallel scan (storage/scanpool.c): helper threads a large retrieve is split across
      * (0..64, default CPUs - 1), and the size n_visible * dim from which a retrieve is
      * split when a helper is idle (0 = never split). */
@@ -65,7 +80,43 @@ typedef struct mem_cfg {
     char embedder_key[1024];   /* sent as "Authorization: Bearer KEY"; "" = none */
     double embedder_timeout_s; /* budget of one request's provider calls, retries included */
     size_t embedder_batch;     /* texts per provider call, 1..MEM_CFG_EMBEDDER_BATCH_MAX */
+    /* Text retrieval (SPEC 6). text_weight < 0: hybrid's text share by namespace kind. */
+    mem_cfg_match_t match;
+    double text_weight;  /* [0, 1], or -1 (auto) */
+    mem_lexparams_t lex; /* k1, b, gram_weight (0: no trigram field is kept) */
 } mem_cfg_t;
+
+#define MEM_CFG_KEY_MAX 512 /* bytes of a key, NUL included */
+
+/* ---- scoped keys (SPEC 9): the --keys-file table ---- */
+typedef enum mem_cfg_role {
+    MEM_CFG_ROLE_NONE = 0,
+    MEM_CFG_ROLE_READ = 1,
+    MEM_CFG_ROLE_WRITE = 2, /* includes read */
+    MEM_CFG_ROLE_ADMIN = 3, /* includes write */
+} mem_cfg_role_t;
+
+typedef struct mem_cfg_grant {
+    const char *key; /* NUL-terminated, key_len bytes */
+    size_t key_len;
+    mem_cfg_role_t role;
+    const char *glob; /* namespace glob: '*' any run, '?' one byte */
+} mem_cfg_grant_t;
+
+/* One immutable table: grants in file order (a key may have several). */
+typedef struct mem_cfg_keys {
+    mem_cfg_grant_t *grants;
+    size_t n;
+} mem_cfg_keys_t;
+
+/* Parse a keys file's text: lines `KEY ROLE NAMESPACE_GLOB`, '#' comments and blank lines.
+ * MEM_OK with *out (free with mem_cfg_keys_free), or MEM_EINVAL with err->msg naming path
+ * and the 1-based line (MEM_ENOMEM). */
+int mem_cfg_keys_parse(const char *text, size_t len, const char *path, mem_cfg_keys_t **out,
+                       mem_err_t *err);
+/* Read and parse the file at path (the only I/O here). */
+int mem_cfg_keys_load(const char *path, mem_cfg_keys_t **out, mem_err_t *err);
+void mem_cfg_keys_free(mem_cfg_keys_t *keys);
 
 enum {
     MEM_CFG_RUN = 0,     /* start the server */

@@ -19,18 +19,20 @@
 #include "storage/store_int.h"
 
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
-                      mem_store_ns_t **out)
+                      mem_lexidx_t *lex, bool grams, mem_store_ns_t **out)
 {
     mem_store_ns_t *ns = calloc(1, sizeof(*ns));
     int rc = ns ? MEM_OK : MEM_ENOMEM;
     if (ns && !(ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float))))
         rc = MEM_ENOMEM;
     if (rc == MEM_OK && !idx) rc = mem_index_new(dim, &idx);
+    if (rc == MEM_OK && !lex) rc = mem_lexidx_new(grams, &lex);
     if (rc == MEM_OK) rc = mem_meta_new(&ns->meta);
     if (rc != MEM_OK) {
         if (ns) free(ns->recent);
         free(ns);
         mem_index_free(idx);
+        mem_lexidx_free(lex);
         return rc;
     }
     snprintf(ns->name, sizeof(ns->name), "%s", name);
@@ -39,6 +41,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
     ns->refs = 1;
     ns->last_ts_ms = INT64_MIN;
     ns->_idx = idx;
+    ns->_lex = lex;
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -52,6 +55,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
 void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx)
 {
     mem_index_publish(idx, mem_index_rows(idx));
+    mem_lexidx_publish(ns->_lex, mem_index_rows(idx));
     mem_index_counts_t c;
     mem_index_counts(idx, &c);
     ns->pub_active = c.n_active;
@@ -175,19 +179,26 @@ static int pending_of(mem_store_ns_t *ns, const mem_index_t *idx)
     return MEM_OK;
 }
 
-/* Read the namespace's segments into idx (not shared with anyone yet), with the deleted
- * rows the graph still holds (graph_gone) as holes, in seq order. */
-static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, sqlite3 *db, uint64_t clock,
-                     mem_err_t *err)
+static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexidx_t *lex,
+                     sqlite3 *db, uint64_t clock, mem_err_t *err)
 {
     static const char sql[] =
         "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived,"
-        " access_count, tick, 0 FROM segments WHERE ns_id = ?1"
-        " UNION ALL SELECT seq, NULL, ts_ms, embedding, NULL, 0, 0, 0, 0, 1 FROM graph_gone"
+        " access_count, tick, text, 0 FROM segments WHERE ns_id = ?1"
+        " UNION ALL SELECT seq, NULL, ts_ms, embedding, NULL, 0, 0, 0, 0, NULL, 1 FROM graph_gone"
         " WHERE ns_id = ?1 ORDER BY seq";
     sqlite3_stmt *st = NULL;
+    mem_lextok_t *tk = NULL;
+    mem_lexdoc_t doc = {0};
+    mem_lextok_opts_t to = MEM_LEXTOK_DEFAULTS;
+    bool grams = mem_lexidx_has_grams(lex);
+    if (mem_lextok_new(&to, &tk) != MEM_OK)
+        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
+    if (rc != SQLITE_OK) {
+        mem_lextok_free(tk);
+        return mem_store__err_sqlite(err, db, rc, "load segments");
+    }
     sqlite3_bind_int64(st, 1, nr->ns_id);
     int64_t prev_seq = 0, prev_ts = INT64_MIN;
     uint64_t max_tick = 0;
@@ -198,7 +209,7 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, sqlite3 *
         int64_t ts = sqlite3_column_int64(st, 2);
         const void *blob = sqlite3_column_blob(st, 3);
         size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
-        bool gone = sqlite3_column_int(st, 9) != 0;
+        bool gone = sqlite3_column_int(st, 10) != 0;
         if (seq <= prev_seq || ts < prev_ts || (!gone && (!id || id_len == 0)) ||
             id_len > MEM_STORE_ID_MAX || blob_len != nr->dim * sizeof(float) || !blob ||
             seq > nr->last_seq) {
@@ -239,6 +250,15 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, sqlite3 *
             rc = mem_err_set(err, rc, "out of memory loading %s", nr->name);
             goto out;
         }
+        const char *text = (const char *)sqlite3_column_text(st, 9);
+        size_t lpos;
+        if ((text && mem_lexdoc_build(&doc, tk, text, (size_t)sqlite3_column_bytes(st, 9), grams) !=
+                         MEM_OK) ||
+            mem_lexidx_append(lex, text ? &doc : NULL, flags == 0 && !gone, &lpos) != MEM_OK) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
+            goto out;
+        }
+        if (gone) mem_lexidx_remove(lex, lpos); /* the same hole, at the same position */
         int64_t acc = sqlite3_column_int64(st, 7);
         int64_t tick = sqlite3_column_int64(st, 8);
         mem_index_restore_row(idx, pos, clamp_u32(acc), tick > 0 ? (uint64_t)tick : 0);
@@ -257,6 +277,8 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, sqlite3 *
     mem_index_recount_graph(idx);
 out:
     sqlite3_finalize(st);
+    mem_lexdoc_deinit(&doc);
+    mem_lextok_free(tk);
     return rc;
 }
 
@@ -275,15 +297,22 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ECORRUPT, "corrupt embedder of namespace row %lld",
                            (long long)ns_id);
     mem_index_t *idx = NULL;
+    mem_lexidx_t *lex = NULL;
     mem_store_ns_t *ns;
     bool coherence = sqlite3_column_int(row, 8) != 0;
     int rc = mem_index_new(nr.dim, &idx);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
-    if ((rc = load_rows(&nr, coherence, idx, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+    if (rc == MEM_OK) rc = mem_lexidx_new(st->opts.text_grams, &lex);
+    if (rc != MEM_OK) {
         mem_index_free(idx);
+        return mem_err_set(err, rc, "out of memory loading %s", name);
+    }
+    if ((rc = load_rows(&nr, coherence, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) !=
+        MEM_OK) {
+        mem_index_free(idx);
+        mem_lexidx_free(lex);
         return rc;
     }
-    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, &ns)) != MEM_OK)
+    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
     ns->coherence = coherence;
     if (coherence && pending_of(ns, idx) != MEM_OK) {

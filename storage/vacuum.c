@@ -36,9 +36,13 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     pthread_mutex_unlock(&st->g_mu);
     if (!idle) return; /* a later group tries again */
     mem_index_t *vac = NULL;
+    mem_lexidx_t *lvac = NULL;
     size_t *remap = malloc(c.n_rows * sizeof(*remap));
-    if (!remap || mem_index_vacuum(view, &vac) != MEM_OK) { /* ENOMEM: after a later group */
+    /* the writer is the only one that changes the lexical index: read it without the lock */
+    if (!remap || mem_index_vacuum(view, &vac) != MEM_OK ||
+        mem_lexidx_vacuum(mem_store__lex(ns), &lvac) != MEM_OK) { /* ENOMEM: a later group */
         free(remap);
+        mem_index_free(vac);
         pthread_mutex_lock(&st->g_mu);
         g->busy = false;
         pthread_mutex_unlock(&st->g_mu);
@@ -55,10 +59,12 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     }
     ns->n_dirty = k;
     mem_index_t *old = mem_store__write_swap(w, ns, vac);
+    mem_lexidx_t *lold = mem_store__write_swap_lex(w, ns, lvac);
     g->g_rows = g->g_rows >= c.n_rows ? mem_index_rows(vac) : 0; /* all of it was taken */
     pthread_mutex_unlock(&ns->acc_mu);
     mem_store__write_unlock(w, ns);
     mem_index_free(old);
+    mem_lexidx_free(lold);
     free(remap);
     pthread_mutex_lock(&st->g_mu);
     g->busy = false;

@@ -170,6 +170,7 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
         if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
         m++;
         mem_index_set_flags(idx, rows[i], to);
+        mem_store__lex_flags(ns, rows[i], to);
         if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
     }
     mem_store__write_unlock(w, ns);
@@ -186,8 +187,10 @@ int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *
     for (size_t i = 0; i < n && rc == MEM_OK; i++) {
         uint8_t f = mem_index_flags(idx, rows[i]);
         if ((f & MEM_ROW_DELETED) || !(f & drop)) continue;
-        if ((rc = note_flagged(ns, rows[i])) == MEM_OK)
+        if ((rc = note_flagged(ns, rows[i])) == MEM_OK) {
             mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
+            mem_store__lex_flags(ns, rows[i], (uint8_t)(f & ~drop));
+        }
     }
     mem_store__write_unlock(w, ns);
     return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
@@ -210,7 +213,8 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, b
     int rc = mem_store__step_done(st, s, "create namespace", err);
     if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
-    if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, NULL, &ns)) != MEM_OK)
+    if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, NULL, NULL,
+                                st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory");
     ns->coherence = coherence;
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
@@ -561,6 +565,10 @@ static void *writer_main(void *arg)
         if (done) break;
     }
     free(w.g_ns);
+    for (size_t i = 0; i < w.cap_docs; i++)
+        mem_lexdoc_deinit(&w.docs[i]);
+    free(w.docs);
+    mem_lextok_free(w.tk);
     return NULL;
 }
 

@@ -5,7 +5,7 @@
 // decay plot, as_of, the segment browser, the key kept for the session. Screenshots go to
 // build/test-artifacts/. Any page error or CSP violation fails the test.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -15,11 +15,12 @@ import { chromium } from "playwright-core";
 import { ROOT, startServer } from "../../clients/typescript/test/server.mjs";
 
 const KEY = "console-s3cret";
+const READ_KEY = "console-reader"; // a scoped key: read, namespaces agent*
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ARTIFACTS = resolve(process.env.MNEMOD_TEST_ARTIFACTS || join(ROOT, "build", "test-artifacts"));
 const NS = "agent";
 
-let srv, browser, page, profile; // browser: the persistent context
+let srv, browser, page, profile, keys; // browser: the persistent context
 const problems = [];
 
 async function call(method, path, body) {
@@ -52,7 +53,9 @@ async function waitOrder(ids) {
 }
 
 before(async () => {
-  srv = await startServer({ env: { MNEMOD_API_KEY: KEY } });
+  keys = mkdtempSync(join(tmpdir(), "mnemod-keys-"));
+  writeFileSync(join(keys, "keys"), `${READ_KEY} read agent*\n`);
+  srv = await startServer({ env: { MNEMOD_API_KEY: KEY, MNEMOD_KEYS_FILE: join(keys, "keys") } });
   for (const s of [
     { id: "pw-old", text: "the staging database password is hunter2", source: "ops",
       timestamp: "2026-11-02T09:00:00Z", metadata: { kind: "secret" } },
@@ -73,15 +76,19 @@ before(async () => {
   page = browser.pages()[0] ?? await browser.newPage();
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("console", (m) => {
-    // a refused key is answered 401, which the browser logs as a failed resource; anything
-    // else logged as an error (a CSP violation, an exception) is a defect
-    if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push(m.text());
+    // the refused key (401) and the bad filter (400) the test sends are logged by the
+    // browser as failed resources; anything else logged as an error (a CSP violation, an
+    // exception) is a defect
+    if (m.type() === "error" && !/Failed to load resource: .*status of 40[01]\b/.test(m.text())) {
+      problems.push(m.text());
+    }
   });
 });
 
 after(async () => {
   await browser?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
+  if (keys) rmSync(keys, { recursive: true, force: true });
   if (srv) assert.equal(await srv.stop(), 0, "mnemod exits 0 on SIGTERM");
 });
 
@@ -146,6 +153,19 @@ test("the console asks for the key, then searches; a slider changes the order", 
   assert.match(await page.textContent("#plot-caption"), /as of 2026-11-10T00:00:00Z/);
   await page.fill("#as-of", "");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
+
+  // a metadata filter: only the matching memories, exact
+  await page.fill("#filter", '{"kind": "secret"}');
+  await page.dispatchEvent("#filter", "change");
+  await waitOrder(["pw-old"]);
+  await page.fill("#filter", '{"kind": {"$bogus": 1}}');
+  await page.dispatchEvent("#filter", "change");
+  await page.waitForSelector("#status.error:not([hidden])");
+  assert.match(await page.textContent("#status"), /^400 invalid_field: filter/);
+  await page.fill("#filter", "");
+  await page.dispatchEvent("#filter", "change");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+  assert.equal(await page.isHidden("#status"), true, "the error clears");
 });
 
 test("the key lasts for the session: a reload does not ask again", async () => {
@@ -184,6 +204,24 @@ test("the segment browser pages through the listing with its filters", async () 
     `m${String(i * 3).padStart(2, "0")}`));
   assert.equal(await page.textContent('#segments tbody tr[data-id="m03"] td.meta'), '{"n":3}');
   await page.screenshot({ path: join(ARTIFACTS, "console-browse.png") });
+});
+
+test("another of the server's own origins, with a scoped read key", async () => {
+  // http://localhost:PORT is the server's own origin too; its sessionStorage is its own,
+  // so the page asks again. The read key covers agent* only: the list shows what it covers.
+  await page.goto(`http://localhost:${srv.port}/console`);
+  await page.waitForSelector("#key-dialog[open]", { timeout: 10_000 });
+  await page.fill("#key-input", READ_KEY);
+  await page.click("#key-save");
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"]`);
+  assert.deepEqual(await page.$$eval("#ns-list button", (b) => b.map((x) => x.dataset.ns)), [NS]);
+  await page.click(`#ns-list button[data-ns="${NS}"]`);
+  await page.fill("#q", "staging database password");
+  await page.press("#q", "Enter");
+  await waitOrder(["pw-old", "pw-new", "lunch"]);
+  await page.goto(`http://localhost:${srv.port}/console#ns=browse`);
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"]`);
+  assert.equal(await page.locator('#ns-list button[data-ns="browse"]').count(), 0);
 });
 
 test("no page errors and no policy violations", () => {

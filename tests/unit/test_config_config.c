@@ -642,7 +642,8 @@ static void test_sample_config(void **state)
         if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
         if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0 ||
             strcmp(key, "scan-helpers") == 0 || strcmp(key, "embedder-model") == 0 ||
-            strcmp(key, "embedder-key-file") == 0)
+            strcmp(key, "embedder-key-file") == 0 || strcmp(key, "keys-file") == 0 ||
+            strcmp(key, "allowed-origins") == 0 || strcmp(key, "allowed-hosts") == 0)
             continue; /* example values (no default); CPU-dependent defaults */
         used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
         keys++;
@@ -666,7 +667,7 @@ static void test_sample_config(void **state)
     fclose(f);
     for (const char *p = strstr(help, "\n  --"); p; p = strstr(p + 1, "\n  --")) {
         char flag[64], needle[80];
-        if (sscanf(p + 5, "%63[a-z-]", flag) != 1 || strcmp(flag, "help") == 0 ||
+        if (sscanf(p + 5, "%63[a-z0-9-]", flag) != 1 || strcmp(flag, "help") == 0 ||
             strcmp(flag, "version") == 0 || strcmp(flag, "config") == 0)
             continue;
         snprintf(needle, sizeof(needle), "\n# %s = ", flag);

@@ -173,6 +173,7 @@ class RetrieveResult(_Model):
     took_ms: float = 0.0
     scanned: int = 0
     kernel: str = ""
+    match: str = ""  # "vector", "text" or "hybrid": how the query matched
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 
@@ -201,6 +202,7 @@ class ImportResult(_Model):
     """POST /v1/namespaces/{ns}/import."""
     imported: int = 0
     skipped: int = 0
+    log_seq: Optional[int] = None
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 

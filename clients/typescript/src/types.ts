@@ -162,6 +162,8 @@ export interface RetrieveResult {
   took_ms: number;
   scanned: number;
   kernel: string;
+  /** How the query matched: "vector", "text" or "hybrid". */
+  match: MatchMode;
   results: ScoredSegment[];
   [more: string]: unknown;
 }
@@ -209,6 +211,7 @@ export interface SegmentPage {
 export interface ImportResult {
   imported: number;
   skipped: number;
+  log_seq?: number;
 }
 
 /** Given to an import's `onProgress` after each chunk is sent, and once with `done`. */
