@@ -420,6 +420,14 @@ static void waits_embed(const mem_api_resp_t *resp)
                  resp->body ? resp->body : "");
 }
 
+/* mem_api_begin or mem_api_work went on to the step want; an answer instead fails with its
+ * status as the compared value (so make fault reads an out-of-memory 503 as one). */
+static void next_is(mem_api_next_t got, mem_api_next_t want, const mem_api_resp_t *resp)
+{
+    if (got != want && got == MEM_API_REPLY) assert_int_equal(resp->status, 0);
+    assert_int_equal(got, want);
+}
+
 /* The answer's body contains want, or fails showing it. */
 static void body_has(const mem_api_resp_t *resp, const char *want)
 {
