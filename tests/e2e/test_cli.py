@@ -155,6 +155,11 @@ def test_search_table_matches_the_api():
         (["--source", "ops", "--min-score", "0.72"], {"source": "ops", "min_score": 0.72}),
         (["--since", "2026-11-03", "--until", "2026-11-29"],
          {"since": "2026-11-03T00:00:00Z", "until": "2026-11-29T00:00:00Z"}),
+        (["--match", "text"], {"match": "text"}),
+        (["--match", "vector", "--half-life", "7d", "--origin", "2026-11-30"],
+         {"match": "vector", "half_life": "7d", "origin": "2026-11-30T00:00:00Z"}),
+        (["--match", "hybrid", "--filter", '{"kind": {"$ne": "x"}}'],
+         {"match": "hybrid", "filter": {"kind": {"$ne": "x"}}}),
     ]
     for args, req in cases:
         out = ok(cli(srv, "search", "-n", ns, q, *args), "search %s" % args)
@@ -167,9 +172,17 @@ def test_search_table_matches_the_api():
             h.near(float(r["DECAY"]), a["decay"], 6e-5, "decay %s" % args)
             if "coherence_weight" in req:
                 h.near(float(r["GATE"]), a["gate"], 6e-5, "gate")
+            parts = any("text_score" in x or "vector_score" in x for x in api)
+            h.eq("LEX" in r and "VEC" in r, parts, "LEX and VEC columns when the server sends them")
+            for col, key in (("LEX", "text_score"), ("VEC", "vector_score")):
+                if key in a:
+                    h.near(float(r[col]), a[key], 6e-5, "%s %s" % (key, args))
+                elif parts:
+                    h.eq(r[col], "-", "%s absent" % key)
             h.eq(r["TEXT"], a["text"], "text")
-        h.check(cli(srv, "search", "-n", ns, q, *args)[2].startswith("%d results" % len(api)),
-                "summary on stderr")
+        summary = cli(srv, "search", "-n", ns, q, *args)[2]
+        match = h.expect_ok(srv.retrieve(ns, dict(req, query=q)))["match"]
+        h.check(summary.startswith("%d results (%s match), " % (len(api), match)), summary)
         j = json.loads(ok(cli(srv, "search", "-n", ns, q, "--json", *args)))
         want = h.expect_ok(srv.retrieve(ns, dict(req, query=q)))
         for d in (j, want):
@@ -294,6 +307,7 @@ def test_export_import_with_progress():
         h.eq(p.returncode, 0, p.stderr)
         lines = p.stderr.decode().splitlines()
         h.check(lines and all(ln.startswith("import: ") for ln in lines), lines)
+        h.eq(len(set(lines)), len(lines), "no line repeated")
         h.eq(lines[-1], "import: 300 lines, %.1f KiB of %.1f KiB sent (100%%)"
              % (len(data) / 1024, len(data) / 1024))
         h.check("\r" not in p.stderr.decode() and "\x1b" not in p.stderr.decode(), "no escapes")
@@ -304,8 +318,16 @@ def test_export_import_with_progress():
                            capture_output=True, env=e, timeout=60)
         h.eq(p.returncode, 0, p.stderr)
         h.eq(json.loads(p.stdout), {"imported": 300, "skipped": 0})
-        h.eq(p.stderr.decode().splitlines()[-1], "import: 300 lines, %.1f KiB sent"
-             % (len(data) / 1024))
+        lines = p.stderr.decode().splitlines()
+        h.eq(lines[-1], "import: 300 lines, %.1f KiB sent" % (len(data) / 1024))
+        h.eq(len(set(lines)), len(lines), "no line repeated")
+        # one small chunk: one progress line, not the same line again when the answer comes
+        one = data.splitlines(True)[0]
+        p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_one"], input=one,
+                           capture_output=True, env=e, timeout=60)
+        h.eq(p.returncode, 0, p.stderr)
+        h.eq(p.stderr.decode().splitlines(),
+             ["import: 1 lines, %.1f KiB sent" % (len(one) / 1024)])
         # all or nothing: the bad line is named, nothing written
         bad = b'{"id":"a","embedding":[1,0]}\n{"id":"b","embedding":[1]}\n'
         p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_bad", "--quiet"], input=bad,
