@@ -147,7 +147,11 @@ int mem_store__check_ours(sqlite3 *db, mem_err_t *err)
         return rc;
     mem_err_t verr;
     mem_err_clear(&verr);
-    rc = read_version(db, &v, &verr);                  /* any failure: not a meta table of ours */
+    rc = read_version(db, &v, &verr); /* any other failure: not a meta table of ours */
+    if (rc == MEM_ENOMEM) {           /* out of memory says nothing about the file */
+        if (err) *err = verr;
+        return rc;
+    }
     if (rc == MEM_OK && v > MEM_STORE__SCHEMA_VERSION) /* ours, from a newer mnemod */
         return mem_err_set(err, MEM_ECORRUPT,
                            "database schema version %lld is not supported (this mnemod knows "

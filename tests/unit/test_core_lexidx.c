@@ -32,30 +32,36 @@ typedef struct bag { /* distinct terms of one field of one row, with counts */
     uint32_t len;
 } bag_t;
 
-static void bag_add(bag_t *b, const char *t, size_t len)
+/* 0, or MEM_ENOMEM (the tokenizer calls this back, so make fault fails it too) */
+static int bag_add(bag_t *b, const char *t, size_t len)
 {
     assert_true(len < 24);
     b->len++;
     for (size_t i = 0; i < b->n; i++)
         if (strlen(b->t[i]) == len && memcmp(b->t[i], t, len) == 0) {
             b->tf[i]++;
-            return;
+            return 0;
         }
     if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->t = realloc(b->t, b->cap * sizeof(*b->t));
-        b->tf = realloc(b->tf, b->cap * sizeof(*b->tf));
+        size_t cap = b->cap ? b->cap * 2 : 16;
+        char(*nt)[24] = realloc(b->t, cap * sizeof(*b->t));
+        if (!nt) return MEM_ENOMEM;
+        b->t = nt;
+        uint32_t *ntf = realloc(b->tf, cap * sizeof(*b->tf));
+        if (!ntf) return MEM_ENOMEM;
+        b->tf = ntf;
+        b->cap = cap;
     }
     memcpy(b->t[b->n], t, len);
     b->t[b->n][len] = 0;
     b->tf[b->n++] = 1;
+    return 0;
 }
 
 static int word_cb(const char *t, size_t len, void *ud)
 {
     bag_t *b = ud;
-    bag_add(b, t, len);
-    return 0;
+    return bag_add(b, t, len);
 }
 
 /* Trigrams of "^w$" over code points, a second implementation: a code point starts at
@@ -73,7 +79,7 @@ static void add_grams(bag_t *g, const char *w, size_t len, uint32_t times)
     starts[k] = n;
     for (size_t i = 0; i + 3 <= k; i++)
         for (uint32_t x = 0; x < times; x++)
-            bag_add(g, buf + starts[i], starts[i + 3] - starts[i]);
+            assert_int_equal(bag_add(g, buf + starts[i], starts[i + 3] - starts[i]), 0);
 }
 
 typedef struct orow {
