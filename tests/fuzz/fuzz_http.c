@@ -97,12 +97,12 @@ static int dial(void)
 }
 
 /* Send all of in[0..len) while reading what comes back into rbuf; then half-close and
- * keep reading until a clean close, until enough answers (done()) or QUIET_MS of silence.
+ * keep reading until a clean close, until enough answers (done()) or quiet_ms of silence.
  * *eof is set on a clean close, *reset when the connection was reset. */
 typedef size_t (*answers_fn)(const char *buf, size_t len);
 
 static size_t exchange(int fd, const uint8_t *in, size_t len, size_t want, answers_fn answers,
-                       bool *eof, bool *reset)
+                       int quiet_ms, bool *eof, bool *reset)
 {
     size_t sent = 0, got = 0;
     bool wr_closed = false;
@@ -119,8 +119,8 @@ static size_t exchange(int fd, const uint8_t *in, size_t len, size_t want, answe
                    "the connection was still busy after %d ms (%zu of %zu "
                    "bytes sent, %zu read)",
                    HANG_MS, sent, len, got);
-        if (wr_closed && now - last >= QUIET_MS) return got;
-        int rc = poll(&p, 1, wr_closed ? (int)(QUIET_MS - (now - last)) : 100);
+        if (wr_closed && now - last >= quiet_ms) return got;
+        int rc = poll(&p, 1, wr_closed ? (int)(quiet_ms - (now - last)) : 100);
         if (rc < 0 && errno == EINTR) continue;
         FUZZ_CHECK(rc >= 0, "poll: %s", strerror(errno));
         if (rc == 0) continue;
@@ -443,8 +443,8 @@ static bool healthy(bool must)
     }
     bool eof, reset;
     input_has_head = false;
-    size_t got =
-        exchange(fd, (const uint8_t *)LIVENESS, strlen(LIVENESS), 1, count_answers, &eof, &reset);
+    size_t got = exchange(fd, (const uint8_t *)LIVENESS, strlen(LIVENESS), 1, count_answers,
+                          HANG_MS, &eof, &reset);
     close(fd);
     bool ok = got >= 12 && memcmp(rbuf + 9, "200", 3) == 0;
     FUZZ_CHECK(!must || ok, "/healthz on another connection: %.*s", (int)(got < 200 ? got : 200),
@@ -519,7 +519,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(fd >= 0, "the server no longer accepts connections: %s", strerror(errno));
     input_has_head = mem_has(data, size, "HEAD");
     bool eof, reset;
-    size_t got = exchange(fd, data, size, request_lines(data, size), count_answers, &eof, &reset);
+    size_t got =
+        exchange(fd, data, size, request_lines(data, size), count_answers, QUIET_MS, &eof, &reset);
     walk(rbuf, got, true, eof && got < READ_MAX, input_has_head);
     healthy(true); /* while this connection is still open */
     close(fd);
