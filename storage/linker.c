@@ -74,6 +74,19 @@ static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
     pthread_cond_signal(&st->g_cv);
 }
 
+/* Drop the queue and the references it holds (the linker's exit, or an open that failed
+ * after loading queued namespaces but before the linker ran). */
+static void release_queue(mem_store_t *st)
+{
+    pthread_mutex_lock(&st->g_mu);
+    for (size_t i = 0; i < st->g_qn; i++) {
+        st->g_queue[i]->g.queued = false;
+        mem_store__ns_release(st->g_queue[i]);
+    }
+    st->g_qn = 0;
+    pthread_mutex_unlock(&st->g_mu);
+}
+
 void mem_store__graph_adopt(mem_store_t *st, mem_store_ns_t *ns)
 {
     if (!ns->coherence) return;
@@ -475,13 +488,7 @@ static void *linker_main(void *arg)
         }
     }
     checkpoint_all(&lk); /* the writer writes it before it stops */
-    pthread_mutex_lock(&st->g_mu);
-    for (size_t i = 0; i < st->g_qn; i++) {
-        st->g_queue[i]->g.queued = false;
-        mem_store__ns_release(st->g_queue[i]);
-    }
-    st->g_qn = 0;
-    pthread_mutex_unlock(&st->g_mu);
+    release_queue(st);
     return NULL;
 }
 
@@ -503,7 +510,11 @@ void mem_store__linker_pause(mem_store_t *st, bool paused)
 
 void mem_store__linker_stop(mem_store_t *st)
 {
-    if (!st || !st->linker_started) return;
+    if (!st) return;
+    if (!st->linker_started) {
+        release_queue(st);
+        return;
+    }
     pthread_mutex_lock(&st->g_mu);
     st->g_stop = true;
     pthread_cond_signal(&st->g_cv);

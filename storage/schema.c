@@ -312,8 +312,9 @@ static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name='meta'", -1, &st,
                                 NULL);
-    if (rc != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
-        rc = mem_store__err_sqlite(err, db, rc, "read schema");
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) { /* the step's own code: out of memory stays out of memory */
+        rc = mem_store__err_sqlite(err, db, rc == SQLITE_OK ? SQLITE_ERROR : rc, "read schema");
         sqlite3_finalize(st);
         return rc;
     }
@@ -328,6 +329,8 @@ static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
         *out = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        rc = mem_store__err_sqlite(err, db, rc, "read schema_version");
     else
         rc = mem_err_set(err, MEM_ECORRUPT, "database has a meta table without schema_version");
     sqlite3_finalize(st);
