@@ -85,7 +85,8 @@ long mem_api_stream_fill(mem_api_stream_t *s, char *buf, size_t cap)
         free(s->line);
         s->line = NULL;
         s->line_len = s->line_off = 0;
-        if (rc < 0 || !(s->line = encode_line(seg, mem_store_export_embedder(s->x), &s->line_len))) {
+        if (rc < 0 ||
+            !(s->line = encode_line(seg, mem_store_export_embedder(s->x), &s->line_len))) {
             fprintf(stderr, "level=error msg=\"export failed\" err=\"%s\"\n",
                     rc < 0 ? err.msg : "out of memory");
             s->failed = true;

@@ -3,8 +3,9 @@
  *
  * DESIGN. The body arrives in pieces (server/ hands them over as they come and never holds
  * the body whole). Each complete line is decoded exactly like a single-segment insert
- * (plus the export's "archived" and "embedder"), checked against the rules that need only the import
- * itself (one dimension, no id twice, timestamps never going back), and spilled in a compact
+ * (plus the export's "archived" and "embedder"), checked against the rules that need only
+ * the import itself (one dimension, no id twice, timestamps never going back, one
+ * embedder), and spilled in a compact
  * binary form to an unnamed temporary file; what stays in memory is the line being read and
  * one entry per id (for "no id twice" and for supersedes naming an earlier line). At the
  * end one IMPORT op goes to the writer, which reads the file twice (storage/import.c): all

@@ -29,8 +29,8 @@ struct mem_store_export {
 static int read_embedder(mem_store_export_t *x, int64_t ns_id, mem_err_t *err)
 {
     sqlite3_stmt *s = NULL;
-    int src = sqlite3_prepare_v2(x->c->db, "SELECT embedder FROM namespaces WHERE id = ?", -1, &s,
-                                 NULL);
+    int src =
+        sqlite3_prepare_v2(x->c->db, "SELECT embedder FROM namespaces WHERE id = ?", -1, &s, NULL);
     if (src == SQLITE_OK) {
         sqlite3_bind_int64(s, 1, ns_id);
         src = sqlite3_step(s);
