@@ -166,6 +166,7 @@ typedef struct mem_api__state {
     mem_api__wait_kind_t wait;
     char ns[MEM_STORE_NS_MAX + 1];
     bool ns_exists;
+    bool no_graph;                 /* namespace create: "coherence": false */
     mem_store_ns_stats_t ns_stats; /* when ns_exists */
     struct mem_api__insert_in *ins;
     struct mem_api__retrieve_in *ret;
@@ -346,7 +347,7 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
 /* PUT body: NULL root (no body) means the embedder's dimension (*dim 0 when a remote
  * embedder's dimension is not known yet). */
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
-                              mem_err_t *err);
+                              bool *coherence, mem_err_t *err);
 
 /* Bytes of s (a NUL-terminated UTF-8 string) to quote in a message of at most max bytes:
  * never more than max, never ending inside a multi-byte character. */
