@@ -41,13 +41,14 @@
 #define SQLITE_SHM_DMS    128L /* the -shm byte every WAL connection read-locks */
 
 /* sqlite3_open_v2 with flags (and NOMUTEX: one thread per connection here), extended result
- * codes on; a failure is MEM_ESTORAGE "cannot <verb> <path>: <SQLite's reason>". */
+ * codes on; a failure is "cannot <verb> <path>: <SQLite's reason>" with SQLite's code as ours
+ * (mem_store__code_sqlite: MEM_ENOMEM for a failed allocation, else MEM_ESTORAGE). */
 static int open_db(const char *path, int flags, const char *verb, sqlite3 **out, mem_err_t *err)
 {
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "cannot %s %s: %s", verb, path,
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot %s %s: %s", verb, path,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return rc;
@@ -184,7 +185,7 @@ static int copy_pages(sqlite3 *dst, sqlite3 *src, const char *what, mem_err_t *e
         if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
             return mem_err_set(err, MEM_EBUSY, "%s: database stayed locked", what);
         if (prim == SQLITE_FULL) return mem_err_set(err, MEM_EFULL, "%s: disk full", what);
-        return mem_err_set(err, MEM_ESTORAGE, "%s: %s", what, sqlite3_errstr(rc));
+        return mem_err_set(err, mem_store__code_sqlite(rc), "%s: %s", what, sqlite3_errstr(rc));
     }
     return MEM_OK;
 }
@@ -309,8 +310,14 @@ static int validate_backup(const char *in_path, sqlite3 **out, mem_err_t *err)
     }
     int prc =
         sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL);
-    if (prc != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW ||
-        sqlite3_column_type(s, 0) != SQLITE_INTEGER) {
+    if (prc == SQLITE_OK) prc = sqlite3_step(s);
+    if (prc != SQLITE_ROW && prc != SQLITE_DONE && (prc & 0xff) != SQLITE_ERROR) {
+        /* out of memory or I/O: no verdict on the file (SQLITE_ERROR: no meta table) */
+        rc = mem_store__err_sqlite(err, db, prc, "schema version");
+        sqlite3_finalize(s);
+        goto fail;
+    }
+    if (prc != SQLITE_ROW || sqlite3_column_type(s, 0) != SQLITE_INTEGER) {
         sqlite3_finalize(s);
         rc = mem_err_set(err, MEM_EINVAL, "%s is not a mnemod database (no schema version)",
                          in_path);

@@ -370,8 +370,9 @@ static void *reader_main(void *arg)
         if (open_ended) mq.scan.until_ms = INT64_MAX; /* sees the rows being inserted */
         mem_store_result_t *res = NULL;
         size_t n = 0, scanned = 0;
-        if (mem_store_retrieve(r->st, "c", &mq, &res, &n, &scanned, NULL, NULL) != MEM_OK) {
-            r->failed = 1;
+        int rc = mem_store_retrieve(r->st, "c", &mq, &res, &n, &scanned, NULL, NULL);
+        if (rc != MEM_OK) {
+            r->failed = rc; /* a MEM_E* code; the checks below use 2..5 */
             break;
         }
         if (open_ended) { /* a moving target: result order and size only */
