@@ -1,4 +1,4 @@
-/* util.c - request pool, clocks, timestamps, durations, UUIDv7 and the embedder bridge
+/* util.c - the request's arena, clocks, timestamps, durations, UUIDv7 and the embedder bridge
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Request timestamps and durations are parsed here, at the JSON boundary: SPEC
@@ -17,40 +17,21 @@
 #include "core/embed.h"
 #include "core/timefmt.h"
 
-/* ---- pool ---- */
-
-typedef struct pool_block {
-    struct pool_block *next;
-    max_align_t _align[]; /* payload follows */
-} pool_block_t;
+/* ---- the request's arena (core/arena.h) ---- */
 
 void *mem_api__palloc(mem_api__pool_t *pool, size_t size)
 {
-    if (size > SIZE_MAX - sizeof(pool_block_t)) return NULL;
-    pool_block_t *b = calloc(1, sizeof(pool_block_t) + (size ? size : 1));
-    if (!b) return NULL;
-    b->next = pool->head;
-    pool->head = b;
-    return b->_align;
+    return mem_arena_alloc(pool, size);
 }
 
 char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len)
 {
-    if (len == SIZE_MAX) return NULL;
-    char *p = mem_api__palloc(pool, len + 1);
-    if (p && len) memcpy(p, s, len);
-    return p;
+    return mem_arena_strndup(pool, s, len);
 }
 
 void mem_api__pool_free(mem_api__pool_t *pool)
 {
-    pool_block_t *b = pool->head;
-    while (b) {
-        pool_block_t *next = b->next;
-        free(b);
-        b = next;
-    }
-    pool->head = NULL;
+    mem_arena_free(pool);
 }
 
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
