@@ -173,9 +173,14 @@ typedef struct mem_api__state {
 
 /* The response's state, created on first use (NULL on ENOMEM). */
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp);
-/* The namespace's stats; false after filling resp with the error (404 when absent). */
-bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
-                       mem_api_resp_t *resp);
+/* resp becomes the error of a failed call: err, with rc as its code when the callee left
+ * the code unset. */
+void mem_api__fail_call(mem_api_resp_t *resp, int rc, mem_err_t *err);
+/* Every handler starts here: the request's state (503 on ENOMEM) and, when stats is not
+ * NULL, ns's stats: a missing namespace is 404, unless exists is not NULL (then *exists
+ * says, and stats is zeroed). NULL after filling resp with the error. */
+mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                         const char *ns, mem_store_ns_stats_t *stats, bool *exists);
 double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);

@@ -40,16 +40,31 @@ mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
     return resp->_state;
 }
 
-bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
-                       mem_api_resp_t *resp)
+void mem_api__fail_call(mem_api_resp_t *resp, int rc, mem_err_t *err)
 {
+    if (err->code == MEM_OK) err->code = rc;
+    mem_api_error(resp, err);
+}
+
+mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                         const char *ns, mem_store_ns_stats_t *stats, bool *exists)
+{
+    mem_api__state_t *st = mem_api__state(resp);
+    if (!st) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (!stats) return st;
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_store_ns_stats(ctx->store, ns, s, &err);
-    if (rc == MEM_OK) return true;
-    if (err.code == MEM_OK) err.code = rc;
-    mem_api_error(resp, &err);
-    return false;
+    int rc = mem_store_ns_stats(ctx->store, ns, stats, &err);
+    if (exists) *exists = rc == MEM_OK;
+    if (rc == MEM_OK || (exists && rc == MEM_ENOTFOUND)) {
+        if (rc != MEM_OK) memset(stats, 0, sizeof(*stats));
+        return st;
+    }
+    mem_api__fail_call(resp, rc, &err);
+    return NULL;
 }
 
 double mem_api__mono_s(void)

@@ -1128,16 +1128,18 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
+        .log = mem_srv_logger(),
         .scan_split_min = s->cfg->scan_split_min,
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
+        s->open_rc = mem_cluster_bootstrap(s->cfg, mem_srv_logger(), &restored, &s->open_err);
         if (s->open_rc != MEM_OK) return;
     }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
+        s->open_rc =
+            mem_cluster_open(s->cfg, mem_srv_logger(), s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -1217,6 +1219,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.log = mem_srv_logger();
     s->api.hooks.ud = s;
     s->api.hooks.metrics = metrics_hook;
     if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
