@@ -1130,6 +1130,7 @@ static void open_work_cb(uv_work_t *w)
         .scan_helpers = s->cfg->scan_helpers,
         .log = mem_srv_logger(),
         .scan_split_min = s->cfg->scan_split_min,
+        .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
