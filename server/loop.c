@@ -39,6 +39,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
+#include "core/arena.h"
 #include "server/embedding.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -93,6 +94,7 @@ enum req_job {
 };
 
 typedef struct conn_req {
+    mem_arena_t arena; /* the request's strings and header list, freed with it */
     srv_t *srv;
     struct MHD_Connection *conn;
     enum req_state state;
@@ -106,6 +108,7 @@ typedef struct conn_req {
     char *body;
     size_t len, cap;
     bool too_big;
+    bool out_of_memory; /* the body could not be kept: read to its end, then answered 503 */
     char method[16];
     char *url;
     char *query;
@@ -722,7 +725,7 @@ static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri)
     r->start_ns = mono_ns();
     r->target_at = uri;
     r->target_len = uri ? strlen(uri) : 0;
-    r->target = strndup(uri ? uri : "", r->target_len);
+    r->target = mem_arena_strndup(&r->arena, uri ? uri : "", r->target_len);
     if (!r->target) {
         free(r);
         return NULL;
@@ -751,7 +754,7 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->start_ns = mono_ns();
     snprintf(r->method, sizeof(r->method), "%s", method);
     int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
-    r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
+    r->headers = mem_arena_alloc(&r->arena, (n > 0 ? (size_t)n : 1) * sizeof(*r->headers));
     if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
     make_request_id(r);
@@ -774,11 +777,12 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
      * ('+' as space) and split */
     const char *q = memchr(r->target, '?', r->target_len);
     size_t pl = q ? (size_t)(q - r->target) : r->target_len;
-    r->url = strndup(r->target, pl);
-    r->query = strdup(q ? q + 1 : "");
+    r->url = mem_arena_strndup(&r->arena, r->target, pl);
+    r->query = q ? mem_arena_strndup(&r->arena, q + 1, r->target_len - pl - 1)
+                 : mem_arena_strndup(&r->arena, "", 0);
     size_t ctl = 0;
     const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", &ctl);
-    r->ctype = ct ? strndup(ct, ctl) : NULL;
+    r->ctype = ct ? mem_arena_strndup(&r->arena, ct, ctl) : NULL;
     if (!r->url || !r->query || (ct && !r->ctype))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t cll = 0;
@@ -805,19 +809,37 @@ static void req_free(conn_req_t *r)
     if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
     free(r->body);
-    free(r->url);
-    free(r->query);
-    free(r->ctype);
-    free(r->headers);
-    free(r->target);
     mem_emb_job_free(r->emb_job);
+    mem_arena_free(&r->arena);
     free(r);
 }
 
 /* The body is in: answer what was decided on the head, or run the request's steps. */
+/* When not even a request's own state can be allocated: a static 503 (no allocation of
+ * ours), and the request's context marks it answered: on_request skips the rest of it,
+ * on_completed has nothing to free. */
+static const char OOM_BODY[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
+static char answered_oom;
+
+static enum MHD_Result reply_oom(struct MHD_Connection *c)
+{
+    struct MHD_Response *mr = MHD_create_response_from_buffer(
+        sizeof(OOM_BODY) - 1, (void *)OOM_BODY, MHD_RESPMEM_PERSISTENT);
+    if (!mr) return MHD_NO;
+    MHD_add_response_header(mr, "Content-Type", "application/json");
+    MHD_add_response_header(mr, "Retry-After", "1");
+    MHD_add_response_header(mr, "Connection", "close");
+    enum MHD_Result ok = MHD_queue_response(c, 503, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
 static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
     if (r->state == RS_ANSWERED) return reply_now(r, &r->aresp);
+    if (r->out_of_memory)
+        return reply_error(r, MEM_ENOMEM, 1, NULL, "out of memory reading the request body");
     if (r->too_big) {
         char msg[96];
         snprintf(msg, sizeof(msg), "%s body over %zu bytes (%s)", r->import ? "import" : "request",
@@ -846,15 +868,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     srv_t *s = cls;
     s->progress++;
     conn_req_t *r = *con_cls;
-    if (!r) return MHD_NO; /* the URI callback could not allocate: close the connection */
+    if (r == (void *)&answered_oom) { /* answered 503: the rest of the request is dropped */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (!r) { /* the URI callback could not allocate */
+        *con_cls = &answered_oom;
+        return reply_oom(c);
+    }
     conn_ctx_t *x = conn_ctx_of(c);
     if (!r->head_done) {
         mem_err_t err;
         mem_err_clear(&err);
         if (read_head(s, r, c, method, version, &err) != MEM_OK) {
-            if (err.code == MEM_ENOMEM) return MHD_NO;
             r->close_after = true; /* never read what follows as another request */
-            return reply_err(r, &err, "bad_request");
+            return reply_err(r, &err, err.code == MEM_ENOMEM ? NULL : "bad_request");
         }
         mem_api_next_t next = mem_api_begin(&s->api, &r->areq, &r->aresp);
         if (next == MEM_API_REPLY) {
@@ -897,7 +925,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size && r->import) {
         r->body_seen += *upload_size;
         if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
-        if (r->too_big || r->imp_failed) { /* answered at the end of the body */
+        if (r->too_big || r->imp_failed || r->out_of_memory) { /* answered at the end */
             *upload_size = 0;
             return MHD_YES;
         }
@@ -906,7 +934,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             while (cap < r->len + *upload_size)
                 cap *= 2;
             char *b = realloc(r->body, cap);
-            if (!b) return MHD_NO;
+            if (!b) { /* nothing of the import is written: a 503 once the body is in */
+                r->out_of_memory = true;
+                *upload_size = 0;
+                return MHD_YES;
+            }
             r->body = b;
             r->cap = cap;
         }
@@ -934,18 +966,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
-        if (!r->too_big) {
+        if (!r->too_big && !r->out_of_memory) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
                 while (cap < r->len + *upload_size)
                     cap *= 2;
                 char *b = realloc(r->body, cap);
-                if (!b) return MHD_NO;
-                r->body = b;
-                r->cap = cap;
+                if (b) {
+                    r->body = b;
+                    r->cap = cap;
+                } else {
+                    r->out_of_memory = true; /* read the rest, keep none of it */
+                }
             }
-            memcpy(r->body + r->len, upload_data, *upload_size);
-            r->len += *upload_size;
+            if (!r->out_of_memory) {
+                memcpy(r->body + r->len, upload_data, *upload_size);
+                r->len += *upload_size;
+            }
         }
         *upload_size = 0;
         return MHD_YES;
@@ -960,6 +997,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     srv_t *s = cls;
     s->progress++;
     conn_req_t *r = *con_cls;
+    if (r == (void *)&answered_oom) r = NULL;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
     conn_ctx_t *x = conn_ctx_of(c);
@@ -1133,6 +1171,7 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
+        .log = mem_srv_logger(),
         .scan_split_min = s->cfg->scan_split_min,
         /* at least 1 ms: 0 would ask the store for its default */
         .graph_wait_ms = s->cfg->graph_wait_s * 1000.0 >= 1.0
@@ -1142,12 +1181,13 @@ static void open_work_cb(uv_work_t *w)
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
+        s->open_rc = mem_cluster_bootstrap(s->cfg, mem_srv_logger(), &restored, &s->open_err);
         if (s->open_rc != MEM_OK) return;
     }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
+        s->open_rc =
+            mem_cluster_open(s->cfg, mem_srv_logger(), s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -1227,6 +1267,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.log = mem_srv_logger();
     s->api.hooks.ud = s;
     s->api.hooks.metrics = metrics_hook;
     if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
