@@ -138,6 +138,8 @@ static const char *match_name(mem_scan_match_t m)
     return m == MEM_SCAN_MATCH_TEXT ? "text" : m == MEM_SCAN_MATCH_HYBRID ? "hybrid" : "vector";
 }
 
+/* The answer as a tree: the reference mem_api__enc_results_text is tested against
+ * (tests/unit/test_api_json.c), byte for byte. */
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms, mem_scan_match_t match)
@@ -175,6 +177,90 @@ fail:
     json_decref(arr);
     json_decref(o);
     return NULL;
+}
+
+/* A timestamp as mem_api__enc_ts writes it: quoted RFC 3339 ("" when out of range). */
+static void jw_ts(mem_api__jw_t *w, int64_t ms)
+{
+    char buf[32];
+    mem_api__ts_format(ms, buf);
+    MEM_API_JW_LIT(w, "\"");
+    mem_api__jw_raw(w, buf, strlen(buf));
+    MEM_API_JW_LIT(w, "\"");
+}
+
+/* Stored metadata goes out as it parses (set_metadata): an unparsable text is left out. */
+static void jw_metadata(mem_api__jw_t *w, const char *metadata)
+{
+    if (!metadata) return;
+    json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
+    if (!m) return;
+    MEM_API_JW_LIT(w, ",\"metadata\":");
+    mem_api__jw_value(w, m);
+    json_decref(m);
+}
+
+/* The same text as mem_api__dump(mem_api__enc_results(...)), written straight out: the
+ * answer of every retrieve, where a json_t per field (and a hash insert per key) cost
+ * more than the writing. */
+char *mem_api__enc_results_text(const char *ns, const mem_store_result_t *res, size_t n,
+                                size_t scanned, const char *kernel, double took_ms, bool explain,
+                                int64_t origin_ms, mem_scan_match_t match, size_t *len)
+{
+    mem_api__jw_t w = {0};
+    MEM_API_JW_LIT(&w, "{\"namespace\":");
+    mem_api__jw_str(&w, ns);
+    MEM_API_JW_LIT(&w, ",\"took_ms\":");
+    mem_api__jw_f64(&w, took_ms);
+    MEM_API_JW_LIT(&w, ",\"scanned\":");
+    mem_api__jw_i64(&w, (int64_t)scanned);
+    MEM_API_JW_LIT(&w, ",\"kernel\":");
+    mem_api__jw_str(&w, kernel ? kernel : "scalar");
+    MEM_API_JW_LIT(&w, ",\"match\":");
+    mem_api__jw_str(&w, match_name(match));
+    MEM_API_JW_LIT(&w, ",\"results\":[");
+    for (size_t i = 0; i < n && !w.oom; i++) {
+        const mem_store_result_t *r = &res[i];
+        if (i) MEM_API_JW_LIT(&w, ",");
+        MEM_API_JW_LIT(&w, "{\"id\":");
+        mem_api__jw_str(&w, r->id);
+        MEM_API_JW_LIT(&w, ",\"seq\":");
+        mem_api__jw_i64(&w, r->hit.seq);
+        MEM_API_JW_LIT(&w, ",\"score\":");
+        mem_api__jw_f64(&w, r->hit.score);
+        MEM_API_JW_LIT(&w, ",\"timestamp\":");
+        jw_ts(&w, r->ts_ms);
+        if (r->text) {
+            MEM_API_JW_LIT(&w, ",\"text\":");
+            mem_api__jw_str(&w, r->text);
+        }
+        if (r->source) {
+            MEM_API_JW_LIT(&w, ",\"source\":");
+            mem_api__jw_str(&w, r->source);
+        }
+        jw_metadata(&w, r->metadata);
+        if (explain) {
+            MEM_API_JW_LIT(&w, ",\"similarity\":");
+            mem_api__jw_f64(&w, mem_num_f32_to_f64_shortest(r->hit.sim));
+            MEM_API_JW_LIT(&w, ",\"decay\":");
+            mem_api__jw_f64(&w, r->hit.decay);
+            MEM_API_JW_LIT(&w, ",\"gate\":");
+            mem_api__jw_f64(&w, r->hit.gate);
+            MEM_API_JW_LIT(&w, ",\"age_seconds\":");
+            mem_api__jw_f64(&w, age_before_offset(origin_ms, r->ts_ms));
+            if (match != MEM_SCAN_MATCH_VECTOR) {
+                MEM_API_JW_LIT(&w, ",\"text_score\":");
+                mem_api__jw_f64(&w, r->hit.text_score);
+            }
+            if (match != MEM_SCAN_MATCH_TEXT) {
+                MEM_API_JW_LIT(&w, ",\"vector_score\":");
+                mem_api__jw_f64(&w, mem_num_f32_to_f64_shortest((float)r->hit.vector_score));
+            }
+        }
+        MEM_API_JW_LIT(&w, "}");
+    }
+    MEM_API_JW_LIT(&w, "]}");
+    return mem_api__jw_finish(&w, len);
 }
 
 json_t *mem_api__enc_inserted(const mem_store_op_t *op)
@@ -215,6 +301,19 @@ fail:
     json_decref(arr);
     json_decref(o);
     return NULL;
+}
+
+void mem_api__send_text(mem_api_resp_t *resp, int status, char *text, size_t len)
+{
+    if (!text) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    free(resp->body);
+    resp->body = text;
+    resp->body_len = len;
+    resp->status = status;
+    resp->content_type = "application/json";
 }
 
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)
