@@ -5,10 +5,11 @@
  * a stream; each fill encodes lines until the chunk is full, keeping at most one line that
  * did not fit, so memory stays bounded by the chunk and the largest line whatever the
  * namespace's size. A line is the segment as GET .../segments/{id}?embedding=true shows it,
- * less seq and superseded_by, with text, source and metadata null when absent: the insert
- * object that POST .../import accepts as it is. ?embedding=base64 writes each vector as the
- * base64 of its little-endian float32 (about a third of the text, and no decimal parsing
- * on import).
+ * less seq and superseded_by, with text, source and metadata null when absent, plus the
+ * embedder the namespace recorded (when it did: the import records it again, so the copy's
+ * default match and embedder checks are the original's): the insert object that
+ * POST .../import accepts as it is. ?embedding=base64 writes each vector as the base64 of
+ * its little-endian float32 (about a third of the text, and no decimal parsing on import).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 
 struct mem_api_stream {
     mem_store_export_t *x;
-    char *line; /* encoded, with its newline; line_off bytes of it already handed out */
+    const mem_log_t *log; /* the server's (ctx->log) */
+    char *line;           /* encoded, with its newline; line_off bytes of it already handed out */
     size_t line_len, line_off;
     bool eof, failed;
     mem_api__emb_form_t form; /* the vectors as arrays or base64 */
@@ -32,10 +34,15 @@ void mem_api_stream_free(mem_api_stream_t *s)
     free(s);
 }
 
-static char *encode_line(const mem_store_segment_t *seg, mem_api__emb_form_t form, size_t *len)
+static char *encode_line(const mem_store_segment_t *seg, mem_api__emb_form_t form,
+                         const char *embedder, size_t *len)
 {
     json_t *o = mem_api__enc_segment_form(seg, form);
     if (!o) return NULL;
+    if (embedder && json_object_set_new(o, "embedder", json_string(embedder)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
     json_object_del(o, "seq");
     json_object_del(o, "superseded_by");
     static const char *const NULLABLE[] = {"text", "source", "metadata"};
@@ -82,8 +89,9 @@ long mem_api_stream_fill(mem_api_stream_t *s, char *buf, size_t cap)
         free(s->line);
         s->line = NULL;
         s->line_len = s->line_off = 0;
-        if (rc < 0 || !(s->line = encode_line(seg, s->form, &s->line_len))) {
-            fprintf(stderr, "level=error msg=\"export failed\" err=\"%s\"\n",
+        if (rc < 0 ||
+            !(s->line = encode_line(seg, s->form, mem_store_export_embedder(s->x), &s->line_len))) {
+            mem_log(s->log, MEM_LOG_ERROR, "export_failed", "err=%s",
                     rc < 0 ? err.msg : "out of memory");
             s->failed = true;
         }
@@ -103,12 +111,12 @@ void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api__emb_form
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
+    s->log = ctx->log;
     s->form = form;
     int rc = mem_store_export_open(ctx->store, ns, &s->x, &err);
     if (rc != MEM_OK) {
         free(s);
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     free(resp->body);

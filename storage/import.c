@@ -7,8 +7,9 @@
  * 1. check every rule over all of them against the namespace as it is now: dimension,
  *    identical re-sent segments (skipped), same id with other content (409), timestamps
  *    never older than the namespace's newest nor than the previous line's, supersedes naming
- *    a stored segment or an earlier line. The first problem names its line; nothing has
- *    changed yet.
+ *    a stored segment or an earlier line, the embedder that made the vectors (when the lines
+ *    name one or some are embedded here) being the namespace's. The first problem names its line;
+ * nothing has changed yet.
  * 2. apply them in batches of MEM_STORE__IMPORT_BATCH through the insert path (the same
  *    rows, graph and supersedes as inserts), then archive the lines exported archived.
  * Step 1 makes every later check pass, so a failure in step 2 can only be a storage
@@ -58,6 +59,12 @@ static int validate(mem_store__writer_t *w, mem_store_op_t *op, size_t *n_new, s
         snprintf(msg, sizeof(msg), "embedding: expected %zu floats, got %zu", ns->dim, src->dim);
         return at_line(&op->err, 1, MEM_EDIM, "embedding", msg);
     }
+    if (ns && op->embedder && ns->embedder[0] && strcmp(ns->embedder, op->embedder) != 0) {
+        snprintf(msg, sizeof(msg),
+                 "embedder: the namespace's vectors were made by %.50s, these by %.50s",
+                 ns->embedder, op->embedder);
+        return at_line(&op->err, 1, MEM_EMISMATCH, "embedder", msg);
+    }
     if ((rc = src->rewind(src->ud)) != MEM_OK)
         return mem_err_set(&op->err, MEM_ESTORAGE, "import: cannot read the staged segments");
     double last_log = now_s();
@@ -65,7 +72,8 @@ static int validate(mem_store__writer_t *w, mem_store_op_t *op, size_t *n_new, s
     while ((rc = src->next(src->ud, &seg, &archived, &line)) == 1) {
         seen++;
         if (now_s() - last_log >= MEM_STORE__IMPORT_LOG_S) {
-            fprintf(stderr, "level=info msg=\"import checking\" ns=%s lines=%zu\n", op->ns, seen);
+            mem_log(w->st->opts.log, MEM_LOG_INFO, "import_checking", "ns=%s lines=%zu", op->ns,
+                    seen);
             last_log = now_s();
         }
         long pos = view ? mem_index_find(view, seg.id, strlen(seg.id)) : -1;
@@ -259,9 +267,9 @@ int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op)
             batch_clear(b);
         }
         if (now_s() - last_log >= MEM_STORE__IMPORT_LOG_S) {
-            fprintf(stderr,
-                    "level=info msg=\"import applying\" ns=%s imported=%zu of=%zu seconds=%.1f\n",
-                    op->ns, op->n_imported, n_new, now_s() - t0);
+            mem_log(w->st->opts.log, MEM_LOG_INFO, "import_applying",
+                    "ns=%s imported=%zu of=%zu seconds=%.1f", op->ns, op->n_imported, n_new,
+                    now_s() - t0);
             last_log = now_s();
         }
     }
@@ -273,8 +281,8 @@ int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op)
     free(b);
     if (rc != MEM_OK) return rc;
     op->created = op->n_imported > 0;
-    fprintf(stderr,
-            "level=info msg=\"import applied\" ns=%s imported=%zu skipped=%zu seconds=%.1f\n",
-            op->ns, op->n_imported, op->n_skipped, now_s() - t0);
+    mem_log(w->st->opts.log, MEM_LOG_INFO, "import_applied",
+            "ns=%s imported=%zu skipped=%zu seconds=%.1f", op->ns, op->n_imported, op->n_skipped,
+            now_s() - t0);
     return MEM_OK;
 }

@@ -117,6 +117,11 @@ class Server:
         r = self.conn.getresponse()
         return r.status, r.read()
 
+    def reconnect(self):
+        if self.conn:
+            self.conn.close()
+        self.conn = None
+
     def stop(self):
         if self.conn:
             self.conn.close()
@@ -185,6 +190,9 @@ def wrk_p50(port, ns, files):
 
 
 def suite(name, srv, inp, tmp, reps):
+    # a fresh connection: building the in-process index can take longer than the server's
+    # idle timeout, which then closes the one kept alive since the previous suite
+    srv.reconnect()
     load_s = load(srv, name, inp)
     bs = bodies(inp)
     files = []

@@ -199,6 +199,11 @@ WEAK size_t mem_store_export_dim(const mem_store_export_t *x)
     return 3;
 }
 
+WEAK const char *mem_store_export_embedder(const mem_store_export_t *x)
+{
+    return NULL;
+}
+
 WEAK void mem_store_export_close(mem_store_export_t *x)
 {
     free(x);
