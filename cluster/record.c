@@ -1,17 +1,87 @@
 /* record.c - a write op as a replicated log record
  * SPDX-License-Identifier: MIT
  *
- * Layout: "MNR1", u8 kind, u8 flags (1 batch, 2 purge), str msgid, str ns, u64 dim,
- * i64 now_ms, then per kind: INSERT u32 n, n x (str id, u8 ts_given, i64 ts_ms, opt text,
- * opt source, opt metadata, u32 n_sup, n_sup x str, dim x f32); DELETE str id; COMPACT
- * u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then str. Host byte
- * order (every supported target is little-endian).
+ * Layout: "MNR1", u8 wire kind (below; stable across versions, unlike the op enum), u8 flags (1
+ * batch, 2 purge), str msgid, str ns, u64 dim, i64 now_ms, then per kind: INSERT u32 n, n x (str
+ * id, u8 ts_given, i64 ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x
+ * f32); DELETE str id; COMPACT u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then
+ * str. Host byte order (every supported target is little-endian).
  */
 #include "cluster/record.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Kinds as written in the log: numbers never change meaning (a log outlives binaries). */
+enum wire_kind {
+    W_NS_CREATE = 0,
+    W_NS_DROP = 1,
+    W_INSERT = 2,
+    W_DELETE = 3,
+    W_COMPACT = 4,
+    W_KINDS
+};
+
+static int wire_of(mem_store_op_kind_t k)
+{
+    switch (k) {
+    case MEM_STORE_OP_NS_CREATE:
+        return W_NS_CREATE;
+    case MEM_STORE_OP_NS_DROP:
+        return W_NS_DROP;
+    case MEM_STORE_OP_INSERT:
+        return W_INSERT;
+    case MEM_STORE_OP_DELETE:
+        return W_DELETE;
+    case MEM_STORE_OP_COMPACT:
+        return W_COMPACT;
+    default:
+        return -1; /* local ops (import, forget) are never log records */
+    }
+}
+
+static mem_store_op_kind_t op_of(int w)
+{
+    static const mem_store_op_kind_t map[W_KINDS] = {
+        [W_NS_CREATE] = MEM_STORE_OP_NS_CREATE, [W_NS_DROP] = MEM_STORE_OP_NS_DROP,
+        [W_INSERT] = MEM_STORE_OP_INSERT,       [W_DELETE] = MEM_STORE_OP_DELETE,
+        [W_COMPACT] = MEM_STORE_OP_COMPACT,
+    };
+    return map[w];
+}
+
+size_t mem_cluster_rec_size(const mem_store_op_t *op, size_t msgid_len)
+{
+    size_t n = 4 + 1 + 1 + (4 + msgid_len + 1) + (4 + strlen(op->ns) + 1) + 8 + 8;
+    switch (op->kind) {
+    case MEM_STORE_OP_INSERT:
+        n += 4;
+        for (size_t i = 0; i < op->n_segs; i++) {
+            const mem_store_seg_in_t *s = &op->segs[i];
+            n += 4 + strlen(s->id) + 1 + 1 + 8;
+            n += 1 + (s->text ? 4 + s->text_len + 1 : 0);
+            n += 1 + (s->source ? 4 + s->source_len + 1 : 0);
+            n += 1 + (s->metadata ? 4 + s->metadata_len + 1 : 0);
+            n += 4;
+            for (size_t k = 0; k < s->n_supersedes; k++)
+                n += 4 + strlen(s->supersedes[k]) + 1;
+            n += op->dim * sizeof(float);
+        }
+        break;
+    case MEM_STORE_OP_DELETE:
+        n += 4 + strlen(op->id) + 1;
+        break;
+    case MEM_STORE_OP_COMPACT:
+        n += 4;
+        for (size_t i = 0; i < op->n_evict; i++)
+            n += 4 + strlen(op->evict_ids[i]) + 1;
+        break;
+    default:
+        break;
+    }
+    return n;
+}
 
 typedef struct wbuf {
     unsigned char *p;
@@ -66,9 +136,11 @@ static void put_opt(wbuf_t *w, const char *s, size_t n)
 
 unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len)
 {
+    int wk = wire_of(op->kind);
+    if (wk < 0) return NULL;
     wbuf_t w = {0};
     put(&w, "MNR1", 4);
-    put_u8(&w, (uint8_t)op->kind);
+    put_u8(&w, (uint8_t)wk);
     put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0)));
     put_str(&w, msgid, strlen(msgid));
     put_str(&w, op->ns, strlen(op->ns));
@@ -99,8 +171,7 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
         for (size_t i = 0; i < op->n_evict; i++)
             put_str(&w, op->evict_ids[i], strlen(op->evict_ids[i]));
         break;
-    case MEM_STORE_OP_NS_CREATE:
-    case MEM_STORE_OP_NS_DROP:
+    default:
         break;
     }
     if (w.fail) {
@@ -214,8 +285,8 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
     if (!magic || memcmp(magic, "MNR1", 4) != 0) goto bad;
     mem_store_op_t *op = &rec->op;
     uint8_t kind = get_u8(&r), flags = get_u8(&r);
-    if (kind > MEM_STORE_OP_COMPACT) goto bad;
-    op->kind = (mem_store_op_kind_t)kind;
+    if (kind >= W_KINDS) goto bad;
+    op->kind = op_of(kind);
     op->batch = (flags & 1) != 0;
     op->purge = (flags & 2) != 0;
     if (copy_str(&r, rec->msgid, sizeof(rec->msgid)) || copy_str(&r, op->ns, sizeof(op->ns)))

@@ -20,7 +20,10 @@ typedef struct mem_cluster_rec {
     const char **ptrs; /* supersedes lists and evict ids */
 } mem_cluster_rec_t;
 
-/* Encode op (every input the writer reads, nothing it computes) and msgid. malloc'd. */
+/* The exact length mem_cluster_rec_encode will produce for op and a msgid of that length. */
+size_t mem_cluster_rec_size(const mem_store_op_t *op, size_t msgid_len);
+/* Encode op (every input the writer reads, nothing it computes) and msgid. malloc'd; NULL
+ * when out of memory or op is a local kind (NS_IMPORT, NS_FORGET). */
 unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len);
 /* NULL when buf is not a well-formed record (or out of memory). */
 mem_cluster_rec_t *mem_cluster_rec_decode(const void *buf, size_t len);

@@ -481,7 +481,71 @@ static int set_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     if (strlen(val) >= sizeof(cfg->advertise)) return why_set(why, n, NULL, "is too long");
+    const char *colon = strrchr(val, ':');
+    if (*val && (!colon || colon == val || !colon[1]))
+        return why_set(why, n, val, "is not host:port");
     snprintf(cfg->advertise, sizeof(cfg->advertise), "%s", val);
+    return 0;
+}
+
+static int set_ns_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 7, &v, why, n) != 0) return -1;
+    cfg->ns_replicas = (size_t)v;
+    return 0;
+}
+
+static int set_max_lag(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 1ull << 40, &v, why, n) != 0) return -1;
+    cfg->max_lag = (size_t)v;
+    return 0;
+}
+
+static int set_max_moves(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 64, &v, why, n) != 0) return -1;
+    cfg->max_moves = (size_t)v;
+    return 0;
+}
+
+static int set_cluster_write_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->cluster_write_timeout_s, why, n);
+}
+
+static int set_forward_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->forward_timeout_s, why, n);
+}
+
+static int set_node_dead_after(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->node_dead_after_s, why, n);
+}
+
+static int set_trim_interval(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 0, &cfg->trim_interval_s, why, n);
+}
+
+static int set_trim_bytes(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    cfg->trim_bytes = v;
+    return 0;
+}
+
+static int set_rebalance(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (bool_word(val, &cfg->rebalance) != 0)
+        return why_set(why, n, val, "is not a boolean (1, 0, true, false, yes, no, on, off)");
     return 0;
 }
 
@@ -544,17 +608,40 @@ static const opt_t opts[] = {
      "threads a large retrieve is split across when idle, 0..64", set_scan_helpers, 0},
     {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
      "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
-    {NULL, "MNEMOD_NATS_URL", "URLS", "none",
+    {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
-    {NULL, "MNEMOD_NODE_ID", "ID", "none", "cluster mode: this node's unique id (required)",
-     set_node_id, 0},
-    {NULL, "MNEMOD_STREAMS", "N", "4", "cluster mode: JetStream streams namespaces hash onto",
-     set_streams, 0},
-    {NULL, "MNEMOD_REPLICAS", "N", "3", "cluster mode: replicas of each stream, 1..5", set_replicas,
+    {"node-id", "MNEMOD_NODE_ID", "ID", "none",
+     "cluster mode: this node's unique id ([A-Za-z0-9_-], required)", set_node_id, 0},
+    {"advertise", "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
+     "cluster mode: the address other nodes forward requests to", set_advertise, 0},
+    {"namespace-replicas", "MNEMOD_NAMESPACE_REPLICAS", "N", "2",
+     "cluster mode: nodes each namespace is placed on, 1..7", set_ns_replicas, 0},
+    {"streams", "MNEMOD_STREAMS", "N", "4",
+     "cluster mode: JetStream streams the namespaces hash onto (same on every node)", set_streams,
      0},
-    {NULL, "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
-     "cluster mode: the address this node advertises in the node registry", set_advertise, 0},
+    {"stream-replicas", "MNEMOD_REPLICAS", "N", "3",
+     "cluster mode: NATS servers holding each stream and bucket, 1..5", set_replicas, 0},
+    {"cluster-write-timeout", "MNEMOD_CLUSTER_WRITE_TIMEOUT", "DUR", "15s",
+     "cluster mode: a write not logged and applied by then answers 503 (retry-safe)",
+     set_cluster_write_timeout, 0},
+    {"forward-timeout", "MNEMOD_FORWARD_TIMEOUT", "DUR", "30s",
+     "cluster mode: a request relayed to another node answers 504 after this", set_forward_timeout,
+     0},
+    {"node-dead-after", "MNEMOD_NODE_DEAD_AFTER", "DUR", "5m",
+     "cluster mode: a node silent this long has its namespaces placed elsewhere",
+     set_node_dead_after, 0},
+    {"log-trim-interval", "MNEMOD_LOG_TRIM_INTERVAL", "DUR", "1h",
+     "cluster mode: snapshot and trim the log this often (0 = by size only)", set_trim_interval, 0},
+    {"log-trim-size", "MNEMOD_LOG_TRIM_SIZE", "SIZE", "1GiB",
+     "cluster mode: snapshot and trim when a stream holds more (0 = by interval only)",
+     set_trim_bytes, 0},
+    {"max-lag", "MNEMOD_MAX_LAG", "N", "10000",
+     "cluster mode: records behind the log before /healthz answers 503", set_max_lag, 0},
+    {"rebalance", "MNEMOD_REBALANCE", "BOOL", "1",
+     "cluster mode: move namespaces when nodes join, drain or die", set_rebalance, 0},
+    {"max-moves", "MNEMOD_MAX_MOVES", "N", "2", "cluster mode: namespace moves running at once",
+     set_max_moves, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -782,6 +869,15 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->log_json = false;
     cfg->streams = 4;
     cfg->replicas = 3;
+    cfg->ns_replicas = 2;
+    cfg->cluster_write_timeout_s = 15.0;
+    cfg->forward_timeout_s = 30.0;
+    cfg->node_dead_after_s = 300.0;
+    cfg->trim_interval_s = 3600.0;
+    cfg->trim_bytes = (size_t)1 << 30;
+    cfg->max_lag = 10000;
+    cfg->rebalance = true;
+    cfg->max_moves = 2;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
 }
@@ -826,6 +922,17 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         snprintf(decay, sizeof(decay), "weibull:%g", cfg->decay.shape);
     else
         snprintf(decay, sizeof(decay), "%s", mem_decay_kind_name(cfg->decay.kind));
+    char cluster[sizeof(cfg->nats_url) + sizeof(cfg->node_id) + sizeof(cfg->advertise) + 512] = "";
+    if (cfg->nats_url[0])
+        snprintf(cluster, sizeof(cluster),
+                 " nats_url=%s node_id=%s advertise=%s namespace_replicas=%zu streams=%zu "
+                 "stream_replicas=%d cluster_write_timeout_s=%g forward_timeout_s=%g "
+                 "node_dead_after_s=%g log_trim_interval_s=%g log_trim_size=%zu max_lag=%zu "
+                 "rebalance=%d max_moves=%zu",
+                 cfg->nats_url, cfg->node_id, cfg->advertise[0] ? cfg->advertise : "listen",
+                 cfg->ns_replicas, cfg->streams, cfg->replicas, cfg->cluster_write_timeout_s,
+                 cfg->forward_timeout_s, cfg->node_dead_after_s, cfg->trim_interval_s,
+                 cfg->trim_bytes, cfg->max_lag, cfg->rebalance ? 1 : 0, cfg->max_moves);
     int n = snprintf(
         buf, len,
         "listen=%s%s%s:%d data=%s config=%s half_life_s=%g decay=%s decay_offset_s=%g "
@@ -833,7 +940,7 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
         "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
         "max_namespaces=%zu log_level=%s log_format=%s simd=%s scan_helpers=%zu "
-        "scan_split_min=%zu",
+        "scan_split_min=%zu%s",
         strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
         strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
         cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
@@ -844,7 +951,7 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
         (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
         cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto", cfg->scan_helpers,
-        cfg->scan_split_min);
+        cfg->scan_split_min, cluster);
     return n > 0 ? (size_t)n : 0;
 }
 
@@ -901,6 +1008,8 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
             return rc;
     }
     if (cfg->nats_url[0] && !cfg->node_id[0])
-        return mem_err_set(err, MEM_EINVAL, "MNEMOD_NODE_ID is required with MNEMOD_NATS_URL");
+        return mem_err_set(
+            err, MEM_EINVAL,
+            "--node-id (MNEMOD_NODE_ID) is required with --nats-url (MNEMOD_NATS_URL)");
     return MEM_CFG_RUN;
 }

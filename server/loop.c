@@ -69,9 +69,6 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
-    bool replicated;  /* cluster mode: the write went through the log on the worker */
-    char *repl_query; /* cluster mode: the query/body with min_seq taken out */
-    char *repl_body;
 } conn_req_t;
 
 struct srv {
@@ -89,6 +86,7 @@ struct srv {
     mem_store_t *store;     /* NULL while loading; set on the loop thread */
     mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
+    mem_srv_repl_t *repl;   /* cluster mode only: routes every request (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -275,6 +273,11 @@ static void resume_with(conn_req_t *r)
 
 /* ---- heavy work on the pool ---- */
 
+static void on_repl_done(void *ud) /* cluster mode: replicate.c answered on the loop thread */
+{
+    resume_with(ud);
+}
+
 static void on_write_done(mem_store_op_t *op, void *ud)
 {
     conn_req_t *r = ud;
@@ -333,16 +336,6 @@ static void work_cb(uv_work_t *w)
         mem_api_error(&r->aresp, &err);
         return;
     }
-    if (s->cluster) { /* cluster mode: reads may wait for min_seq, writes go through the log */
-        if (mem_srv_repl_before(s->cluster, &r->areq, &r->repl_query, &r->repl_body, &r->aresp))
-            return;
-        mem_api_handle(&s->api, &r->areq, &r->aresp);
-        if (r->aresp.pending) {
-            mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
-            r->replicated = true;
-        }
-        return;
-    }
     mem_api_handle(&s->api, &r->areq, &r->aresp);
 }
 
@@ -350,7 +343,7 @@ static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
-    if (r->aresp.pending && !r->replicated) {
+    if (r->aresp.pending) {
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
         if (rc == MEM_OK) return; /* resumed by on_async */
         mem_err_t err;
@@ -467,8 +460,6 @@ static void req_free(conn_req_t *r)
     if (!r) return;
     if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
-    free(r->repl_query);
-    free(r->repl_body);
     free(r->body);
     free(r->url);
     free(r->query);
@@ -495,6 +486,17 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
         const char *txt =
             ok ? "{\"status\":\"ok\"}"
                : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
+        char stale[320];
+        if (ok && s->cluster) { /* cluster mode: a stale node must get no traffic */
+            char why[200];
+            if (!mem_cluster_healthy(s->cluster, why, sizeof(why))) {
+                for (char *c = why; *c; c++)
+                    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '\'';
+                snprintf(stale, sizeof(stale), "{\"status\":\"stale\",\"reason\":\"%s\"}", why);
+                txt = stale;
+                ok = false;
+            }
+        }
         char *body = strdup(txt);
         if (!body) return MHD_NO;
         return reply_text(r, ok ? 200 : 503, "application/json", body, strlen(body), "healthz");
@@ -532,6 +534,21 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     r->work.data = r;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
+    if (s->repl && strcmp(r->url, "/metrics") != 0) { /* cluster mode: replicate.c routes it */
+        mem_srv_repl_hdrs_t h = {
+            .authorization = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+            .forwarded =
+                MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MEM_SRV_REPL_FORWARDED),
+            .request_id = r->req_id,
+        };
+        if (mem_srv_repl_dispatch(s->repl, &r->areq, &h, &r->aresp, on_repl_done, r) != 0) {
+            mem_err_t err;
+            mem_err_set(&err, MEM_ENOMEM, "out of memory");
+            mem_api_error(&r->aresp, &err);
+            resume_with(r);
+        }
+        return MHD_YES;
+    }
     int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
     if (rc != 0) {
         mem_err_t err;
@@ -659,6 +676,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    mem_srv_repl_free(s->repl); /* no request is in flight any more */
+    s->repl = NULL;
     if (s->cluster) {
         mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
         s->cluster = NULL;
@@ -703,11 +722,6 @@ static void open_work_cb(uv_work_t *w)
         .scan_helpers = s->cfg->scan_helpers,
         .scan_split_min = s->cfg->scan_split_min,
     };
-    if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
-        bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
-        if (s->open_rc != MEM_OK) return;
-    }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
         s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->cluster, &s->open_err);
@@ -735,6 +749,15 @@ static void after_open_cb(uv_work_t *w, int status)
     }
     s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
+    if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
+        fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
+        s->exit_code = 1;
+        s->draining = true;
+        MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+        if (lfd != MHD_INVALID_SOCKET) close(lfd);
+        maybe_finish_shutdown(s);
+        return;
+    }
     mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);

@@ -119,6 +119,12 @@ struct mem_store {
         uint64_t seq;
     } * logpos;
     size_t n_logpos;
+    /* per-namespace chain positions (applied.c), sorted by name, under q_mu; writer only */
+    struct mem_store_nspos {
+        char ns[MEM_STORE_NS_MAX + 1];
+        uint64_t seq;
+    } * nspos;
+    size_t n_nspos, cap_nspos;
 
     /* parallel scan helpers (scanpool.c); NULL when none */
     mem_store__scanpool_t *scanpool;
@@ -166,6 +172,16 @@ int mem_store__log_check(mem_store_t *st, mem_store_op_t *op);
 /* In the op's savepoint, after exec (success or client error): store the position. */
 int mem_store__log_write(mem_store_t *st, mem_store_op_t *op, mem_err_t *err);
 void mem_store__log_reload(mem_store_t *st); /* after a rolled-back group */
+/* Writer, in the op's savepoint: set ns's chain position (NS_IMPORT), or forget it. */
+int mem_store__log_ns_set(mem_store_t *st, const char *ns, uint64_t seq, mem_err_t *err);
+int mem_store__log_ns_forget(mem_store_t *st, const char *ns, mem_err_t *err);
+
+/* nssnap.c: writer, inside the group's transaction: delete every row of namespace id ns_id
+ * (each table with an ns_id column, and the namespaces row) */
+int mem_store__nssnap_delete(mem_store_t *st, int64_t ns_id, mem_err_t *err);
+/* ... and copy the namespace of the export file at path in (a new namespaces row, then its
+ * rows in every table with an ns_id column). */
+int mem_store__nssnap_copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t *err);
 void mem_store__log_free(mem_store_t *st);
 
 /* writer.c */

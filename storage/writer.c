@@ -273,6 +273,54 @@ static int op_ns_drop(mem_store_t *st, group_t *g, mem_store_op_t *op)
     return MEM_OK;
 }
 
+/* Cluster placement (nssnap.c): replace the namespace with an exported copy. */
+static int op_ns_import(mem_store_t *st, group_t *g, mem_store_op_t *op)
+{
+    if (!name_ok(op->ns) || !op->import_path)
+        return mem_err_set(&op->err, MEM_EINVAL, "import: namespace and file required");
+    int rc;
+    mem_store_ns_t *old = mem_store__reg_find(st, op->ns);
+    if (old) {
+        if ((rc = group_touch(g, old)) != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+        if ((rc = mem_store__nssnap_delete(st, old->ns_id, &op->err)) != MEM_OK) return rc;
+        old->dropped = true;
+        mem_store__reg_remove(st, old);
+    }
+    if ((rc = mem_store__nssnap_copy_in(st, op->import_path, op->ns, &op->err)) != MEM_OK)
+        return rc;
+    mem_store_ns_t *ns = NULL;
+    if ((rc = mem_store__load_ns(st, st->db, op->ns, &ns, &op->err)) != MEM_OK) return rc;
+    if (!ns)
+        return mem_err_set(&op->err, MEM_EINVAL, "import: no namespace %s in the copy", op->ns);
+    if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return mem_err_set(&op->err, rc, "out of memory");
+    }
+    if ((rc = group_touch(g, ns)) != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = mem_store__log_ns_set(st, op->ns, op->log_seq, &op->err)) != MEM_OK) return rc;
+    op->created = true;
+    st->lsn++;
+    g->lsn_dirty = true;
+    return MEM_OK;
+}
+
+/* Cluster placement: the namespace moved away; drop it here with its chain position. */
+static int op_ns_forget(mem_store_t *st, group_t *g, mem_store_op_t *op)
+{
+    int rc;
+    mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
+    if (ns) {
+        if ((rc = group_touch(g, ns)) != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
+        if ((rc = mem_store__nssnap_delete(st, ns->ns_id, &op->err)) != MEM_OK) return rc;
+        ns->dropped = true;
+        mem_store__reg_remove(st, ns);
+    }
+    if ((rc = mem_store__log_ns_forget(st, op->ns, &op->err)) != MEM_OK) return rc;
+    st->lsn++;
+    g->lsn_dirty = true;
+    return MEM_OK;
+}
+
 /* ---- insert ---- */
 
 typedef enum { SEG_NEW, SEG_STORED, SEG_IN_BATCH } seg_kind_t;
@@ -838,6 +886,10 @@ static int exec_op(mem_store_t *st, group_t *g, mem_store_op_t *op)
         return op_delete(st, g, op);
     case MEM_STORE_OP_COMPACT:
         return op_compact(st, g, op);
+    case MEM_STORE_OP_NS_IMPORT:
+        return op_ns_import(st, g, op);
+    case MEM_STORE_OP_NS_FORGET:
+        return op_ns_forget(st, g, op);
     }
     return mem_err_set(&op->err, MEM_EINVAL, "unknown op kind %d", (int)op->kind);
 }

@@ -244,7 +244,8 @@ def main():
         nats.start_all()
         for i, name in enumerate("ABC"):
             env = {"MNEMOD_NATS_URL": nats.url(i), "MNEMOD_NODE_ID": "node-" + name,
-                   "MNEMOD_STREAMS": "4", "MNEMOD_REPLICAS": "3", "MNEMOD_LOG_LEVEL": "warn"}
+                   "MNEMOD_STREAMS": "4", "MNEMOD_REPLICAS": "3", "MNEMOD_LOG_LEVEL": "warn",
+                   "MNEMOD_NAMESPACE_REPLICAS": "3"}
             nodes.append(harness.Server(env=env).start(timeout=90))
         a, b, c = nodes
         print("cluster: 3 nats-server (JetStream R3) + 3 mnemod up in %.1f s"

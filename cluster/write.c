@@ -1,0 +1,381 @@
+/* write.c - replicated writes: queued, published by a few threads, answered on apply
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. mem_cluster_write (any thread, never blocks) checks the record's size against the
+ * NATS server's max_payload, then appends a job to its namespace's queue. CL_PUBLISHERS
+ * threads take namespaces from a ready list, one job per namespace at a time: the record
+ * is published with a message id and the expected last sequence of the namespace's
+ * subject (known from the previous acknowledgement, else read from JetStream), so a
+ * node's own writes to one namespace follow each other without conflicts, while different
+ * namespaces are published in parallel. After the acknowledgement the job waits, holding no
+ * thread, until a fetcher or the catch-up worker applies the record here
+ * (mem_cluster__job_applied, matched by message id) or its deadline passes (the
+ * maintenance thread answers 503). Waiting threads are the publishers only; the libuv
+ * pool is never held, so reads stay fast while NATS is slow or gone.
+ */
+#ifdef MNEMOD_HAVE_NATS
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster/cluster_int.h"
+
+#define CONFLICT_RETRIES 10
+#define PUB_WAIT_MS      2000 /* one publish attempt waits this long for its ack */
+#define HEADER_ROOM      512  /* bytes of NATS headers a record carries, at most */
+#define MAX_PENDING      4096 /* writes accepted and not answered; beyond: 503 */
+#define DOWN_REFUSE_MS   2000 /* NATS unreachable this long: refuse new writes at once */
+
+/* Last sequence of subject in stream as JetStream's leader knows it: 0 when none; -1 on
+ * error. */
+static int last_subject_seq(mem_cluster_t *cl, const cl_ns_t *ns, uint64_t *seq)
+{
+    natsMsg *m = NULL;
+    jsErrCode ec = 0;
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = PUB_WAIT_MS;
+    natsStatus s = js_GetLastMsg(&m, cl->js, cl->streams[ns->stream].name, ns->subject, &jo, &ec);
+    if (s == NATS_OK) {
+        *seq = natsMsg_GetSequence(m);
+        natsMsg_Destroy(m);
+        return 0;
+    }
+    if (s == NATS_NOT_FOUND || ec == JSNoMessageFoundErr) {
+        *seq = 0;
+        return 0;
+    }
+    return -1;
+}
+
+static void copy_results(mem_store_op_t *dst, const mem_store_op_t *src)
+{
+    dst->rc = src->rc;
+    dst->err = src->err;
+    dst->created = src->created;
+    dst->n_applied = src->n_applied;
+    if (dst->kind == MEM_STORE_OP_INSERT && dst->outs && src->outs && dst->n_segs == src->n_segs)
+        memcpy(dst->outs, src->outs, src->n_segs * sizeof(*src->outs));
+}
+
+static void waiter_unlink(mem_cluster_t *cl, cl_job_t *j)
+{
+    for (cl_job_t **pp = &cl->waiters; *pp; pp = &(*pp)->wnext)
+        if (*pp == j) {
+            *pp = j->wnext;
+            j->waiting = false;
+            return;
+        }
+}
+
+cl_job_t *mem_cluster__job_applied(mem_cluster_t *cl, const char *msgid, uint64_t seq,
+                                   const mem_store_op_t *applied_op)
+{
+    for (cl_job_t *j = cl->waiters; j; j = j->wnext) {
+        if (strcmp(j->msgid, msgid) != 0) continue;
+        if (applied_op) {
+            copy_results(j->op, applied_op);
+            j->rc = applied_op->rc;
+            j->err = applied_op->err;
+        } else { /* a replay of a record this node applied before: rare (a retry) */
+            j->rc = MEM_OK;
+        }
+        j->seq = seq;
+        j->applied = true;
+        if (j->acked) { /* the publisher is done with it: answer now */
+            waiter_unlink(cl, j);
+            j->wnext = NULL;
+            return j;
+        }
+        return NULL; /* the publisher answers it when the acknowledgement arrives */
+    }
+    return NULL;
+}
+
+void mem_cluster__job_finish(mem_cluster_t *cl, cl_job_t *j)
+{
+    pthread_mutex_lock(&cl->mu);
+    if (cl->n_jobs) cl->n_jobs--;
+    pthread_mutex_unlock(&cl->mu);
+    if (j->rc != MEM_OK && j->rc != MEM_CLUSTER_CONFLICT && !j->applied) {
+        j->op->rc = j->rc; /* not applied here: the cluster's error is the answer */
+        j->op->err = j->err;
+    }
+    j->done(j->op, j->rc, j->applied ? j->seq : 0, &j->err, j->ud);
+    free(j);
+}
+
+cl_job_t *mem_cluster__jobs_expired(mem_cluster_t *cl, int64_t now)
+{
+    cl_job_t *out = NULL;
+    for (cl_job_t **pp = &cl->waiters; *pp;) {
+        cl_job_t *j = *pp;
+        /* a job being published belongs to its publisher, which keeps its own deadline */
+        if (now < j->deadline_ms || (!j->acked && now != INT64_MAX)) {
+            pp = &j->wnext;
+            continue;
+        }
+        *pp = j->wnext;
+        j->waiting = false;
+        if (!j->applied) {
+            cl->n_apply_timeouts++;
+            j->rc = mem_err_set(&j->err, MEM_EBUSY,
+                                "written to the cluster log (seq %llu) but not applied on this "
+                                "node in time; a retry is safe",
+                                (unsigned long long)j->seq);
+            j->err.retry_after_s = 1;
+        }
+        j->wnext = out;
+        out = j;
+    }
+    if (now == INT64_MAX) { /* closing: the queued ones too */
+        for (size_t b = 0; b < CL_NS_BUCKETS; b++)
+            for (cl_ns_t *ns = cl->ht[b]; ns; ns = ns->hnext)
+                while (ns->wq_head) {
+                    cl_job_t *j = ns->wq_head;
+                    ns->wq_head = j->next;
+                    j->rc = mem_err_set(&j->err, MEM_EBUSY, "the server is shutting down");
+                    j->err.retry_after_s = 1;
+                    j->wnext = out;
+                    out = j;
+                }
+    }
+    return out;
+}
+
+int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn done, void *ud,
+                      mem_err_t *err)
+{
+    cl_job_t *j = calloc(1, sizeof(*j));
+    if (!j) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    snprintf(j->msgid, sizeof(j->msgid), "%s-%llx-%llu", cl->cfg->node_id,
+             (unsigned long long)cl->boot,
+             (unsigned long long)__atomic_add_fetch(&cl->msg_ctr, 1, __ATOMIC_RELAXED));
+    size_t size = mem_cluster_rec_size(op, strlen(j->msgid));
+    if (cl->max_payload && size + HEADER_ROOM > cl->max_payload) {
+        free(j);
+        pthread_mutex_lock(&cl->mu);
+        cl->n_too_big++;
+        pthread_mutex_unlock(&cl->mu);
+        return mem_err_set(err, MEM_ETOOBIG,
+                           "this write is %zu bytes as a cluster log record, over the NATS "
+                           "server's max_payload of %zu bytes: send smaller batches, or raise "
+                           "max_payload in the NATS server configuration",
+                           size + HEADER_ROOM, cl->max_payload);
+    }
+    j->op = op;
+    j->done = done;
+    j->ud = ud;
+    j->deadline_ms = mem_cluster__mono_ms() + (int64_t)(cl->cfg->cluster_write_timeout_s * 1000.0);
+    pthread_mutex_lock(&cl->mu);
+    int64_t down = cl->disconnected_ms ? mem_cluster__mono_ms() - cl->disconnected_ms : 0;
+    int rc = MEM_OK;
+    if (cl->stop) {
+        rc = mem_err_set(err, MEM_EBUSY, "the server is shutting down");
+    } else if (down > DOWN_REFUSE_MS) {
+        rc = mem_err_set(err, MEM_EBUSY, "cannot reach NATS for %.1f s: writes are refused",
+                         (double)down / 1e3);
+    } else if (cl->n_jobs >= MAX_PENDING) {
+        rc = mem_err_set(err, MEM_EBUSY, "too many cluster writes pending (%d)", MAX_PENDING);
+    } else if (!(j->ns = mem_cluster__ns_get(cl, op->ns))) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+    }
+    if (rc != MEM_OK) {
+        pthread_mutex_unlock(&cl->mu);
+        free(j);
+        err->retry_after_s = 1;
+        return rc;
+    }
+    cl->n_jobs++;
+    cl->n_writes++;
+    cl_ns_t *ns = j->ns;
+    if (ns->wq_tail)
+        ns->wq_tail->next = j;
+    else
+        ns->wq_head = j;
+    ns->wq_tail = j;
+    if (!ns->wbusy && !ns->wready) {
+        ns->wready = true;
+        ns->rnext = NULL;
+        if (cl->ready_tail)
+            cl->ready_tail->rnext = ns;
+        else
+            cl->ready_head = ns;
+        cl->ready_tail = ns;
+        pthread_cond_signal(&cl->pub_cv);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return MEM_OK;
+}
+
+/* Publish j's record until acknowledged, refused for good, or the deadline. MEM_OK with
+ * j->seq, MEM_CLUSTER_CONFLICT, or MEM_EBUSY/ENOMEM with j->err. */
+static int publish(mem_cluster_t *cl, cl_job_t *j)
+{
+    cl_ns_t *ns = j->ns;
+    size_t len = 0;
+    unsigned char *buf = mem_cluster_rec_encode(j->op, j->msgid, &len);
+    if (!buf) return mem_err_set(&j->err, MEM_ENOMEM, "out of memory");
+    pthread_mutex_lock(&cl->mu);
+    bool known = ns->last_known;
+    uint64_t expect = ns->last;
+    pthread_mutex_unlock(&cl->mu);
+    int rc = MEM_OK, conflicts = 0;
+    const char *why = "";
+    for (;;) {
+        if (!known) {
+            if (last_subject_seq(cl, ns, &expect) == 0) {
+                known = true;
+            } else {
+                why = "cannot read the namespace's last sequence";
+                goto retry;
+            }
+        }
+        natsMsg *m = NULL;
+        char hv[32];
+        snprintf(hv, sizeof(hv), "%llu", (unsigned long long)expect);
+        if (natsMsg_Create(&m, ns->subject, NULL, (const char *)buf, (int)len) != NATS_OK) {
+            rc = mem_err_set(&j->err, MEM_ENOMEM, "out of memory");
+            break;
+        }
+        natsMsgHeader_Set(m, "Nats-Msg-Id", j->msgid);
+        natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence", hv);
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MaxWait = PUB_WAIT_MS;
+        jsPubAck *pa = NULL;
+        jsErrCode ec = 0;
+        natsStatus s = js_PublishMsg(&pa, cl->js, m, &po, &ec);
+        natsMsg_Destroy(m);
+        if (s == NATS_OK) {
+            j->seq = pa->Sequence;
+            bool dup = pa->Duplicate;
+            jsPubAck_Destroy(pa);
+            pthread_mutex_lock(&cl->mu);
+            if (!dup || j->seq > ns->last) {
+                ns->last = j->seq;
+                ns->last_known = true;
+            }
+            pthread_mutex_unlock(&cl->mu);
+            break;
+        }
+        if (ec == JSStreamWrongLastSequenceErr) {
+            /* a write from another node came first: re-read and retry, bounded */
+            pthread_mutex_lock(&cl->mu);
+            cl->n_conflicts++;
+            ns->last_known = false;
+            pthread_mutex_unlock(&cl->mu);
+            if (++conflicts > CONFLICT_RETRIES) {
+                rc = MEM_CLUSTER_CONFLICT;
+                mem_err_set(&j->err, MEM_EEXISTS,
+                            "concurrent writes to namespace %s from other nodes; retry", ns->name);
+                break;
+            }
+            known = false;
+            mem_cluster__sleep_ms(1 + (int)(j->msgid[strlen(j->msgid) - 1] % 4) * conflicts);
+            continue;
+        }
+        if (s == NATS_MAX_PAYLOAD || ec == 10054 /* JSStreamMessageExceedsMaximumErr */) {
+            rc = mem_err_set(&j->err, MEM_ETOOBIG,
+                             "this write is %zu bytes as a cluster log record, over what the "
+                             "NATS server accepts: send smaller batches or raise max_payload",
+                             len);
+            break;
+        }
+        why = natsStatus_GetText(s);
+    retry:
+        if (mem_cluster__mono_ms() > j->deadline_ms) {
+            pthread_mutex_lock(&cl->mu);
+            cl->n_pub_failures++;
+            ns->last_known = false;
+            pthread_mutex_unlock(&cl->mu);
+            rc = mem_err_set(&j->err, MEM_EBUSY, "the cluster log is unavailable (%s); retry", why);
+            j->err.retry_after_s = 1;
+            break;
+        }
+        pthread_mutex_lock(&cl->mu);
+        cl->n_pub_retries++;
+        bool stop = cl->stop;
+        pthread_mutex_unlock(&cl->mu);
+        if (stop) {
+            rc = mem_err_set(&j->err, MEM_EBUSY, "the server is shutting down");
+            j->err.retry_after_s = 1;
+            break;
+        }
+        mem_cluster__sleep_ms(100);
+    }
+    free(buf);
+    return rc;
+}
+
+void *mem_cluster__pub_main(void *arg)
+{
+    mem_cluster_t *cl = arg;
+    pthread_mutex_lock(&cl->mu);
+    for (;;) {
+        while (!cl->ready_head && !cl->stop)
+            pthread_cond_wait(&cl->pub_cv, &cl->mu);
+        if (cl->stop) break;
+        cl_ns_t *ns = cl->ready_head;
+        cl->ready_head = ns->rnext;
+        if (!cl->ready_head) cl->ready_tail = NULL;
+        ns->wready = false;
+        cl_job_t *j = ns->wq_head;
+        if (!j) continue;
+        ns->wq_head = j->next;
+        if (!ns->wq_head) ns->wq_tail = NULL;
+        ns->wbusy = true;
+        /* a waiter from now on: a fast apply may come before the acknowledgement */
+        j->waiting = true;
+        j->wnext = cl->waiters;
+        cl->waiters = j;
+        pthread_mutex_unlock(&cl->mu);
+
+        int rc = publish(cl, j);
+        if (rc == MEM_OK) {
+            mem_cluster__wake(cl, &cl->streams[ns->stream]);
+            char wake[48];
+            snprintf(wake, sizeof(wake), "mnemod.wake.%zu", ns->stream);
+            natsConnection_Publish(cl->nc, wake, NULL, 0); /* the other nodes */
+        }
+
+        pthread_mutex_lock(&cl->mu);
+        cl_job_t *finish = NULL;
+        if (rc != MEM_OK && !j->applied) {
+            if (j->waiting) waiter_unlink(cl, j);
+            j->rc = rc;
+            finish = j;
+        } else if (rc != MEM_OK) { /* the ack was lost, but the record was applied here */
+            if (j->waiting) waiter_unlink(cl, j);
+            j->acked = true;
+            finish = j;
+        } else {
+            j->acked = true;
+            if (j->applied) { /* applied before the ack came back */
+                if (j->waiting) waiter_unlink(cl, j);
+                finish = j;
+            } else if (!j->waiting) { /* the deadline passed meanwhile: unreachable */
+                finish = NULL;
+            }
+        }
+        ns->wbusy = false;
+        if (ns->wq_head && !ns->wready) {
+            ns->wready = true;
+            ns->rnext = NULL;
+            if (cl->ready_tail)
+                cl->ready_tail->rnext = ns;
+            else
+                cl->ready_head = ns;
+            cl->ready_tail = ns;
+            pthread_cond_signal(&cl->pub_cv);
+        }
+        pthread_mutex_unlock(&cl->mu);
+        if (finish) mem_cluster__job_finish(cl, finish);
+        pthread_mutex_lock(&cl->mu);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return NULL;
+}
+
+#endif /* MNEMOD_HAVE_NATS */
