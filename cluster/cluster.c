@@ -55,6 +55,10 @@ size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap)
 {
     return 0;
 }
+uint64_t mem_cluster_position(mem_cluster_t *cl, const char *ns)
+{
+    return 0;
+}
 const char *mem_cluster_address(const mem_cluster_t *cl)
 {
     return "";

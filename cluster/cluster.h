@@ -83,7 +83,8 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
 typedef enum mem_cluster_route {
     MEM_CLUSTER_LOCAL,       /* serve it here */
     MEM_CLUSTER_FORWARD,     /* send it to addr (a holder) and relay the answer */
-    MEM_CLUSTER_RESOLVE,     /* the map has no entry here yet: mem_cluster_resolve, again */
+    MEM_CLUSTER_RESOLVE,     /* no entry here yet, or our copy is catching up: mem_cluster_resolve
+                                (on a worker), then route again */
     MEM_CLUSTER_UNAVAILABLE, /* placed, but no holder can serve it now (why says why) */
     MEM_CLUSTER_MISDIRECTED, /* a forwarded request for a namespace not placed here */
 } mem_cluster_route_t;
@@ -99,6 +100,8 @@ mem_cluster_route_t mem_cluster_route(mem_cluster_t *cl, const char *ns, bool wr
 int mem_cluster_resolve(mem_cluster_t *cl, const char *ns, bool create, mem_err_t *err);
 /* Is ns live here (listed by GET /v1/namespaces on this node)? */
 bool mem_cluster_serves(mem_cluster_t *cl, const char *ns);
+/* The position ns is applied to here (0 when not live here): the fresher of two copies. */
+uint64_t mem_cluster_position(mem_cluster_t *cl, const char *ns);
 /* Addresses of the other live nodes (for merged listings). Returns how many. */
 size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap);
 /* This node's advertised address. */

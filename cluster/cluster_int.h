@@ -102,6 +102,7 @@ typedef struct cl_stream {
     char leader[64];                           /* mu */
     bool broken;                               /* mu: an apply failed: restart the fetcher */
     uint64_t restarts;                         /* mu */
+    uint64_t trimmed_below; /* mu: the floor of this node's last trim of it (0: none) */
 } cl_stream_t;
 
 typedef struct cl_node {

@@ -11,7 +11,9 @@
  * namespace to the catch-up worker; records of namespaces not placed here are passed over
  * unread beyond their headers. When the next sequence does not exist yet the fetcher
  * sleeps until a wake-up (an empty core-NATS message on mnemod.wake.<i>, published by the
- * origin after each acknowledged write) or CL_IDLE_POLL_MS.
+ * origin after each acknowledged write) or CL_IDLE_POLL_MS. Reads ask for the next record at
+ * or after a sequence (next by subject over the whole stream), so the holes trimming leaves
+ * cost one read, not one per missing record.
  *
  * The catch-up worker brings one namespace at a time up to date by reading only its
  * subject (direct get next-by-subject from its position + 1). When the next record's
@@ -172,16 +174,6 @@ static bool submit(mem_cluster_t *cl, mem_store_op_t *op, mem_store_done_fn done
     }
 }
 
-/* The fetcher found the stream trimmed past its position: every namespace of the stream
- * that is live here re-checks its chain (catch-up; a snapshot when records are gone). */
-static void trimmed_under(mem_cluster_t *cl, cl_stream_t *s)
-{
-    for (size_t b = 0; b < CL_NS_BUCKETS; b++)
-        for (cl_ns_t *ns = cl->ht[b]; ns; ns = ns->hnext)
-            if (ns->stream == s->idx && ns->state == CL_NS_LIVE)
-                mem_cluster__ns_catchup(cl, ns, "the log was trimmed past this node's position");
-}
-
 static void *fetch_main(void *arg)
 {
     cl_stream_t *s = arg;
@@ -197,10 +189,10 @@ static void *fetch_main(void *arg)
         jsDirectGetMsgOptions dg;
         jsDirectGetMsgOptions_Init(&dg);
         dg.Sequence = next;
+        dg.NextBySubject = s->filter; /* the next record there is: trimmed holes are skipped */
         natsStatus st = js_DirectGetMsg(&m, cl->js, s->name, &jo, &dg);
         if (st == NATS_OK) {
             uint64_t seq = natsMsg_GetSequence(m);
-            if (seq == 0) seq = next;
             if (seq < next) { /* cannot happen: ask again */
                 natsMsg_Destroy(m);
                 continue;
@@ -251,25 +243,8 @@ static void *fetch_main(void *arg)
             next = seq + 1;
             continue;
         }
-        if (st == NATS_NOT_FOUND) {
+        if (st == NATS_NOT_FOUND) { /* nothing at or after next yet */
             pthread_mutex_lock(&cl->mu);
-            if (s->first_seq > next && s->last_seq >= s->first_seq) {
-                /* trimmed below: jump to the first record; live namespaces re-check */
-                mem_cluster__log("info", "fetch_trimmed", "stream=%s next=%llu first=%llu", s->name,
-                                 (unsigned long long)next, (unsigned long long)s->first_seq);
-                trimmed_under(cl, s);
-                pass_over(s, s->first_seq - 1);
-                next = s->first_seq;
-                pthread_mutex_unlock(&cl->mu);
-                continue;
-            }
-            if (next <= s->last_seq) { /* a hole (a deleted message): pass it over */
-                pass_over(s, next);
-                s->seen = next;
-                next++;
-                pthread_mutex_unlock(&cl->mu);
-                continue;
-            }
             if (!s->wake && !cl->stop) {
                 struct timespec ts;
                 mem_cluster__deadline(&ts, CL_IDLE_POLL_MS);

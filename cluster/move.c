@@ -181,27 +181,25 @@ static int start_move(mem_cluster_t *cl, const entry_copy_t *e, const char *join
 void mem_cluster__rebalance(mem_cluster_t *cl)
 {
     int64_t wall = mem_cluster__wall_ms();
+    int64_t dead_ms = (int64_t)(cl->cfg->node_dead_after_s * 1000.0);
     size_t r = cl->cfg->ns_replicas;
     size_t cap = 64, cnt = 0;
     entry_copy_t *es = malloc(cap * sizeof(*es));
-    const char *elig[CL_NODE_MAX];
-    char elig_copy[CL_NODE_MAX][64];
-    bool dead_or_draining[CL_NODE_MAX];
-    char known[CL_NODE_MAX][64];
-    size_t n_known = 0, n_elig = 0, running = 0;
+    /* members: nodes that count for placement (a node briefly down still does); alive: those
+     * that can take a namespace now */
+    const char *members[CL_NODE_MAX];
+    char ids[CL_NODE_MAX][64];
+    bool alive[CL_NODE_MAX];
+    size_t n_members = 0, running = 0;
     if (!es) return;
     pthread_mutex_lock(&cl->mu);
-    n_elig = mem_cluster__eligible(cl, elig, CL_NODE_MAX);
-    for (size_t i = 0; i < n_elig; i++) {
-        snprintf(elig_copy[i], sizeof(elig_copy[i]), "%s", elig[i]);
-        elig[i] = elig_copy[i];
-    }
-    for (size_t i = 0; i < cl->n_nodes && n_known < CL_NODE_MAX; i++) {
+    for (size_t i = 0; i < cl->n_nodes && n_members < CL_NODE_MAX; i++) {
         const cl_node_t *nd = &cl->nodes[i];
-        snprintf(known[n_known], sizeof(known[0]), "%s", nd->id);
-        dead_or_draining[n_known++] =
-            nd->deleted || nd->draining ||
-            wall - nd->heartbeat_ms > (int64_t)(cl->cfg->node_dead_after_s * 1000.0);
+        bool self = strcmp(nd->id, cl->cfg->node_id) == 0;
+        if (nd->deleted || nd->draining || (!self && wall - nd->heartbeat_ms > dead_ms)) continue;
+        snprintf(ids[n_members], sizeof(ids[0]), "%s", nd->id);
+        members[n_members] = ids[n_members];
+        alive[n_members++] = self || mem_cluster__node_alive(nd, wall);
     }
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
         for (cl_ns_t *ns = cl->ht[b]; ns && es; ns = ns->hnext) {
@@ -220,18 +218,20 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
         entry_copy_t *e = &es[i];
         mem_err_t err;
         mem_err_clear(&err);
-        /* a node marked dead or draining is not a good holder or joiner */
+        /* holders that are no longer members (dead, draining, removed) */
         bool bad[MEM_CLUSTER_PLACE_MAX] = {false};
-        size_t n_bad = 0;
+        size_t n_bad = 0, n_live_holders = 0;
         for (size_t k = 0; k < e->n_nodes; k++) {
-            bool is_bad = true; /* unknown nodes count as dead */
-            for (size_t m = 0; m < n_known; m++)
-                if (strcmp(known[m], e->nodes[k]) == 0) is_bad = dead_or_draining[m];
-            bad[k] = is_bad;
-            n_bad += is_bad;
+            bad[k] = true;
+            for (size_t m = 0; m < n_members; m++)
+                if (strcmp(members[m], e->nodes[k]) == 0) {
+                    bad[k] = false;
+                    n_live_holders += alive[m];
+                }
+            n_bad += bad[k];
         }
         if (e->join[0]) {
-            if (!in_list(elig, n_elig, e->join)) { /* the joiner is gone: cancel */
+            if (!in_list(members, n_members, e->join)) { /* the joiner is gone: cancel */
                 const char *nodes[MEM_CLUSTER_PLACE_MAX];
                 node_ptrs(e, nodes);
                 if (mem_cluster__map_put(cl, e->name, nodes, e->n_nodes, NULL, NULL, e->pinned,
@@ -243,18 +243,25 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
             continue;
         }
         if (running >= cl->cfg->max_moves) continue;
-        if (n_bad == e->n_nodes) continue; /* nobody to take a snapshot from */
+        if (n_live_holders == 0) continue; /* nobody to take a snapshot from */
         if (e->pinned && n_bad == 0) continue;
         const char *cur[MEM_CLUSTER_PLACE_MAX];
         node_ptrs(e, cur);
         size_t idx[MEM_CLUSTER_PLACE_MAX];
-        size_t n_want = mem_cluster_place(e->name, elig, n_elig, r, idx);
+        size_t n_want = mem_cluster_place(e->name, members, n_members, r, idx);
         const char *add = NULL, *drop = NULL;
-        for (size_t k = 0; k < n_want && !add; k++)
-            if (!in_list(cur, e->n_nodes, elig[idx[k]])) add = elig[idx[k]];
+        bool waiting = false; /* a wanted node is missing but down right now: not yet */
+        for (size_t k = 0; k < n_want && !add; k++) {
+            if (in_list(cur, e->n_nodes, members[idx[k]])) continue;
+            if (alive[idx[k]])
+                add = members[idx[k]];
+            else
+                waiting = true;
+        }
+        if (!add && waiting && n_bad == 0) continue;
         if (!add) { /* the wanted group is all in: nothing to gain */
             if (n_bad == 0 || e->n_nodes <= n_want) continue;
-            /* more holders than wanted, one is bad: let it go (no joiner needed) */
+            /* more holders than wanted, one is gone: let it go (no joiner needed) */
         }
         for (size_t k = 0; k < e->n_nodes && !drop; k++)
             if (bad[k]) drop = e->nodes[k];
@@ -262,7 +269,7 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
             for (size_t k = e->n_nodes; k-- > 0 && !drop;) {
                 bool wanted = false;
                 for (size_t m = 0; m < n_want; m++)
-                    wanted = wanted || strcmp(elig[idx[m]], e->nodes[k]) == 0;
+                    wanted = wanted || strcmp(members[idx[m]], e->nodes[k]) == 0;
                 if (!wanted) drop = e->nodes[k];
             }
         }

@@ -534,8 +534,8 @@ mem_cluster_route_t mem_cluster_route(mem_cluster_t *cl, const char *name, bool 
         out = MEM_CLUSTER_LOCAL;
         goto done;
     }
-    if (forwarded) {
-        out = holder ? MEM_CLUSTER_UNAVAILABLE : MEM_CLUSTER_MISDIRECTED;
+    if (forwarded) { /* a holder catching up waits for it (on a worker): RESOLVE */
+        out = holder ? MEM_CLUSTER_RESOLVE : MEM_CLUSTER_MISDIRECTED;
         snprintf(why, why_cap, "namespace %s is %s on node %s", name,
                  holder ? "still catching up" : "not placed", me);
         goto done;
@@ -556,6 +556,7 @@ mem_cluster_route_t mem_cluster_route(mem_cluster_t *cl, const char *name, bool 
         out = MEM_CLUSTER_FORWARD;
         break;
     }
+    if (out == MEM_CLUSTER_UNAVAILABLE && holder) out = MEM_CLUSTER_RESOLVE; /* wait for ours */
 done:
     pthread_mutex_unlock(&cl->mu);
     return out;
@@ -587,6 +588,15 @@ bool mem_cluster_serves(mem_cluster_t *cl, const char *name)
     bool yes = ns && ns->state == CL_NS_LIVE && mem_cluster__ns_holds(cl, ns, cl->cfg->node_id);
     pthread_mutex_unlock(&cl->mu);
     return yes;
+}
+
+uint64_t mem_cluster_position(mem_cluster_t *cl, const char *name)
+{
+    pthread_mutex_lock(&cl->mu);
+    cl_ns_t *ns = mem_cluster__ns_find(cl, name);
+    uint64_t pos = ns && ns->state == CL_NS_LIVE ? mem_cluster__ns_pos(cl, ns) : 0;
+    pthread_mutex_unlock(&cl->mu);
+    return pos;
 }
 
 size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap)

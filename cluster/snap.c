@@ -18,8 +18,12 @@
  * record of it between its snapshot's covered position and F, the manifest's covered
  * position is simply raised; otherwise a live holder is asked (mnemod.ctl.<node>) for a
  * fresh snapshot. A namespace that cannot be covered lowers F to its first uncovered
- * record. Then the stream is purged below F. A node that was down meanwhile finds its
- * records gone and restores snapshots (fetch.c) instead of serving stale data.
+ * record. Then each namespace's records below F are purged, its last record always kept:
+ * JetStream checks a new record's expected predecessor against the subject's last
+ * sequence, so a subject purged empty would let the next record claim to have none, and a
+ * stale copy could take it. With the last record kept the chain stays whole, and a node
+ * that was down meanwhile meets a predecessor it does not have: it restores the snapshot
+ * (fetch.c) instead of serving stale data.
  */
 #ifdef MNEMOD_HAVE_NATS
 
@@ -530,16 +534,34 @@ char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
                 if (!stuck) floor = first; /* unknown: trim nothing of this stream */
             }
         }
+        size_t purged = 0;
+        for (size_t k = 0; k < cnt && floor > first; k++) {
+            /* below floor, but never the namespace's last record (see above) */
+            char subject[CL_SUBJECT_MAX];
+            int w = snprintf(subject, sizeof(subject), "mnemod.%zu.", i);
+            mem_cluster__hex(names[k], subject + w, sizeof(subject) - (size_t)w);
+            natsMsg *m = NULL;
+            jsErrCode ec = 0;
+            jsOptions lo;
+            jsOptions_Init(&lo);
+            lo.Wait = 2000;
+            if (js_GetLastMsg(&m, cl->js, s->name, subject, &lo, &ec) != NATS_OK) continue;
+            uint64_t last_rec = natsMsg_GetSequence(m);
+            natsMsg_Destroy(m);
+            uint64_t upto = last_rec < floor ? last_rec : floor;
+            if (upto <= first) continue;
+            jsOptions jo;
+            jsOptions_Init(&jo);
+            jo.Stream.Purge.Subject = subject;
+            jo.Stream.Purge.Sequence = upto; /* purge below, keep upto on */
+            if (js_PurgeStream(cl->js, s->name, &jo, &ec) == NATS_OK) purged++;
+        }
         free(names);
-        if (floor <= first) continue;
-        jsOptions jo;
-        jsOptions_Init(&jo);
-        jo.Stream.Purge.Sequence = floor; /* purge below, keep floor on */
-        jsErrCode ec = 0;
-        if (js_PurgeStream(cl->js, s->name, &jo, &ec) == NATS_OK) {
+        if (purged) {
             json_object_set_new(trimmed, s->name, json_integer((json_int_t)floor));
             pthread_mutex_lock(&cl->mu);
             cl->n_trims++;
+            if (floor > s->trimmed_below) s->trimmed_below = floor;
             pthread_mutex_unlock(&cl->mu);
         }
     }

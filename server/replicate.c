@@ -483,7 +483,8 @@ out:
     return 0;
 }
 
-/* Keep only the namespaces live on this node in a {"namespaces": [...]} answer. */
+/* Keep only the namespaces live on this node in a {"namespaces": [...]} answer, each with
+ * its position here ("log_pos", for the merge to keep the freshest copy's figures). */
 static void filter_local(rreq_t *r)
 {
     mem_api_resp_t *resp = r->resp;
@@ -499,7 +500,10 @@ static void filter_local(rreq_t *r)
     json_array_foreach(arr, i, v)
     {
         const char *name = json_string_value(json_object_get(v, "name"));
-        if (name && mem_cluster_serves(r->rp->cl, name)) json_array_append(keep, v);
+        uint64_t pos = name ? mem_cluster_position(r->rp->cl, name) : 0;
+        if (!pos && !(name && mem_cluster_serves(r->rp->cl, name))) continue;
+        json_object_set_new(v, "log_pos", json_integer((json_int_t)pos));
+        json_array_append(keep, v);
     }
     json_object_set_new(o, "namespaces", keep);
     char *body = json_dumps(o, JSON_COMPACT);
@@ -517,7 +521,8 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-/* Merge the local answer (r->resp) with the peers' (r->bodies): one entry per name. */
+/* Merge the local answer (r->resp) with the peers' (r->bodies): one entry per name, from
+ * the copy applied furthest (holders may lag each other by a few records). */
 static void merge(rreq_t *r)
 {
     mem_api_resp_t *resp = r->resp;
@@ -533,11 +538,20 @@ static void merge(rreq_t *r)
         json_array_foreach(arr, i, v)
         {
             const char *name = json_string_value(json_object_get(v, "name"));
-            if (!name || json_object_get(seen, name)) continue;
-            json_object_set_new(seen, name, json_true());
-            json_array_append(all, v);
+            if (!name) continue;
+            json_int_t pos = json_integer_value(json_object_get(v, "log_pos"));
+            json_t *prev = json_object_get(seen, name);
+            if (prev && json_integer_value(json_object_get(prev, "log_pos")) >= pos) continue;
+            json_object_set(seen, name, v);
         }
         json_decref(o);
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(seen, key, v)
+    {
+        json_object_del(v, "log_pos");
+        json_array_append(all, v);
     }
     size_t n = json_array_size(all);
     json_t **items = malloc((n ? n : 1) * sizeof(*items));

@@ -108,7 +108,7 @@ int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, 
     char **tables = NULL;
     size_t n_tables = 0;
     bool attached = false, in_txn = false;
-    int rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE, NULL);
+    int rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         rc = mem_err_set(err, MEM_ESTORAGE, "export: cannot open %s: %s", st->path,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
