@@ -422,6 +422,7 @@ static void stream_init(mem_cluster_t *cl, size_t i)
     snprintf(s->filter, sizeof(s->filter), "mnemod.%zu.*", i);
     snprintf(s->wake_subject, sizeof(s->wake_subject), "mnemod.wake.%zu", i);
     pthread_cond_init(&s->wake_cv, NULL);
+    s->hints = calloc(CL_HINTS, sizeof(*s->hints)); /* NULL: every record is read */
 }
 
 /* Every namespace placed here caught up (or given up on: it keeps trying in the
@@ -623,8 +624,10 @@ void mem_cluster_close(mem_cluster_t *cl)
         mem_cluster__job_finish(cl, left);
         left = next;
     }
-    for (size_t i = 0; cl->streams && i < cl->k; i++)
+    for (size_t i = 0; cl->streams && i < cl->k; i++) {
         pthread_cond_destroy(&cl->streams[i].wake_cv);
+        free(cl->streams[i].hints);
+    }
     free(cl->streams);
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
         for (cl_ns_t *ns = cl->ht[b]; ns;) {

@@ -34,6 +34,7 @@
 #define CL_LEASE_MS     10000 /* the maintenance lease (rebalance, trim), renewed each beat */
 #define CL_IDLE_POLL_MS 250   /* a fetcher with no wake-up looks for new records this often */
 #define CL_SUBJECT_MAX  (16 + 2 * 64 + 1)
+#define CL_HINTS        1024 /* per stream: recent (sequence, namespace) pairs from wake-ups */
 
 enum cl_ns_state {
     CL_NS_NONE,      /* not placed here: records are passed over */
@@ -98,11 +99,17 @@ typedef struct cl_stream {
     size_t n_inflight;      /* mu: records the fetcher handed to the store, not completed */
     uint64_t pass_pos;      /* mu: highest record passed over while others were in flight */
     uint64_t seen;          /* mu: the highest record the fetcher decided about */
+    size_t unqueued;        /* mu: records it decided to apply, not yet in the store's queue */
     uint64_t last_seq, first_seq, msgs, bytes; /* mu: refreshed from JetStream */
     char leader[64];                           /* mu */
     bool broken;                               /* mu: an apply failed: restart the fetcher */
     uint64_t restarts;                         /* mu */
     uint64_t trimmed_below; /* mu: the floor of this node's last trim of it (0: none) */
+    struct cl_hint {        /* mu: the origin's wake-up names each new record's namespace, */
+        uint64_t seq;       /* so a record of a namespace not placed here is passed over */
+        char ns[MEM_STORE_NS_MAX + 1]; /* without being read */
+    } * hints;
+    uint64_t hint_skips; /* mu */
 } cl_stream_t;
 
 typedef struct cl_node {
@@ -117,6 +124,7 @@ typedef struct cl_node {
 } cl_node_t;
 
 struct cl_job {
+    mem_cluster_t *cl;
     mem_store_op_t *op;
     mem_cluster_done_fn done;
     void *ud;
@@ -124,7 +132,10 @@ struct cl_job {
     cl_ns_t *ns;
     int64_t deadline_ms; /* mono */
     uint64_t seq;        /* acknowledged sequence */
+    uint64_t prev;       /* the namespace's previous record, as JetStream checked it */
     bool acked, applied, waiting;
+    bool dup;    /* JetStream had it already (a retried publish): the fetchers apply it */
+    bool direct; /* mu: the origin's own apply is queued in the store */
     int rc;
     mem_err_t err;
     cl_job_t *next;  /* the namespace's queue */

@@ -75,11 +75,44 @@ void mem_cluster__wake(mem_cluster_t *cl, cl_stream_t *s)
     pthread_mutex_unlock(&cl->mu);
 }
 
+/* A wake-up: "SEQ HEX(NAMESPACE)" from the origin of a new record (empty from old nodes). */
 static void on_wake(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     cl_stream_t *s = closure;
+    mem_cluster_t *cl = s->cl;
+    char buf[200], name[MEM_STORE_NS_MAX + 1];
+    int len = natsMsg_GetDataLength(msg);
+    unsigned long long seq = 0;
+    bool hint = false;
+    if (len > 0 && len < (int)sizeof(buf)) {
+        memcpy(buf, natsMsg_GetData(msg), (size_t)len);
+        buf[len] = '\0';
+        char *sp = strchr(buf, ' ');
+        if (sp) {
+            *sp = '\0';
+            seq = strtoull(buf, NULL, 10);
+            hint = seq > 0 && ns_of_subject(sp + 1, name, sizeof(name));
+        }
+    }
     natsMsg_Destroy(msg);
-    mem_cluster__wake(s->cl, s);
+    pthread_mutex_lock(&cl->mu);
+    if (hint && s->hints) {
+        struct cl_hint *h = &s->hints[seq % CL_HINTS];
+        h->seq = seq;
+        snprintf(h->ns, sizeof(h->ns), "%s", name);
+    }
+    s->wake = true;
+    pthread_cond_signal(&s->wake_cv);
+    pthread_mutex_unlock(&cl->mu);
+}
+
+/* mu held: the hint says record seq belongs to a namespace not placed here. */
+static bool hinted_elsewhere(mem_cluster_t *cl, cl_stream_t *s, uint64_t seq)
+{
+    if (!s->hints || s->hints[seq % CL_HINTS].seq != seq) return false;
+    cl_ns_t *ns = mem_cluster__ns_find(cl, s->hints[seq % CL_HINTS].ns);
+    return !ns || ns->state == CL_NS_NONE || ns->state == CL_NS_CATCHUP ||
+           ns->state == CL_NS_BOOTSTRAP;
 }
 
 /* mu held: every record up to seq was decided about; pass seq over. */
@@ -185,6 +218,16 @@ static void *fetch_main(void *arg)
     uint64_t next = s->applied + 1;
     pthread_mutex_unlock(&cl->mu);
     while (!stopping(cl)) {
+        pthread_mutex_lock(&cl->mu);
+        if (hinted_elsewhere(cl, s, next)) { /* not ours: no need to read it */
+            pass_over(s, next);
+            s->seen = next;
+            s->hint_skips++;
+            next++;
+            pthread_mutex_unlock(&cl->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&cl->mu);
         natsMsg *m = NULL;
         jsDirectGetMsgOptions dg;
         jsDirectGetMsgOptions_Init(&dg);
@@ -210,6 +253,7 @@ static void *fetch_main(void *arg)
                     take = true;
                     ns->submitted = seq;
                     s->n_inflight++;
+                    s->unqueued++;
                 } else if (seq > head && ns->state == CL_NS_LIVE) {
                     mem_cluster__ns_catchup(cl, ns, "a record is missing");
                 }
@@ -226,7 +270,11 @@ static void *fetch_main(void *arg)
                     rec->op.log_chain = true;
                     rec->op.log_prev = prev;
                 }
-                if (!rec || !submit(cl, &rec->op, on_fetched, s)) {
+                bool queued = rec && submit(cl, &rec->op, on_fetched, s);
+                pthread_mutex_lock(&cl->mu);
+                s->unqueued--;
+                pthread_mutex_unlock(&cl->mu);
+                if (!queued) {
                     /* out of memory or stopping: the namespace catches up later */
                     mem_cluster_rec_free(rec);
                     pthread_mutex_lock(&cl->mu);

@@ -16,12 +16,14 @@
  * (chain positions), so nothing is lost or applied twice whatever the timing; a write that
  * races the switch is simply applied by the new holders from the log.
  *
- * The rebalancer runs on the lease holder every 2 s: for each namespace, the wanted group
- * is the top R of the eligible nodes (alive, ready, not draining) by rendezvous hashing;
- * a holder that is draining or dead (--node-dead-after) is replaced first, then a group
- * smaller than R grows, then a holder outside the wanted group gives way to one inside;
- * at most --max-moves moves run at once, and a join whose node died is cancelled. Entries
- * moved by hand (pinned) are left alone unless a holder drains or dies.
+ * The rebalancer runs on the lease holder every 2 s. Members are the nodes not draining and
+ * not silent for --node-dead-after (a node briefly down still counts: nothing moves during a
+ * restart). A holder that is no longer a member is replaced first by the least loaded live
+ * member (namespaces placed on it, joins included; rendezvous weight for ties), then groups
+ * smaller than R grow, then namespaces move from the fullest live node to the emptiest
+ * while their counts differ by 2 or more: a new node fills up, a drained one empties. At
+ * most --max-moves moves run at once; a join whose node is gone is cancelled. Entries moved
+ * by hand (pinned) are only touched when a holder leaves.
  */
 #ifdef MNEMOD_HAVE_NATS
 
@@ -155,13 +157,6 @@ void mem_cluster__placement_tick(mem_cluster_t *cl)
 
 /* ---- the rebalancer (lease holder) ---- */
 
-static bool in_list(const char *const *ids, size_t n, const char *id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(ids[i], id) == 0) return true;
-    return false;
-}
-
 static int start_move(mem_cluster_t *cl, const entry_copy_t *e, const char *join, const char *drop,
                       bool pinned, mem_err_t *err)
 {
@@ -178,6 +173,30 @@ static int start_move(mem_cluster_t *cl, const entry_copy_t *e, const char *join
     return rc;
 }
 
+static size_t member_at(const char *const *members, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(members[i], id) == 0) return i;
+    return SIZE_MAX;
+}
+
+/* The least loaded alive member outside e's group (and not avoid), or NULL. */
+static const char *pick_joiner(const entry_copy_t *e, const char *const *members,
+                               const size_t *loads, const bool *alive, size_t n)
+{
+    const char *cand[CL_NODE_MAX];
+    size_t cl_loads[CL_NODE_MAX], k = 0, idx[1];
+    for (size_t i = 0; i < n; i++) {
+        bool in = false;
+        for (size_t j = 0; j < e->n_nodes && !in; j++)
+            in = strcmp(e->nodes[j], members[i]) == 0;
+        if (in || !alive[i]) continue;
+        cand[k] = members[i];
+        cl_loads[k++] = loads[i];
+    }
+    return mem_cluster_place_least(e->name, cand, cl_loads, k, 1, idx) ? cand[idx[0]] : NULL;
+}
+
 void mem_cluster__rebalance(mem_cluster_t *cl)
 {
     int64_t wall = mem_cluster__wall_ms();
@@ -186,10 +205,11 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
     size_t cap = 64, cnt = 0;
     entry_copy_t *es = malloc(cap * sizeof(*es));
     /* members: nodes that count for placement (a node briefly down still does); alive: those
-     * that can take a namespace now */
+     * that can take a namespace now; loads: namespaces placed on each (joins included) */
     const char *members[CL_NODE_MAX];
     char ids[CL_NODE_MAX][64];
     bool alive[CL_NODE_MAX];
+    size_t loads[CL_NODE_MAX];
     size_t n_members = 0, running = 0;
     if (!es) return;
     pthread_mutex_lock(&cl->mu);
@@ -199,6 +219,7 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
         if (nd->deleted || nd->draining || (!self && wall - nd->heartbeat_ms > dead_ms)) continue;
         snprintf(ids[n_members], sizeof(ids[0]), "%s", nd->id);
         members[n_members] = ids[n_members];
+        loads[n_members] = 0;
         alive[n_members++] = self || mem_cluster__node_alive(nd, wall);
     }
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
@@ -215,75 +236,83 @@ void mem_cluster__rebalance(mem_cluster_t *cl)
         }
     pthread_mutex_unlock(&cl->mu);
     for (size_t i = 0; i < cnt; i++) {
+        size_t m;
+        for (size_t k = 0; k < es[i].n_nodes; k++)
+            if ((m = member_at(members, n_members, es[i].nodes[k])) != SIZE_MAX) loads[m]++;
+        if (es[i].join[0] && (m = member_at(members, n_members, es[i].join)) != SIZE_MAX)
+            loads[m]++;
+    }
+    /* 1. holders that are gone (dead, draining, removed) are replaced; small groups grow */
+    for (size_t i = 0; i < cnt; i++) {
         entry_copy_t *e = &es[i];
         mem_err_t err;
         mem_err_clear(&err);
-        /* holders that are no longer members (dead, draining, removed) */
-        bool bad[MEM_CLUSTER_PLACE_MAX] = {false};
-        size_t n_bad = 0, n_live_holders = 0;
+        const char *bad = NULL;
+        size_t live_holders = 0;
         for (size_t k = 0; k < e->n_nodes; k++) {
-            bad[k] = true;
-            for (size_t m = 0; m < n_members; m++)
-                if (strcmp(members[m], e->nodes[k]) == 0) {
-                    bad[k] = false;
-                    n_live_holders += alive[m];
-                }
-            n_bad += bad[k];
+            size_t m = member_at(members, n_members, e->nodes[k]);
+            if (m == SIZE_MAX && !bad) bad = e->nodes[k];
+            if (m != SIZE_MAX && alive[m]) live_holders++;
         }
         if (e->join[0]) {
-            if (!in_list(members, n_members, e->join)) { /* the joiner is gone: cancel */
+            if (member_at(members, n_members, e->join) == SIZE_MAX) { /* joiner gone: cancel */
                 const char *nodes[MEM_CLUSTER_PLACE_MAX];
                 node_ptrs(e, nodes);
                 if (mem_cluster__map_put(cl, e->name, nodes, e->n_nodes, NULL, NULL, e->pinned,
                                          e->rev, &err) == MEM_OK) {
                     running--;
-                    mem_cluster__log("info", "move_cancelled", "ns=%s join=%s", e->name, e->join);
+                    e->join[0] = '\0';
+                    mem_cluster__log("info", "move_cancelled", "ns=%s", e->name);
                 }
             }
             continue;
         }
-        if (running >= cl->cfg->max_moves) continue;
-        if (n_live_holders == 0) continue; /* nobody to take a snapshot from */
-        if (e->pinned && n_bad == 0) continue;
-        const char *cur[MEM_CLUSTER_PLACE_MAX];
-        node_ptrs(e, cur);
-        size_t idx[MEM_CLUSTER_PLACE_MAX];
-        size_t n_want = mem_cluster_place(e->name, members, n_members, r, idx);
-        const char *add = NULL, *drop = NULL;
-        bool waiting = false; /* a wanted node is missing but down right now: not yet */
-        for (size_t k = 0; k < n_want && !add; k++) {
-            if (in_list(cur, e->n_nodes, members[idx[k]])) continue;
-            if (alive[idx[k]])
-                add = members[idx[k]];
-            else
-                waiting = true;
-        }
-        if (!add && waiting && n_bad == 0) continue;
-        if (!add) { /* the wanted group is all in: nothing to gain */
-            if (n_bad == 0 || e->n_nodes <= n_want) continue;
-            /* more holders than wanted, one is gone: let it go (no joiner needed) */
-        }
-        for (size_t k = 0; k < e->n_nodes && !drop; k++)
-            if (bad[k]) drop = e->nodes[k];
-        if (!drop && e->n_nodes >= r) {
-            for (size_t k = e->n_nodes; k-- > 0 && !drop;) {
-                bool wanted = false;
-                for (size_t m = 0; m < n_want; m++)
-                    wanted = wanted || strcmp(members[idx[m]], e->nodes[k]) == 0;
-                if (!wanted) drop = e->nodes[k];
-            }
-        }
-        if (!add) {
-            if (!drop) continue;
+        if (running >= cl->cfg->max_moves || live_holders == 0) continue;
+        if (!bad && e->n_nodes >= r) continue;
+        const char *add = pick_joiner(e, members, loads, alive, n_members);
+        if (!add && bad && e->n_nodes > 1) { /* nobody to take its place: shrink the group */
             const char *nodes[MEM_CLUSTER_PLACE_MAX];
             size_t n = 0;
             for (size_t k = 0; k < e->n_nodes; k++)
-                if (strcmp(e->nodes[k], drop) != 0) nodes[n++] = e->nodes[k];
+                if (strcmp(e->nodes[k], bad) != 0) nodes[n++] = e->nodes[k];
             mem_cluster__map_put(cl, e->name, nodes, n, NULL, NULL, e->pinned, e->rev, &err);
             continue;
         }
-        if (!drop && e->n_nodes >= r) continue;
-        if (start_move(cl, e, add, drop, e->pinned, &err) == MEM_OK) running++;
+        if (!add) continue;
+        if (start_move(cl, e, add, bad, e->pinned, &err) == MEM_OK) {
+            running++;
+            snprintf(e->join, sizeof(e->join), "%s", add);
+            loads[member_at(members, n_members, add)]++;
+        }
+    }
+    /* 2. balance: from the fullest live node to the emptiest while they differ by 2 or more */
+    while (running < cl->cfg->max_moves) {
+        size_t hi = SIZE_MAX, lo = SIZE_MAX;
+        for (size_t m = 0; m < n_members; m++) {
+            if (!alive[m]) continue;
+            if (hi == SIZE_MAX || loads[m] > loads[hi]) hi = m;
+            if (lo == SIZE_MAX || loads[m] < loads[lo]) lo = m;
+        }
+        if (hi == SIZE_MAX || loads[hi] < loads[lo] + 2) break;
+        entry_copy_t *pick = NULL;
+        for (size_t i = 0; i < cnt && !pick; i++) {
+            entry_copy_t *e = &es[i];
+            if (e->join[0] || e->pinned) continue;
+            bool on_hi = false, on_lo = false;
+            for (size_t k = 0; k < e->n_nodes; k++) {
+                on_hi = on_hi || strcmp(e->nodes[k], members[hi]) == 0;
+                on_lo = on_lo || strcmp(e->nodes[k], members[lo]) == 0;
+            }
+            if (on_hi && !on_lo) pick = e;
+        }
+        if (!pick) break;
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (start_move(cl, pick, members[lo], members[hi], false, &err) != MEM_OK) break;
+        snprintf(pick->join, sizeof(pick->join), "%s", members[lo]);
+        running++;
+        loads[lo]++;
+        loads[hi]--; /* it leaves once the switch is done: count it gone already */
     }
     free(es);
 }

@@ -6,8 +6,9 @@
  * namespace's entry, key ns.<hex(name)>:
  *   {"ns": name, "stream": i, "nodes": [primary, ...], "join": id|null, "drop": id|null,
  *    "pinned": bool, "epoch": n}
- * is created with the namespace's first write (rendezvous hashing over the eligible nodes,
- * kvStore_Create: of concurrent creators exactly one wins, the others read its entry) and
+ * is created with the namespace's first write (the least loaded eligible nodes, rendezvous
+ * hashing for ties: placement.c; kvStore_Create: of concurrent creators exactly one wins,
+ * the others read its entry) and
  * changed only by compare-and-set on its revision (moves). Keys drain.<id> mark nodes for
  * removal; key lease names the node that runs the rebalancer and the trim cycle.
  *
@@ -427,11 +428,19 @@ int mem_cluster__map_fetch(mem_cluster_t *cl, const char *name, bool create, mem
         }
         if (!create) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
         const char *ids[CL_NODE_MAX];
-        size_t idx[MEM_CLUSTER_PLACE_MAX];
+        size_t idx[MEM_CLUSTER_PLACE_MAX], loads[CL_NODE_MAX];
         pthread_mutex_lock(&cl->mu);
         size_t n = mem_cluster__eligible(cl, ids, CL_NODE_MAX);
+        for (size_t i = 0; i < n; i++)
+            loads[i] = 0;
+        for (size_t b = 0; b < CL_NS_BUCKETS; b++) /* namespaces on each, joins included */
+            for (cl_ns_t *e = cl->ht[b]; e; e = e->hnext) {
+                if (!e->in_map) continue;
+                for (size_t i = 0; i < n; i++)
+                    loads[i] += mem_cluster__ns_holds(cl, e, ids[i]) || !strcmp(e->join, ids[i]);
+            }
         size_t r = cl->cfg->ns_replicas;
-        size_t got = mem_cluster_place(name, ids, n, r, idx);
+        size_t got = mem_cluster_place_least(name, ids, loads, n, r, idx);
         const char *chosen[MEM_CLUSTER_PLACE_MAX];
         char copy[MEM_CLUSTER_PLACE_MAX][64];
         for (size_t i = 0; i < got; i++) {

@@ -19,4 +19,10 @@ uint64_t mem_cluster_place_weight(const char *ns, const char *node);
 size_t mem_cluster_place(const char *ns, const char *const *nodes, size_t n_nodes, size_t r,
                          size_t *out);
 
+/* Load-aware placement: the min(r, distinct nodes) nodes holding the fewest namespaces
+ * (loads[i] for nodes[i]), ties broken by highest weight, then id. Indexes into out[], in
+ * that order (the first is the primary). Returns how many were written. */
+size_t mem_cluster_place_least(const char *ns, const char *const *nodes, const size_t *loads,
+                               size_t n_nodes, size_t r, size_t *out);
+
 #endif

@@ -82,6 +82,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
                               (json_int_t)(s->last_seq > s->applied ? s->last_seq - s->applied : 0),
                               "messages", (json_int_t)s->msgs, "bytes", (json_int_t)s->bytes,
                               "leader", s->leader, "replicas", cl->cfg->replicas);
+        json_object_set_new(o, "skipped_unread", json_integer((json_int_t)s->hint_skips));
         if (s->trimmed_below) /* this node's last trim of it (each namespace keeps its last) */
             json_object_set_new(o, "trimmed_below", json_integer((json_int_t)s->trimmed_below));
         json_array_append_new(streams, o);

@@ -7,11 +7,15 @@
  * is published with a message id and the expected last sequence of the namespace's
  * subject (known from the previous acknowledgement, else read from JetStream), so a
  * node's own writes to one namespace follow each other without conflicts, while different
- * namespaces are published in parallel. After the acknowledgement the job waits, holding no
- * thread, until a fetcher or the catch-up worker applies the record here
- * (mem_cluster__job_applied, matched by message id) or its deadline passes (the
- * maintenance thread answers 503). Waiting threads are the publishers only; the libuv
- * pool is never held, so reads stay fast while NATS is slow or gone.
+ * namespaces are published in parallel. After the acknowledgement the origin applies the
+ * op itself (it is the record: no need to read it back) when every earlier record of the
+ * namespace is already with the store; the claim (the namespace's submitted position) and
+ * the submit happen under cl->mu, so the fetchers pass the record over and no copy of it
+ * can get ahead in the store's queue. Otherwise the job waits, holding no thread, until a
+ * fetcher or the catch-up worker applies the record (mem_cluster__job_applied, matched by
+ * message id) or its deadline passes (the maintenance thread answers 503). Waiting threads
+ * are the publishers only; the libuv pool is never held, so reads stay fast while NATS is
+ * slow or gone.
  */
 #ifdef MNEMOD_HAVE_NATS
 
@@ -59,6 +63,34 @@ static void copy_results(mem_store_op_t *dst, const mem_store_op_t *src)
         memcpy(dst->outs, src->outs, src->n_segs * sizeof(*src->outs));
 }
 
+static void waiter_unlink(mem_cluster_t *cl, cl_job_t *j);
+
+/* Writer thread: the origin's own apply of its record completed. */
+static void on_origin_applied(mem_store_op_t *op, void *ud)
+{
+    cl_job_t *j = ud;
+    mem_cluster_t *cl = j->cl;
+    cl_job_t *finish = NULL;
+    pthread_mutex_lock(&cl->mu);
+    j->direct = false;
+    cl_ns_t *ns = j->ns;
+    if (mem_store_log_ns_applied(cl->st, op->ns) >= op->log_seq) {
+        if (op->log_seq > ns->applied) ns->applied = op->log_seq;
+        if (!op->log_skipped) cl->n_applied++;
+        j->rc = op->rc;
+        j->err = op->err;
+        j->applied = true;
+        if (j->waiting) waiter_unlink(cl, j);
+        finish = j;
+    } else { /* not applied (a storage error): the catch-up repairs, the job keeps waiting */
+        ns->submitted = ns->applied;
+        if (ns->state == CL_NS_LIVE) mem_cluster__ns_catchup(cl, ns, op->err.msg);
+    }
+    pthread_cond_broadcast(&cl->cv);
+    pthread_mutex_unlock(&cl->mu);
+    if (finish) mem_cluster__job_finish(cl, finish);
+}
+
 static void waiter_unlink(mem_cluster_t *cl, cl_job_t *j)
 {
     for (cl_job_t **pp = &cl->waiters; *pp; pp = &(*pp)->wnext)
@@ -74,6 +106,7 @@ cl_job_t *mem_cluster__job_applied(mem_cluster_t *cl, const char *msgid, uint64_
 {
     for (cl_job_t *j = cl->waiters; j; j = j->wnext) {
         if (strcmp(j->msgid, msgid) != 0) continue;
+        if (j->direct) return NULL; /* the origin's own apply is ahead in the queue: it answers */
         if (applied_op) {
             copy_results(j->op, applied_op);
             j->rc = applied_op->rc;
@@ -159,14 +192,14 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
         cl->n_too_big++;
         pthread_mutex_unlock(&cl->mu);
         return mem_err_set(err, MEM_ETOOBIG,
-                           "this write is %zu bytes as a cluster log record, over the NATS "
-                           "server's max_payload of %zu bytes: send smaller batches, or raise "
-                           "max_payload in the NATS server configuration",
+                           "as a cluster log record this write is %zu bytes, over the NATS "
+                           "max_payload of %zu: send smaller batches or raise max_payload",
                            size + HEADER_ROOM, cl->max_payload);
     }
     j->op = op;
     j->done = done;
     j->ud = ud;
+    j->cl = cl;
     j->deadline_ms = mem_cluster__mono_ms() + (int64_t)(cl->cfg->cluster_write_timeout_s * 1000.0);
     pthread_mutex_lock(&cl->mu);
     int64_t down = cl->disconnected_ms ? mem_cluster__mono_ms() - cl->disconnected_ms : 0;
@@ -210,7 +243,7 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
 }
 
 /* Publish j's record until acknowledged, refused for good, or the deadline. MEM_OK with
- * j->seq, MEM_CLUSTER_CONFLICT, or MEM_EBUSY/ENOMEM with j->err. */
+ * j->seq and j->prev, MEM_CLUSTER_CONFLICT, or MEM_EBUSY/ENOMEM with j->err. */
 static int publish(mem_cluster_t *cl, cl_job_t *j)
 {
     cl_ns_t *ns = j->ns;
@@ -250,7 +283,9 @@ static int publish(mem_cluster_t *cl, cl_job_t *j)
         natsMsg_Destroy(m);
         if (s == NATS_OK) {
             j->seq = pa->Sequence;
+            j->prev = expect;
             bool dup = pa->Duplicate;
+            j->dup = dup;
             jsPubAck_Destroy(pa);
             pthread_mutex_lock(&cl->mu);
             if (!dup || j->seq > ns->last) {
@@ -278,8 +313,8 @@ static int publish(mem_cluster_t *cl, cl_job_t *j)
         }
         if (s == NATS_MAX_PAYLOAD || ec == 10054 /* JSStreamMessageExceedsMaximumErr */) {
             rc = mem_err_set(&j->err, MEM_ETOOBIG,
-                             "this write is %zu bytes as a cluster log record, over what the "
-                             "NATS server accepts: send smaller batches or raise max_payload",
+                             "as a cluster log record this write is %zu bytes, over the NATS "
+                             "max_payload: send smaller batches or raise max_payload",
                              len);
             break;
         }
@@ -333,15 +368,32 @@ void *mem_cluster__pub_main(void *arg)
         pthread_mutex_unlock(&cl->mu);
 
         int rc = publish(cl, j);
-        if (rc == MEM_OK) {
-            mem_cluster__wake(cl, &cl->streams[ns->stream]);
-            char wake[48];
-            snprintf(wake, sizeof(wake), "mnemod.wake.%zu", ns->stream);
-            natsConnection_Publish(cl->nc, wake, NULL, 0); /* the other nodes */
-        }
+        uint64_t seq = j->seq;
 
         pthread_mutex_lock(&cl->mu);
         cl_job_t *finish = NULL;
+        uint64_t head = ns->applied > ns->submitted ? ns->applied : ns->submitted;
+        /* Direct only when the fetcher has decided about every earlier record of the stream
+         * and queued those it takes: then the namespace's earlier records are with the store
+         * already, whatever the
+         * record names as its predecessor (a clustered 2.9 JetStream may accept two
+         * records expecting the same one: nats-server issue 4320). */
+        if (rc == MEM_OK && !j->applied && !j->dup && ns->state == CL_NS_LIVE && j->prev <= head &&
+            j->seq > head && cl->streams[ns->stream].seen + 1 >= j->seq &&
+            cl->streams[ns->stream].unqueued == 0) {
+            /* apply it here now; claimed and queued under mu (see the top) */
+            mem_store_op_t *op = j->op;
+            op->log_stream = cl->streams[ns->stream].name;
+            op->log_seq = j->seq;
+            op->log_chain = true;
+            op->log_prev = j->prev;
+            ns->submitted = j->seq;
+            j->direct = true;
+            if (mem_store_submit(cl->st, op, on_origin_applied, j) != MEM_OK) {
+                ns->submitted = head; /* the queue is full: the fetcher applies it */
+                j->direct = false;
+            }
+        }
         if (rc != MEM_OK && !j->applied) {
             if (j->waiting) waiter_unlink(cl, j);
             j->rc = rc;
@@ -352,7 +404,9 @@ void *mem_cluster__pub_main(void *arg)
             finish = j;
         } else {
             j->acked = true;
-            if (j->applied) { /* applied before the ack came back */
+            if (j->direct) {
+                /* on_origin_applied answers it */
+            } else if (j->applied) { /* applied before the ack came back */
                 if (j->waiting) waiter_unlink(cl, j);
                 finish = j;
             } else if (!j->waiting) { /* the deadline passed meanwhile: unreachable */
@@ -371,6 +425,12 @@ void *mem_cluster__pub_main(void *arg)
             pthread_cond_signal(&cl->pub_cv);
         }
         pthread_mutex_unlock(&cl->mu);
+        if (rc == MEM_OK) { /* every node's fetcher: "SEQ SUBJECT" (fetch.c's hints) */
+            char wake[48], hint[240];
+            snprintf(wake, sizeof(wake), "mnemod.wake.%zu", ns->stream);
+            int n = snprintf(hint, sizeof(hint), "%llu %s", (unsigned long long)seq, ns->subject);
+            natsConnection_Publish(cl->nc, wake, hint, n);
+        }
         if (finish) mem_cluster__job_finish(cl, finish);
         pthread_mutex_lock(&cl->mu);
     }

@@ -151,12 +151,60 @@ static void test_balance(void **state)
     }
 }
 
+/* Load-aware placement: the least loaded nodes, the weight deciding among equals; filling
+ * namespaces one by one keeps every node within one of the others. */
+static void test_least_loaded(void **state)
+{
+    size_t loads[6] = {5, 1, 3, 1, 0, 9}, idx[MEM_CLUSTER_PLACE_MAX];
+    size_t n = mem_cluster_place_least("x", six, loads, 6, 3, idx);
+    assert_int_equal(n, 3);
+    assert_int_equal(idx[0], 4);                                               /* load 0 */
+    assert_true((idx[1] == 1 && idx[2] == 3) || (idx[1] == 3 && idx[2] == 1)); /* the two 1s */
+    /* between equals the rendezvous weight decides, whatever the list order */
+    size_t eq[6] = {0, 0, 0, 0, 0, 0};
+    size_t a[MEM_CLUSTER_PLACE_MAX], b[MEM_CLUSTER_PLACE_MAX];
+    const char *rev[6];
+    for (int i = 0; i < 6; i++)
+        rev[i] = six[5 - i];
+    for (int k = 0; k < 50; k++) {
+        char ns[16];
+        snprintf(ns, sizeof(ns), "q%d", k);
+        mem_cluster_place_least(ns, six, eq, 6, 2, a);
+        mem_cluster_place(ns, six, 6, 2, b);
+        assert_int_equal(a[0], b[0]);
+        assert_int_equal(a[1], b[1]);
+        mem_cluster_place_least(ns, rev, eq, 6, 2, b);
+        assert_string_equal(six[a[0]], rev[b[0]]);
+    }
+    /* fill: 60 namespaces of 2 on 6 nodes -> 20 each */
+    size_t fill[6] = {0};
+    for (int k = 0; k < 60; k++) {
+        char ns[16];
+        snprintf(ns, sizeof(ns), "cap%02d", k);
+        n = mem_cluster_place_least(ns, six, fill, 6, 2, idx);
+        assert_int_equal(n, 2);
+        assert_int_not_equal(idx[0], idx[1]);
+        fill[idx[0]]++;
+        fill[idx[1]]++;
+        size_t lo = fill[0], hi = fill[0];
+        for (int i = 1; i < 6; i++) {
+            lo = fill[i] < lo ? fill[i] : lo;
+            hi = fill[i] > hi ? fill[i] : hi;
+        }
+        assert_true(hi - lo <= 2);
+    }
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(fill[i], 20);
+    assert_int_equal(mem_cluster_place_least("x", six, fill, 0, 2, idx), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_minimal_moves),
         cmocka_unit_test(test_balance),
+        cmocka_unit_test(test_least_loaded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
