@@ -5,6 +5,13 @@
  * thread. A handler that needs a write returns with resp->pending set: server/ submits
  * that op to the store and, once it is done, calls mem_api_finish (any thread but the
  * loop) to fill the response. Nothing here touches uv or MHD.
+ *
+ * Text embedded by a provider (SPEC 6): a handler that needs vectors made from text by a
+ * remote embedder (ctx->embedder_remote) returns with resp->embed set instead, having
+ * decoded and checked everything else. server/ has the texts embedded without holding a
+ * worker or the loop while the provider answers, then calls mem_api_resume on a worker
+ * with the vectors (or the provider's failure); the handler goes on from there and fills
+ * the response or sets resp->pending, exactly as mem_api_handle would have.
  */
 #ifndef MEM_API_API_H
 #define MEM_API_API_H
@@ -21,6 +28,14 @@ typedef struct mem_api_ctx {
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
     int64_t (*now_ms)(void); /* server clock, injectable for tests */
+    /* The embedder of text sent without an embedding (SPEC 6). embedder_id is what a
+     * namespace records ("builtin", "openai:MODEL"; NULL means the built-in one). When
+     * embedder_remote, vectors come through resp->embed, and embedder_dim(embedder_ud)
+     * gives the provider's dimension, 0 until it is known (any thread). */
+    const char *embedder_id;
+    bool embedder_remote;
+    size_t (*embedder_dim)(void *ud);
+    void *embedder_ud;
 } mem_api_ctx_t;
 
 typedef struct mem_api_req {
@@ -32,17 +47,27 @@ typedef struct mem_api_req {
     size_t body_len;
 } mem_api_req_t;
 
+/* Texts a handler needs embedded before it can go on (resp->embed). */
+typedef struct mem_api_embed {
+    const char *const *texts; /* n texts, lens[i] bytes each (not NUL-terminated) */
+    const size_t *lens;
+    size_t n;
+} mem_api_embed_t;
+
 typedef struct mem_api_resp {
     int status;
     char *body; /* malloc'd, freed with mem_api_resp_deinit */
     size_t body_len;
-    const char *content_type; /* static */
-    int retry_after_s;        /* > 0: send Retry-After */
-    const char *allow;        /* static; non-NULL: send "Allow: <this>" (405 answers) */
-    double scanned_fraction;  /* retrieve: segments scored / stored (for metrics), else 0 */
-    char route[48];           /* route label for metrics: "retrieve", "segments", ... */
+    const char *content_type;   /* static */
+    int retry_after_s;          /* > 0: send Retry-After */
+    const char *allow;          /* static; non-NULL: send "Allow: <this>" (405 answers) */
+    const char *const *headers; /* static name, value, ..., NULL: more headers to send */
+    double scanned_fraction;    /* retrieve: segments scored / stored (for metrics), else 0 */
+    char route[48];             /* route label for metrics: "retrieve", "segments", ... */
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;
+    /* Texts to embed before mem_api_resume, owned by the response (NULL: none). */
+    const mem_api_embed_t *embed;
     void *_state; /* handler state kept between handle and finish */
 } mem_api_resp_t;
 
@@ -50,6 +75,12 @@ typedef struct mem_api_resp {
 void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);
 /* The pending op is done: fill the response from its result. */
 void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+/* Any thread but the loop: the texts of resp->embed are embedded. On success err is NULL
+ * or holds MEM_OK and vecs holds resp->embed->n vectors of dim floats each, in order
+ * (borrowed for the call); otherwise err says why (MEM_EEMBED, MEM_EEMBEDTIME, MEM_EBUSY
+ * when shutting down...). Clears resp->embed, then fills resp or sets resp->pending. */
+void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs, size_t dim,
+                    const mem_err_t *err);
 /* An error response (also used by server/ for 413, 415, 503, 401...). */
 void mem_api_error(mem_api_resp_t *resp, const mem_err_t *err);
 void mem_api_resp_deinit(mem_api_resp_t *resp);

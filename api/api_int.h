@@ -46,6 +46,8 @@ typedef enum mem_api__route_kind {
     MEM_API_R_RETRIEVE,   /* /v1/namespaces/{ns}/retrieve */
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
+    MEM_API_R_OPENAPI,    /* /openapi.json */
+    MEM_API_R_CONSOLE,    /* /console, /console/{file}: the static console (id = file) */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -74,6 +76,17 @@ typedef enum mem_api__pending_kind {
     MEM_API_P_COMPACT,
 } mem_api__pending_kind_t;
 
+/* What a handler waiting for embeddings (resp->embed) goes on with in mem_api_resume. */
+typedef enum mem_api__wait_kind {
+    MEM_API_W_NONE,
+    MEM_API_W_INSERT,    /* st->ins: vectors for the segments st->ins->embed_idx */
+    MEM_API_W_RETRIEVE,  /* st->ret: the query's vector, then the scan */
+    MEM_API_W_NS_CREATE, /* a namespace of the embedder's (then unknown) dimension */
+} mem_api__wait_kind_t;
+
+struct mem_api__insert_in;
+struct mem_api__retrieve_in;
+
 typedef struct mem_api__state {
     mem_api__pool_t pool;
     mem_api__pending_kind_t kind;
@@ -85,6 +98,14 @@ typedef struct mem_api__state {
     /* MCP: the REST answer is wrapped as a tools/call result */
     bool mcp;
     json_t *rpc_id; /* own reference */
+    /* waiting for embeddings: the decoded request (pool) and the namespace as it was */
+    mem_api__wait_kind_t wait;
+    char ns[MEM_STORE_NS_MAX + 1];
+    bool ns_exists;
+    mem_store_ns_stats_t ns_stats; /* when ns_exists */
+    struct mem_api__insert_in *ins;
+    struct mem_api__retrieve_in *ret;
+    mem_api_embed_t embed; /* what resp->embed points to */
 } mem_api__state_t;
 
 /* The response's state, created on first use (NULL on ENOMEM). */
@@ -96,10 +117,68 @@ double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);
 
+/* ---- JSON text (api/json.c) ---- */
+/* Where an embedding may stand in a REST body (an insert, one segment of a batch, a
+ * retrieve, a compaction context vector, an import line) and in an MCP message. Patterns
+ * are keys separated by '.', with "[]" for any array index. */
+#define MEM_API_VEC_PATHS_REST                                                                     \
+    {                                                                                              \
+        "embedding", "segments[].embedding", "context[]", NULL                                     \
+    }
+#define MEM_API_VEC_PATHS_MCP                                                                      \
+    {                                                                                              \
+        "params.arguments.embedding", "params.arguments.context[]", NULL                           \
+    }
+/* Parse JSON text with jansson's rules for json_loadb(JSON_REJECT_DUPLICATES): UTF-8, no
+ * NUL in strings, no duplicate keys, depth 2048, an object or an array at the top, nothing
+ * after it. An array of 1..MEM_API_MAX_DIM numbers within float32 range at a place that
+ * matches vec_paths (NULL: none) becomes a vector node, its numbers correctly rounded to
+ * float32. MEM_OK (*out a new reference), MEM_EJSON ("WHAT: invalid JSON at line L column
+ * C: reason"; what may be NULL) or MEM_ENOMEM. */
+int mem_api__json_parse(const char *text, size_t len, const char *const *vec_paths,
+                        const char *what, json_t **out, mem_err_t *err);
+/* A float32 vector held as one json_t (a tagged string no JSON text can produce):
+ * mem_api__dump writes it as an array of shortest decimals. New reference, NULL on ENOMEM. */
+json_t *mem_api__vec_node(const float *v, size_t n);
+/* Whether j is a vector node; if so *n gets its length and dst (room for *n, may be NULL)
+ * its floats. mem_api__decode_vec is the way decoders read embeddings. */
+bool mem_api__vec_node_get(const json_t *j, float *dst, size_t *n);
+
+/* ---- query strings ----
+ * Iterates key[=value] pairs separated by '&', percent-decoding both ('+' is kept as it is:
+ * RFC 3339 offsets hold one). */
+typedef struct mem_api__query {
+    const char *p;
+    char key[64];
+    char val[512];
+    size_t val_len;
+    bool has_val; /* "key=..." rather than a bare "key" */
+} mem_api__query_t;
+void mem_api__query_init(mem_api__query_t *q, const char *query);
+/* 1 with key/val filled, 0 at the end, or MEM_EINVAL (bad percent-encoding, a NUL byte, a key
+ * over 63 or a value over 511 bytes). */
+int mem_api__query_next(mem_api__query_t *q, mem_err_t *err);
+
 /* ---- decoding ---- */
-/* Parse a body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8,
- * not an object). *out is a new reference. */
+/* Parse a REST body: MEM_OK, MEM_EJSON (malformed, duplicate keys, too deep, invalid UTF-8),
+ * MEM_EINVAL (well-formed but not an object), MEM_ENOMEM. *out is a new reference;
+ * embeddings are vector nodes. */
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err);
+/* An embedding as a request gives it (a JSON array of numbers, a vector node, or a string
+ * of base64 little-endian float32): 1..4096 finite floats, exactly want_dim of them when
+ * want_dim > 0 (else MEM_EDIM), normalised into a pool array. */
+int mem_api__decode_vec(mem_api__pool_t *pool, const json_t *v, const char *field, size_t want_dim,
+                        float **vec, size_t *dim, mem_err_t *err);
+/* How a response carries embeddings: not at all, as JSON arrays, or as base64 strings of
+ * little-endian float32 (?embedding=true|false|1|0|base64). */
+typedef enum mem_api__emb_form {
+    MEM_API_EMB_NONE,
+    MEM_API_EMB_ARRAY,
+    MEM_API_EMB_BASE64,
+} mem_api__emb_form_t;
+/* The value of an embedding= query parameter (v[0..len), NULL: the key without a value,
+ * which means true). MEM_OK or MEM_EINVAL (field "embedding"). */
+int mem_api__decode_emb_form(const char *v, size_t len, mem_api__emb_form_t *out, mem_err_t *err);
 /* Reject any key of obj not in allowed (NULL-terminated); prefix names the object
  * ("" at top level, "segments[2]." in a batch). */
 int mem_api__check_keys(const json_t *obj, const char *const *allowed, const char *prefix,
@@ -114,14 +193,42 @@ int mem_api__rfc3339_parse(const char *s, size_t len, int64_t *ms);
 void mem_api__ts_format(int64_t ms, char out[32]);
 /* The built-in embedder (SPEC section 6): MEM_OK or MEM_EINVAL (nothing to embed). */
 int mem_api__embed(const char *text, size_t len, float *out, size_t dim);
+
+/* ---- the server's embedder and the namespaces' (SPEC section 6) ---- */
+/* What namespaces record for the server's embedder: "builtin" or "openai:MODEL". */
+const char *mem_api__embedder_id(const mem_api_ctx_t *ctx);
+/* Floats per vector of the server's embedder: cfg->embed_dim for the built-in one, the
+ * provider's dimension once known, 0 before. */
+size_t mem_api__embedder_dim(const mem_api_ctx_t *ctx);
+
+/* What made a namespace's vectors: the embedder it recorded at its first vector made from
+ * text, or none (client vectors only, or nothing stored yet). Decides the default match of
+ * a text query. */
+typedef enum mem_api__vec_kind {
+    MEM_API_VEC_CLIENT,   /* no embedder recorded */
+    MEM_API_VEC_BUILTIN,  /* the built-in lexical embedder */
+    MEM_API_VEC_PROVIDER, /* a model behind --embedder openai:URL */
+} mem_api__vec_kind_t;
+mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s);
+/* Can the server's embedder make vectors for namespace s (NULL: it does not exist yet) out
+ * of text? MEM_OK; MEM_EMISMATCH when s recorded another embedder; MEM_EDIM when s has
+ * another dimension than the embedder's (known) one. err names field ("query", "text"). */
+int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
+                         mem_err_t *err);
 /* A time-ordered UUIDv7 for ms (random bits from getrandom). out gets 36 chars + NUL. */
 void mem_api__uuid7(int64_t ms, char out[37]);
 
 typedef struct mem_api__insert_in {
     mem_store_seg_in_t *segs; /* pool */
     size_t n_segs;
-    size_t dim; /* floats per vector (the namespace's, or fixed by this insert) */
-    bool batch; /* {"segments":[...]} */
+    size_t dim;            /* floats per vector (the namespace's, or fixed by this insert); 0 while
+                              only a remote embedder's answer can fix it */
+    bool batch;            /* {"segments":[...]} */
+    bool embedded;         /* some segment's vector is (or will be) made from its text */
+    size_t first_embedded; /* the first such segment, when embedded */
+    /* remote embedder: segments whose vector awaits the provider (segs[i].vec NULL) */
+    size_t *embed_idx; /* pool */
+    size_t n_embed;
 } mem_api__insert_in_t;
 
 /* Insert body (single object or batch). ns_dim is the namespace's dimension, 0 when it
@@ -132,6 +239,10 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
 typedef struct mem_api__retrieve_in {
     mem_store_query_t q; /* q.scan.query in the pool */
     bool explain;
+    bool embedded; /* the query vector is (or will be) made from the query text */
+    /* remote embedder: the query text awaiting its vector (q.scan.query NULL, q_dim 0) */
+    const char *query_text;
+    size_t query_len;
 } mem_api__retrieve_in_t;
 
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
@@ -144,7 +255,8 @@ typedef struct mem_api__compact_in {
 
 int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                             size_t ns_dim, mem_api__compact_in_t *out, mem_err_t *err);
-/* PUT body: NULL root (no body) means the embedder's dimension. */
+/* PUT body: NULL root (no body) means the embedder's dimension (*dim 0 when a remote
+ * embedder's dimension is not known yet). */
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
                               mem_err_t *err);
 
@@ -152,6 +264,8 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
 json_t *mem_api__enc_ts(int64_t ms);
 json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s);
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
+/* Same, with the embedding (when seg has one) in the given form. */
+json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_form_t form);
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms);
@@ -159,8 +273,8 @@ json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
 /* Compact JSON text of j (keys in insertion order), every real written as the shortest
- * decimal that reads back as the same double (0.1, not 0.10000000000000001). malloc'd;
- * NULL on ENOMEM. */
+ * decimal that reads back as the same double (0.1, not 0.10000000000000001) and vector
+ * nodes as arrays of shortest float32 decimals (api/json.c). malloc'd; NULL on ENOMEM. */
 char *mem_api__dump(const json_t *j);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
@@ -178,8 +292,12 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
 void mem_api__ns_drop(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
 void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                          mem_api_resp_t *resp);
-void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id, bool with_embedding,
-                      mem_api_resp_t *resp);
+void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                      mem_api__emb_form_t form, mem_api_resp_t *resp);
+/* GET .../segments: one page of the listing (query: limit, after, since, until, source,
+ * include_superseded, include_archived, embedding). */
+void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *query,
+                       mem_api_resp_t *resp);
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp);
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
@@ -194,8 +312,21 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 
+/* mem_api_resume's continuations, one per wait kind. */
+void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,
+                                size_t dim);
+void mem_api__retrieve_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,
+                              size_t dim);
+void mem_api__ns_create_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, size_t dim);
+/* GET /openapi.json: the OpenAPI document compiled in from api/openapi.json (mk/openapi.mk). */
+extern const char mem_api__openapi_json[];
+extern const size_t mem_api__openapi_json_len;
+void mem_api__openapi(mem_api_resp_t *resp);
+
 /* POST /mcp with a parsed or unparsable body. */
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);
+/* console.c: GET /console/{name} ("" = index.html) from the embedded files. */
+void mem_api__console(const char *name, mem_api_resp_t *resp);
 /* Wrap the REST answer now in resp as a tools/call result. */
 void mem_api__mcp_wrap(mem_api_resp_t *resp);
 

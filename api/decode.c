@@ -14,16 +14,16 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/b64.h"
 
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err)
 {
-    json_error_t jerr;
+    static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
     if (!body || len == 0)
         return mem_err_set(err, MEM_EJSON, "body: empty, expected a JSON object");
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root)
-        return mem_err_set(err, MEM_EJSON, "body: invalid JSON at line %d column %d: %.120s",
-                           jerr.line, jerr.column, jerr.text);
+    json_t *root;
+    int rc = mem_api__json_parse(body, len, VEC_PATHS, "body", &root, err);
+    if (rc != MEM_OK) return rc;
     if (!json_is_object(root)) { /* well-formed JSON of the wrong shape */
         json_decref(root);
         return mem_err_set(err, MEM_EINVAL, "body: expected a JSON object");
@@ -120,35 +120,93 @@ static int get_str(const json_t *v, const char *field, size_t max, const char **
     return MEM_OK;
 }
 
-/* An embedding: 1..4096 finite floats, exactly want_dim of them when want_dim > 0,
- * normalised into a pool array. A size mismatch is dimension_mismatch. */
-static int decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field, size_t want_dim,
+/* v[0..n) are finite floats and not all zero: normalise into a pool copy. */
+static int finish_vec(mem_api__pool_t *pool, float *v, size_t n, const char *field, size_t want_dim,
                       float **vec, size_t *dim, mem_err_t *err)
 {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
+    if (want_dim && n != want_dim)
+        return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                             want_dim, n);
+    if (mem_vec_normalize(v, n) != 0)
+        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
+    *vec = v;
+    *dim = n;
+    return MEM_OK;
+}
+
+int mem_api__decode_vec(mem_api__pool_t *pool, const json_t *arr, const char *field,
+                        size_t want_dim, float **vec, size_t *dim, mem_err_t *err)
+{
+    size_t n;
+    float *v;
+    if (mem_api__vec_node_get(arr, NULL, &n)) { /* parsed straight to float32 by the reader */
+        if (n == 0 || n > MEM_API_MAX_DIM)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu",
+                                 field, MEM_API_MAX_DIM, n);
+        if (want_dim && n != want_dim)
+            return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
+                                 want_dim, n);
+        if (!(v = mem_api__palloc(pool, n * sizeof(float))))
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        mem_api__vec_node_get(arr, v, &n);
+        return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+    }
+    if (json_is_string(arr)) { /* base64 of little-endian float32 */
+        size_t len = json_string_length(arr);
+        if (len == 0)
+            return mem_err_field(err, MEM_EINVAL, field,
+                                 "%s: empty string, expected base64 of 1 to %d float32", field,
+                                 MEM_API_MAX_DIM);
+        if (len > MEM_B64_LEN(4 * MEM_API_MAX_DIM))
+            return mem_err_field(err, MEM_EINVAL, field, "%s: base64 holds more than %d float32",
+                                 field, MEM_API_MAX_DIM);
+        if (!(v = mem_api__palloc(pool, (len / 4 * 3 / 4 + 1) * sizeof(float))))
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        int rc =
+            mem_b64_decode_f32le(json_string_value(arr), len, v, MEM_API_MAX_DIM, &n, field, err);
+        if (rc != MEM_OK) return rc;
+        if (n == 0)
+            return mem_err_field(err, MEM_EINVAL, field, "%s: base64 holds no float32", field);
+        return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+    }
     if (!json_is_array(arr))
-        return mem_err_field(err, MEM_EINVAL, field, "%s: expected an array of numbers", field);
-    size_t n = json_array_size(arr);
+        return mem_err_field(err, MEM_EINVAL, field,
+                             "%s: expected an array of numbers or a base64 string", field);
+    n = json_array_size(arr);
     if (n == 0 || n > MEM_API_MAX_DIM)
         return mem_err_field(err, MEM_EINVAL, field, "%s: expected 1 to %d numbers, got %zu", field,
                              MEM_API_MAX_DIM, n);
-    /* Element types first: an array of arrays is a wrong type, not a wrong size. */
+    /* Element types first: an array of arrays is a wrong type, not a wrong size. A number
+     * is a float when it rounds to a finite float32 (3.4028235e38 does, 3.5e38 does not). */
     for (size_t i = 0; i < n; i++) {
         const json_t *x = json_array_get(arr, i); /* borrowed */
-        double d = json_number_value(x);
-        if (!json_is_number(x) || !isfinite(d) || fabs(d) > FLT_MAX)
+        if (!json_is_number(x) || !isfinite((float)json_number_value(x)))
             return mem_err_field(err, MEM_EINVAL, field, "%s[%zu]: not a finite float", field, i);
     }
     if (want_dim && n != want_dim)
         return mem_err_field(err, MEM_EDIM, field, "%s: expected %zu floats, got %zu", field,
                              want_dim, n);
-    float *v = mem_api__palloc(pool, n * sizeof(float));
-    if (!v) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!(v = mem_api__palloc(pool, n * sizeof(float))))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         v[i] = (float)json_number_value(json_array_get(arr, i));
-    if (mem_vec_normalize(v, n) != 0)
-        return mem_err_field(err, MEM_EINVAL, field, "%s: zero vector cannot be normalised", field);
-    *vec = v;
-    *dim = n;
+    return finish_vec(pool, v, n, field, want_dim, vec, dim, err);
+}
+
+int mem_api__decode_emb_form(const char *v, size_t len, mem_api__emb_form_t *out, mem_err_t *err)
+{
+    if (!v || (len == 4 && memcmp(v, "true", 4) == 0) || (len == 1 && *v == '1'))
+        *out = MEM_API_EMB_ARRAY;
+    else if ((len == 5 && memcmp(v, "false", 5) == 0) || (len == 1 && *v == '0'))
+        *out = MEM_API_EMB_NONE;
+    else if (len == 6 && memcmp(v, "base64", 6) == 0)
+        *out = MEM_API_EMB_BASE64;
+    else
+        return mem_err_field(err, MEM_EINVAL, "embedding",
+                             "embedding: expected true, false or base64");
     return MEM_OK;
 }
 
@@ -177,8 +235,28 @@ static int embed_text(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const cha
 static const char *const SEG_KEYS[] = {"id",     "text",     "embedding",  "timestamp",
                                        "source", "metadata", "supersedes", NULL};
 
+/* A remote embedder will make the vector of this text: check what can be checked now (the
+ * provider's dimension, once known, against the one fixed so far). */
+static int defer_text(const mem_api_ctx_t *ctx, size_t len, const char *field, size_t *dim,
+                      mem_err_t *err)
+{
+    size_t edim = mem_api__embedder_dim(ctx);
+    if (len == 0)
+        return mem_err_field(err, MEM_EINVAL, field,
+                             "%s: an empty text cannot be embedded; send an embedding", field);
+    if (*dim && edim && *dim != edim)
+        return mem_err_field(err, MEM_EDIM, field,
+                             "%s: the embedder (%.100s) makes %zu floats but the namespace has "
+                             "dim %zu; send an embedding",
+                             field, mem_api__embedder_id(ctx), edim, *dim);
+    if (edim) *dim = edim;
+    return MEM_OK;
+}
+
+/* *deferred: the vector awaits a remote embedder (seg->vec stays NULL). */
 static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
-                      const char *prefix, size_t *dim, mem_store_seg_in_t *seg, mem_err_t *err)
+                      const char *prefix, size_t *dim, mem_store_seg_in_t *seg, bool *embedded,
+                      bool *deferred, mem_err_t *err)
 {
     char f[64];
     const json_t *v;
@@ -205,20 +283,27 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     }
     float *vec = NULL;
     size_t n = 0;
+    *deferred = false;
     if ((v = opt(o, "embedding"))) {
         fname(f, sizeof(f), prefix, "embedding");
-        if ((rc = decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
+        if ((rc = mem_api__decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
+        *dim = n;
+    } else if (seg->text && ctx->embedder_remote) {
+        fname(f, sizeof(f), prefix, "text");
+        if ((rc = defer_text(ctx, seg->text_len, f, dim, err)) != MEM_OK) return rc;
+        *embedded = *deferred = true;
     } else if (seg->text) {
         fname(f, sizeof(f), prefix, "text");
         if ((rc = embed_text(ctx, pool, seg->text, seg->text_len, f, *dim, &vec, &n, err)) !=
             MEM_OK)
             return rc;
+        *dim = n;
+        *embedded = true;
     } else {
         fname(f, sizeof(f), prefix, "embedding");
         return mem_err_field(err, MEM_EINVAL, f, "%s: one of embedding or text is required", f);
     }
     seg->vec = vec;
-    *dim = n;
     if ((v = opt(o, "timestamp"))) {
         fname(f, sizeof(f), prefix, "timestamp");
         if ((rc = mem_api__decode_ts(v, f, &seg->ts_ms, err)) != MEM_OK) return rc;
@@ -327,8 +412,11 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
                                  ctx->cfg->max_batch);
     }
     mem_store_seg_in_t *segs = mem_api__palloc(pool, n * sizeof(*segs));
-    if (!segs) return mem_err_set(err, MEM_ENOMEM, "out of memory");
-    size_t dim = ns_dim;
+    size_t *embed_idx = ctx->embedder_remote ? mem_api__palloc(pool, n * sizeof(size_t)) : NULL;
+    if (!segs || (ctx->embedder_remote && !embed_idx))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    size_t dim = ns_dim, n_embed = 0, first_embedded = 0;
+    bool embedded = false;
     for (size_t i = 0; i < n; i++) {
         const json_t *o = batch ? json_array_get(arr, i) : root;
         char prefix[32] = "";
@@ -340,7 +428,12 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
                 return mem_err_field(err, MEM_EINVAL, f, "%s: expected an object", f);
             }
         }
-        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], err)) != MEM_OK) return rc;
+        bool deferred = false, was_embedded = embedded;
+        if ((rc = decode_seg(ctx, pool, o, prefix, &dim, &segs[i], &embedded, &deferred, err)) !=
+            MEM_OK)
+            return rc;
+        if (deferred) embed_idx[n_embed++] = i;
+        if (embedded && !was_embedded) first_embedded = i;
         /* timestamps given in a batch must not go backwards (ties allowed) */
         for (size_t j = i; j-- > 0 && segs[i].ts_given;) {
             if (!segs[j].ts_given) continue;
@@ -378,6 +471,10 @@ int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, cons
     out->n_segs = n;
     out->dim = dim;
     out->batch = batch;
+    out->embedded = embedded;
+    out->first_embedded = first_embedded;
+    out->embed_idx = embed_idx;
+    out->n_embed = n_embed;
     return MEM_OK;
 }
 
@@ -473,13 +570,22 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     if (emb && query)
         return mem_err_field(err, MEM_EINVAL, "query", "query: give query or embedding, not both");
     if (emb) {
-        if ((rc = decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK) return rc;
+        if ((rc = mem_api__decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK)
+            return rc;
     } else if (query) {
         const char *s;
         size_t l;
-        if ((rc = get_str(query, "query", MEM_API_MAX_TEXT, &s, &l, err)) != MEM_OK ||
-            (rc = embed_text(ctx, pool, s, l, "query", ns_dim, &vec, &n, err)) != MEM_OK)
+        if ((rc = get_str(query, "query", MEM_API_MAX_TEXT, &s, &l, err)) != MEM_OK) return rc;
+        r.embedded = true;
+        if (ctx->embedder_remote) {
+            size_t want = ns_dim;
+            if ((rc = defer_text(ctx, l, "query", &want, err)) != MEM_OK) return rc;
+            if (!(r.query_text = mem_api__pstrndup(pool, s, l)))
+                return mem_err_set(err, MEM_ENOMEM, "out of memory");
+            r.query_len = l;
+        } else if ((rc = embed_text(ctx, pool, s, l, "query", ns_dim, &vec, &n, err)) != MEM_OK) {
             return rc;
+        }
     } else {
         return mem_err_field(err, MEM_EINVAL, "query",
                              "query: one of query or embedding is required");
@@ -640,7 +746,8 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
             float *vec;
             size_t d;
             snprintf(f, sizeof(f), "context[%zu]", i);
-            if ((rc = decode_vec(pool, json_array_get(v, i), f, dim, &vec, &d, err)) != MEM_OK)
+            if ((rc = mem_api__decode_vec(pool, json_array_get(v, i), f, dim, &vec, &d, err)) !=
+                MEM_OK)
                 return rc;
             if (!all && !(all = mem_api__palloc(pool, n * d * sizeof(float))))
                 return mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -660,7 +767,7 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
 {
     static const char *const K[] = {"dim", NULL};
     int rc;
-    *dim = ctx->cfg->embed_dim;
+    *dim = mem_api__embedder_dim(ctx);
     if (!root) return MEM_OK;
     if ((rc = mem_api__check_keys(root, K, "", err)) != MEM_OK) return rc;
     const json_t *v = opt(root, "dim");

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/b64.h"
+#include "core/num.h"
 
 json_t *mem_api__enc_ts(int64_t ms)
 {
@@ -19,16 +21,11 @@ json_t *mem_api__enc_ts(int64_t ms)
     return json_string(buf);
 }
 
-/* A float32 as the shortest decimal that reads back as the same float (0.6f prints as 0.6,
- * not 0.600000024), so stored unit vectors and similarities look like what was sent. */
+/* A float32 as the double nearest its shortest decimal (0.6f becomes 0.6, not
+ * 0.600000024), so similarities print as the float would. */
 static json_t *json_f32(float f)
 {
-    char buf[32];
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
-        if ((float)strtod(buf, NULL) == f) break;
-    }
-    return json_real(strtod(buf, NULL));
+    return json_real(mem_num_f32_to_f64_shortest(f));
 }
 
 static json_t *str_or_null(const char *s)
@@ -64,7 +61,8 @@ json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
         set(o, "oldest", s->empty ? json_null() : mem_api__enc_ts(s->oldest_ms)) ||
         set(o, "newest", s->empty ? json_null() : mem_api__enc_ts(s->newest_ms)) ||
         set(o, "graph_edges", json_integer((json_int_t)s->graph_edges)) ||
-        set(o, "max_degree", json_integer((json_int_t)s->max_degree))) {
+        set(o, "max_degree", json_integer((json_int_t)s->max_degree)) ||
+        set(o, "embedder", s->embedder[0] ? json_string(s->embedder) : json_null())) {
         json_decref(o);
         return NULL;
     }
@@ -72,6 +70,23 @@ json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
 }
 
 json_t *mem_api__enc_segment(const mem_store_segment_t *seg)
+{
+    return mem_api__enc_segment_form(seg, MEM_API_EMB_ARRAY);
+}
+
+/* The base64 of v[0..n) as little-endian float32 (new reference, NULL on ENOMEM). */
+static json_t *json_b64_f32(const float *v, size_t n)
+{
+    size_t len = MEM_B64_LEN(4 * n);
+    char *buf = malloc(len + 1);
+    if (!buf) return NULL;
+    mem_b64_encode_f32le(v, n, buf);
+    json_t *j = json_stringn_nocheck(buf, len);
+    free(buf);
+    return j;
+}
+
+json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_form_t form)
 {
     json_t *o = json_object(), *sup = json_array();
     if (!o || !sup) goto fail;
@@ -91,16 +106,11 @@ json_t *mem_api__enc_segment(const mem_store_segment_t *seg)
     if (set(o, "superseded_by", str_or_null(seg->superseded_by)) ||
         set(o, "archived", json_boolean(seg->archived)))
         goto fail;
-    if (seg->embedding) {
-        json_t *e = json_array();
-        if (!e) goto fail;
-        for (size_t i = 0; i < seg->dim; i++)
-            if (json_array_append_new(e, json_f32(seg->embedding[i]))) {
-                json_decref(e);
-                goto fail;
-            }
-        if (json_object_set_new(o, "embedding", e)) goto fail;
-    }
+    if (seg->embedding && form != MEM_API_EMB_NONE &&
+        set(o, "embedding",
+            form == MEM_API_EMB_BASE64 ? json_b64_f32(seg->embedding, seg->dim)
+                                       : mem_api__vec_node(seg->embedding, seg->dim)))
+        goto fail;
     return o;
 fail:
     json_decref(sup);
@@ -197,82 +207,6 @@ fail:
     json_decref(arr);
     json_decref(o);
     return NULL;
-}
-
-/* Shortest "%.{p}g" that reads back as x; integral values below 1e15 keep a fixed form
- * ("100000.0", not "1e+05"). Always marks a real (".0" or an exponent). */
-static size_t fmt_real(double x, char *out, size_t cap)
-{
-    int l = 0;
-    if (x == floor(x) && fabs(x) < 1e15) {
-        l = snprintf(out, cap, "%.1f", x);
-    } else {
-        for (int p = 1; p <= 17; p++) {
-            l = snprintf(out, cap, "%.*g", p, x);
-            if (strtod(out, NULL) == x) break;
-        }
-        if (!strpbrk(out, ".eE")) l = snprintf(out, cap, "%.17g.0", x);
-    }
-    return l > 0 && (size_t)l < cap ? (size_t)l : 0;
-}
-
-char *mem_api__dump(const json_t *j)
-{
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
-    if (!s) return NULL;
-    size_t len = strlen(s), cap = len + 64, o = 0;
-    char *out = malloc(cap);
-    if (!out) {
-        free(s);
-        return NULL;
-    }
-    bool in_str = false;
-    for (size_t i = 0; i < len;) {
-        char c = s[i];
-        size_t tok = 1;
-        char num[40];
-        const char *src = s + i;
-        size_t n = 1;
-        if (in_str) {
-            if (c == '\\')
-                tok = n = 2; /* jansson never ends a string with a lone backslash */
-            else if (c == '"')
-                in_str = false;
-        } else if (c == '"') {
-            in_str = true;
-        } else if (c == '-' || (c >= '0' && c <= '9')) {
-            tok = strspn(s + i, "0123456789+-.eE");
-            n = tok;
-            if (memchr(s + i, '.', tok) || memchr(s + i, 'e', tok) || memchr(s + i, 'E', tok)) {
-                char buf[64];
-                if (tok < sizeof(buf)) {
-                    memcpy(buf, s + i, tok);
-                    buf[tok] = '\0';
-                    size_t l = fmt_real(strtod(buf, NULL), num, sizeof(num));
-                    if (l) {
-                        src = num;
-                        n = l;
-                    }
-                }
-            }
-        }
-        if (o + n + 1 > cap) {
-            cap = (o + n + 1) * 2;
-            char *grown = realloc(out, cap);
-            if (!grown) {
-                free(out);
-                free(s);
-                return NULL;
-            }
-            out = grown;
-        }
-        memcpy(out + o, src, n);
-        o += n;
-        i += tok;
-    }
-    out[o] = '\0';
-    free(s);
-    return out;
 }
 
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)

@@ -30,13 +30,15 @@ static const char *const PROTOCOL_VERSIONS[] = {"2025-11-25", "2025-06-18", "202
 #define NS_SCHEMA                                                                                  \
     "\"namespace\":{\"type\":\"string\",\"description\":\"memory namespace (default "              \
     "\\\"default\\\")\",\"pattern\":\"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$\"}"
-#define VEC_SCHEMA "{\"type\":\"array\",\"items\":{\"type\":\"number\"}}"
+#define VEC_SCHEMA                                                                                 \
+    "{\"oneOf\":[{\"type\":\"array\",\"items\":{\"type\":\"number\"}},{\"type\":\"string\","       \
+    "\"description\":\"base64 of little-endian float32\"}]}"
 
 static const char TOOLS_JSON[] =
     "["
     "{\"name\":\"memory_insert\",\"title\":\"Remember\",\"description\":\"Store a memory "
     "segment (text, optional embedding, timestamp, source, metadata, supersedes). Text "
-    "without an embedding is embedded by the built-in lexical embedder.\",\"inputSchema\":"
+    "without an embedding is embedded by the server's embedder.\",\"inputSchema\":"
     "{\"type\":\"object\",\"properties\":{" NS_SCHEMA ","
     "\"text\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA ",\"id\":{\"type\":\"string\"},"
     "\"timestamp\":" TS_SCHEMA ",\"source\":{\"type\":\"string\"},\"metadata\":{\"type\":"
@@ -105,7 +107,9 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
     bool is_error = resp->status >= 400;
     json_t *result = json_object(), *content = json_array(), *item = json_object();
     json_t *structured = NULL;
-    if (resp->body) structured = json_loadb(resp->body, resp->body_len, 0, NULL);
+    if (resp->body &&
+        mem_api__json_parse(resp->body, resp->body_len, NULL, NULL, &structured, NULL) != MEM_OK)
+        structured = NULL;
     /* A tool error's text is the REST error's message (SPEC section 8); the whole error
      * body still travels as structuredContent. */
     const char *msg = NULL;
@@ -227,17 +231,25 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         }
     }
     json_decref(args);
-    if (!wrapped && !resp->pending) mem_api__mcp_wrap(resp);
+    if (!wrapped && !resp->pending && !resp->embed) mem_api__mcp_wrap(resp);
 }
 
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)
 {
-    json_error_t jerr;
-    json_t *root =
-        req->body_len ? json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    if (!root) {
+    static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_MCP;
+    mem_err_t err;
+    mem_err_clear(&err);
+    json_t *root = NULL;
+    int rc = req->body_len
+                 ? mem_api__json_parse(req->body, req->body_len, VEC_PATHS, NULL, &root, &err)
+                 : MEM_EJSON;
+    if (rc == MEM_ENOMEM) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    if (rc != MEM_OK) {
         char msg[200];
-        snprintf(msg, sizeof(msg), "Parse error: %.150s", req->body_len ? jerr.text : "empty body");
+        snprintf(msg, sizeof(msg), "Parse error: %.150s", req->body_len ? err.msg : "empty body");
         rpc_error(resp, NULL, -32700, msg);
         return;
     }

@@ -73,7 +73,30 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
         mem_api_error(resp, &err);
         return;
     }
+    if (dim == 0) { /* a provider whose dimension is not known yet: ask it */
+        static const char *const probe[] = {"dimension probe"};
+        static const size_t probe_len[] = {15};
+        mem_api__state_t *st = mem_api__state(resp);
+        if (!st) {
+            mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+            return;
+        }
+        snprintf(st->ns, sizeof(st->ns), "%s", ns);
+        st->wait = MEM_API_W_NS_CREATE;
+        st->embed = (mem_api_embed_t){.texts = probe, .lens = probe_len, .n = 1};
+        resp->embed = &st->embed;
+        return;
+    }
     mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_CREATE, MEM_STORE_OP_NS_CREATE, ns);
+    if (!op) return;
+    op->dim = dim;
+    resp->pending = op;
+}
+
+void mem_api__ns_create_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, size_t dim)
+{
+    mem_api__state_t *st = resp->_state;
+    mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_CREATE, MEM_STORE_OP_NS_CREATE, st->ns);
     if (!op) return;
     op->dim = dim;
     resp->pending = op;

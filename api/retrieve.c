@@ -3,9 +3,34 @@
  *
  * Runs on a worker thread: the scan happens inside mem_store_retrieve under the
  * namespace's shared lock. The namespace is looked up first so the query's dimension
- * can be checked with a clear message before anything is scanned.
+ * can be checked with a clear message before anything is scanned. A text query for a
+ * remote embedder waits for its vector (resp->embed) and scans in mem_api__retrieve_resume.
  */
+#include <string.h>
+
 #include "api/api_int.h"
+
+static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_ns_stats_t *s,
+                     mem_api__retrieve_in_t *in, mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_store_result_t *res = NULL;
+    size_t n = 0, scanned = 0;
+    const char *kernel = NULL;
+    int rc = mem_store_retrieve(ctx->store, ns, &in->q, &res, &n, &scanned, &kernel, &err);
+    if (rc != MEM_OK) {
+        if (err.code == MEM_OK) err.code = rc;
+        mem_api_error(resp, &err);
+        return;
+    }
+    json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
+                                     in->explain, in->q.scan.origin_ms);
+    resp->scanned_fraction = (double)scanned / (double)(s->count ? s->count : 1);
+    mem_store_results_free(res, n);
+    mem_api__send_json(resp, 200, o);
+}
 
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                        mem_api_resp_t *resp)
@@ -17,26 +42,63 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
-    mem_store_ns_stats_t s;
-    if (!mem_api__ns_stats(ctx, ns, &s, resp)) return;
+    if (!mem_api__ns_stats(ctx, ns, &st->ns_stats, resp)) return;
+    st->ns_exists = true;
     int rc;
-    mem_api__retrieve_in_t in;
-    if ((rc = mem_api__decode_retrieve(ctx, &st->pool, root, s.dim, &in, &err)) != MEM_OK) {
+    mem_api__retrieve_in_t *in = mem_api__palloc(&st->pool, sizeof(*in));
+    if (!in) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    /* A text query for a namespace of another embedder (or dimension): say so first. */
+    bool text_query = json_string_length(json_object_get(root, "query")) > 0 &&
+                      !json_object_get(root, "embedding");
+    if ((text_query && (rc = mem_api__embed_check(ctx, &st->ns_stats, "query", &err)) != MEM_OK) ||
+        (rc = mem_api__decode_retrieve(ctx, &st->pool, root, st->ns_stats.dim, in, &err)) !=
+            MEM_OK) {
         mem_api_error(resp, &err);
         return;
     }
-    mem_store_result_t *res = NULL;
-    size_t n = 0, scanned = 0;
-    const char *kernel = NULL;
-    rc = mem_store_retrieve(ctx->store, ns, &in.q, &res, &n, &scanned, &kernel, &err);
-    if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+    if (!in->query_text) {
+        run_scan(ctx, ns, &st->ns_stats, in, resp);
         return;
     }
-    json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
-                                     in.explain, in.q.scan.origin_ms);
-    resp->scanned_fraction = (double)scanned / (double)(s.count ? s.count : 1);
-    mem_store_results_free(res, n);
-    mem_api__send_json(resp, 200, o);
+    snprintf(st->ns, sizeof(st->ns), "%s", ns);
+    st->ret = in;
+    st->wait = MEM_API_W_RETRIEVE;
+    st->embed = (mem_api_embed_t){.texts = &in->query_text, .lens = &in->query_len, .n = 1};
+    resp->embed = &st->embed;
+}
+
+void mem_api__retrieve_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,
+                              size_t dim)
+{
+    mem_api__state_t *st = resp->_state;
+    mem_api__retrieve_in_t *in = st->ret;
+    const mem_store_ns_stats_t *s = &st->ns_stats;
+    if (s->dim != dim) {
+        bool same = s->embedder[0] && strcmp(s->embedder, mem_api__embedder_id(ctx)) == 0;
+        mem_api__fail(resp, same ? MEM_EEMBED : MEM_EDIM, "query",
+                      same ? "query: the embedder (%.100s) answered %zu floats per vector, but it "
+                             "made the namespace's vectors with %zu"
+                           : "query: the embedder (%.100s) makes %zu floats but the namespace "
+                             "has dim %zu; send an embedding",
+                      mem_api__embedder_id(ctx), dim, s->dim);
+        return;
+    }
+    float *v = mem_api__palloc(&st->pool, dim * sizeof(float));
+    if (!v) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    memcpy(v, vecs, dim * sizeof(float));
+    if (mem_vec_normalize(v, dim) != 0) {
+        mem_api__fail(resp, MEM_EEMBED, "query",
+                      "query: the embedder (%.100s) answered a zero vector",
+                      mem_api__embedder_id(ctx));
+        return;
+    }
+    in->q.scan.query = v;
+    in->q.q_dim = dim;
+    run_scan(ctx, st->ns, s, in, resp);
 }

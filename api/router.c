@@ -86,15 +86,22 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     const char *allow;
     if (n == 1 && PART_IS(0, "healthz")) {
         out->kind = MEM_API_R_HEALTHZ, out->label = "healthz", allow = "GET";
+    } else if (n == 1 && PART_IS(0, "openapi.json")) {
+        out->kind = MEM_API_R_OPENAPI, out->label = "openapi", allow = "GET";
     } else if (n == 1 && PART_IS(0, "mcp")) {
         out->kind = MEM_API_R_MCP, out->label = "mcp", allow = "POST";
+    } else if (n <= 2 && PART_IS(0, "console")) {
+        /* a file name, matched as it is against the embedded ones (never a path) */
+        if (n == 2 && plen[1] > MEM_STORE_ID_MAX) goto notfound;
+        out->kind = MEM_API_R_CONSOLE, out->label = "console", allow = "GET";
+        if (n == 2) memcpy(out->id, part[1], plen[1]);
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
         if (n == 2) {
             out->kind = MEM_API_R_NAMESPACES, out->label = "namespaces", allow = "GET";
         } else if (n == 3) {
             out->kind = MEM_API_R_NS, out->label = "namespace", allow = "GET, PUT, DELETE";
         } else if (n == 4 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "POST";
+            out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
@@ -155,10 +162,10 @@ bool mem_api__json_media(const char *ct)
     return l == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
-/* Query string of GET segment: only embedding=true|false|1|0. */
-static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
+/* Query string of GET segment: only embedding=true|false|1|0|base64. */
+static int parse_query(const char *q, mem_api__emb_form_t *form, mem_err_t *err)
 {
-    *with_embedding = false;
+    *form = MEM_API_EMB_NONE;
     if (!q) return MEM_OK;
     while (*q) {
         size_t l = strcspn(q, "&");
@@ -167,13 +174,8 @@ static int parse_query(const char *q, bool *with_embedding, mem_err_t *err)
         const char *v = eq ? eq + 1 : q + l;
         size_t vl = (size_t)(q + l - v);
         if (kl == 9 && memcmp(q, "embedding", 9) == 0) {
-            if (!eq || (vl == 4 && memcmp(v, "true", 4) == 0) || (vl == 1 && *v == '1'))
-                *with_embedding = true;
-            else if ((vl == 5 && memcmp(v, "false", 5) == 0) || (vl == 1 && *v == '0'))
-                *with_embedding = false;
-            else
-                return mem_err_field(err, MEM_EINVAL, "embedding",
-                                     "embedding: expected true or false");
+            int rc = mem_api__decode_emb_form(eq ? v : NULL, vl, form, err);
+            if (rc != MEM_OK) return rc;
         } else if (kl > 0) {
             return mem_err_field(err, MEM_EINVAL, "query", "unknown query parameter: %.*s",
                                  (int)(kl > 64 ? 64 : kl), q);
@@ -222,13 +224,21 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__mcp(ctx, req, resp);
         return;
     }
+    if (r.kind == MEM_API_R_CONSOLE) {
+        mem_api__console(r.id, resp);
+        return;
+    }
     if (r.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")) {
-        bool with_emb;
-        if ((rc = parse_query(req->query, &with_emb, &err)) != MEM_OK) {
+        mem_api__emb_form_t form;
+        if ((rc = parse_query(req->query, &form, &err)) != MEM_OK) {
             mem_api_error(resp, &err);
             return;
         }
-        mem_api__seg_get(ctx, r.ns, r.id, with_emb, resp);
+        mem_api__seg_get(ctx, r.ns, r.id, form, resp);
+        return;
+    }
+    if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {
+        mem_api__seg_list(ctx, r.ns, req->query, resp);
         return;
     }
     if (reject_query(req->query, resp)) return;
@@ -267,7 +277,11 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r.ns, root, resp);
         break;
+    case MEM_API_R_OPENAPI:
+        mem_api__openapi(resp);
+        break;
     case MEM_API_R_MCP:
+    case MEM_API_R_CONSOLE:
         break;
     }
     json_decref(root);
@@ -282,6 +296,31 @@ void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     }
     mem_api__finish_rest(ctx, resp);
     if (st->mcp) mem_api__mcp_wrap(resp);
+}
+
+void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs, size_t dim,
+                    const mem_err_t *err)
+{
+    mem_api__state_t *st = resp->_state;
+    resp->embed = NULL;
+    if (!st || st->wait == MEM_API_W_NONE) {
+        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: nothing waits for embeddings");
+        return;
+    }
+    mem_api__wait_kind_t wait = st->wait;
+    st->wait = MEM_API_W_NONE;
+    if (err && err->code != MEM_OK) {
+        mem_api_error(resp, err);
+    } else if (!vecs || dim == 0 || dim > MEM_API_MAX_DIM) {
+        mem_api__fail(resp, MEM_EEMBED, NULL, "the embedder answered %zu floats per vector", dim);
+    } else if (wait == MEM_API_W_INSERT) {
+        mem_api__seg_insert_resume(ctx, resp, vecs, dim);
+    } else if (wait == MEM_API_W_RETRIEVE) {
+        mem_api__retrieve_resume(ctx, resp, vecs, dim);
+    } else {
+        mem_api__ns_create_resume(ctx, resp, dim);
+    }
+    if (st->mcp && !resp->pending) mem_api__mcp_wrap(resp);
 }
 
 void mem_api_resp_deinit(mem_api_resp_t *resp)
@@ -299,4 +338,5 @@ void mem_api_resp_deinit(mem_api_resp_t *resp)
     }
     resp->_state = NULL;
     resp->pending = NULL; /* it lived in the pool */
+    resp->embed = NULL;
 }

@@ -143,6 +143,69 @@ int mem_api__decode_duration(const json_t *v, const char *field, double *s, mem_
                          "%s: expected seconds or a duration string like \"90d\"", field);
 }
 
+/* ---- query strings ---- */
+
+void mem_api__query_init(mem_api__query_t *q, const char *query)
+{
+    memset(q, 0, sizeof(*q));
+    q->p = query ? query : "";
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Percent-decode s[0..len) into out (cap bytes with the NUL): length or -1. */
+static long query_decode(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '%') {
+            if (i + 2 >= len) return -1;
+            int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+            if (hi < 0 || lo < 0) return -1;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (c == '\0' || o + 1 >= cap) return -1;
+        out[o++] = c;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+int mem_api__query_next(mem_api__query_t *q, mem_err_t *err)
+{
+    while (*q->p == '&')
+        q->p++;
+    if (!*q->p) return 0;
+    size_t l = strcspn(q->p, "&");
+    const char *eq = memchr(q->p, '=', l);
+    size_t kl = eq ? (size_t)(eq - q->p) : l;
+    long k = query_decode(q->p, kl, q->key, sizeof(q->key));
+    if (k <= 0) {
+        q->p += l;
+        return mem_err_field(err, MEM_EINVAL, "query",
+                             "query: a parameter name is empty, too long or badly encoded");
+    }
+    q->has_val = eq != NULL;
+    long v = 0;
+    if (eq && (v = query_decode(eq + 1, l - kl - 1, q->val, sizeof(q->val))) < 0) {
+        q->p += l;
+        return mem_err_field(err, MEM_EINVAL, q->key, "%s: value too long or badly encoded",
+                             q->key);
+    }
+    if (!eq) q->val[0] = '\0';
+    q->val_len = (size_t)v;
+    q->p += l;
+    return 1;
+}
+
 /* ---- UUIDv7 (RFC 9562): 48-bit ms, version 7, 74 random bits ---- */
 
 void mem_api__uuid7(int64_t ms, char out[37])
@@ -181,4 +244,41 @@ void mem_api__uuid7(int64_t ms, char out[37])
 int mem_api__embed(const char *text, size_t len, float *out, size_t dim)
 {
     return mem_embed_text(text, len, out, dim, NULL);
+}
+
+const char *mem_api__embedder_id(const mem_api_ctx_t *ctx)
+{
+    return ctx->embedder_id ? ctx->embedder_id : MEM_EMBED_NAME;
+}
+
+size_t mem_api__embedder_dim(const mem_api_ctx_t *ctx)
+{
+    if (!ctx->embedder_remote) return ctx->cfg->embed_dim;
+    return ctx->embedder_dim ? ctx->embedder_dim(ctx->embedder_ud) : 0;
+}
+
+mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s)
+{
+    if (!s->embedder[0]) return MEM_API_VEC_CLIENT;
+    if (strncmp(s->embedder, "builtin", 7) == 0) return MEM_API_VEC_BUILTIN;
+    return MEM_API_VEC_PROVIDER;
+}
+
+int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
+                         mem_err_t *err)
+{
+    const char *id = mem_api__embedder_id(ctx);
+    size_t edim = mem_api__embedder_dim(ctx);
+    if (!s) return MEM_OK;
+    if (s->embedder[0] && strcmp(s->embedder, id) != 0)
+        return mem_err_field(err, MEM_EMISMATCH, field,
+                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
+                             "for it with %.100s (send an embedding)",
+                             s->name, s->embedder, id);
+    if (edim && s->dim != edim)
+        return mem_err_field(err, MEM_EDIM, field,
+                             "%s: the embedder (%.100s) makes %zu floats but the namespace has "
+                             "dim %zu; send an embedding",
+                             field, id, edim, s->dim);
+    return MEM_OK;
 }

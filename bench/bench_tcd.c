@@ -82,7 +82,7 @@ int main(void)
                              corpus + i * DIM, 0, 0, &pos) != MEM_OK)
             return 1;
     }
-    idx->n_visible = idx->n_rows;
+    mem_index_publish(idx, mem_index_rows(idx));
     for (size_t q = 0; q < N_QUERIES; q++)
         mem_vec_normalize(queries + q * DIM, DIM);
 

@@ -179,6 +179,7 @@ static inline void bench_worker_stop(bench_worker_t *w)
 
 #include "core/err.h"
 #include "core/index.h"
+#include "core/index_int.h"
 #include "core/scan.h"
 
 /* Bytes of memory the index holds per segment (vectors, per-row columns, ids, id map). */
@@ -189,10 +190,10 @@ static inline double bench_index_bytes_per_row(const mem_index_t *idx)
     bytes += idx->n_blocks * (sizeof(mem_index_block_t) +
                               MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float) /* f32 rows */ +
                               MEM_INDEX_BLOCK_ROWS * idx->stride /* int8 sketch */);
-    bytes += idx->cap_blocks * MEM_INDEX_BLOCK_ROWS * sizeof(char *); /* _ids */
-    bytes += idx->_cap_slots * sizeof(uint32_t);
+    bytes += idx->_cap_slots * sizeof(uint32_t); /* the id map; the id pointers are in blocks */
     for (size_t p = 0; p < idx->n_rows; p++)
-        if (idx->_ids[p]) bytes += malloc_usable_size(idx->_ids[p]) + 8; /* + malloc header */
+        if (MEM_INDEX_ROW(idx, p, ids)) /* + malloc header */
+            bytes += malloc_usable_size(MEM_INDEX_ROW(idx, p, ids)) + 8;
     return (double)bytes / (double)idx->n_rows;
 }
 
@@ -328,7 +329,7 @@ static inline mem_index_t *bench_corpus_index(bench_corpus_t *c, size_t n)
                              (int64_t)i + 1, v, 0, 0, &pos) != MEM_OK)
             exit(1);
     }
-    idx->n_visible = idx->n_rows;
+    mem_index_publish(idx, mem_index_rows(idx));
     free(v);
     return idx;
 }

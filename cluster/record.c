@@ -2,7 +2,8 @@
  * SPDX-License-Identifier: MIT
  *
  * Layout: "MNR1", u8 wire kind (below; stable across versions, unlike the op enum), u8 flags (1
- * batch, 2 purge), str msgid, str ns, u64 dim, i64 now_ms, then per kind: INSERT u32 n, n x (str
+ * batch, 2 purge, 4 embedder), str msgid, str ns, u64 dim, i64 now_ms, str embedder (only with
+ * flag 4), then per kind: INSERT u32 n, n x (str
  * id, u8 ts_given, i64 ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x
  * f32); DELETE str id; COMPACT u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then
  * str. Host byte order (every supported target is little-endian).
@@ -54,6 +55,7 @@ static mem_store_op_kind_t op_of(int w)
 size_t mem_cluster_rec_size(const mem_store_op_t *op, size_t msgid_len)
 {
     size_t n = 4 + 1 + 1 + (4 + msgid_len + 1) + (4 + strlen(op->ns) + 1) + 8 + 8;
+    if (op->embedder) n += 4 + strlen(op->embedder) + 1;
     switch (op->kind) {
     case MEM_STORE_OP_INSERT:
         n += 4;
@@ -141,11 +143,12 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
     wbuf_t w = {0};
     put(&w, "MNR1", 4);
     put_u8(&w, (uint8_t)wk);
-    put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0)));
+    put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0) | (op->embedder ? 4 : 0)));
     put_str(&w, msgid, strlen(msgid));
     put_str(&w, op->ns, strlen(op->ns));
     put_u64(&w, (uint64_t)op->dim);
     put_u64(&w, (uint64_t)op->now_ms);
+    if (op->embedder) put_str(&w, op->embedder, strlen(op->embedder));
     switch (op->kind) {
     case MEM_STORE_OP_INSERT:
         put_u32(&w, (uint32_t)op->n_segs);
@@ -293,6 +296,12 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         goto bad;
     op->dim = (size_t)get_u64(&r);
     op->now_ms = (int64_t)get_u64(&r);
+    if (flags & 4) {
+        size_t n = 0;
+        op->embedder = get_str(&r, &n);
+        if (!op->embedder || n == 0 || n > MEM_STORE_EMBEDDER_MAX || strlen(op->embedder) != n)
+            goto bad;
+    }
     if (r.fail || op->dim > 4096) goto bad;
     if (op->kind == MEM_STORE_OP_INSERT) {
         uint32_t n = get_u32(&r);

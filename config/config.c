@@ -296,44 +296,56 @@ static int set_coherence_weight(mem_cfg_t *cfg, const char *val, char *why, size
     return range_double(val, 0.0, 1.0, &cfg->coherence_weight, why, n);
 }
 
-/* The key ends up in an HTTP header comparison: printable ASCII without spaces. */
-static int check_key(const char *key, size_t len, char *why, size_t n)
+/* A key ends up in an HTTP header (compared, or sent): printable ASCII without spaces,
+ * shorter than cap. what names it in messages ("the API key"). */
+static int check_key(const char *key, size_t len, size_t cap, const char *what, char *why, size_t n)
 {
-    if (len == 0) return why_set(why, n, NULL, "the API key is empty");
-    if (len >= sizeof(((mem_cfg_t *)0)->api_key))
-        return why_set(why, n, NULL, "the API key is longer than %zu bytes",
-                       sizeof(((mem_cfg_t *)0)->api_key) - 1);
+    if (len == 0) return why_set(why, n, NULL, "%s is empty", what);
+    if (len >= cap) return why_set(why, n, NULL, "%s is longer than %zu bytes", what, cap - 1);
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)key[i] <= 0x20 || (unsigned char)key[i] >= 0x7f)
-            return why_set(why, n, NULL,
-                           "the API key must be printable ASCII without spaces (byte %zu)", i + 1);
+            return why_set(why, n, NULL, "%s must be printable ASCII without spaces (byte %zu)",
+                           what, i + 1);
+    return 0;
+}
+
+static int set_key(char *dst, size_t cap, const char *what, const char *val, char *why, size_t n)
+{
+    size_t len = strlen(val);
+    if (check_key(val, len, cap, what, why, n) != 0) return -1;
+    memcpy(dst, val, len + 1);
+    return 0;
+}
+
+/* Read a key from path into dst (cap bytes); the trailing newline is ignored. */
+static int set_key_file(char *dst, size_t cap, const char *what, const char *val, char *why,
+                        size_t n)
+{
+    char buf[1100];
+    FILE *f = fopen(val, "rb");
+    if (!f) return why_set(why, n, val, "cannot be read: %s", strerror(errno));
+    size_t want = cap + 8 < sizeof(buf) ? cap + 8 : sizeof(buf);
+    size_t len = fread(buf, 1, want - 1, f);
+    int read_err = ferror(f), more = !read_err && fgetc(f) != EOF;
+    fclose(f);
+    if (read_err) return why_set(why, n, val, "cannot be read");
+    if (more) return why_set(why, n, val, "is too long for %s", what);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+        len--;
+    buf[len] = '\0';
+    if (check_key(buf, len, cap, what, why, n) != 0) return -1;
+    memcpy(dst, buf, len + 1);
     return 0;
 }
 
 static int set_api_key(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
-    size_t len = strlen(val);
-    if (check_key(val, len, why, n) != 0) return -1;
-    memcpy(cfg->api_key, val, len + 1);
-    return 0;
+    return set_key(cfg->api_key, sizeof(cfg->api_key), "the API key", val, why, n);
 }
 
 static int set_api_key_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
-    char buf[sizeof(cfg->api_key) + 8];
-    FILE *f = fopen(val, "rb");
-    if (!f) return why_set(why, n, val, "cannot be read: %s", strerror(errno));
-    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-    int read_err = ferror(f), more = !read_err && fgetc(f) != EOF;
-    fclose(f);
-    if (read_err) return why_set(why, n, val, "cannot be read");
-    if (more) return why_set(why, n, val, "is too long for an API key");
-    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-        len--;
-    buf[len] = '\0';
-    if (check_key(buf, len, why, n) != 0) return -1;
-    memcpy(cfg->api_key, buf, len + 1);
-    return 0;
+    return set_key_file(cfg->api_key, sizeof(cfg->api_key), "the API key", val, why, n);
 }
 
 static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t n)
@@ -434,6 +446,87 @@ static int set_simd(mem_cfg_t *cfg, const char *val, char *why, size_t n)
         return why_set(why, n, val, "is not auto, scalar, avx2, avx512 or neon");
     if (!mem_vec_ops_for(isa)) return why_set(why, n, val, "is not supported by this CPU or build");
     snprintf(cfg->simd, sizeof(cfg->simd), "%s", val);
+    return 0;
+}
+
+/* ---- embedder (SPEC 6) ---- */
+
+/* "builtin", or "openai:BASE_URL" with an http(s) URL that has a host and no query,
+ * fragment, white space or control bytes; trailing slashes are dropped (the path
+ * "/embeddings" is appended to it). */
+static int set_embedder(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strcmp(val, "builtin") == 0) {
+        cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
+        cfg->embedder_url[0] = '\0';
+        return 0;
+    }
+    if (strncmp(val, "openai:", 7) != 0)
+        return why_set(why, n, val, "is not builtin or openai:BASE_URL");
+    const char *url = val + 7;
+    size_t len = strlen(url);
+    size_t scheme = strncmp(url, "http://", 7) == 0 ? 7 : strncmp(url, "https://", 8) == 0 ? 8 : 0;
+    if (!scheme)
+        return why_set(why, n, val,
+                       "needs an http:// or https:// base URL (openai:http://127.0.0.1:11434/v1)");
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] >= 0x7f)
+            return why_set(why, n, val, "has a URL with white space or non-ASCII bytes");
+    if (strpbrk(url, "?#"))
+        return why_set(why, n, val, "has a URL with a query or fragment (give the base URL)");
+    while (len > scheme && url[len - 1] == '/')
+        len--;
+    if (len == scheme || url[scheme] == '/')
+        return why_set(why, n, val, "has a URL without a host");
+    if (len >= sizeof(cfg->embedder_url))
+        return why_set(why, n, NULL, "has a URL longer than %zu bytes",
+                       sizeof(cfg->embedder_url) - 1);
+    memcpy(cfg->embedder_url, url, len);
+    cfg->embedder_url[len] = '\0';
+    cfg->embedder = MEM_CFG_EMBEDDER_OPENAI;
+    return 0;
+}
+
+static int set_embedder_model(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    size_t len = strlen(val);
+    if (len == 0) return why_set(why, n, NULL, "the model name is empty");
+    if (len >= sizeof(cfg->embedder_model))
+        return why_set(why, n, NULL, "the model name is longer than %zu bytes",
+                       sizeof(cfg->embedder_model) - 1);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)val[i] <= 0x20 || (unsigned char)val[i] >= 0x7f)
+            return why_set(why, n, val, "must be printable ASCII without spaces");
+    memcpy(cfg->embedder_model, val, len + 1);
+    return 0;
+}
+
+static int set_embedder_key(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return set_key(cfg->embedder_key, sizeof(cfg->embedder_key), "the embedder key", val, why, n);
+}
+
+static int set_embedder_key_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return set_key_file(cfg->embedder_key, sizeof(cfg->embedder_key), "the embedder key", val, why,
+                        n);
+}
+
+static int set_embedder_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_EMBEDDER_TIMEOUT_MAX)
+        return why_set(why, n, val, "is longer than %gs", MEM_CFG_EMBEDDER_TIMEOUT_MAX);
+    cfg->embedder_timeout_s = v;
+    return 0;
+}
+
+static int set_embedder_batch(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, MEM_CFG_EMBEDDER_BATCH_MAX, &v, why, n) != 0) return -1;
+    cfg->embedder_batch = (size_t)v;
     return 0;
 }
 
@@ -569,6 +662,21 @@ static const opt_t opts[] = {
      "grace period before decay starts (bare number = seconds)", set_decay_offset, 0},
     {"embed-dim", "MNEMOD_EMBED_DIM", "N", "256", "built-in embedder dimension, 1..4096",
      set_embed_dim, 0},
+    {"embedder", "MNEMOD_EMBEDDER", "KIND", "builtin",
+     "builtin (hashed lexical), or openai:BASE_URL (an OpenAI-compatible /embeddings API)",
+     set_embedder, 0},
+    {"embedder-model", "MNEMOD_EMBEDDER_MODEL", "NAME", "none",
+     "model sent to the provider (required with openai:); recorded by each namespace",
+     set_embedder_model, 0},
+    {NULL, "MNEMOD_EMBEDDER_KEY", "KEY", "none",
+     "the provider's key itself, sent as Authorization: Bearer KEY", set_embedder_key, 0},
+    {"embedder-key-file", "MNEMOD_EMBEDDER_KEY_FILE", "FILE", "none",
+     "read the provider's key from FILE (trailing newline ignored)", set_embedder_key_file, 0},
+    {"embedder-timeout", "MNEMOD_EMBEDDER_TIMEOUT", "DUR", "30s",
+     "budget of one request's provider calls, retries included (then 504)", set_embedder_timeout,
+     0},
+    {"embedder-batch", "MNEMOD_EMBEDDER_BATCH", "N", "64", "texts per provider call, 1..2048",
+     set_embedder_batch, 0},
     {"coherence-threshold", "MNEMOD_COHERENCE_THRESHOLD", "X", "0.55",
      "cosine for a coherence edge, in [-1, 1]", set_coherence_threshold, 0},
     {"coherence-weight", "MNEMOD_COHERENCE_WEIGHT", "X", "0.0",
@@ -785,7 +893,11 @@ static int check_env_names(char *const *env, mem_err_t *err)
         if (strncmp(*e, "MNEMOD_", 7) != 0) continue;
         const char *eq = strchr(*e, '=');
         size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+        /* The client commands' settings (cli/) live in the same shell as the server's. */
+        static const char *const client_env[] = {"MNEMOD_URL", "MNEMOD_NAMESPACE"};
         int known = 0;
+        for (size_t i = 0; i < sizeof(client_env) / sizeof(client_env[0]) && !known; i++)
+            known = strlen(client_env[i]) == n && memcmp(client_env[i], *e, n) == 0;
         for (size_t i = 0; i < N_OPTS && !known; i++)
             known = opts[i].env && strlen(opts[i].env) == n && memcmp(opts[i].env, *e, n) == 0;
         if (!known)
@@ -880,6 +992,9 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_moves = 2;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
+    cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
+    cfg->embedder_timeout_s = 30.0;
+    cfg->embedder_batch = 64;
 }
 
 size_t mem_cfg_help(char *buf, size_t len)
@@ -895,6 +1010,8 @@ size_t mem_cfg_help(char *buf, size_t len)
         "       mnemod backup [--data FILE] OUT      online copy of a (running) database\n"
         "       mnemod restore [--data FILE] IN      replace a stopped server's database\n"
         "       mnemod --check [--data FILE]         full integrity check (exit 0 ok, 1 problems)\n"
+        "       mnemod ns|add|get|forget|search|list|export|import|compact ...\n"
+        "                                            client of a running server (mnemod help)\n"
         "Agent-memory server with temporal decay, coherence gating and compaction.\n\n"
         "Precedence: flag > environment > config file (key = value, keys are the flag\n"
         "names) > default. Durations: seconds or 90d, 36h, 15m, 30s, 2w. Sizes: bytes or\n"
@@ -951,8 +1068,20 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
         (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
         cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto", cfg->scan_helpers,
-        cfg->scan_split_min, cluster);
-    return n > 0 ? (size_t)n : 0;
+        cfg->scan_split_min);
+    if (n < 0) return 0;
+    size_t used = (size_t)n;
+    /* The provider's key is never written, only whether one is set. */
+    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI)
+        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
+                     " embedder=openai:%s embedder_model=%s embedder_key=%s "
+                     "embedder_timeout_s=%g embedder_batch=%zu",
+                     cfg->embedder_url, cfg->embedder_model, cfg->embedder_key[0] ? "on" : "off",
+                     cfg->embedder_timeout_s, cfg->embedder_batch);
+    else
+        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
+                     " embedder=builtin");
+    return used + (n > 0 ? (size_t)n : 0);
 }
 
 int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,
@@ -985,6 +1114,10 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
         env_get(env, "MNEMOD_API_KEY_FILE") && *env_get(env, "MNEMOD_API_KEY_FILE"))
         return mem_err_set(err, MEM_EINVAL,
                            "set only one of MNEMOD_API_KEY and MNEMOD_API_KEY_FILE");
+    if (env_get(env, "MNEMOD_EMBEDDER_KEY") && *env_get(env, "MNEMOD_EMBEDDER_KEY") &&
+        env_get(env, "MNEMOD_EMBEDDER_KEY_FILE") && *env_get(env, "MNEMOD_EMBEDDER_KEY_FILE"))
+        return mem_err_set(err, MEM_EINVAL,
+                           "set only one of MNEMOD_EMBEDDER_KEY and MNEMOD_EMBEDDER_KEY_FILE");
     if (!config_path) {
         config_path = env_get(env, "MNEMOD_CONFIG");
         if (config_path && !*config_path) config_path = NULL;
@@ -1011,5 +1144,19 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
         return mem_err_set(
             err, MEM_EINVAL,
             "--node-id (MNEMOD_NODE_ID) is required with --nats-url (MNEMOD_NATS_URL)");
+    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI && !cfg->embedder_model[0])
+        return mem_err_field(err, MEM_EINVAL, "embedder-model",
+                             "--embedder-model (MNEMOD_EMBEDDER_MODEL) is required with "
+                             "--embedder openai:%.64s",
+                             cfg->embedder_url);
+    /* Provider settings without a provider are a mistake, not something to ignore. */
+    if (cfg->embedder == MEM_CFG_EMBEDDER_BUILTIN && cfg->embedder_model[0])
+        return mem_err_field(err, MEM_EINVAL, "embedder-model",
+                             "--embedder-model is set but --embedder is builtin (set --embedder "
+                             "openai:BASE_URL)");
+    if (cfg->embedder == MEM_CFG_EMBEDDER_BUILTIN && cfg->embedder_key[0])
+        return mem_err_field(err, MEM_EINVAL, "embedder-key-file",
+                             "an embedder key (MNEMOD_EMBEDDER_KEY or --embedder-key-file) is set "
+                             "but --embedder is builtin");
     return MEM_CFG_RUN;
 }

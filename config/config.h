@@ -17,6 +17,15 @@ typedef enum mem_log_level {
     MEM_LOG_ERROR
 } mem_log_level_t;
 
+/* Which embedder makes vectors from text (SPEC 6). */
+typedef enum mem_cfg_embedder {
+    MEM_CFG_EMBEDDER_BUILTIN, /* core/embed.c, the hashed lexical embedder */
+    MEM_CFG_EMBEDDER_OPENAI,  /* an OpenAI-compatible POST BASE_URL/embeddings */
+} mem_cfg_embedder_t;
+
+#define MEM_CFG_EMBEDDER_BATCH_MAX   2048   /* texts per provider call (OpenAI's own limit) */
+#define MEM_CFG_EMBEDDER_TIMEOUT_MAX 3600.0 /* seconds */
+
 typedef struct mem_cfg {
     char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
     int listen_port;       /* 0 = any free port */
@@ -62,6 +71,14 @@ typedef struct mem_cfg {
      * split when a helper is idle (0 = never split). */
     size_t scan_helpers;
     size_t scan_split_min;
+    /* Embedder (SPEC 6). With MEM_CFG_EMBEDDER_OPENAI, embedder_url is the base URL
+     * (http:// or https://, no trailing '/', no query) and embedder_model is required. */
+    mem_cfg_embedder_t embedder;
+    char embedder_url[1024];
+    char embedder_model[256];  /* printable ASCII without spaces; "" with builtin */
+    char embedder_key[1024];   /* sent as "Authorization: Bearer KEY"; "" = none */
+    double embedder_timeout_s; /* budget of one request's provider calls, retries included */
+    size_t embedder_batch;     /* texts per provider call, 1..MEM_CFG_EMBEDDER_BATCH_MAX */
 } mem_cfg_t;
 
 enum {

@@ -14,7 +14,10 @@
 
 #include "core/err.h"
 
-#define MEM_EMBED_VERSION     1
+#define MEM_EMBED_VERSION 1
+/* What a namespace whose vectors this embedder made records as its embedder; a change of
+ * the features that makes old vectors incomparable changes it too ("builtin:2"). */
+#define MEM_EMBED_NAME        "builtin"
 #define MEM_EMBED_DIM_MAX     4096
 #define MEM_EMBED_DIM_DEFAULT 256
 

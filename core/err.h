@@ -30,7 +30,10 @@
     X(EFULL, -16, 507, "insufficient_storage")                                                     \
     X(ESTORAGE, -17, 500, "internal")                                                              \
     X(ECORRUPT, -18, 500, "internal")                                                              \
-    X(ELIMIT, -19, 400, "invalid_field")
+    X(ELIMIT, -19, 400, "invalid_field")                                                           \
+    X(EMISMATCH, -20, 409, "embedder_mismatch")                                                    \
+    X(EEMBED, -21, 502, "embedder_error")                                                          \
+    X(EEMBEDTIME, -22, 504, "embedder_timeout")
 
 enum mem_err_code {
     MEM_OK = 0,

@@ -47,7 +47,7 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
 {
     float scores[MEM_INDEX_BLOCK_ROWS];
     size_t *nb = NULL, n = 0, cap = 0;
-    const float *q = mem_index_vec(idx, pos);
+    const float *q = mem_index__vec(idx, pos);
     for (size_t b = 0; b < idx->n_blocks; b++) {
         const mem_index_block_t *blk = idx->blocks[b];
         ops->dot_rows(q, blk->vecs, blk->n_rows, idx->dim, idx->stride, scores);
@@ -264,7 +264,7 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
     q->coef = malloc(n * sizeof(double));
     if (!q->codes || !q->scale || !q->err_scale || !q->coef) return false;
     for (size_t k = 0; k < n; k++) {
-        const mem_index_block_t *blk = mem_index_block_of(idx, set[k]);
+        const mem_index_block_t *blk = mem_index__block_of(idx, set[k]);
         size_t r = set[k] % MEM_INDEX_BLOCK_ROWS;
         const uint8_t *u = blk->q8 + r * stride;
         int8_t *c = q->codes + k * stride;
@@ -277,7 +277,7 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
         q->scale[k] = blk->q8_scale[r];
         q->err_scale[k] =
             nextafterf((float)((double)blk->q8_scale[r] * sqrt(c2) * (1.0 + 1e-6)), HUGE_VALF);
-        double ns = norm_ub(ops, mem_index_vec(idx, set[k]), dim);
+        double ns = norm_ub(ops, mem_index__vec(idx, set[k]), dim);
         q->coef[k] = ((double)blk->q8_err[r] + gamma * ns) * (1.0 + 1e-6);
         if (!isfinite(q->err_scale[k]) || !isfinite(q->coef[k]) || !isfinite(q->scale[k]))
             return false;
@@ -352,7 +352,7 @@ static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, flo
                 const float *rows = blk->vecs + c0 * stride;
                 for (size_t k = t0; k < t1; k++) {
                     size_t ps = set[k], nc = 0;
-                    const float *q = mem_index_vec(idx, ps);
+                    const float *q = mem_index__vec(idx, ps);
                     if (i8) {
                         double sl = q8.coef[k] * m_blk[b] +
                                     1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));

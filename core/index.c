@@ -10,6 +10,8 @@
 #include "core/index_int.h"
 #include "core/vec.h"
 
+#define ROW_ID(idx, pos) MEM_INDEX_ROW(idx, pos, ids)
+
 #define SLOT_EMPTY 0u
 #define SLOT_TOMB  UINT32_MAX
 
@@ -25,7 +27,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
 
 int mem_index_new(size_t dim, mem_index_t **out)
 {
-    if (dim == 0 || dim > 4096) return MEM_EINVAL;
+    if (dim == 0 || dim > MEM_INDEX_DIM_MAX) return MEM_EINVAL;
     mem_index_t *idx = calloc(1, sizeof(*idx));
     if (!idx) return MEM_ENOMEM;
     idx->dim = dim;
@@ -38,14 +40,13 @@ void mem_index_free(mem_index_t *idx)
 {
     if (!idx) return;
     for (size_t b = 0; b < idx->n_blocks; b++) {
+        for (size_t r = 0; r < idx->blocks[b]->n_rows; r++)
+            free(idx->blocks[b]->ids[r]);
         free(idx->blocks[b]->vecs);
         free(idx->blocks[b]->q8);
         free(idx->blocks[b]);
     }
     free(idx->blocks);
-    for (size_t p = 0; p < idx->n_rows; p++)
-        free(idx->_ids[p]);
-    free(idx->_ids);
     free(idx->_slots);
     for (size_t s = 1; s <= idx->_n_sources; s++)
         free(idx->_sources[s]);
@@ -60,7 +61,7 @@ static int map_grow(mem_index_t *idx)
     uint32_t *slots = calloc(cap, sizeof(*slots));
     if (!slots) return MEM_ENOMEM;
     for (size_t p = 0; p < idx->n_rows; p++) {
-        const char *id = idx->_ids[p];
+        const char *id = ROW_ID(idx, p);
         if (!id) continue;
         size_t i = hash_bytes(id, strlen(id)) & (cap - 1);
         while (slots[i] != SLOT_EMPTY)
@@ -82,14 +83,14 @@ long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len)
         uint32_t s = idx->_slots[i];
         if (s == SLOT_EMPTY) return -1;
         if (s == SLOT_TOMB) continue;
-        const char *cand = idx->_ids[s - 1];
+        const char *cand = ROW_ID(idx, s - 1);
         if (cand && strlen(cand) == id_len && memcmp(cand, id, id_len) == 0) return (long)(s - 1);
     }
 }
 
 static void map_remove(mem_index_t *idx, size_t pos)
 {
-    const char *id = idx->_ids[pos];
+    const char *id = ROW_ID(idx, pos);
     size_t mask = idx->_cap_slots - 1;
     for (size_t i = hash_bytes(id, strlen(id)) & mask;; i = (i + 1) & mask) {
         if (idx->_slots[i] == SLOT_EMPTY) return;
@@ -108,9 +109,6 @@ static int add_block(mem_index_t *idx)
         if (!blocks) return MEM_ENOMEM;
         idx->blocks = blocks;
         idx->cap_blocks = cap;
-        char **ids = realloc(idx->_ids, cap * MEM_INDEX_BLOCK_ROWS * sizeof(*ids));
-        if (!ids) return MEM_ENOMEM;
-        idx->_ids = ids;
     }
     mem_index_block_t *blk = calloc(1, sizeof(*blk));
     if (!blk) return MEM_ENOMEM;
@@ -172,8 +170,8 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     blk->flags[r] = flags & (uint8_t)~MEM_ROW_DELETED;
     if (blk->n_rows == 0 || ts_ms < blk->ts_min) blk->ts_min = ts_ms;
     if (blk->n_rows == 0 || ts_ms > blk->ts_max) blk->ts_max = ts_ms;
+    blk->ids[r] = copy;
     blk->n_rows++;
-    idx->_ids[p] = copy;
     idx->n_rows++;
     count_flags(idx, blk->flags[r], 1);
 
@@ -200,8 +198,8 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
     *f = flags;
     if (flags & MEM_ROW_DELETED) {
         map_remove(idx, pos);
-        free(idx->_ids[pos]);
-        idx->_ids[pos] = NULL;
+        free(ROW_ID(idx, pos));
+        ROW_ID(idx, pos) = NULL;
     }
     if (flags != 0) MEM_INDEX_ROW(idx, pos, degree) = 0; /* inactive rows have no edges */
     if (moved) mem_index_recount_graph(idx);
@@ -315,7 +313,7 @@ int mem_index_vacuum(const mem_index_t *old, mem_index_t **out)
         size_t r = p % MEM_INDEX_BLOCK_ROWS;
         uint8_t flags = ob->flags[r];
         if (flags & MEM_ROW_DELETED) continue;
-        const char *id = old->_ids[p];
+        const char *id = ob->ids[r];
         size_t np;
         rc = mem_index_append(idx, id, strlen(id), ob->ts_ms[r], ob->seq[r],
                               ob->vecs + r * old->stride, ob->source[r], flags, &np);
@@ -363,4 +361,120 @@ void mem_index_vacuum_sync_access(mem_index_t *vac, const mem_index_t *old)
         np++;
     }
     vac->clock = __atomic_load_n(&old->clock, __ATOMIC_RELAXED);
+}
+
+void mem_index_vacuum_remap(const mem_index_t *old, size_t *remap)
+{
+    size_t np = 0;
+    for (size_t p = 0; p < old->n_rows; p++)
+        remap[p] = (MEM_INDEX_ROW(old, p, flags) & MEM_ROW_DELETED) ? SIZE_MAX : np++;
+}
+
+/* ---- read view ---- */
+
+size_t mem_index_dim(const mem_index_t *idx)
+{
+    return idx->dim;
+}
+
+size_t mem_index_rows(const mem_index_t *idx)
+{
+    return idx->n_rows;
+}
+
+size_t mem_index_visible(const mem_index_t *idx)
+{
+    return idx->n_visible;
+}
+
+void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out)
+{
+    out->n_rows = idx->n_rows;
+    out->n_visible = idx->n_visible;
+    out->n_active = idx->n_active;
+    out->n_superseded = idx->n_superseded;
+    out->n_archived = idx->n_archived;
+    out->n_deleted = idx->n_deleted;
+    out->graph_edges = idx->graph_edges;
+    out->max_degree = idx->max_degree;
+}
+
+const char *mem_index_id(const mem_index_t *idx, size_t pos)
+{
+    return ROW_ID(idx, pos);
+}
+
+const float *mem_index_vec(const mem_index_t *idx, size_t pos)
+{
+    return mem_index__vec(idx, pos);
+}
+
+int64_t mem_index_ts(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, ts_ms);
+}
+
+int64_t mem_index_seq(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, seq);
+}
+
+uint8_t mem_index_flags(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, flags);
+}
+
+uint32_t mem_index_degree(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, degree);
+}
+
+uint16_t mem_index_source(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, source);
+}
+
+uint32_t mem_index_access_count(const mem_index_t *idx, size_t pos)
+{
+    return __atomic_load_n(&MEM_INDEX_ROW(idx, pos, access_count), __ATOMIC_RELAXED);
+}
+
+uint64_t mem_index_access_tick(const mem_index_t *idx, size_t pos)
+{
+    return __atomic_load_n(&MEM_INDEX_ROW(idx, pos, tick), __ATOMIC_RELAXED);
+}
+
+uint64_t mem_index_access_clock(const mem_index_t *idx)
+{
+    return __atomic_load_n(&idx->clock, __ATOMIC_RELAXED);
+}
+
+void mem_index_record_access(const mem_index_t *idx, size_t pos)
+{
+    /* The access statistics are atomics that readers own together (index.h): the object
+     * itself was never defined const, so writing them through a view is well defined. */
+    mem_index_t *w = (mem_index_t *)idx;
+    uint64_t tick = __atomic_add_fetch(&w->clock, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&MEM_INDEX_ROW(w, pos, access_count), 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&MEM_INDEX_ROW(w, pos, tick), tick, __ATOMIC_RELAXED);
+}
+
+/* ---- mutable handle ---- */
+
+void mem_index_publish(mem_index_t *idx, size_t n_visible)
+{
+    idx->n_visible = n_visible < idx->n_rows ? n_visible : idx->n_rows;
+}
+
+void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t degree, uint32_t access_count,
+                           uint64_t tick)
+{
+    MEM_INDEX_ROW(idx, pos, degree) = MEM_INDEX_ROW(idx, pos, flags) == 0 ? degree : 0;
+    MEM_INDEX_ROW(idx, pos, access_count) = access_count;
+    MEM_INDEX_ROW(idx, pos, tick) = tick;
+}
+
+void mem_index_restore_clock(mem_index_t *idx, uint64_t clock)
+{
+    idx->clock = clock;
 }

@@ -2,15 +2,28 @@
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Segments are appended in ingest order, which is time order (SPEC section 2), so
- * a position `pos` (0..n_rows-1) never moves while the index lives: block pos / BLOCK_ROWS,
+ * a position `pos` (0..rows-1) never moves while the index lives: block pos / BLOCK_ROWS,
  * row pos % BLOCK_ROWS. A hard delete leaves a hole flagged MEM_ROW_DELETED; holes vanish
  * at the next reload, or when storage/ swaps in a vacuumed copy (mem_index_vacuum: same
- * rows in the same order, new positions). Each block keeps its time range for pruning. Vectors are
- * L2-normalised, rows padded to `stride` floats and 64-byte aligned. Ids, sources and everything
- * not needed by a scan live apart from the vectors.
+ * rows in the same order, new positions given by mem_index_vacuum_remap). Each block keeps
+ * its time range for pruning. Anything that lives beside the index at the same positions
+ * (core/graph.c's degrees, a text index's postings) follows the same blocks and the same
+ * remap.
  *
- * Not thread-safe: storage/ guards each index with a lock (one writer, many scanners).
- * Rows at positions >= n_visible are written but not yet committed: scans ignore them.
+ * The type is opaque; its fields live in core/index_int.h, which only core/ (and the
+ * core tests and benches) include. Ownership and locking, checked by the types:
+ *   - `const mem_index_t *` is a READ VIEW. Every accessor below that takes one only
+ *     reads, so many threads may hold views at once. The one exception is the access
+ *     statistics (access count, tick, clock): relaxed atomics that any view holder bumps
+ *     with mem_index_record_access and reads with the mem_index_access_* calls.
+ *   - `mem_index_t *` is the MUTABLE HANDLE. Every call that takes one changes the index
+ *     and needs the caller to exclude every view holder (storage/ hands it out only to its
+ *     writer, under the namespace's exclusive lock, or for an index no one else sees yet).
+ * A thread that is the only one ever holding a mutable handle may read through a view
+ * WITHOUT the lock while others hold views, because nothing changes under it.
+ *
+ * Rows at positions >= mem_index_visible() are written but not yet committed: scans and
+ * stats ignore them.
  */
 #ifndef MEM_CORE_INDEX_H
 #define MEM_CORE_INDEX_H
@@ -19,6 +32,7 @@
 #include <stdint.h>
 
 #define MEM_INDEX_BLOCK_ROWS 256
+#define MEM_INDEX_DIM_MAX    4096
 
 enum mem_row_flag {
     MEM_ROW_SUPERSEDED = 1,
@@ -26,97 +40,91 @@ enum mem_row_flag {
     MEM_ROW_DELETED = 4,
 };
 
-typedef struct mem_index_block {
-    float *vecs;                                 /* BLOCK_ROWS * stride floats, 64-byte aligned */
-    int64_t ts_ms[MEM_INDEX_BLOCK_ROWS];         /* observation time, Unix ms */
-    int64_t seq[MEM_INDEX_BLOCK_ROWS];           /* per-namespace sequence */
-    uint32_t degree[MEM_INDEX_BLOCK_ROWS];       /* coherence-graph degree (0 when inactive) */
-    uint32_t access_count[MEM_INDEX_BLOCK_ROWS]; /* retrieves that returned the row */
-    uint64_t tick[MEM_INDEX_BLOCK_ROWS];         /* logical clock at insert or last access */
-    uint16_t source[MEM_INDEX_BLOCK_ROWS];       /* interned source, 0 = none */
-    uint8_t flags[MEM_INDEX_BLOCK_ROWS];         /* enum mem_row_flag bits; 0 = active */
-    uint32_t n_rows;                             /* rows used in this block */
-    int64_t ts_min, ts_max;                      /* over every row of the block */
-    /* int8 sketch of vecs (added by the engine, filled by mem_index_append): the scan's
-     * pre-filter reads it to skip the exact f32 dot of rows that cannot enter the top K.
-     * Row r's codes at q8 + r * stride, biased by 128 (byte = code + 128, code in
-     * [-127, 127]; padding bytes are 0), vec ~= q8_scale[r] * code, and
-     * q8_err[r] >= || vec - q8_scale[r] * code ||_2. Vectors must only be written through
-     * mem_index_append, or the sketch goes stale. */
-    uint8_t *q8; /* BLOCK_ROWS * stride bytes, 64-byte aligned */
-    float q8_scale[MEM_INDEX_BLOCK_ROWS];
-    float q8_err[MEM_INDEX_BLOCK_ROWS];
-} mem_index_block_t;
+typedef struct mem_index mem_index_t;
 
-typedef struct mem_index {
-    size_t dim;    /* floats per vector */
-    size_t stride; /* floats per row (dim rounded up to 16) */
-    mem_index_block_t **blocks;
-    size_t n_blocks, cap_blocks;
-    size_t n_rows;    /* positions used, holes included */
-    size_t n_visible; /* positions scans may read (committed) */
-    size_t n_active, n_superseded, n_archived, n_deleted;
-    uint64_t clock;       /* logical clock: +1 per insert and per access */
-    uint64_t graph_edges; /* edges among active rows */
-    uint32_t max_degree;  /* over active rows */
-    /* private */
-    char **_ids;      /* per position, NUL-terminated, NULL for deleted */
-    uint32_t *_slots; /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tombstone */
-    size_t _cap_slots, _used_slots;
-    char **_sources; /* interned sources, index 1.. */
-    size_t _n_sources, _cap_sources;
-    uint32_t *_deg_hist;  /* active rows per degree (index >= 1), NULL when not built */
-    size_t _deg_hist_cap; /* entries in _deg_hist */
-} mem_index_t;
+/* The index-level counts of one moment (a copy). */
+typedef struct mem_index_counts {
+    size_t n_rows;                                        /* positions used, holes included */
+    size_t n_visible;                                     /* positions scans may read (committed) */
+    size_t n_active, n_superseded, n_archived, n_deleted; /* over all n_rows positions */
+    uint64_t graph_edges;                                 /* edges among active rows */
+    uint32_t max_degree;                                  /* over active rows */
+} mem_index_counts_t;
 
-/* Create an empty index for vectors of dim floats (1..4096). MEM_OK or MEM_ENOMEM/EINVAL. */
+/* Create an empty index for vectors of dim floats (1..MEM_INDEX_DIM_MAX).
+ * MEM_OK or MEM_ENOMEM/EINVAL. */
 int mem_index_new(size_t dim, mem_index_t **out);
-void mem_index_free(mem_index_t *idx);
+void mem_index_free(mem_index_t *idx); /* NULL-safe */
 
-/* Append a row (vec already normalised, dim floats; id of id_len bytes, unique).
- * flags/degree/access/tick as stored. Writes the new position to *pos. Does not change
- * n_visible. MEM_OK, MEM_ENOMEM. */
-int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
-                     const float *vec, uint16_t source, uint8_t flags, size_t *pos);
-/* Position of id, or -1. */
+/* ---- read view ---- */
+
+size_t mem_index_dim(const mem_index_t *idx);
+size_t mem_index_rows(const mem_index_t *idx);    /* positions used, holes included */
+size_t mem_index_visible(const mem_index_t *idx); /* positions < this are committed */
+void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out);
+/* Position of id (id_len bytes), or -1 (deleted rows have no id). */
 long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len);
-/* Set a row's flags (counts follow). Deleting removes its id from the map. */
-void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags);
-/* Intern a source string (>0), or 0 for NULL/empty. MEM_ENOMEM as negative return. */
-int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len);
+/* Per row, pos < mem_index_rows(). */
+const char *mem_index_id(const mem_index_t *idx, size_t pos);   /* NULL for a hole */
+const float *mem_index_vec(const mem_index_t *idx, size_t pos); /* dim floats, normalised */
+int64_t mem_index_ts(const mem_index_t *idx, size_t pos);       /* Unix ms */
+int64_t mem_index_seq(const mem_index_t *idx, size_t pos);
+uint8_t mem_index_flags(const mem_index_t *idx, size_t pos);   /* enum mem_row_flag; 0 = active */
+uint32_t mem_index_degree(const mem_index_t *idx, size_t pos); /* 0 when inactive */
+uint16_t mem_index_source(const mem_index_t *idx, size_t pos); /* interned, 0 = none */
 /* Interned id of a source, 0 when unknown. */
 int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len);
+/* The name of an interned source, NULL for 0 or unknown. */
 const char *mem_index_source_name(const mem_index_t *idx, uint16_t source);
+
+/* Access statistics: relaxed atomics, the one thing a view holder may change. The clock
+ * goes up by one per insert and per access; a row's tick is the clock at its insert or
+ * its last access. */
+uint32_t mem_index_access_count(const mem_index_t *idx, size_t pos);
+uint64_t mem_index_access_tick(const mem_index_t *idx, size_t pos);
+uint64_t mem_index_access_clock(const mem_index_t *idx);
+/* Count one access of row pos: clock + 1, the row's count + 1, its tick = the new clock. */
+void mem_index_record_access(const mem_index_t *idx, size_t pos);
+
+/* ---- mutable handle ---- */
+
+/* Append a row (vec already normalised, dim floats; id of id_len bytes, unique among the
+ * rows that are not deleted) with degree 0, access count 0, tick = ++clock. flags as stored
+ * (MEM_ROW_DELETED is ignored). Writes the new position to *pos. Does not change
+ * visibility. MEM_OK, MEM_ENOMEM (nothing changed). */
+int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
+                     const float *vec, uint16_t source, uint8_t flags, size_t *pos);
+/* Rows < n_visible (<= rows) become visible to scans and stats. */
+void mem_index_publish(mem_index_t *idx, size_t n_visible);
+/* Set a row's flags (counts follow; a hole stays a hole). Deleting removes its id from the
+ * map; a row leaving the active set gets degree 0 (core/graph.c unlinks it first). */
+void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags);
+/* Intern a source string: its id (> 0), 0 for NULL/empty, MEM_ENOMEM or MEM_ELIMIT. */
+int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len);
+/* Start-up restore of a row's stored statistics (the degree only counts for an active row).
+ * Call mem_index_recount_graph once every row is in. */
+void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t degree, uint32_t access_count,
+                           uint64_t tick);
+void mem_index_restore_clock(mem_index_t *idx, uint64_t clock);
 /* Recompute graph_edges and max_degree from the active rows' degrees (also rebuilds the
  * private degree histogram that lets core/graph.c keep max_degree without a recount). */
 void mem_index_recount_graph(mem_index_t *idx);
+
+/* ---- vacuum: a copy without the holes, to swap in ---- */
+
 /* Build *out: a copy of old holding only its non-deleted rows, in the same order, with
  * every per-row field (vector, int8 sketch, ts, seq, degree, access count, tick, source,
  * flags, id) and the index-level fields (clock, counts, graph_edges, max_degree, degree
- * histogram, source table) preserved; n_visible = n_rows. Only positions change: the k-th
- * non-deleted row of old is row k of *out. old must have no pending rows
- * (n_visible == n_rows), else MEM_EINVAL. Access statistics (access_count, tick, clock)
- * are read with relaxed atomics, so readers may keep bumping them meanwhile; copy the
- * final values with mem_index_vacuum_sync_access once they stop. MEM_OK, MEM_ENOMEM. */
+ * histogram, source table) preserved; everything visible. Only positions change
+ * (mem_index_vacuum_remap). old must have no pending rows (visible == rows), else
+ * MEM_EINVAL. Reads old through a view: access statistics bumped meanwhile are copied
+ * with mem_index_vacuum_sync_access once they stop. MEM_OK, MEM_ENOMEM. */
 int mem_index_vacuum(const mem_index_t *old, mem_index_t **out);
+/* remap[p] for every position p < rows(old): its position in mem_index_vacuum(old), or
+ * SIZE_MAX for a hole. */
+void mem_index_vacuum_remap(const mem_index_t *old, size_t *remap);
 /* vac = mem_index_vacuum(old) and no row of old deleted since: copy old's current access
- * statistics (access_count, tick per row, clock) into vac. */
+ * statistics (per row, and the clock) into vac. */
 void mem_index_vacuum_sync_access(mem_index_t *vac, const mem_index_t *old);
-
-static inline mem_index_block_t *mem_index_block_of(const mem_index_t *idx, size_t pos)
-{
-    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS];
-}
-static inline const float *mem_index_vec(const mem_index_t *idx, size_t pos)
-{
-    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS]->vecs +
-           (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
-}
-static inline const char *mem_index_id(const mem_index_t *idx, size_t pos)
-{
-    return idx->_ids[pos];
-}
-#define MEM_INDEX_ROW(idx, pos, field)                                                             \
-    ((idx)->blocks[(pos) / MEM_INDEX_BLOCK_ROWS]->field[(pos) % MEM_INDEX_BLOCK_ROWS])
 
 #endif

@@ -1,9 +1,15 @@
-/* index_int.h - index internals shared with core/graph.c (not a public contract)
+/* index_int.h - the fields of the index, for core/ only (scan, graph, index)
  * SPDX-License-Identifier: MIT
  *
- * The degree histogram: _deg_hist[d] = active rows whose degree is d (d >= 1;
- * degree 0 is not counted, so a freshly appended row needs no update). It lets a link or
- * unlink keep max_degree exact in O(change) instead of a recount over every row.
+ * Included by core/ files and by the core tests and benches that measure these internals;
+ * never by storage/ or anything above (scripts/check-deps.sh refuses it). The rules of
+ * core/index.h hold per field: everything is written only through a mutable handle
+ * (`mem_index_t *`, the caller excludes every reader), except the access statistics marked
+ * "atomic", which any view holder bumps with relaxed atomics.
+ *
+ * The degree histogram: _deg_hist[d] = active rows whose degree is d (d >= 1; degree 0 is
+ * not counted, so a freshly appended row needs no update). It lets a link or unlink keep
+ * max_degree exact in O(change) instead of a recount over every row.
  */
 #ifndef MEM_CORE_INDEX_INT_H
 #define MEM_CORE_INDEX_INT_H
@@ -12,6 +18,60 @@
 #include <stdint.h>
 
 #include "core/index.h"
+
+typedef struct mem_index_block {
+    float *vecs;                                 /* BLOCK_ROWS * stride floats, 64-byte aligned */
+    int64_t ts_ms[MEM_INDEX_BLOCK_ROWS];         /* observation time, Unix ms */
+    int64_t seq[MEM_INDEX_BLOCK_ROWS];           /* per-namespace sequence */
+    uint32_t degree[MEM_INDEX_BLOCK_ROWS];       /* coherence-graph degree (0 when inactive) */
+    uint32_t access_count[MEM_INDEX_BLOCK_ROWS]; /* atomic: retrieves that returned the row */
+    uint64_t tick[MEM_INDEX_BLOCK_ROWS];         /* atomic: clock at insert or last access */
+    uint16_t source[MEM_INDEX_BLOCK_ROWS];       /* interned source, 0 = none */
+    uint8_t flags[MEM_INDEX_BLOCK_ROWS];         /* enum mem_row_flag bits; 0 = active */
+    uint32_t n_rows;                             /* rows used in this block */
+    int64_t ts_min, ts_max;                      /* over every row of the block */
+    char *ids[MEM_INDEX_BLOCK_ROWS];             /* NUL-terminated, NULL for a hole */
+    /* int8 sketch of vecs (filled by mem_index_append): the scan's pre-filter reads it to
+     * skip the exact f32 dot of rows that cannot enter the top K.
+     * Row r's codes at q8 + r * stride, biased by 128 (byte = code + 128, code in
+     * [-127, 127]; padding bytes are 0), vec ~= q8_scale[r] * code, and
+     * q8_err[r] >= || vec - q8_scale[r] * code ||_2. Vectors must only be written through
+     * mem_index_append, or the sketch goes stale. */
+    uint8_t *q8; /* BLOCK_ROWS * stride bytes, 64-byte aligned */
+    float q8_scale[MEM_INDEX_BLOCK_ROWS];
+    float q8_err[MEM_INDEX_BLOCK_ROWS];
+} mem_index_block_t;
+
+struct mem_index {
+    size_t dim;    /* floats per vector */
+    size_t stride; /* floats per row (dim rounded up to 16) */
+    mem_index_block_t **blocks;
+    size_t n_blocks, cap_blocks;
+    size_t n_rows;    /* positions used, holes included */
+    size_t n_visible; /* positions scans may read (committed) */
+    size_t n_active, n_superseded, n_archived, n_deleted;
+    uint64_t clock;       /* atomic: +1 per insert and per access */
+    uint64_t graph_edges; /* edges among active rows */
+    uint32_t max_degree;  /* over active rows */
+    uint32_t *_slots;     /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tomb */
+    size_t _cap_slots, _used_slots;
+    char **_sources; /* interned sources, index 1.. */
+    size_t _n_sources, _cap_sources;
+    uint32_t *_deg_hist;  /* active rows per degree (index >= 1), NULL when not built */
+    size_t _deg_hist_cap; /* entries in _deg_hist */
+};
+
+static inline mem_index_block_t *mem_index__block_of(const mem_index_t *idx, size_t pos)
+{
+    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS];
+}
+static inline const float *mem_index__vec(const mem_index_t *idx, size_t pos)
+{
+    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS]->vecs +
+           (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
+}
+#define MEM_INDEX_ROW(idx, pos, field)                                                             \
+    ((idx)->blocks[(pos) / MEM_INDEX_BLOCK_ROWS]->field[(pos) % MEM_INDEX_BLOCK_ROWS])
 
 /* Make room for degrees up to max_deg. MEM_OK (also when there is no histogram), MEM_ENOMEM. */
 int mem_index__hist_reserve(mem_index_t *idx, size_t max_deg);

@@ -45,6 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/index_int.h"
+
 bool mem_scan_hit_before(const mem_scan_hit_t *a, const mem_scan_hit_t *b)
 {
     if (a->score != b->score) return a->score > b->score;
@@ -79,7 +81,7 @@ static bool row_selected(const mem_index_t *idx, const mem_scan_params_t *p, siz
 static void score_row(const mem_index_t *idx, const mem_scan_params_t *p, size_t pos, float sim,
                       mem_scan_hit_t *h)
 {
-    const mem_index_block_t *blk = mem_index_block_of(idx, pos);
+    const mem_index_block_t *blk = mem_index__block_of(idx, pos);
     size_t r = pos % MEM_INDEX_BLOCK_ROWS;
     h->pos = pos;
     h->seq = blk->seq[r];
@@ -101,7 +103,7 @@ void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_
         if (!row_selected(idx, p, pos)) continue;
         scanned++;
         mem_scan_hit_t h;
-        score_row(idx, p, pos, mem_vec_dot_f32_scalar(p->query, mem_index_vec(idx, pos), idx->dim),
+        score_row(idx, p, pos, mem_vec_dot_f32_scalar(p->query, mem_index__vec(idx, pos), idx->dim),
                   &h);
         if (p->has_min_score && !(h.score >= p->min_score)) continue;
         topk_offer(hits, &n, p->k, &h);

@@ -4,12 +4,19 @@
 set -eu
 PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
 libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base \
-nats-server libnats-dev"
+nats-server libnats-dev libcurl4-openssl-dev python3-venv chromium"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
+# node + npm run the pinned OpenAPI linter (tools/openapi); a machine that already has them
+# (from any source) keeps its own
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# Node.js and npm run the TypeScript client's tests (its pinned npm packages come from
+# `npm ci`); a Node already on PATH (e.g. a newer one from elsewhere) is used as it is.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing" >&2
 SUDO=""

@@ -1,5 +1,6 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|e2e|fuzz] - run every unit binary, then the end-to-end suites.
+# run-tests.sh BUILD_DIR [unit|lint|e2e|fuzz|clients] - run every unit binary, the OpenAPI
+# lint, then the end-to-end suites, the clients, the command line and the console.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -17,6 +18,10 @@ if [ "$WHAT" = all ] || [ "$WHAT" = unit ]; then
         run "$(basename "$t")" timeout 600 "$t"
     done
 fi
+if [ "$WHAT" = all ] || [ "$WHAT" = lint ]; then
+    echo "== lint: api/openapi.json (@redocly/cli, pinned in tools/openapi)"
+    run openapi-lint sh scripts/openapi-lint.sh
+fi
 if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
     for t in tests/e2e/test_*.py; do
         [ -e "$t" ] || continue
@@ -28,6 +33,16 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; the
     # libFuzzer with ASan+UBSan: replays every saved crash input, then each target briefly
     echo "== fuzz: tests/fuzz/run.sh ${FUZZ_SECONDS:-10}"
     run fuzz sh tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
+fi
+if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = clients ]; then
+    # the clients, the CLI and the console, each against the real binary it starts
+    echo "== clients: python (clients/python/tests)"
+    run client-python env MNEMOD_BINARY="$B/mnemod" timeout 600 \
+        python3 -m unittest discover -s clients/python/tests
+    echo "== clients: typescript + LangChain.js (clients/typescript/test)"
+    run client-typescript timeout 900 sh clients/typescript/test/run.sh "$B/mnemod"
+    echo "== clients: web console in headless Chromium (tests/console)"
+    run console timeout 600 sh tests/console/run.sh "$B/mnemod"
 fi
 if [ "$WHAT" = all ] && [ "$B" = build/release ]; then
     echo "== install: test_install.sh"

@@ -11,6 +11,11 @@
  * Shutdown: quiesce (stop accepting), wait until no request is in flight (MHD must never
  * be stopped with suspended connections), stop MHD, close the store (flush + checkpoint),
  * close every handle, and uv_loop_close() must then succeed.
+ *
+ * Text for a remote embedder (server/embedding.c): a handler that returns with resp->embed
+ * has its provider calls encoded on the same worker, started on the loop, and continued by
+ * a second worker job once the provider has answered, so the request holds no thread while
+ * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
  */
 #include "server/loop.h"
 
@@ -32,6 +37,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
+#include "server/embedding.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
@@ -69,6 +75,9 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
+    mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
+    char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
+    char *repl_body;
 } conn_req_t;
 
 struct srv {
@@ -86,6 +95,7 @@ struct srv {
     mem_store_t *store;     /* NULL while loading; set on the loop thread */
     mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
+    mem_srv_emb_t *emb;     /* --embedder openai:URL only (loop thread) */
     mem_srv_repl_t *repl;   /* cluster mode only: routes every request (loop thread) */
     bool loading;
     int open_rc;
@@ -198,6 +208,8 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, "Retry-After", ra);
     }
     if (resp->allow) MHD_add_response_header(mr, "Allow", resp->allow);
+    for (const char *const *h = resp->headers; h && h[0] && h[1]; h += 2)
+        MHD_add_response_header(mr, h[0], h[1]);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
     r->status = resp->status;
@@ -273,11 +285,6 @@ static void resume_with(conn_req_t *r)
 
 /* ---- heavy work on the pool ---- */
 
-static void on_repl_done(void *ud) /* cluster mode: replicate.c answered on the loop thread */
-{
-    resume_with(ud);
-}
-
 static void on_write_done(mem_store_op_t *op, void *ud)
 {
     conn_req_t *r = ud;
@@ -303,6 +310,43 @@ static void on_async(uv_async_t *h)
         list = r->next_done;
         resume_with(r);
     }
+}
+
+/* Worker, after the handler ran (or resumed): encode the provider calls it waits for, or
+ * send its write through the cluster log. */
+static void after_handle(srv_t *s, conn_req_t *r)
+{
+    if (r->aresp.embed) {
+        mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
+        if (r->emb_job) return; /* after_work_cb starts it on the loop */
+    }
+}
+
+static void after_work_cb(uv_work_t *w, int status);
+static void on_repl_done(void *ud);
+
+/* Worker: the provider has answered (or failed); the handler goes on. */
+static void resume_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    mem_srv_emb_resume(&r->srv->api, &r->aresp, &r->emb_job, r->req_id);
+    after_handle(r->srv, r);
+}
+
+/* Loop thread: the provider job is over; continue on the pool. */
+static void on_embedded(mem_emb_job_t *job, void *ud)
+{
+    conn_req_t *r = ud;
+    r->work.data = r;
+    if (uv_queue_work(&r->srv->loop, &r->work, resume_cb, after_work_cb) == 0) return;
+    mem_emb_job_free(r->emb_job); /* cannot happen with a live loop: answer 503 */
+    r->emb_job = NULL;
+    mem_err_t err;
+    mem_err_set(&err, MEM_EBUSY, "could not queue the request, retry later");
+    mem_api_resp_deinit(&r->aresp);
+    memset(&r->aresp, 0, sizeof(r->aresp));
+    mem_api_error(&r->aresp, &err);
+    resume_with(r);
 }
 
 static void work_cb(uv_work_t *w)
@@ -337,12 +381,22 @@ static void work_cb(uv_work_t *w)
         return;
     }
     mem_api_handle(&s->api, &r->areq, &r->aresp);
+    after_handle(s, r);
 }
 
 static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
+    if (r->emb_job) { /* the handler waits for the provider: call it from the loop */
+        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
+        return;
+    }
+    if (r->aresp.pending && s->repl) { /* cluster mode: through the log, no thread held */
+        if (mem_srv_repl_write(s->repl, &r->aresp, on_repl_done, r) == 0) return;
+        resume_with(r); /* refused at once (too large, NATS gone): the answer is set */
+        return;
+    }
     if (r->aresp.pending) {
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
         if (rc == MEM_OK) return; /* resumed by on_async */
@@ -357,6 +411,39 @@ static void after_work_cb(uv_work_t *w, int status)
         snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
     }
     resume_with(r);
+}
+
+/* Cluster mode, loop thread: replicate.c answered the request (relayed, merged, written). */
+static void on_repl_done(void *ud)
+{
+    resume_with(ud);
+}
+
+/* Cluster mode, loop thread: replicate.c routed the request here; serve it like any other,
+ * min_seq cut out (the new query and body, when not NULL, are ours to free). */
+static void on_repl_local(void *ud, char *query, char *body, size_t body_len)
+{
+    conn_req_t *r = ud;
+    if (query) {
+        free(r->repl_query);
+        r->repl_query = query;
+        r->areq.query = query;
+    }
+    if (body) {
+        free(r->repl_body);
+        r->repl_body = body;
+        r->areq.body = body;
+        r->areq.body_len = body_len;
+    }
+    r->work.data = r;
+    int rc = uv_queue_work(&r->srv->loop, &r->work, work_cb, after_work_cb);
+    if (rc != 0) {
+        mem_err_t err;
+        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
+        mem_api_error(&r->aresp, &err);
+        r->aresp.retry_after_s = 1;
+        resume_with(r);
+    }
 }
 
 /* ---- MHD callbacks ---- */
@@ -459,7 +546,10 @@ static void req_free(conn_req_t *r)
 {
     if (!r) return;
     if (r->ready) MHD_destroy_response(r->ready);
+    mem_emb_job_free(r->emb_job);
     mem_api_resp_deinit(&r->aresp);
+    free(r->repl_query);
+    free(r->repl_body);
     free(r->body);
     free(r->url);
     free(r->query);
@@ -469,7 +559,9 @@ static void req_free(conn_req_t *r)
 
 static bool needs_auth(const srv_t *s, const char *url)
 {
-    if (strcmp(url, "/healthz") == 0) return false;
+    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
+    /* the console's static files: the page asks for the key and sends it on its /v1 calls */
+    if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/')) return false;
     if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
     return true;
 }
@@ -541,7 +633,8 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
                 MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MEM_SRV_REPL_FORWARDED),
             .request_id = r->req_id,
         };
-        if (mem_srv_repl_dispatch(s->repl, &r->areq, &h, &r->aresp, on_repl_done, r) != 0) {
+        if (mem_srv_repl_dispatch(s->repl, &r->areq, &h, &r->aresp, on_repl_local, on_repl_done,
+                                  r) != 0) {
             mem_err_t err;
             mem_err_set(&err, MEM_ENOMEM, "out of memory");
             mem_api_error(&r->aresp, &err);
@@ -676,6 +769,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
     s->mhd = NULL;
+    mem_srv_emb_close(s->emb); /* no job is left: every request has been answered */
+    s->emb = NULL;
     mem_srv_repl_free(s->repl); /* no request is in flight any more */
     s->repl = NULL;
     if (s->cluster) {
@@ -706,6 +801,7 @@ static void on_signal(uv_signal_t *h, int signum)
     s->draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
+    mem_srv_emb_cancel_all(s->emb); /* requests waiting for the provider answer 503 */
     maybe_finish_shutdown(s);
 }
 
@@ -825,6 +921,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
     if (uv_loop_init(&s->loop) != 0) goto out_free;
+    if (mem_srv_emb_open(&s->loop, cfg, &s->api, &s->emb) != 0) goto out_loop;
 
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
@@ -838,6 +935,8 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     if (!s->mhd) {
         fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host, cfg->listen_port,
                 strerror(errno));
+        mem_srv_emb_close(s->emb); /* its handles close before the loop can */
+        uv_run(&s->loop, UV_RUN_DEFAULT);
         goto out_loop;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);

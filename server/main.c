@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "config/config.h"
 #include "core/vec.h"
 #include "server/admin.h"
@@ -18,6 +19,8 @@ extern char **environ;
 
 int main(int argc, char **argv)
 {
+    if (mem_cli_wants(argc, argv))
+        return mem_cli_main(argc, argv); /* a client of a running server: ns, add, search... */
     int handled = 0;
     int admin_rc = mem_srv_admin_main(argc, argv, &handled);
     if (handled) return admin_rc; /* backup, restore or --check: no server */

@@ -39,6 +39,10 @@ static size_t n_pairs;
 static unsigned long long scan_counts[N_SCAN_BUCKETS];
 static unsigned long long scan_total;
 static double scan_sum;
+/* provider jobs: by outcome (ok, embedder_error, embedder_timeout, other), calls, retries */
+static const char *const emb_results[] = {"ok", "embedder_error", "embedder_timeout", "other"};
+static unsigned long long emb_jobs[4], emb_calls, emb_retries, emb_buckets[N_BUCKETS];
+static double emb_seconds;
 
 void mem_srv_metrics_observe(const char *route, int status, double seconds)
 {
@@ -74,6 +78,19 @@ void mem_srv_metrics_observe_scan(double fraction)
         if (fraction <= scan_buckets[b]) scan_counts[b]++;
     scan_total++;
     scan_sum += fraction;
+    pthread_mutex_unlock(&lock);
+}
+
+void mem_srv_metrics_observe_embedder(int rc, size_t calls, size_t retries, double seconds)
+{
+    int r = rc == MEM_OK ? 0 : rc == MEM_EEMBED ? 1 : rc == MEM_EEMBEDTIME ? 2 : 3;
+    pthread_mutex_lock(&lock);
+    emb_jobs[r]++;
+    emb_calls += calls;
+    emb_retries += retries;
+    emb_seconds += seconds;
+    for (size_t b = 0; b < N_BUCKETS; b++)
+        if (seconds <= bucket_s[b]) emb_buckets[b]++;
     pthread_mutex_unlock(&lock);
 }
 
@@ -143,6 +160,33 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
     put(&b, "mnemod_retrieve_scanned_fraction_bucket{le=\"+Inf\"} %llu\n", scan_total);
     put(&b, "mnemod_retrieve_scanned_fraction_sum %.9f\n", scan_sum);
     put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
+    unsigned long long emb_total = 0;
+    for (size_t r = 0; r < 4; r++)
+        emb_total += emb_jobs[r];
+    if (emb_total) { /* only a server with a provider has these */
+        put(&b, "# HELP mnemod_embedder_requests_total Requests whose text went to the "
+                "embedding provider, by outcome.\n# TYPE mnemod_embedder_requests_total counter\n");
+        for (size_t r = 0; r < 4; r++)
+            put(&b, "mnemod_embedder_requests_total{result=\"%s\"} %llu\n", emb_results[r],
+                emb_jobs[r]);
+        put(&b,
+            "# HELP mnemod_embedder_calls_total Calls made to the embedding provider, retries "
+            "included.\n# TYPE mnemod_embedder_calls_total counter\nmnemod_embedder_calls_total "
+            "%llu\n# HELP mnemod_embedder_retries_total Provider calls retried after a 429, a "
+            "5xx or a failed connection.\n# TYPE mnemod_embedder_retries_total counter\n"
+            "mnemod_embedder_retries_total %llu\n",
+            emb_calls, emb_retries);
+        put(&b, "# HELP mnemod_embedder_duration_seconds Time a request waited for the "
+                "provider.\n# TYPE mnemod_embedder_duration_seconds histogram\n");
+        for (size_t k = 0; k < N_BUCKETS; k++)
+            put(&b, "mnemod_embedder_duration_seconds_bucket{le=\"%g\"} %llu\n", bucket_s[k],
+                emb_buckets[k]);
+        put(&b,
+            "mnemod_embedder_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+            "mnemod_embedder_duration_seconds_sum %.9f\nmnemod_embedder_duration_seconds_count "
+            "%llu\n",
+            emb_total, emb_seconds, emb_total);
+    }
     pthread_mutex_unlock(&lock);
 
     put(&b,

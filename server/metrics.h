@@ -15,6 +15,9 @@
 void mem_srv_metrics_observe(const char *route, int status, double seconds);
 /* Count one retrieve's scanned fraction (scanned / segments in the namespace). */
 void mem_srv_metrics_observe_scan(double fraction);
+/* Count one request's provider job (--embedder openai:URL): its outcome (a MEM_E* code or
+ * MEM_OK), the calls it made (retries included), its retries, and its seconds. Any thread. */
+void mem_srv_metrics_observe_embedder(int rc, size_t calls, size_t retries, double seconds);
 /* Render everything (HTTP tables, store metrics, namespaces, kernel) as Prometheus text.
  * st may be NULL while loading. Returns a malloc'd NUL-terminated string, or NULL. */
 char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len);

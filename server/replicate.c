@@ -11,11 +11,12 @@
  * could not even be sent goes to the next holder; one answered 421 (the holder's map
  * differs: a move just switched) is routed again after a fresh read of the entry.
  *
- * Served here: a read waits for min_seq on the worker (at most MIN_SEQ_WAIT_MS), the
- * handler runs on the worker; a write is handed to cluster/ from the loop and answered
- * from its callback (through an async handle back to the loop): no pool thread waits for
- * NATS. min_seq is cut out of the query or the body text (jsoncut.c), every other byte is
- * left for api/ to judge.
+ * Served here: min_seq is cut out of the query or the body text (jsoncut.c: every other
+ * byte is left for api/ to judge), a read that asks for a position not reached yet waits
+ * on a worker (at most MIN_SEQ_WAIT_MS), then the caller serves the request as in
+ * single-node mode; its write comes back through mem_srv_repl_write, handed to cluster/
+ * from the loop and answered from cluster/'s callback through an async handle: no pool
+ * thread waits for NATS.
  *
  * GET /v1/namespaces asks every other live node for its own list (a relayed listing
  * answers with the namespaces live on that node only) and merges them with this node's.
@@ -44,19 +45,21 @@ struct mem_srv_repl {
     mem_srv_fwd_t *fwd;
     uv_async_t async;
     pthread_mutex_t mu;
-    struct rreq *done_head; /* mu: writes answered on a cluster thread */
+    struct wreq *done_head; /* mu: writes answered on a cluster thread */
 };
 
 enum kind { K_LOCAL, K_NS, K_LIST, K_ADMIN };
-enum work { W_HANDLE, W_RESOLVE, W_ADMIN, W_LIST_LOCAL, W_MERGE };
+enum work { W_WAIT, W_RESOLVE, W_ADMIN, W_LIST_LOCAL, W_MERGE };
 
 typedef struct rreq {
     mem_srv_repl_t *rp;
     mem_api_req_t req; /* query and body may point to own_query / own_body */
     char *own_query, *own_body;
     mem_api_resp_t *resp;
+    mem_srv_repl_local_fn local;
     mem_srv_repl_done_fn done;
     void *ud;
+    bool waited_ok; /* W_WAIT: min_seq reached */
     char auth[1024];
     char req_id[64];
     bool has_auth, forwarded;
@@ -79,6 +82,15 @@ typedef struct rreq {
     struct rreq *next_done;
 } rreq_t;
 
+/* A write handed over by mem_srv_repl_write. */
+typedef struct wreq {
+    struct mem_srv_repl *rp;
+    mem_api_resp_t *resp;
+    mem_srv_repl_done_fn done;
+    void *ud;
+    struct wreq *next_done;
+} wreq_t;
+
 typedef struct peer_call {
     rreq_t *r;
     size_t slot;
@@ -89,14 +101,31 @@ static void queue(rreq_t *r, int kind);
 
 /* ---- answers ---- */
 
-static void finish(rreq_t *r)
+static void rreq_free(rreq_t *r)
 {
-    r->done(r->ud);
     free(r->own_query);
     free(r->own_body);
     for (size_t i = 0; i <= MAX_PEERS; i++)
         free(r->bodies[i]);
     free(r);
+}
+
+static void finish(rreq_t *r)
+{
+    r->done(r->ud);
+    rreq_free(r);
+}
+
+/* Served here: the caller takes over (with the min_seq-free query and body). */
+static void go_local(rreq_t *r)
+{
+    char *q = r->own_query, *b = r->own_body;
+    size_t blen = r->req.body_len;
+    r->own_query = r->own_body = NULL;
+    mem_srv_repl_local_fn local = r->local;
+    void *ud = r->ud;
+    rreq_free(r);
+    local(ud, q, b, blen);
 }
 
 static void set_body(mem_api_resp_t *resp, int status, char *body, const char *route)
@@ -290,13 +319,16 @@ static void add_log_seq(mem_api_resp_t *resp, uint64_t log_seq)
 /* A cluster or store thread: the replicated write is answered. */
 static void on_written(mem_store_op_t *op, int rc, uint64_t log_seq, const mem_err_t *err, void *ud)
 {
-    rreq_t *r = ud;
+    wreq_t *r = ud;
     mem_srv_repl_t *rp = r->rp;
     if (rc == MEM_CLUSTER_CONFLICT) {
         char route[sizeof(r->resp->route)];
         snprintf(route, sizeof(route), "%s", r->resp->route);
-        answer_code(r, 409, "write_conflict", err->msg);
-        snprintf(r->resp->route, sizeof(r->resp->route), "%s", route);
+        json_t *o =
+            json_pack("{s:{s:s,s:s}}", "error", "code", "write_conflict", "message", err->msg);
+        char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        set_body(r->resp, 409, body, route);
     } else {
         mem_api_finish(rp->api, r->resp);
         add_log_seq(r->resp, log_seq);
@@ -312,14 +344,41 @@ static void on_async(uv_async_t *h)
 {
     mem_srv_repl_t *rp = h->data;
     pthread_mutex_lock(&rp->mu);
-    rreq_t *list = rp->done_head;
+    wreq_t *list = rp->done_head;
     rp->done_head = NULL;
     pthread_mutex_unlock(&rp->mu);
     while (list) {
-        rreq_t *r = list;
+        wreq_t *r = list;
         list = r->next_done;
-        finish(r);
+        r->done(r->ud);
+        free(r);
     }
+}
+
+int mem_srv_repl_write(mem_srv_repl_t *rp, mem_api_resp_t *resp, mem_srv_repl_done_fn done,
+                       void *ud)
+{
+    mem_err_t err;
+    mem_err_clear(&err);
+    wreq_t *r = calloc(1, sizeof(*r));
+    int rc = r ? MEM_OK : mem_err_set(&err, MEM_ENOMEM, "out of memory");
+    if (r) {
+        r->rp = rp;
+        r->resp = resp;
+        r->done = done;
+        r->ud = ud;
+        rc = mem_cluster_write(rp->cl, resp->pending, on_written, r, &err);
+        if (rc == MEM_OK) return 0;
+        free(r);
+    }
+    char route[sizeof(resp->route)];
+    snprintf(route, sizeof(route), "%s", resp->route);
+    mem_api_resp_deinit(resp);
+    memset(resp, 0, sizeof(*resp));
+    mem_api_error(resp, &err);
+    if (rc == MEM_EBUSY) resp->retry_after_s = err.retry_after_s ? err.retry_after_s : 1;
+    snprintf(resp->route, sizeof(resp->route), "%s", route[0] ? route : "cluster");
+    return -1;
 }
 
 /* ---- relaying ---- */
@@ -592,17 +651,8 @@ static void work_cb(uv_work_t *w)
         mem_api_handle(rp->api, &r->req, r->resp);
         filter_local(r);
         return;
-    case W_HANDLE:
-        if (r->has_min_seq && !mem_cluster_reached(rp->cl, r->ns, r->min_seq) &&
-            mem_cluster_wait(rp->cl, r->ns, r->min_seq, MIN_SEQ_WAIT_MS) != MEM_OK) {
-            char msg[160];
-            snprintf(msg, sizeof(msg),
-                     "this node has not applied namespace %s up to min_seq %llu yet", r->ns,
-                     (unsigned long long)r->min_seq);
-            fail(r, MEM_EBUSY, NULL, msg);
-            return;
-        }
-        mem_api_handle(rp->api, &r->req, r->resp);
+    case W_WAIT:
+        r->waited_ok = mem_cluster_wait(rp->cl, r->ns, r->min_seq, MIN_SEQ_WAIT_MS) == MEM_OK;
         return;
     }
 }
@@ -620,7 +670,6 @@ static void list_step(rreq_t *r)
 static void after_work(uv_work_t *w, int status)
 {
     rreq_t *r = w->data;
-    mem_srv_repl_t *rp = r->rp;
     switch (r->work_kind) {
     case W_RESOLVE:
         r->hops++;
@@ -631,7 +680,7 @@ static void after_work(uv_work_t *w, int status)
                 answer_code(r, 421, "misdirected",
                             "this node does not hold the namespace (placement changed)");
             else
-                queue(r, W_HANDLE); /* no such namespace anywhere: api/ answers 404 */
+                go_local(r); /* no such namespace anywhere: api/ answers here (404) */
             if (r->forwarded) finish(r);
         } else {
             fail(r, r->resolve_rc, NULL, r->resolve_err.msg);
@@ -642,15 +691,15 @@ static void after_work(uv_work_t *w, int status)
         r->local_done = true;
         list_step(r);
         return;
-    case W_HANDLE:
-        if (r->resp->pending) {
-            mem_err_t err;
-            mem_err_clear(&err);
-            mem_store_op_t *op = r->resp->pending;
-            int rc = mem_cluster_write(rp->cl, op, on_written, r, &err);
-            if (rc == MEM_OK) return; /* answered by on_written */
-            fail(r, rc, NULL, err.msg);
+    case W_WAIT:
+        if (r->waited_ok) {
+            go_local(r);
+            return;
         }
+        char msg[160];
+        snprintf(msg, sizeof(msg), "this node has not applied namespace %s up to min_seq %llu yet",
+                 r->ns, (unsigned long long)r->min_seq);
+        fail(r, MEM_EBUSY, NULL, msg);
         finish(r);
         return;
     default:
@@ -691,7 +740,10 @@ static void route(rreq_t *r)
             finish(r);
             return;
         }
-        queue(r, W_HANDLE);
+        if (r->has_min_seq && !mem_cluster_reached(r->rp->cl, r->ns, r->min_seq))
+            queue(r, W_WAIT);
+        else
+            go_local(r);
         return;
     case MEM_CLUSTER_FORWARD:
         r->hops++;
@@ -756,7 +808,7 @@ static void list_all(rreq_t *r)
 
 int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req,
                           const mem_srv_repl_hdrs_t *h, mem_api_resp_t *resp,
-                          mem_srv_repl_done_fn done, void *ud)
+                          mem_srv_repl_local_fn local, mem_srv_repl_done_fn done, void *ud)
 {
     rreq_t *r = calloc(1, sizeof(*r));
     if (!r) return -1;
@@ -764,6 +816,7 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req,
     r->req = *req;
     if (!r->req.query) r->req.query = "";
     r->resp = resp;
+    r->local = local;
     r->done = done;
     r->ud = ud;
     if (h->authorization && strlen(h->authorization) < sizeof(r->auth)) {
@@ -784,7 +837,7 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req,
         route(r);
         break;
     default:
-        queue(r, W_HANDLE);
+        go_local(r);
         break;
     }
     return 0;

@@ -18,22 +18,26 @@
 #include "core/graph.h"
 #include "storage/store_int.h"
 
-int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out)
+int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
+                      mem_store_ns_t **out)
 {
     mem_store_ns_t *ns = calloc(1, sizeof(*ns));
-    if (!ns) return MEM_ENOMEM;
+    int rc = ns ? MEM_OK : MEM_ENOMEM;
+    if (ns && !(ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float))))
+        rc = MEM_ENOMEM;
+    if (rc == MEM_OK && !idx) rc = mem_index_new(dim, &idx);
+    if (rc != MEM_OK) {
+        if (ns) free(ns->recent);
+        free(ns);
+        mem_index_free(idx);
+        return rc;
+    }
     snprintf(ns->name, sizeof(ns->name), "%s", name);
     ns->ns_id = ns_id;
     ns->dim = dim;
     ns->refs = 1;
     ns->last_ts_ms = INT64_MIN;
-    ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float));
-    int rc = ns->recent ? mem_index_new(dim, &ns->idx) : MEM_ENOMEM;
-    if (rc != MEM_OK) {
-        free(ns->recent);
-        free(ns);
-        return rc;
-    }
+    ns->_idx = idx;
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -44,27 +48,38 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_
     return MEM_OK;
 }
 
-void mem_store__ns_publish(mem_store_ns_t *ns)
+void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx)
 {
-    mem_index_t *idx = ns->idx;
-    idx->n_visible = idx->n_rows;
-    ns->pub_active = idx->n_active;
-    ns->pub_superseded = idx->n_superseded;
-    ns->pub_archived = idx->n_archived;
-    ns->pub_edges = idx->graph_edges;
-    ns->pub_max_degree = idx->max_degree;
+    mem_index_publish(idx, mem_index_rows(idx));
+    mem_index_counts_t c;
+    mem_index_counts(idx, &c);
+    ns->pub_active = c.n_active;
+    ns->pub_superseded = c.n_superseded;
+    ns->pub_archived = c.n_archived;
+    ns->pub_edges = c.graph_edges;
+    ns->pub_max_degree = c.max_degree;
+    memcpy(ns->pub_embedder, ns->embedder, sizeof(ns->pub_embedder));
 }
 
-static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t *err)
+/* The header of a namespace being loaded (its row in namespaces). */
+typedef struct ns_row {
+    int64_t ns_id;
+    const char *name;
+    size_t dim;
+    int64_t last_seq;
+} ns_row_t;
+
+/* Read the namespace's segments into idx (not shared with anyone yet). */
+static int load_rows(const ns_row_t *nr, mem_index_t *idx, sqlite3 *db, uint64_t clock,
+                     mem_err_t *err)
 {
     static const char sql[] =
         "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived, degree,"
         " access_count, tick FROM segments WHERE ns_id = ? ORDER BY seq";
     sqlite3_stmt *st = NULL;
-    mem_index_t *idx = ns->idx;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
-    sqlite3_bind_int64(st, 1, ns->ns_id);
+    sqlite3_bind_int64(st, 1, nr->ns_id);
     int64_t prev_seq = 0, prev_ts = INT64_MIN;
     uint64_t max_tick = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -75,9 +90,9 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         const void *blob = sqlite3_column_blob(st, 3);
         size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
         if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 || id_len > MEM_STORE_ID_MAX ||
-            blob_len != ns->dim * sizeof(float) || !blob || seq > ns->last_seq) {
+            blob_len != nr->dim * sizeof(float) || !blob || seq > nr->last_seq) {
             rc = mem_err_set(err, MEM_ECORRUPT, "namespace %s: corrupt segment row at seq %lld",
-                             ns->name, (long long)seq);
+                             nr->name, (long long)seq);
             goto out;
         }
         prev_seq = seq;
@@ -87,7 +102,7 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
             src = mem_index_source_intern(idx, (const char *)sqlite3_column_text(st, 4),
                                           (size_t)sqlite3_column_bytes(st, 4));
             if (src < 0) {
-                rc = mem_err_set(err, src, "namespace %s: too many sources", ns->name);
+                rc = mem_err_set(err, src, "namespace %s: too many sources", nr->name);
                 goto out;
             }
         }
@@ -97,24 +112,23 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
         /* The vector is copied through a float buffer: the blob need not be aligned. */
         size_t pos;
         float vbuf[64];
-        float *vec = ns->dim <= 64 ? vbuf : malloc(blob_len);
+        float *vec = nr->dim <= 64 ? vbuf : malloc(blob_len);
         if (!vec) {
-            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", ns->name);
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
             goto out;
         }
         memcpy(vec, blob, blob_len);
         rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
         if (vec != vbuf) free(vec);
         if (rc != MEM_OK) {
-            rc = mem_err_set(err, rc, "out of memory loading %s", ns->name);
+            rc = mem_err_set(err, rc, "out of memory loading %s", nr->name);
             goto out;
         }
         int64_t deg = sqlite3_column_int64(st, 7);
         int64_t acc = sqlite3_column_int64(st, 8);
         int64_t tick = sqlite3_column_int64(st, 9);
-        MEM_INDEX_ROW(idx, pos, degree) = (flags == 0 && deg > 0) ? (uint32_t)deg : 0;
-        MEM_INDEX_ROW(idx, pos, access_count) = acc > 0 ? (uint32_t)acc : 0;
-        MEM_INDEX_ROW(idx, pos, tick) = tick > 0 ? (uint64_t)tick : 0;
+        mem_index_restore_row(idx, pos, deg > 0 ? (uint32_t)deg : 0, acc > 0 ? (uint32_t)acc : 0,
+                              tick > 0 ? (uint64_t)tick : 0);
         if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
     }
     if (rc != SQLITE_DONE) {
@@ -123,9 +137,8 @@ static int load_rows(mem_store_ns_t *ns, sqlite3 *db, uint64_t clock, mem_err_t 
     }
     rc = MEM_OK;
     /* mem_index_append advanced the clock once per row: put the stored one back. */
-    idx->clock = clock > max_tick ? clock : max_tick;
+    mem_index_restore_clock(idx, clock > max_tick ? clock : max_tick);
     mem_index_recount_graph(idx);
-    mem_store__ns_publish(ns);
 out:
     sqlite3_finalize(st);
     return rc;
@@ -139,22 +152,32 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     int64_t dim = sqlite3_column_int64(row, 2);
     if (!name || strlen(name) > MEM_STORE_NS_MAX || dim < 1 || dim > 4096)
         return mem_err_set(err, MEM_ECORRUPT, "corrupt namespace row %lld", (long long)ns_id);
-    mem_store_ns_t *ns;
-    int rc = mem_store__ns_new(name, ns_id, (size_t)dim, &ns);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
-    ns->last_seq = sqlite3_column_int64(row, 3);
-    ns->last_ts_ms =
-        sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
+    ns_row_t nr = {ns_id, name, (size_t)dim, sqlite3_column_int64(row, 3)};
     int64_t clock = sqlite3_column_int64(row, 5);
-    if ((rc = load_rows(ns, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
-        mem_store__ns_release(ns);
+    const char *embedder = (const char *)sqlite3_column_text(row, 6);
+    if (embedder && (strlen(embedder) == 0 || strlen(embedder) > MEM_STORE_EMBEDDER_MAX))
+        return mem_err_set(err, MEM_ECORRUPT, "corrupt embedder of namespace row %lld",
+                           (long long)ns_id);
+    mem_index_t *idx = NULL;
+    mem_store_ns_t *ns;
+    int rc = mem_index_new(nr.dim, &idx);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
+    if ((rc = load_rows(&nr, idx, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+        mem_index_free(idx);
         return rc;
     }
+    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, &ns)) != MEM_OK)
+        return mem_err_set(err, rc, "out of memory loading %s", name);
+    if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
+    ns->last_seq = nr.last_seq;
+    ns->last_ts_ms =
+        sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
+    mem_store__ns_publish(ns, idx); /* not shared yet: idx is still only ours */
     *out = ns;
     return MEM_OK;
 }
 
-#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock FROM namespaces"
+#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

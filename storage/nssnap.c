@@ -22,7 +22,7 @@
 
 #include <sqlite3.h>
 
-#include "storage/store_int.h"
+#include "storage/writer_int.h"
 
 #define EXPORT_FORMAT 1
 
@@ -179,7 +179,9 @@ out:
     return rc;
 }
 
-int mem_store__nssnap_delete(mem_store_t *st, int64_t ns_id, mem_err_t *err)
+/* Writer, in the group's transaction: every row of namespace id ns_id (each table with an
+ * ns_id column, and its namespaces row). */
+static int delete_rows(mem_store_t *st, int64_t ns_id, mem_err_t *err)
 {
     char **tables = NULL;
     size_t n = 0;
@@ -279,7 +281,9 @@ out:
     return rc;
 }
 
-int mem_store__nssnap_copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t *err)
+/* Writer, in the group's transaction: the export file's namespace as new rows (a fresh
+ * namespace id), table by table, column by column. */
+static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t *err)
 {
     sqlite3 *src = NULL;
     sqlite3_stmt *s = NULL;
@@ -321,4 +325,52 @@ out:
     free_tables(tables, n);
     sqlite3_close(src);
     return rc;
+}
+
+int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op)
+{
+    mem_store_t *st = w->st;
+    if (!mem_store__name_ok(op->ns) || !op->import_path)
+        return mem_err_set(&op->err, MEM_EINVAL, "import: namespace and file required");
+    int rc;
+    mem_store_ns_t *old = mem_store__reg_find(st, op->ns);
+    if (old) {
+        if ((rc = mem_store__group_touch(w, old)) != MEM_OK)
+            return mem_err_set(&op->err, rc, "out of memory");
+        if ((rc = delete_rows(st, old->ns_id, &op->err)) != MEM_OK) return rc;
+        old->dropped = true;
+        mem_store__reg_remove(st, old);
+    }
+    if ((rc = copy_in(st, op->import_path, op->ns, &op->err)) != MEM_OK) return rc;
+    mem_store_ns_t *ns = NULL;
+    if ((rc = mem_store__load_ns(st, st->db, op->ns, &ns, &op->err)) != MEM_OK) return rc;
+    if (!ns)
+        return mem_err_set(&op->err, MEM_EINVAL, "import: no namespace %s in the copy", op->ns);
+    if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return mem_err_set(&op->err, rc, "out of memory");
+    }
+    if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
+        return mem_err_set(&op->err, rc, "out of memory");
+    if ((rc = mem_store__log_ns_set(st, op->ns, op->log_seq, &op->err)) != MEM_OK) return rc;
+    op->created = true;
+    mem_store__lsn_advance(w, 1);
+    return MEM_OK;
+}
+
+int mem_store__op_ns_forget(mem_store__writer_t *w, mem_store_op_t *op)
+{
+    mem_store_t *st = w->st;
+    int rc;
+    mem_store_ns_t *ns = mem_store__reg_find(st, op->ns);
+    if (ns) {
+        if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
+            return mem_err_set(&op->err, rc, "out of memory");
+        if ((rc = delete_rows(st, ns->ns_id, &op->err)) != MEM_OK) return rc;
+        ns->dropped = true;
+        mem_store__reg_remove(st, ns);
+    }
+    if ((rc = mem_store__log_ns_forget(st, op->ns, &op->err)) != MEM_OK) return rc;
+    mem_store__lsn_advance(w, 1);
+    return MEM_OK;
 }

@@ -231,10 +231,10 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
     mem_store__scanpool_t *pool = st->scanpool;
     const mem_vec_ops_t *ops = st->opts.ops;
     size_t min = st->opts.scan_split_min;
-    size_t rows = idx->n_visible;
+    size_t rows = mem_index_visible(idx), dim = mem_index_dim(idx);
     size_t nb = (rows + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
     /* rows * dim: both are far below 2^32 in practice; saturate anyway */
-    size_t work = idx->dim && rows > SIZE_MAX / idx->dim ? SIZE_MAX : rows * idx->dim;
+    size_t work = dim && rows > SIZE_MAX / dim ? SIZE_MAX : rows * dim;
     if (!pool || min == 0 || work < min || nb < 2 || p->k > MEM_SCAN_MAX_K) {
         mem_scan_run(idx, ops, p, hits, n_hits, n_scanned);
         return;

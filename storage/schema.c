@@ -111,9 +111,16 @@ static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
     return mem_store__exec(db, sql, err);
 }
 
+/* v2: the embedder that made a namespace's vectors from text ("builtin", "openai:MODEL");
+ * NULL until its first such insert. Namespaces of older files start with none recorded. */
+static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
+{
+    return mem_store__exec(db, "ALTER TABLE namespaces ADD COLUMN embedder TEXT", err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
-static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1};
+static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

@@ -87,13 +87,53 @@ mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name)
 void mem_store__ns_release(mem_store_ns_t *ns)
 {
     if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-    mem_index_free(ns->idx);
+    mem_index_free(ns->_idx);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
     free(ns->touched);
     free(ns->dirty);
     free(ns->recent);
     free(ns);
+}
+
+/* ---- the index of a namespace: views and the mutable handle (store_int.h) ---- */
+
+const mem_index_t *mem_store__read_lock(mem_store_ns_t *ns)
+{
+    pthread_rwlock_rdlock(&ns->lock);
+    return ns->_idx;
+}
+
+void mem_store__read_unlock(mem_store_ns_t *ns)
+{
+    pthread_rwlock_unlock(&ns->lock);
+}
+
+const mem_index_t *mem_store__writer_view(const mem_store__writer_t *w, const mem_store_ns_t *ns)
+{
+    (void)w; /* the token is the proof: only the writer thread holds one */
+    return ns->_idx;
+}
+
+mem_index_t *mem_store__write_lock(mem_store__writer_t *w, mem_store_ns_t *ns)
+{
+    (void)w;
+    pthread_rwlock_wrlock(&ns->lock);
+    return ns->_idx;
+}
+
+void mem_store__write_unlock(mem_store__writer_t *w, mem_store_ns_t *ns)
+{
+    (void)w;
+    pthread_rwlock_unlock(&ns->lock);
+}
+
+mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, mem_index_t *fresh)
+{
+    (void)w;
+    mem_index_t *old = ns->_idx;
+    ns->_idx = fresh;
+    return old;
 }
 
 static int ns_missing(mem_err_t *err, const char *name)
@@ -155,6 +195,16 @@ static void rconn_release(mem_store_t *st, mem_store_rconn_t *c)
     c->next = st->pool;
     st->pool = c;
     pthread_mutex_unlock(&st->pool_mu);
+}
+
+int mem_store__rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err)
+{
+    return rconn_acquire(st, out, err);
+}
+
+void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c)
+{
+    rconn_release(st, c);
 }
 
 /* ---- open / close ---- */
@@ -275,26 +325,26 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     memset(o, 0, sizeof(*o));
     snprintf(o->name, sizeof(o->name), "%s", ns->name);
     o->dim = ns->dim;
-    pthread_rwlock_rdlock(&ns->lock);
-    const mem_index_t *idx = ns->idx;
+    const mem_index_t *idx = mem_store__read_lock(ns);
     /* committed state only: an open group's changes are not counted yet */
     o->count = ns->pub_active + ns->pub_superseded;
     o->superseded = ns->pub_superseded;
     o->archived = ns->pub_archived;
     o->graph_edges = ns->pub_edges;
     o->max_degree = ns->pub_max_degree;
+    memcpy(o->embedder, ns->pub_embedder, sizeof(o->embedder));
     o->empty = true;
-    size_t first = 0, last = idx->n_visible;
-    while (first < last && (MEM_INDEX_ROW(idx, first, flags) & MEM_ROW_DELETED))
+    size_t first = 0, last = mem_index_visible(idx);
+    while (first < last && (mem_index_flags(idx, first) & MEM_ROW_DELETED))
         first++;
-    while (last > first && (MEM_INDEX_ROW(idx, last - 1, flags) & MEM_ROW_DELETED))
+    while (last > first && (mem_index_flags(idx, last - 1) & MEM_ROW_DELETED))
         last--;
     if (first < last) {
         o->empty = false;
-        o->oldest_ms = MEM_INDEX_ROW(idx, first, ts_ms);
-        o->newest_ms = MEM_INDEX_ROW(idx, last - 1, ts_ms);
+        o->oldest_ms = mem_index_ts(idx, first);
+        o->newest_ms = mem_index_ts(idx, last - 1);
     }
-    pthread_rwlock_unlock(&ns->lock);
+    mem_store__read_unlock(ns);
 }
 
 int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
@@ -475,36 +525,6 @@ void mem_store_results_free(mem_store_result_t *res, size_t n)
     free(res);
 }
 
-static void push_dirty(mem_store_ns_t *ns, size_t pos)
-{
-    if (ns->n_dirty == ns->cap_dirty) {
-        size_t cap = ns->cap_dirty ? ns->cap_dirty * 2 : 64;
-        size_t *d = realloc(ns->dirty, cap * sizeof(*d));
-        if (!d) return; /* the count stays in memory; only its persistence is lost */
-        ns->dirty = d;
-        ns->cap_dirty = cap;
-    }
-    ns->dirty[ns->n_dirty++] = pos;
-}
-
-/* Shared lock held: count one access per hit, remember the query. */
-static void record_access(mem_store_ns_t *ns, const float *q, const mem_scan_hit_t *hits, size_t n)
-{
-    mem_index_t *idx = ns->idx;
-    pthread_mutex_lock(&ns->acc_mu);
-    for (size_t i = 0; i < n; i++) {
-        size_t pos = hits[i].pos;
-        uint64_t tick = __atomic_add_fetch(&idx->clock, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&MEM_INDEX_ROW(idx, pos, access_count), 1, __ATOMIC_RELAXED);
-        __atomic_store_n(&MEM_INDEX_ROW(idx, pos, tick), tick, __ATOMIC_RELAXED);
-        push_dirty(ns, pos);
-    }
-    memcpy(ns->recent + ns->recent_head * ns->dim, q, ns->dim * sizeof(float));
-    ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
-    if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
-    pthread_mutex_unlock(&ns->acc_mu);
-}
-
 int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
                        mem_err_t *err)
@@ -530,8 +550,7 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         goto out;
     }
     mem_scan_params_t p = q->scan;
-    pthread_rwlock_rdlock(&ns->lock);
-    mem_index_t *idx = ns->idx;
+    const mem_index_t *idx = mem_store__read_lock(ns);
     bool skip = false;
     p.source = -1;
     if (q->source) {
@@ -539,8 +558,8 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         skip = p.source == 0; /* no segment carries that source */
     }
     if (!skip) mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
-    if (q->record_access && !skip) record_access(ns, p.query, hits, n_hits);
-    pthread_rwlock_unlock(&ns->lock);
+    if (q->record_access && !skip) mem_store__record_access(ns, idx, p.query, hits, n_hits);
+    mem_store__read_unlock(ns);
 
     if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n_hits; i++) {
@@ -614,38 +633,25 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
         goto out;
     }
 
-    pthread_rwlock_rdlock(&ns->lock);
-    mem_index_t *idx = ns->idx;
-    size_t cap = idx->n_active;
+    const mem_index_t *idx = mem_store__read_lock(ns);
+    mem_index_counts_t counts;
+    mem_index_counts(idx, &counts);
+    size_t cap = counts.n_active;
     vecs = malloc((cap ? cap : 1) * dim * sizeof(float));
     tick = malloc((cap ? cap : 1) * sizeof(*tick));
     access = malloc((cap ? cap : 1) * sizeof(*access));
     ids = calloc(cap ? cap : 1, sizeof(*ids));
     bool oom = !vecs || !tick || !access || !ids;
-    for (size_t pos = 0; !oom && pos < idx->n_visible && n < cap; pos++) {
-        if (MEM_INDEX_ROW(idx, pos, flags) != 0) continue;
+    for (size_t pos = 0, vis = mem_index_visible(idx); !oom && pos < vis && n < cap; pos++) {
+        if (mem_index_flags(idx, pos) != 0) continue;
         memcpy(vecs + n * dim, mem_index_vec(idx, pos), dim * sizeof(float));
-        tick[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, tick), __ATOMIC_RELAXED);
-        access[n] = __atomic_load_n(&MEM_INDEX_ROW(idx, pos, access_count), __ATOMIC_RELAXED);
+        tick[n] = mem_index_access_tick(idx, pos);
+        access[n] = mem_index_access_count(idx, pos);
         if (!(ids[n] = strdup(mem_index_id(idx, pos)))) oom = true;
         n++;
     }
-    pthread_rwlock_unlock(&ns->lock);
-    if (!req->context_given) {
-        pthread_mutex_lock(&ns->acc_mu);
-        n_ctx = ns->n_recent;
-        if (n_ctx && (ctx = malloc(n_ctx * dim * sizeof(float)))) {
-            /* oldest first */
-            size_t start =
-                (ns->recent_head + MEM_STORE__RECENT_QUERIES - n_ctx) % MEM_STORE__RECENT_QUERIES;
-            for (size_t i = 0; i < n_ctx; i++)
-                memcpy(ctx + i * dim, ns->recent + ((start + i) % MEM_STORE__RECENT_QUERIES) * dim,
-                       dim * sizeof(float));
-        } else if (n_ctx) {
-            oom = true;
-        }
-        pthread_mutex_unlock(&ns->acc_mu);
-    }
+    mem_store__read_unlock(ns);
+    if (!req->context_given && mem_store__recent_queries(ns, &ctx, &n_ctx) != MEM_OK) oom = true;
     if (oom) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;

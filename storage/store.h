@@ -36,6 +36,8 @@
 
 #define MEM_STORE_NS_MAX 64  /* bytes of a namespace name */
 #define MEM_STORE_ID_MAX 128 /* bytes of a segment id */
+/* Bytes of a namespace's embedder record ("builtin", "openai:MODEL"). */
+#define MEM_STORE_EMBEDDER_MAX 300
 
 typedef struct mem_store mem_store_t;
 
@@ -118,6 +120,12 @@ struct mem_store_op {
     size_t n_segs;
     bool batch; /* INSERT: came as {"segments":[...]}: error fields read "segments[i].x"
                    (also when n_segs > 1); else "x" */
+    /* INSERT: the embedder that made at least one segment's vector from its text
+     * ("builtin", "openai:MODEL"; at most MEM_STORE_EMBEDDER_MAX bytes), NULL when every
+     * vector was given by the client. The namespace records it at its first such insert;
+     * an insert naming another embedder than the recorded one fails with MEM_EMISMATCH
+     * (field "text"), writing nothing. */
+    const char *embedder;
     /* DELETE: the id. */
     char id[MEM_STORE_ID_MAX + 1];
     /* COMPACT: ids to evict (those no longer active are skipped), archive or purge. */
@@ -193,6 +201,9 @@ typedef struct mem_store_ns_stats {
     int64_t oldest_ms, newest_ms;
     uint64_t graph_edges;
     uint32_t max_degree;
+    /* The embedder recorded at the namespace's first insert of a vector made from text
+     * ("builtin", "openai:MODEL"); "" while none was (client vectors only, or empty). */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];
 } mem_store_ns_stats_t;
 
 /* MEM_OK or MEM_ENOTFOUND. */
@@ -218,6 +229,26 @@ typedef struct mem_store_segment {
 int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
                   mem_store_segment_t **out, mem_err_t *err);
 void mem_store_segment_free(mem_store_segment_t *seg);
+
+typedef struct mem_store_list_req {
+    int64_t after_seq;          /* only segments with seq > after_seq (0: from the start) */
+    size_t limit;               /* 1..MEM_STORE_LIST_MAX */
+    int64_t since_ms, until_ms; /* inclusive; INT64_MIN / INT64_MAX when absent */
+    const char *source;         /* NULL: any source; else only segments with this one */
+    bool include_superseded, include_archived;
+    bool with_embedding;
+} mem_store_list_req_t;
+
+#define MEM_STORE_LIST_MAX 1000
+
+/* One page of the committed segments of ns in seq order: those after req->after_seq that
+ * pass the filters, at most req->limit; *more is set when a further one passes them too.
+ * *out (an array of *n segments) is freed with mem_store_segments_free. The page is read in
+ * one SQLite snapshot, so a concurrent write is either wholly in it or not at all.
+ * MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit), MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
+                   mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err);
+void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
 
 typedef struct mem_store_query {
     mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */

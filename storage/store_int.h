@@ -6,6 +6,17 @@
  *   ns->lock     (rwlock: the index; writer exclusive, scans shared)
  *   ns->acc_mu   (mutex: dirty access list, recent queries)
  * st->q_mu (queue) and st->pool_mu (read connections) are leaf locks.
+ *
+ * The index of a namespace (core/index.h: a const pointer is a read view, a mutable one
+ * changes it) is reached only through the calls below, which tie each kind of access to
+ * the lock or the thread it needs:
+ *   - any thread: mem_store__read_lock() gives a read view under the shared lock;
+ *   - the writer thread, through its token (mem_store__writer_t, storage/writer_int.h,
+ *     which only the writer's files include): mem_store__writer_view() reads without the
+ *     lock, since the writer is the only thread that ever holds a mutable handle, and
+ *     mem_store__write_lock() gives the mutable handle under the exclusive lock;
+ *   - start-up and reload build an index no other thread can see yet and hand it to
+ *     mem_store__ns_new, which takes it.
  */
 #ifndef MEM_STORAGE_STORE_INT_H
 #define MEM_STORAGE_STORE_INT_H
@@ -20,7 +31,7 @@
 #include "core/index.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 1
+#define MEM_STORE__SCHEMA_VERSION 2
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
@@ -30,10 +41,12 @@ typedef struct mem_store_ns {
     size_t dim;    /* immutable */
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
-    mem_index_t *idx;   /* guarded by lock; structure changed by the writer only */
+    mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];     /* writer thread only; "" = none recorded */
+    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* committed value, guarded by lock */
     /* committed counts for stats, guarded by lock; set at load and at each publish */
     size_t pub_active, pub_superseded, pub_archived;
     uint64_t pub_edges;
@@ -50,6 +63,22 @@ typedef struct mem_store_ns {
     float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
 } mem_store_ns_t;
+
+/* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
+typedef struct mem_store__writer mem_store__writer_t;
+
+/* Any thread: take ns->lock shared and return the read view (valid until the unlock). */
+const mem_index_t *mem_store__read_lock(mem_store_ns_t *ns);
+void mem_store__read_unlock(mem_store_ns_t *ns);
+/* Writer thread: the read view without the lock (valid until the writer changes it). */
+const mem_index_t *mem_store__writer_view(const mem_store__writer_t *w, const mem_store_ns_t *ns);
+/* Writer thread: take ns->lock exclusively and return the mutable handle; every change to
+ * an index that others can see goes between these two. */
+mem_index_t *mem_store__write_lock(mem_store__writer_t *w, mem_store_ns_t *ns);
+void mem_store__write_unlock(mem_store__writer_t *w, mem_store_ns_t *ns);
+/* Writer thread, between write_lock and write_unlock: install fresh (taken) in place of the
+ * current index, which is returned (free it after the unlock). */
+mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, mem_index_t *fresh);
 
 typedef struct mem_store__scanpool mem_store__scanpool_t;
 
@@ -73,6 +102,7 @@ enum mem_store__stmt {
     STMT_NS_CLOCK,
     STMT_NS_DELETE,
     STMT_NS_DELETE_SEGS,
+    STMT_NS_EMBEDDER,
     STMT_META_LSN,
     STMT_SAVEPOINT,
     STMT_RELEASE,
@@ -153,11 +183,18 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err);
 /* Load one namespace row by name from db. *out = NULL when it does not exist. */
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err);
-int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_store_ns_t **out);
-/* Lock held exclusively (or not yet shared): make the current index state the committed one. */
-void mem_store__ns_publish(mem_store_ns_t *ns);
+/* A namespace holding idx (taken, also on failure; NULL = a new empty index). */
+int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
+                      mem_store_ns_t **out);
+/* idx is ns's mutable handle (write-locked, or ns not shared yet): make its current state
+ * the committed one (visibility and the counts stats show). */
+void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx);
 
 /* store.c */
+/* A read-only connection of the pool (one per concurrent reader); give it back when done,
+ * with every statement prepared on it finalized or reset. */
+int mem_store__rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err);
+void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c);
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);
 void mem_store__ns_release(mem_store_ns_t *ns);
 /* Writer thread only: registry edits (take reg_lock exclusively). */
@@ -176,13 +213,29 @@ void mem_store__log_reload(mem_store_t *st); /* after a rolled-back group */
 int mem_store__log_ns_set(mem_store_t *st, const char *ns, uint64_t seq, mem_err_t *err);
 int mem_store__log_ns_forget(mem_store_t *st, const char *ns, mem_err_t *err);
 
-/* nssnap.c: writer, inside the group's transaction: delete every row of namespace id ns_id
- * (each table with an ns_id column, and the namespaces row) */
-int mem_store__nssnap_delete(mem_store_t *st, int64_t ns_id, mem_err_t *err);
-/* ... and copy the namespace of the export file at path in (a new namespaces row, then its
- * rows in every table with an ns_id column). */
-int mem_store__nssnap_copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t *err);
 void mem_store__log_free(mem_store_t *st);
+
+/* list.c */
+/* Columns for mem_store__segment_read, in this order. */
+#define MEM_STORE__SEGMENT_COLS                                                                    \
+    "id, seq, ts_ms, text, source, metadata, supersedes, superseded_by, archived, embedding"
+/* The current row of s (MEM_STORE__SEGMENT_COLS from column 0) as a new segment of a
+ * namespace of dim floats; the embedding only when with_embedding. MEM_OK, MEM_ENOMEM,
+ * MEM_ECORRUPT (a stored embedding of the wrong size). */
+int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
+                            mem_store_segment_t **out, mem_err_t *err);
+
+/* access.c: access statistics (counted in memory by readers, written by the writer) and
+ * the namespace's recent retrieve queries */
+/* view is ns's read view (shared lock held): count one access of each hit, remember the
+ * query (dim floats) among the recent ones. */
+void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const float *query,
+                              const mem_scan_hit_t *hits, size_t n);
+/* The recent queries, oldest first: *out (n * dim floats, malloc'd; NULL when n is 0).
+ * MEM_OK or MEM_ENOMEM. */
+int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
+/* Writer thread: write the access statistics gathered so far (one transaction). */
+void mem_store__flush_access(mem_store__writer_t *w);
 
 /* writer.c */
 int mem_store__writer_start(mem_store_t *st, mem_err_t *err);

@@ -35,6 +35,8 @@ import tempfile
 import time
 import traceback
 
+import schema as _schema
+
 BINARY = None          # set by main() from argv[1]
 START_TIMEOUT = 20.0   # seconds for /healthz to answer 200
 STOP_TIMEOUT = 20.0    # seconds for a SIGTERM'd server to exit
@@ -430,6 +432,7 @@ class Server:
             r = conn.getresponse()
             payload = r.read()
             h = {k.lower(): v for k, v in r.getheaders()}
+            check_schema(method, path, r.status, h.get("content-type"), payload)
             return r.status, h, _parse_body(h.get("content-type"), payload)
         finally:
             conn.close()
@@ -528,6 +531,16 @@ def _parse_raw(buf):
             rest = rest[n + 2:]
         rest = out
     return status, hdrs, _parse_body(hdrs.get("content-type"), rest)
+
+
+def check_schema(method, path, status, ctype, payload):
+    """Every answer a test receives through Server.call must be what api/openapi.json says:
+    a documented status with a body valid against its schema (an undocumented path or method
+    only an error body)."""
+    try:
+        _schema.api().check_response(method, path, status, ctype, payload)
+    except _schema.SchemaError as e:
+        raise Failure("response does not match api/openapi.json: %s" % e)
 
 
 def raw_request(method, path, body=b"", ctype="application/json", extra=b""):

@@ -55,7 +55,8 @@ if command -v man >/dev/null 2>&1; then
     for flag in config listen data half-life recency-bias decay decay-offset embed-dim \
         coherence-threshold coherence-weight api-key-file metrics-public max-body max-batch \
         max-future-skew threads sync max-connections idle-timeout request-timeout max-queue \
-        max-namespaces log-level log-format simd; do
+        max-namespaces log-level log-format simd embedder embedder-model embedder-key-file \
+        embedder-timeout embedder-batch; do
         LC_ALL=C man -l "$MAN" 2>/dev/null | grep -q -- "--$flag" || bad "man page lacks --$flag"
     done
     ok "man page lists every flag"

@@ -7,8 +7,8 @@
  * after storage/ is merged. Writes are not faked: a test plays the writer by filling the
  * pending op and calling mem_api_finish.
  *
- * Namespaces: "mem" (dim 3, segment "a" stored), "text" (dim 256), "empty" (dim 3, no
- * segments). The clock is 2026-07-31T09:30:00Z.
+ * Namespaces: "mem" (dim 3, segment "a" stored), "text" (dim 256, vectors made by the
+ * built-in embedder), "empty" (dim 3, no segments). The clock is 2026-07-31T09:30:00Z.
  */
 #ifndef MEM_TESTS_API_FAKE_H
 #define MEM_TESTS_API_FAKE_H
@@ -38,7 +38,8 @@ static const struct {
     const char *name;
     size_t dim;
     uint64_t count;
-} fake_ns[] = {{"empty", 3, 0}, {"mem", 3, 5}, {"text", 256, 2}};
+    const char *embedder;
+} fake_ns[] = {{"empty", 3, 0, ""}, {"mem", 3, 5, ""}, {"text", 256, 2, "builtin"}};
 
 static struct {
     int n_retrieve;
@@ -70,6 +71,7 @@ static void fake_stats(int i, mem_store_ns_stats_t *out)
     out->superseded = 1;
     out->graph_edges = 4;
     out->max_degree = 2;
+    snprintf(out->embedder, sizeof(out->embedder), "%s", fake_ns[i].embedder);
 }
 
 WEAK int mem_store_ns_stats(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,
@@ -122,6 +124,38 @@ WEAK int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool wit
 WEAK void mem_store_segment_free(mem_store_segment_t *seg)
 {
     free(seg);
+}
+
+/* The listing: "mem" holds segments seq 1..5 (ids s1..s5); the request is recorded. */
+static mem_store_list_req_t fake_list_req;
+WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
+                        mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err)
+{
+    static char ids[5][4] = {"s1", "s2", "s3", "s4", "s5"};
+    if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
+    fake_list_req = *req;
+    mem_store_segment_t **segs = calloc(5, sizeof(*segs));
+    size_t k = 0;
+    for (int64_t seq = req->after_seq + 1; strcmp(ns, "mem") == 0 && seq <= 5; seq++) {
+        if (k == req->limit) break;
+        mem_store_segment_t *s = calloc(1, sizeof(*s));
+        s->id = ids[seq - 1];
+        s->seq = seq;
+        s->ts_ms = FAKE_NOW_MS - 1000 * (6 - seq);
+        s->dim = 3;
+        segs[k++] = s;
+    }
+    *out = segs;
+    *n = k;
+    *more = k && segs[k - 1]->seq < 5;
+    return MEM_OK;
+}
+
+WEAK void mem_store_segments_free(mem_store_segment_t **segs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(segs[i]);
+    free(segs);
 }
 
 WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,

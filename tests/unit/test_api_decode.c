@@ -48,6 +48,41 @@ static const bad_case_t BAD[] = {
     {"POST", SEGS, "{\"embedding\":[0.0,-0.0,0e10]}", 400, "invalid_field", "embedding"},
     {"POST", SEGS, "{\"embedding\":[1e300,0,0]}", 400, "invalid_field", "embedding"},
     {"POST", SEGS, "{\"embedding\":[3.5e38,1,0]}", 400, "invalid_field", "embedding"},
+    /* embeddings as base64 of little-endian float32 */
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAAAAAAA!\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAAAAAA\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAA AAAAAAA\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAAAAA==\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwA=\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAB=\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACA=wAAAAA=\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAA-\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AADAfwAAgD8AAAAA\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAfwAAgD8AAAAA\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AAAAAAAAAAAAAAAA\"}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAA=\"}", 400, "dimension_mismatch", "embedding"},
+    {"POST", SEGS, "{\"embedding\":\"AACAPwAAAAAAAAAAAAAAAA==\"}", 400, "dimension_mismatch",
+     "embedding"},
+    {"POST", SEGS, "{\"segments\":[{" E3 "},{\"embedding\":\"AACAPwA=\"}]}", 400, "invalid_field",
+     "segments[1].embedding"},
+    {"POST", RETR, "{\"embedding\":\"AACAPwAAAAA=\"}", 400, "dimension_mismatch", "embedding"},
+    {"POST", RETR, "{\"embedding\":\"AACAPw\"}", 400, "invalid_field", "embedding"},
+    {"POST", COMP, "{\"target\":1,\"context\":[\"AACAPwA=\"]}", 400, "invalid_field", "context[0]"},
+    {"POST", SEGS, "{\"embedding\":true}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":{\"0\":1}}", 400, "invalid_field", "embedding"},
+    /* arrays the fast number path hands back to the JSON one keep their errors */
+    {"POST", SEGS, "{\"embedding\":[1,0,0,]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[1 0 0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[01,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[1.,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[.5,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[NaN,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[Infinity,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[-Infinity,0,0]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[1e39,0,0]}", 400, "invalid_field", "embedding"},
+    {"POST", SEGS, "{\"embedding\":[1,0,99999999999999999999]}", 400, "invalid_json", NULL},
+    {"POST", SEGS, "{\"embedding\":[1,[0],0]}", 400, "invalid_field", "embedding"},
     {"POST", RETR, "{\"embedding\":[1,0]}", 400, "dimension_mismatch", "embedding"},
     {"POST", RETR, "{\"embedding\":[0,0,0]}", 400, "invalid_field", "embedding"},
     /* insert fields */
@@ -263,6 +298,56 @@ static void test_decode_insert_single(void **state)
     assert_int_equal(s->metadata_len, strlen(s->metadata));
     assert_int_equal(s->n_supersedes, 2);
     assert_string_equal(s->supersedes[1], "m-00");
+    json_decref(j);
+    mem_api__pool_free(&pool);
+}
+
+/* An embedding as base64 of little-endian float32 decodes like the same numbers in an
+ * array, wherever an embedding goes; a body's arrays of numbers arrive as vector nodes. */
+static void test_decode_base64_embeddings(void **state)
+{
+    mem_api__pool_t pool = {0};
+    mem_err_t err;
+    json_t *j;
+    /* [3, 4, 0] */
+    const char *one = "{\"embedding\":\"AABAQAAAgEAAAAAA\"}";
+    assert_int_equal(mem_api__parse_body(one, strlen(one), &j, &err), MEM_OK);
+    mem_api__insert_in_t in;
+    assert_int_equal(mem_api__decode_insert(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_true(in.segs[0].vec[0] == 0.6f && in.segs[0].vec[1] == 0.8f && in.segs[0].vec[2] == 0);
+    json_decref(j);
+    /* a batch mixing both forms */
+    const char *batch = "{\"segments\":[{\"embedding\":[3,4,0]},{\"embedding\":"
+                        "\"AAAAPwAAgD4AAMC/\"}]}";
+    assert_int_equal(mem_api__parse_body(batch, strlen(batch), &j, &err), MEM_OK);
+    assert_true(mem_api__vec_node_get(
+        json_object_get(json_array_get(json_object_get(j, "segments"), 0), "embedding"), NULL,
+        &in.dim));
+    assert_int_equal(mem_api__decode_insert(&test_ctx, &pool, j, 0, &in, &err), MEM_OK);
+    assert_int_equal(in.dim, 3);
+    float want[3] = {0.5f, 0.25f, -1.5f};
+    assert_int_equal(mem_vec_normalize(want, 3), 0);
+    assert_memory_equal(in.segs[1].vec, want, sizeof(want));
+    json_decref(j);
+    /* retrieve and compaction context */
+    const char *ret = "{\"embedding\":\"AABAQAAAgEAAAAAA\",\"k\":3}";
+    assert_int_equal(mem_api__parse_body(ret, strlen(ret), &j, &err), MEM_OK);
+    mem_api__retrieve_in_t rin;
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &rin, &err), MEM_OK);
+    assert_true(rin.q.scan.query[0] == 0.6f && rin.q.scan.query[1] == 0.8f);
+    json_decref(j);
+    const char *com = "{\"target\":1,\"context\":[[3,4,0],\"AABAQAAAgEAAAAAA\"]}";
+    assert_int_equal(mem_api__parse_body(com, strlen(com), &j, &err), MEM_OK);
+    mem_api__compact_in_t cin;
+    assert_int_equal(mem_api__decode_compact(&test_ctx, &pool, j, 3, &cin, &err), MEM_OK);
+    assert_int_equal(cin.req.n_context, 2);
+    assert_memory_equal(cin.req.context, cin.req.context + 3, 3 * sizeof(float));
+    json_decref(j);
+    /* metadata keeps its arrays as JSON, even under a key named embedding */
+    const char *meta = "{\"embedding\":[1,0,0],\"metadata\":{\"embedding\":[0.5,2]}}";
+    assert_int_equal(mem_api__parse_body(meta, strlen(meta), &j, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_insert(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_string_equal(in.segs[0].metadata, "{\"embedding\":[0.5,2]}");
     json_decref(j);
     mem_api__pool_free(&pool);
 }
@@ -542,6 +627,7 @@ int main(void)
         cmocka_unit_test_setup(test_bad_large_inputs, setup),
         cmocka_unit_test_setup(test_nonmonotonic_body_names_both, setup),
         cmocka_unit_test_setup(test_decode_insert_single, setup),
+        cmocka_unit_test_setup(test_decode_base64_embeddings, setup),
         cmocka_unit_test_setup(test_decode_insert_generated_id_and_defaults, setup),
         cmocka_unit_test_setup(test_decode_insert_text_only, setup),
         cmocka_unit_test_setup(test_decode_retrieve_defaults, setup),

@@ -1,7 +1,10 @@
 /* test_api_router.c - routing, content types, handlers over the fake store, the pending-op
- * round trip (handle -> writer -> finish), encoders and the error map
+ * round trip (handle -> writer -> finish), the embedder seam (handle -> provider -> resume),
+ * encoders and the error map
  * SPDX-License-Identifier: MIT
  */
+#include <math.h>
+
 #include "tests/unit/api_fake.h"
 
 typedef struct route_case {
@@ -28,6 +31,7 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/retrieve", MEM_OK, MEM_API_R_RETRIEVE, "mem", ""},
         {"POST", "/v1/namespaces/mem/compact", MEM_OK, MEM_API_R_COMPACT, "mem", ""},
         {"POST", "/mcp", MEM_OK, MEM_API_R_MCP, "", ""},
+        {"GET", "/openapi.json", MEM_OK, MEM_API_R_OPENAPI, "", ""},
         /* 404 */
         {"GET", "/", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "", MEM_ENOTFOUND, 0, NULL, NULL},
@@ -37,18 +41,21 @@ static void test_route_table(void **state)
         {"POST", "/v1/namespaces/mem/search", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/v1/namespaces/mem/segments/a/b", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/healthz/x", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.yaml", MEM_ENOTFOUND, 0, NULL, NULL},
+        {"GET", "/openapi.json/x", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/metrics", MEM_ENOTFOUND, 0, NULL, NULL}, /* served by server/ */
         {"GET", "/v1/namespaces/a/b/c/d/e/f/g", MEM_ENOTFOUND, 0, NULL, NULL},
         /* 405 */
         {"POST", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"POST", "/v1/namespaces", MEM_EMETHOD, 0, NULL, NULL},
         {"POST", "/v1/namespaces/mem", MEM_EMETHOD, 0, NULL, NULL},
-        {"GET", "/v1/namespaces/mem/segments", MEM_EMETHOD, 0, NULL, NULL},
+        {"PUT", "/v1/namespaces/mem/segments", MEM_EMETHOD, 0, NULL, NULL},
         {"PUT", "/v1/namespaces/mem/segments/x", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/v1/namespaces/mem/retrieve", MEM_EMETHOD, 0, NULL, NULL},
         {"DELETE", "/v1/namespaces/mem/compact", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
         {"DELETE", "/mcp", MEM_EMETHOD, 0, NULL, NULL},
+        {"POST", "/openapi.json", MEM_EMETHOD, 0, NULL, NULL},
         {"get", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"GETX", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
         {"", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
@@ -179,6 +186,19 @@ static void test_query_strings(void **state)
     assert_false(fake.with_embedding);
     assert_null(strstr(r.body, "\"embedding\""));
     mem_api_resp_deinit(&r);
+    /* base64 of the little-endian float32 0.6f 0.8f 0.0f */
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=base64", NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(fake.with_embedding);
+    assert_non_null(strstr(r.body, "\"embedding\":\"mpkZP83MTD8AAAAA\""));
+    mem_api_resp_deinit(&r);
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding", NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"embedding\":[0.6,0.8,0.0]"));
+    mem_api_resp_deinit(&r);
+    call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=BASE64", NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "embedding");
+    mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=maybe", NULL, NULL, &r);
     check_error(&r, 400, "invalid_field", "embedding");
     mem_api_resp_deinit(&r);
@@ -196,17 +216,27 @@ static void test_reads(void **state)
     call("GET", "/healthz", NULL, &r);
     assert_body(&r, 200, "{\"status\":\"ok\"}");
     mem_api_resp_deinit(&r);
+    call("GET", "/openapi.json", NULL, &r); /* the compiled-in api/openapi.json */
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "application/json");
+    assert_int_equal(r.body_len, mem_api__openapi_json_len);
+    json_t *doc = resp_json(&r);
+    assert_string_equal(json_string_value(json_object_get(doc, "openapi")), "3.1.0");
+    assert_non_null(json_object_get(json_object_get(doc, "paths"), "/openapi.json"));
+    json_decref(doc);
+    mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/mem", NULL, &r);
     assert_body(&r, 200,
                 "{\"name\":\"mem\",\"count\":5,\"superseded\":1,\"archived\":0,\"dim\":3,"
                 "\"oldest\":\"2026-07-30T09:30:00.000Z\",\"newest\":\"2026-07-31T09:29:58.500Z\","
-                "\"graph_edges\":4,\"max_degree\":2}");
+                "\"graph_edges\":4,\"max_degree\":2,\"embedder\":null}");
     assert_string_equal(r.content_type, "application/json");
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/empty", NULL, &r);
     assert_body(&r, 200,
                 "{\"name\":\"empty\",\"count\":0,\"superseded\":1,\"archived\":0,\"dim\":3,"
-                "\"oldest\":null,\"newest\":null,\"graph_edges\":4,\"max_degree\":2}");
+                "\"oldest\":null,\"newest\":null,\"graph_edges\":4,\"max_degree\":2,"
+                "\"embedder\":null}");
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces", NULL, &r);
     json_t *j = resp_json(&r);
@@ -220,6 +250,54 @@ static void test_reads(void **state)
                 "{\"id\":\"a/b\",\"seq\":7,\"timestamp\":\"2026-07-31T09:29:58.500Z\",\"text\":"
                 "\"hello\",\"source\":\"hermes\",\"metadata\":{\"b\":1,\"a\":[true,null]},"
                 "\"supersedes\":[\"old\"],\"superseded_by\":null,\"archived\":false}");
+    mem_api_resp_deinit(&r);
+}
+
+static void test_listing(void **state)
+{
+    mem_api_resp_t r;
+    call_ct("GET", "/v1/namespaces/mem/segments", "limit=2", NULL, NULL, &r);
+    json_t *j = resp_json(&r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(json_array_size(json_object_get(j, "segments")), 2);
+    assert_non_null(json_string_value(json_object_get(j, "next")));
+    char next[40]; /* a copy: j is released below and next is used after that */
+    snprintf(next, sizeof(next), "%s", json_string_value(json_object_get(j, "next")));
+    char q[96];
+    snprintf(q, sizeof(q), "after=%s&limit=10&include_archived&since=1785490190", next);
+    json_decref(j);
+    mem_api_resp_deinit(&r);
+    assert_int_equal(fake_list_req.limit, 2);
+    assert_int_equal(fake_list_req.after_seq, 0);
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    j = resp_json(&r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(fake_list_req.after_seq, 2); /* the cursor holds the last seq */
+    assert_true(fake_list_req.include_archived);
+    assert_false(fake_list_req.include_superseded);
+    assert_int_equal(fake_list_req.since_ms, INT64_C(1785490190000));
+    assert_int_equal(json_array_size(json_object_get(j, "segments")), 3);
+    assert_true(json_is_null(json_object_get(j, "next")));
+    json_decref(j);
+    mem_api_resp_deinit(&r);
+    /* a cursor of another namespace, a mangled one, bad limits */
+    snprintf(q, sizeof(q), "after=%s", next);
+    call_ct("GET", "/v1/namespaces/text/segments", q, NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "after");
+    mem_api_resp_deinit(&r);
+    static const char *const BAD[][2] = {{"limit=0", "limit"},    {"limit=1001", "limit"},
+                                         {"limit=1x", "limit"},   {"after=00", "after"},
+                                         {"since=soon", "since"}, {"until=%zz", "until"},
+                                         {"source=", "source"},   {"embedding=2", "embedding"},
+                                         {"x=1", "query"},        {"limit=1&limit=2", "limit"},
+                                         {"=1", "query"}};
+    for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+        call_ct("GET", "/v1/namespaces/mem/segments", BAD[i][0], NULL, NULL, &r);
+        check_error(&r, 400, "invalid_field", BAD[i][1]);
+        mem_api_resp_deinit(&r);
+    }
+    call_ct("GET", "/v1/namespaces/nope/segments", "", NULL, NULL, &r);
+    check_error(&r, 404, "not_found", NULL);
     mem_api_resp_deinit(&r);
 }
 
@@ -320,7 +398,7 @@ static void test_insert_round_trip(void **state)
     } E[] = {{MEM_EDUPID, 409, "duplicate_id"},     {MEM_EUNKNOWNID, 400, "unknown_id"},
              {MEM_EDIM, 400, "dimension_mismatch"}, {MEM_EFULL, 507, "insufficient_storage"},
              {MEM_EBUSY, 503, "unavailable"},       {MEM_ESTORAGE, 500, "internal"},
-             {MEM_ELIMIT, 400, "invalid_field"}};
+             {MEM_ELIMIT, 400, "invalid_field"},    {MEM_EMISMATCH, 409, "embedder_mismatch"}};
     for (size_t i = 0; i < sizeof(E) / sizeof(E[0]); i++) {
         call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
         writer_done(&r, E[i].rc); /* err left empty: the code alone must do */
@@ -474,6 +552,259 @@ static int setup(void **state)
     return 0;
 }
 
+static size_t remote_dim_value;
+static size_t remote_dim(void *ud)
+{
+    return *(size_t *)ud;
+}
+
+/* Switch the test context to a remote embedder "openai:m" whose dimension is *dim. */
+static void use_remote(size_t dim)
+{
+    remote_dim_value = dim;
+    test_ctx.embedder_id = "openai:m";
+    test_ctx.embedder_remote = true;
+    test_ctx.embedder_dim = remote_dim;
+    test_ctx.embedder_ud = &remote_dim_value;
+}
+
+static void use_builtin(void)
+{
+    test_ctx.embedder_id = NULL;
+    test_ctx.embedder_remote = false;
+    test_ctx.embedder_dim = NULL;
+    test_ctx.embedder_ud = NULL;
+}
+
+/* The embedder seam (SPEC 6): a text a remote embedder must embed makes the handler stop
+ * with resp->embed (nothing pending, nothing answered); mem_api_resume goes on with the
+ * vectors, or answers the provider's failure. */
+static void test_embed_seam_insert(void **state)
+{
+    mem_api_resp_t r;
+    use_remote(0); /* dimension not known yet */
+    call("POST", "/v1/namespaces/fresh/segments",
+         "{\"segments\":[{\"id\":\"a\",\"text\":\"alpha\"},{\"id\":\"b\",\"embedding\":[0,2]},"
+         "{\"id\":\"c\",\"text\":\"gamma delta\",\"metadata\":{\"k\":1}}]}",
+         &r);
+    assert_int_equal(r.status, 0);
+    assert_null(r.body);
+    assert_null(r.pending);
+    assert_non_null(r.embed);
+    assert_int_equal(r.embed->n, 2);
+    assert_int_equal(r.embed->lens[0], 5);
+    assert_memory_equal(r.embed->texts[0], "alpha", 5);
+    assert_int_equal(r.embed->lens[1], 11);
+    assert_memory_equal(r.embed->texts[1], "gamma delta", 11);
+    float vecs[4] = {3, 4, 0, -5};
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    assert_null(r.embed);
+    mem_store_op_t *op = r.pending;
+    assert_non_null(op);
+    assert_int_equal(op->kind, MEM_STORE_OP_INSERT);
+    assert_int_equal(op->dim, 2);
+    assert_int_equal(op->n_segs, 3);
+    assert_string_equal(op->embedder, "openai:m");
+    assert_true(fabsf(op->segs[0].vec[0] - 0.6f) < 1e-6f &&
+                fabsf(op->segs[0].vec[1] - 0.8f) < 1e-6f);
+    assert_true(fabsf(op->segs[1].vec[1] - 1.0f) < 1e-6f);
+    assert_true(fabsf(op->segs[2].vec[1] + 1.0f) < 1e-6f);
+    assert_string_equal(op->segs[2].metadata, "{\"k\":1}");
+    for (int i = 0; i < 3; i++)
+        op->outs[i] = (mem_store_seg_out_t){.seq = i + 1, .ts_ms = FAKE_NOW_MS};
+    op->created = true;
+    writer_done(&r, MEM_OK);
+    assert_int_equal(r.status, 201);
+    mem_api_resp_deinit(&r);
+
+    /* the provider's failure is the answer; nothing is submitted */
+    call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_err_t e;
+    mem_err_clear(&e);
+    mem_err_set(&e, MEM_EEMBEDTIME, "embedder: no answer from the provider within 2s");
+    mem_api_resume(&test_ctx, &r, NULL, 0, &e);
+    assert_null(r.pending);
+    check_error(&r, 504, "embedder_timeout", NULL);
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
+    mem_err_set(&e, MEM_EEMBED, "embedder: the provider answered 500");
+    mem_api_resume(&test_ctx, &r, NULL, 0, &e);
+    check_error(&r, 502, "embedder_error", NULL);
+    mem_api_resp_deinit(&r);
+    /* a zero vector from the provider is its failure */
+    call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
+    float zero[2] = {0, 0};
+    mem_api_resume(&test_ctx, &r, zero, 2, NULL);
+    check_error(&r, 502, "embedder_error", "text");
+    mem_api_resp_deinit(&r);
+
+    /* dimensions: the answer must fit the namespace ("mem" has dim 3) and the batch */
+    call("POST", "/v1/namespaces/mem/segments", "{\"text\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 400, "dimension_mismatch", "text");
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/fresh/segments",
+         "{\"segments\":[{\"embedding\":[1,2,3]},{\"text\":\"x\"}]}", &r);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 400, "dimension_mismatch", "segments[1].text");
+    mem_api_resp_deinit(&r);
+    /* once the provider's dimension is known, a mismatch is found before any call */
+    use_remote(2);
+    expect_error("POST", "/v1/namespaces/mem/segments", "{\"text\":\"x\"}", 400,
+                 "dimension_mismatch", "text");
+    call("POST", "/v1/namespaces/mem/segments", "{\"text\":\"x\"}", &r);
+    assert_null(r.embed);
+    mem_api_resp_deinit(&r);
+    expect_error("POST", "/v1/namespaces/fresh/segments",
+                 "{\"segments\":[{\"embedding\":[1,2,3]},{\"text\":\"x\"}]}", 400,
+                 "dimension_mismatch", "segments[1].text");
+    expect_error("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"\"}", 400, "invalid_field",
+                 "text");
+    /* a namespace whose vectors another embedder made: 409 before any call... */
+    expect_error("POST", "/v1/namespaces/text/segments",
+                 "{\"segments\":[{\"embedding\":[1,2]},{\"text\":\"x\"}]}", 409,
+                 "embedder_mismatch", "segments[1].text");
+    use_remote(0);
+    expect_error("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\",\"bogus\":1}", 409,
+                 "embedder_mismatch", "text");
+    use_remote(2);
+    call("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\"}", &r);
+    assert_null(r.embed);
+    check_error(&r, 409, "embedder_mismatch", "text");
+    assert_non_null(strstr(r.body, "builtin"));
+    assert_non_null(strstr(r.body, "openai:m"));
+    mem_api_resp_deinit(&r);
+    /* ...but a client embedding of its dimension is always accepted */
+    static char body[4096];
+    size_t o = (size_t)snprintf(body, sizeof(body), "{\"embedding\":[1");
+    for (int i = 1; i < 256; i++)
+        o += (size_t)snprintf(body + o, sizeof(body) - o, ",0");
+    snprintf(body + o, sizeof(body) - o, "],\"text\":\"kept as is\"}");
+    call("POST", "/v1/namespaces/text/segments", body, &r);
+    assert_null(r.embed);
+    assert_non_null(r.pending);
+    assert_null(r.pending->embedder);
+    mem_api_resp_deinit(&r);
+
+    /* the namespace's own embedder answering another dimension than it made them with is
+     * the provider's failure (a model changed under its name), not the client's */
+    use_remote(0);
+    test_ctx.embedder_id = "builtin"; /* what "text" recorded */
+    call("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 502, "embedder_error", "text");
+    assert_null(r.pending);
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/text/retrieve", "{\"query\":\"x\"}", &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
+    check_error(&r, 502, "embedder_error", "query");
+    mem_api_resp_deinit(&r);
+
+    /* the built-in embedder names itself on the op, and is refused by a provider's namespace */
+    use_builtin();
+    call("POST", "/v1/namespaces/text/segments", "{\"text\":\"hello world\"}", &r);
+    assert_null(r.embed);
+    assert_non_null(r.pending);
+    assert_string_equal(r.pending->embedder, "builtin");
+    assert_int_equal(r.pending->dim, 256);
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
+    assert_null(r.pending->embedder);
+    mem_api_resp_deinit(&r);
+}
+
+static void test_embed_seam_retrieve_mcp_put(void **state)
+{
+    mem_api_resp_t r;
+    use_remote(0);
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"k\":3}", &r);
+    assert_int_equal(fake.n_retrieve, 0);
+    assert_non_null(r.embed);
+    assert_int_equal(r.embed->n, 1);
+    assert_memory_equal(r.embed->texts[0], "milk", 4);
+    float q[3] = {0, 3, 4};
+    mem_api_resume(&test_ctx, &r, q, 3, NULL);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(fake.n_retrieve, 1);
+    assert_int_equal(fake.q.scan.k, 3);
+    assert_true(fabsf(fake.query[2] - 0.8f) < 1e-6f);
+    assert_non_null(strstr(r.body, "\"results\":["));
+    mem_api_resp_deinit(&r);
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\"}", &r);
+    mem_api_resume(&test_ctx, &r, q, 2, NULL);
+    check_error(&r, 400, "dimension_mismatch", "query");
+    mem_api_resp_deinit(&r);
+    expect_error("POST", "/v1/namespaces/text/retrieve", "{\"query\":\"milk\"}", 409,
+                 "embedder_mismatch", "query");
+    expect_error("POST", "/v1/namespaces/nope/retrieve", "{\"query\":\"milk\"}", 404, "not_found",
+                 NULL);
+    /* an embedding needs no provider */
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"embedding\":[1,0,0]}", &r);
+    assert_null(r.embed);
+    assert_int_equal(r.status, 200);
+    mem_api_resp_deinit(&r);
+
+    /* MCP: the same seam; the tool result is wrapped once the answer is final */
+    call("POST", "/mcp",
+         "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"memory_retrieve\",\"arguments\":{\"namespace\":\"mem\",\"query\":\"milk\"}}}",
+         &r);
+    assert_non_null(r.embed);
+    assert_null(r.body);
+    mem_api_resume(&test_ctx, &r, q, 3, NULL);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"isError\":false"));
+    assert_non_null(strstr(r.body, "\"id\":7"));
+    mem_api_resp_deinit(&r);
+    call("POST", "/mcp",
+         "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"memory_insert\",\"arguments\":{\"namespace\":\"fresh\",\"text\":\"milk\"}}}",
+         &r);
+    assert_non_null(r.embed);
+    mem_api_resume(&test_ctx, &r, q, 3, NULL);
+    assert_non_null(r.pending);
+    assert_string_equal(r.pending->embedder, "openai:m");
+    r.pending->outs[0] = (mem_store_seg_out_t){.seq = 1, .ts_ms = FAKE_NOW_MS};
+    r.pending->created = true;
+    writer_done(&r, MEM_OK);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"isError\":false"));
+    mem_api_resp_deinit(&r);
+    call("POST", "/mcp",
+         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":"
+         "\"memory_insert\",\"arguments\":{\"text\":\"milk\"}}}",
+         &r);
+    mem_err_t e;
+    mem_err_clear(&e);
+    mem_err_set(&e, MEM_EEMBED, "embedder: the provider answered 401 Unauthorized");
+    mem_api_resume(&test_ctx, &r, NULL, 0, &e);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\"isError\":true"));
+    assert_non_null(strstr(r.body, "401 Unauthorized"));
+    assert_non_null(strstr(r.body, "embedder_error"));
+    mem_api_resp_deinit(&r);
+
+    /* PUT without a dimension asks the provider for it when it is not known yet */
+    call("PUT", "/v1/namespaces/new", NULL, &r);
+    assert_null(r.pending);
+    assert_non_null(r.embed);
+    assert_int_equal(r.embed->n, 1);
+    mem_api_resume(&test_ctx, &r, q, 3, NULL);
+    assert_int_equal(r.pending->kind, MEM_STORE_OP_NS_CREATE);
+    assert_int_equal(r.pending->dim, 3);
+    mem_api_resp_deinit(&r);
+    use_remote(768);
+    call("PUT", "/v1/namespaces/new", NULL, &r);
+    assert_null(r.embed);
+    assert_int_equal(r.pending->dim, 768);
+    mem_api_resp_deinit(&r);
+    use_builtin();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,12 +813,15 @@ int main(void)
         cmocka_unit_test_setup(test_content_type, setup),
         cmocka_unit_test_setup(test_query_strings, setup),
         cmocka_unit_test_setup(test_reads, setup),
+        cmocka_unit_test_setup(test_listing, setup),
         cmocka_unit_test_setup(test_retrieve_answer, setup),
         cmocka_unit_test_setup(test_insert_round_trip, setup),
         cmocka_unit_test_setup(test_namespace_writes, setup),
         cmocka_unit_test_setup(test_compact_flow, setup),
         cmocka_unit_test_setup(test_error_map, setup),
         cmocka_unit_test_setup(test_dump_shortest_reals, setup),
+        cmocka_unit_test_setup(test_embed_seam_insert, setup),
+        cmocka_unit_test_setup(test_embed_seam_retrieve_mcp_put, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

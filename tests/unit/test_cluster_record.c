@@ -46,6 +46,7 @@ static void test_insert_round_trip(void **state)
     op.outs = outs;
     op.n_segs = 2;
     op.batch = true;
+    op.embedder = "openai:text-embedding-3-small";
     size_t len = 0;
     unsigned char *buf = mem_cluster_rec_encode(&op, "node-1", &len);
     assert_non_null(buf);
@@ -57,6 +58,7 @@ static void test_insert_round_trip(void **state)
     assert_int_equal(r->op.dim, 3);
     assert_int_equal(r->op.now_ms, 1234567890123);
     assert_true(r->op.batch);
+    assert_string_equal(r->op.embedder, "openai:text-embedding-3-small");
     assert_int_equal(r->op.n_segs, 2);
     assert_non_null(r->op.outs);
     assert_null(r->op.log_stream);
@@ -101,6 +103,7 @@ static void test_other_kinds(void **state)
     assert_non_null(r);
     assert_int_equal(r->op.kind, MEM_STORE_OP_DELETE);
     assert_string_equal(r->op.id, "gone");
+    assert_null(r->op.embedder);
     mem_cluster_rec_free(r);
     free(buf);
 

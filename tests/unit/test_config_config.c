@@ -631,9 +631,10 @@ static void test_sample_config(void **state)
         int n = 0;
         if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
         if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0 ||
-            strcmp(key, "scan-helpers") == 0 || strcmp(key, "nats-url") == 0 ||
+            strcmp(key, "scan-helpers") == 0 || strcmp(key, "embedder-model") == 0 ||
+            strcmp(key, "embedder-key-file") == 0 || strcmp(key, "nats-url") == 0 ||
             strcmp(key, "node-id") == 0 || strcmp(key, "advertise") == 0)
-            continue; /* example values (none by default); CPU-dependent defaults */
+            continue; /* example values (no default); CPU-dependent defaults */
         used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
         keys++;
     }
@@ -815,6 +816,141 @@ static void test_scan_settings(void **state)
     assert_non_null(strstr(line, " scan_helpers=3 scan_split_min=0"));
 }
 
+/* Embedder settings (SPEC 6): builtin by default; openai:URL with its model, key, timeout
+ * and batch from every source; bad URLs, models, keys, bounds and combinations refused. */
+static void test_embedder(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.embedder, MEM_CFG_EMBEDDER_BUILTIN);
+    assert_string_equal(R.cfg.embedder_url, "");
+    assert_string_equal(R.cfg.embedder_model, "");
+    assert_string_equal(R.cfg.embedder_key, "");
+    assert_true(R.cfg.embedder_timeout_s == 30.0);
+    assert_int_equal(R.cfg.embedder_batch, 64);
+    char line[4096];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " embedder=builtin"));
+
+    /* flags; trailing slashes of the base URL are dropped */
+    expect_ok(ARGS("--embedder", "openai:http://127.0.0.1:11434/v1/", "--embedder-model",
+                   "nomic-embed-text:latest", "--embedder-timeout", "2.5", "--embedder-batch", "7"),
+              NULL);
+    assert_int_equal(R.cfg.embedder, MEM_CFG_EMBEDDER_OPENAI);
+    assert_string_equal(R.cfg.embedder_url, "http://127.0.0.1:11434/v1");
+    assert_string_equal(R.cfg.embedder_model, "nomic-embed-text:latest");
+    assert_true(R.cfg.embedder_timeout_s == 2.5);
+    assert_int_equal(R.cfg.embedder_batch, 7);
+    /* environment, with the key itself; a duration with a unit */
+    expect_ok(NOARGS,
+              (const char *const[]){"MNEMOD_EMBEDDER=openai:https://api.openai.com/v1",
+                                    "MNEMOD_EMBEDDER_MODEL=text-embedding-3-small",
+                                    "MNEMOD_EMBEDDER_KEY=sk-test_123", "MNEMOD_EMBEDDER_TIMEOUT=2m",
+                                    "MNEMOD_EMBEDDER_BATCH=2048", NULL});
+    assert_string_equal(R.cfg.embedder_url, "https://api.openai.com/v1");
+    assert_string_equal(R.cfg.embedder_key, "sk-test_123");
+    assert_true(R.cfg.embedder_timeout_s == 120.0);
+    assert_int_equal(R.cfg.embedder_batch, 2048);
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " embedder=openai:https://api.openai.com/v1 "
+                                 "embedder_model=text-embedding-3-small embedder_key=on "
+                                 "embedder_timeout_s=120 embedder_batch=2048"));
+    assert_null(strstr(line, "sk-test_123"));
+    /* key file (newline ignored), from the flag, the environment and the config file */
+    expect_ok(ARGS("--embedder", "openai:http://h/v1", "--embedder-model", "m",
+                   "--embedder-key-file", tmp_file("filekey\n")),
+              NULL);
+    assert_string_equal(R.cfg.embedder_key, "filekey");
+    char var[128], conf[512];
+    snprintf(var, sizeof(var), "MNEMOD_EMBEDDER_KEY_FILE=%s", tmp_file("envfile\r\n"));
+    expect_ok(ARGS("--embedder", "openai:http://h/v1", "--embedder-model", "m"),
+              (const char *const[]){var, NULL});
+    assert_string_equal(R.cfg.embedder_key, "envfile");
+    snprintf(conf, sizeof(conf),
+             "embedder = openai:http://10.0.0.1:8080/v1\nembedder-model = \"bge-m3\"\n"
+             "embedder-key-file = %s\nembedder-timeout = 45s\nembedder-batch = 16\n",
+             tmp_file("confkey\n"));
+    expect_ok(ARGS("--config", tmp_file(conf)), NULL);
+    assert_string_equal(R.cfg.embedder_url, "http://10.0.0.1:8080/v1");
+    assert_string_equal(R.cfg.embedder_model, "bge-m3");
+    assert_string_equal(R.cfg.embedder_key, "confkey");
+    assert_true(R.cfg.embedder_timeout_s == 45.0);
+    assert_int_equal(R.cfg.embedder_batch, 16);
+    /* precedence: flag > env > file */
+    expect_ok(ARGS("--config", tmp_file(conf), "--embedder-batch", "3"),
+              (const char *const[]){"MNEMOD_EMBEDDER_BATCH=9", "MNEMOD_EMBEDDER_MODEL=envm", NULL});
+    assert_int_equal(R.cfg.embedder_batch, 3);
+    assert_string_equal(R.cfg.embedder_model, "envm");
+    /* back to builtin from a later source */
+    expect_ok(ARGS("--embedder", "openai:http://h/v1", "--embedder", "builtin"), NULL);
+    assert_int_equal(R.cfg.embedder, MEM_CFG_EMBEDDER_BUILTIN);
+    assert_string_equal(R.cfg.embedder_url, "");
+
+    /* bad values */
+    expect_bad(ARGS("--embedder", "ollama"), NULL,
+               "--embedder (MNEMOD_EMBEDDER): \"ollama\" is not builtin or openai:BASE_URL");
+    expect_bad(ARGS("--embedder", "openai:"), NULL, "needs an http:// or https:// base URL");
+    expect_bad(ARGS("--embedder", "openai:ftp://h/v1"), NULL, "needs an http:// or https://");
+    expect_bad(ARGS("--embedder", "openai:http://"), NULL, "has a URL without a host");
+    expect_bad(ARGS("--embedder", "openai:http:///v1"), NULL, "has a URL without a host");
+    expect_bad(ARGS("--embedder", "openai:http://h/v1?x=1"), NULL, "query or fragment");
+    expect_bad(ARGS("--embedder", "openai:http://h/v1#a"), NULL, "query or fragment");
+    expect_bad(ARGS("--embedder", "openai:http://h /v1"), NULL, "white space");
+    expect_bad(ARGS("--embedder", "openai:http://h\xc3\xa9/v1"), NULL, "non-ASCII");
+    static char longurl[1200];
+    memcpy(longurl, "openai:http://", 14);
+    memset(longurl + 14, 'h', sizeof(longurl) - 15);
+    expect_bad(ARGS("--embedder", longurl), NULL, "has a URL longer than 1023 bytes");
+    expect_bad(ARGS("--embedder", "openai:http://h/v1", "--embedder-model", "two words"), NULL,
+               "--embedder-model (MNEMOD_EMBEDDER_MODEL): \"two words\" must be printable ASCII");
+    static char longmodel[300];
+    memset(longmodel, 'm', sizeof(longmodel) - 1);
+    expect_bad(ARGS("--embedder", "openai:http://h/v1", "--embedder-model", longmodel), NULL,
+               "the model name is longer than 255 bytes");
+    expect_bad(ARGS("--embedder-timeout", "0"), NULL,
+               "--embedder-timeout (MNEMOD_EMBEDDER_TIMEOUT): \"0\" must be a duration greater "
+               "than 0");
+    expect_bad(ARGS("--embedder-timeout", "-1s"), NULL, "--embedder-timeout");
+    expect_bad(ARGS("--embedder-timeout", "2h"), NULL, "is longer than 3600s");
+    expect_bad(ARGS("--embedder-timeout", "soon"), NULL, "is not a duration");
+    expect_bad(ARGS("--embedder-batch", "0"), NULL,
+               "--embedder-batch (MNEMOD_EMBEDDER_BATCH): \"0\" is outside 1..2048");
+    expect_bad(ARGS("--embedder-batch", "2049"), NULL, "is outside 1..2048");
+    expect_bad(ARGS("--embedder-batch", "1e3"), NULL, "is not a positive integer");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBEDDER_BATCH=x", NULL},
+               "MNEMOD_EMBEDDER_BATCH");
+    expect_bad(ARGS("--embedder-key-file", tmp_file("\n")), NULL, "the embedder key is empty");
+    expect_bad(ARGS("--embedder-key-file", tmp_file("two words\n")), NULL, "without spaces");
+    assert_null(strstr(R.err.msg, "two words"));
+    expect_bad(ARGS("--embedder-key-file", "/nonexistent/key"), NULL, "cannot be read");
+    static char bigkey[1100];
+    memset(bigkey, 'k', sizeof(bigkey) - 1);
+    expect_bad(ARGS("--embedder-key-file", tmp_file(bigkey)), NULL, "too long");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBEDDER_KEY=caf\xc3\xa9", NULL},
+               "invalid value for MNEMOD_EMBEDDER_KEY: the embedder key must be printable ASCII");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBEDDER_KEY=a", var, NULL},
+               "set only one of MNEMOD_EMBEDDER_KEY and MNEMOD_EMBEDDER_KEY_FILE");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBEDDER_KEYS=a", NULL},
+               "unknown environment variable MNEMOD_EMBEDDER_KEYS");
+    /* combinations */
+    expect_bad(ARGS("--embedder", "openai:http://127.0.0.1:11434/v1"), NULL,
+               "--embedder-model (MNEMOD_EMBEDDER_MODEL) is required with --embedder "
+               "openai:http://127.0.0.1:11434/v1");
+    expect_bad(ARGS("--embedder-model", "m"), NULL,
+               "--embedder-model is set but --embedder is builtin");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_EMBEDDER_KEY=k", NULL},
+               "an embedder key (MNEMOD_EMBEDDER_KEY or --embedder-key-file) is set but "
+               "--embedder is builtin");
+    /* --help lists every setting with its variable */
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "--embedder KIND"));
+    assert_non_null(strstr(R.out, "--embedder-model NAME"));
+    assert_non_null(strstr(R.out, "MNEMOD_EMBEDDER_KEY "));
+    assert_non_null(strstr(R.out, "--embedder-key-file FILE"));
+    assert_non_null(strstr(R.out, "--embedder-timeout DUR"));
+    assert_non_null(strstr(R.out, "--embedder-batch N"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +970,7 @@ int main(void)
         cmocka_unit_test_teardown(test_describe, cleanup),
         cmocka_unit_test_teardown(test_cluster, cleanup),
         cmocka_unit_test_teardown(test_scan_settings, cleanup),
+        cmocka_unit_test_teardown(test_embedder, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

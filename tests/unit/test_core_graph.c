@@ -18,6 +18,7 @@
 #include "core/err.h"
 #include "core/graph.h"
 #include "core/index.h"
+#include "core/index_int.h"
 #include "core/vec.h"
 
 static uint64_t rng_state;
@@ -48,7 +49,7 @@ static size_t append_row(mem_index_t *idx, const float *vec)
     assert_int_equal(mem_index_append(idx, id, (size_t)n, (int64_t)idx->n_rows,
                                       (int64_t)idx->n_rows, vec, 0, 0, &pos),
                      MEM_OK);
-    idx->n_visible = idx->n_rows;
+    mem_index_publish(idx, mem_index_rows(idx));
     return pos;
 }
 
@@ -88,7 +89,7 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
         if (MEM_INDEX_ROW(idx, a, flags) != 0) continue;
         for (size_t b = a + 1; b < n; b++) {
             if (MEM_INDEX_ROW(idx, b, flags) != 0) continue;
-            const float *va = mem_index_vec(idx, a), *vb = mem_index_vec(idx, b);
+            const float *va = mem_index__vec(idx, a), *vb = mem_index__vec(idx, b);
             float f = pair_dot(ops, va, vb, idx->dim);
             double dd = 0.0;
             for (size_t d = 0; d < idx->dim; d++)
@@ -169,7 +170,7 @@ static void run_sequence(const mem_vec_ops_t *ops, size_t dim, float thr, size_t
         } else if (u < 0.7 && vf == 0) { /* supersede: the old one leaves, a restatement joins */
             assert_int_equal(mem_graph_unlink(idx, victim, thr, ops, on_touch, &tl), MEM_OK);
             mem_index_set_flags(idx, victim, MEM_ROW_SUPERSEDED);
-            const float *old = mem_index_vec(idx, victim);
+            const float *old = mem_index__vec(idx, victim);
             for (size_t d = 0; d < dim; d++)
                 v[d] = old[d] + (float)(0.1 * (2.0 * rng_unit() - 1.0));
             assert_int_equal(mem_vec_normalize(v, dim), 0);
@@ -239,7 +240,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
             assert_int_equal(mem_vec_normalize(v, dim), 0);
             append_row(idx, v);
         }
-        float thr = pair_dot(ops, mem_index_vec(idx, 3), mem_index_vec(idx, 290), dim);
+        float thr = pair_dot(ops, mem_index__vec(idx, 3), mem_index__vec(idx, 290), dim);
         assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
         check_naive(idx, thr, ops);
         assert_true(MEM_INDEX_ROW(idx, 3, degree) >= 1);

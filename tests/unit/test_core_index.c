@@ -59,12 +59,12 @@ static void test_append_and_find(void **state)
     for (size_t i = 0; i < 3000; i += 7) {
         snprintf(id, sizeof id, "seg-%zu", i);
         assert_int_equal(mem_index_find(idx, id, strlen(id)), (long)i);
-        assert_true(mem_index_vec(idx, i)[0] == (float)i);
-        assert_true(mem_index_vec(idx, i)[19] == 1.0f);
+        assert_true(mem_index__vec(idx, i)[0] == (float)i);
+        assert_true(mem_index__vec(idx, i)[19] == 1.0f);
         assert_string_equal(mem_index_id(idx, i), id);
         assert_int_equal(MEM_INDEX_ROW(idx, i, seq), (int64_t)i + 1);
         /* rows are 64-byte aligned */
-        assert_int_equal((uintptr_t)mem_index_vec(idx, i) % 64, 0);
+        assert_int_equal((uintptr_t)mem_index__vec(idx, i) % 64, 0);
     }
     assert_int_equal(mem_index_find(idx, "seg-3000", 8), -1);
     assert_int_equal(mem_index_find(idx, "seg-1", 4), -1); /* prefix is not a match */
@@ -218,7 +218,7 @@ static void test_vacuum_same_answers(void **state)
             if (fl == 0) MEM_INDEX_ROW(old, pos, degree) = (uint32_t)vrng(&s, 9);
         }
         free(v);
-        old->n_visible = old->n_rows;
+        mem_index_publish(old, mem_index_rows(old));
         int mode = (int)round % 3; /* few, most or all rows deleted */
         for (size_t i = 0; i < n; i++)
             if (vrng(&s, 10) < (mode == 0 ? 2u : mode == 1 ? 8u : 10u))
@@ -227,9 +227,9 @@ static void test_vacuum_same_answers(void **state)
         old->clock = 123456789;
 
         mem_index_t *vac;
-        old->n_visible = old->n_rows ? old->n_rows - 1 : 0;
+        mem_index_publish(old, old->n_rows ? old->n_rows - 1 : 0);
         if (old->n_rows) assert_int_equal(mem_index_vacuum(old, &vac), MEM_EINVAL);
-        old->n_visible = old->n_rows;
+        mem_index_publish(old, mem_index_rows(old));
         assert_int_equal(mem_index_vacuum(old, &vac), MEM_OK);
         assert_int_equal(vac->n_rows, old->n_rows - old->n_deleted);
         assert_int_equal(vac->n_visible, vac->n_rows);
@@ -259,9 +259,10 @@ static void test_vacuum_same_answers(void **state)
             const char *id = mem_index_id(old, p);
             assert_string_equal(mem_index_id(vac, np), id);
             assert_int_equal(mem_index_find(vac, id, strlen(id)), (long)np);
-            assert_memory_equal(mem_index_vec(vac, np), mem_index_vec(old, p), dim * sizeof(float));
-            const mem_index_block_t *ob = mem_index_block_of(old, p);
-            const mem_index_block_t *nb = mem_index_block_of(vac, np);
+            assert_memory_equal(mem_index__vec(vac, np), mem_index__vec(old, p),
+                                dim * sizeof(float));
+            const mem_index_block_t *ob = mem_index__block_of(old, p);
+            const mem_index_block_t *nb = mem_index__block_of(vac, np);
             size_t r = p % MEM_INDEX_BLOCK_ROWS, nr = np % MEM_INDEX_BLOCK_ROWS;
             assert_memory_equal(nb->q8 + nr * vac->stride, ob->q8 + r * old->stride, old->stride);
             assert_true(nb->q8_scale[nr] == ob->q8_scale[r]);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/err.h"
+#include "core/index_int.h"
 #include "core/scan.h"
 #include "tests/unit/test_util.h"
 
@@ -127,7 +128,7 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
         if (rng_below(s, 4)) ts += (int64_t)rng_below(s, (size_t)step_max); /* ties allowed */
         unsigned kind = (unsigned)rng_below(s, 10);
         if (kind == 0 && i > 0) { /* exact duplicate of an earlier row: a tie by sim */
-            memcpy(v, mem_index_vec(c->idx, rng_below(s, i)), dim * sizeof(float));
+            memcpy(v, mem_index__vec(c->idx, rng_below(s, i)), dim * sizeof(float));
         } else if (kind < 5) { /* near a cluster center */
             const float *ctr = centers + rng_below(s, 4) * dim;
             for (size_t d = 0; d < dim; d++)
@@ -152,14 +153,14 @@ static void build_random_corpus(corpus_t *c, uint64_t *s)
     for (size_t i = 0; i < n; i++)
         if (rng_below(s, 25) == 0) mem_index_set_flags(c->idx, i, MEM_ROW_DELETED);
     mem_index_recount_graph(c->idx);
-    c->idx->n_visible = rng_below(s, 5) == 0 ? rng_below(s, n + 1) : n;
+    mem_index_publish(c->idx, rng_below(s, 5) == 0 ? rng_below(s, n + 1) : n);
     c->t1 = ts;
 
     c->query = malloc(dim * sizeof(float));
     assert_non_null(c->query);
     unsigned qk = (unsigned)rng_below(s, 4);
     if (qk == 0 && n > 0) { /* a stored row: its copies tie at the top */
-        memcpy(c->query, mem_index_vec(c->idx, rng_below(s, n)), dim * sizeof(float));
+        memcpy(c->query, mem_index__vec(c->idx, rng_below(s, n)), dim * sizeof(float));
     } else if (qk == 1) { /* opposite a cluster: most similarities negative */
         for (size_t d = 0; d < dim; d++)
             c->query[d] = -centers[d];
@@ -287,7 +288,7 @@ static mem_index_t *line_corpus(const double *sims, size_t n)
         float v[4] = {(float)sims[i], (float)sqrt(1.0 - sims[i] * sims[i]), 0, 0};
         append(idx, i, (int64_t)i * DAY_MS, v, 0, 0);
     }
-    idx->n_visible = n;
+    mem_index_publish(idx, n);
     return idx;
 }
 
@@ -437,7 +438,7 @@ static void test_flags_and_source(void **state)
     assert_int_equal(n, 4);
     /* rows past n_visible are not read */
     p.source = -1;
-    idx->n_visible = 4;
+    mem_index_publish(idx, 4);
     run_all(idx, &p, h, &n);
     assert_int_equal(n, 3);
     mem_index_free(idx);
@@ -454,7 +455,7 @@ static void test_ties_newest_first_across_blocks(void **state)
         float v[4] = {0.7f, (float)sqrt(1.0 - 0.49), 0, 0};
         append(idx, i, 5 * DAY_MS, v, 0, 0);
     }
-    idx->n_visible = 1000;
+    mem_index_publish(idx, 1000);
     mem_scan_hit_t h[64];
     size_t n;
     mem_scan_params_t p = default_params(e0, 7, 5 * DAY_MS);
@@ -499,7 +500,7 @@ static void test_pruning_skips_old_blocks(void **state)
         random_unit(v, 16, &s);
         append(idx, i, (int64_t)i * 8 * 3600 * 1000, v, 0, 0);
     }
-    idx->n_visible = 4096;
+    mem_index_publish(idx, 4096);
     float q[16];
     random_unit(q, 16, &s);
     mem_scan_params_t p = default_params(q, 10, 4096ll * 8 * 3600 * 1000);

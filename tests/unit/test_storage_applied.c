@@ -16,42 +16,17 @@
 #include "core/vec.h"
 #include "storage/store.h"
 
+#define STORE_FIXTURE_TAG "applied"
+#include "tests/unit/store_fixture.h"
+
 #define DIM 4
-
-static char tmpdir[64];
-static char dbpath[128];
-
-static int setup(void **state)
-{
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-applied-XXXXXX");
-    if (!mkdtemp(tmpdir)) return -1;
-    snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char p[160];
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof(p), "%s%s", dbpath, suffix[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return 0;
-}
 
 static mem_store_t *open_store(void)
 {
-    mem_store_opts_t o = {.path = dbpath,
-                          .coherence_threshold = 0.55f,
-                          .max_namespaces = 10,
-                          .max_queue = 100,
-                          .ops = mem_vec_ops()};
-    mem_store_t *st = NULL;
-    mem_err_t err;
-    assert_int_equal(mem_store_open(&o, &st, &err), MEM_OK);
-    return st;
+    mem_store_opts_t o = store_fixture_opts();
+    o.max_namespaces = 10;
+    o.max_queue = 100;
+    return store_fixture_open(&o);
 }
 
 static float vecs[4][DIM] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
@@ -147,16 +122,15 @@ static void test_snapshot(void **state)
     mem_store_seg_out_t out;
     assert_int_equal(insert(st, "s2", 4, "a", 0, 1000, &op, &out), MEM_OK);
     assert_int_equal(insert(st, "s2", 5, "b", 1, 2000, &op, &out), MEM_OK);
-    char snap[sizeof(dbpath)];
-    snprintf(snap, sizeof(snap), "%.100s/snap.db", tmpdir);
+    const char *snap = store_fixture_extra("snap.db");
     mem_err_t err;
     assert_int_equal(mem_store_snapshot(st, snap, &err), MEM_OK);
     assert_int_not_equal(mem_store_snapshot(st, snap, &err), MEM_OK);       /* exists: refused */
     assert_int_equal(insert(st, "s2", 6, "c", 2, 3000, &op, &out), MEM_OK); /* after it */
     mem_store_close(st);
-    char keep[sizeof(dbpath)];
-    snprintf(keep, sizeof(keep), "%s", dbpath);
-    snprintf(dbpath, sizeof(dbpath), "%s", snap);
+    char keep[sizeof(fx_dbpath)];
+    snprintf(keep, sizeof(keep), "%s", fx_dbpath);
+    snprintf(fx_dbpath, sizeof(fx_dbpath), "%s", snap);
     st = open_store();
     assert_int_equal(mem_store_log_applied(st, "s2"), 5);
     assert_int_equal(count(st), 2);
@@ -165,15 +139,15 @@ static void test_snapshot(void **state)
     assert_false(op.log_skipped);
     assert_int_equal(out.seq, 3);
     mem_store_close(st);
-    teardown(NULL); /* the snapshot's files */
-    snprintf(dbpath, sizeof(dbpath), "%s", keep);
+    snprintf(fx_dbpath, sizeof(fx_dbpath), "%s", keep);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_positions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_positions, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,44 +20,25 @@
 
 #include "storage/store.h"
 
+#define STORE_FIXTURE_TAG "backup"
+#include "tests/unit/store_fixture.h"
+
 #define DIM 8
 
-static char tmpdir[64];
-static char dbpath[128], bakpath[128], otherpath[128];
-
-static void rm_db(const char *p)
-{
-    char q[200];
-    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
-    for (int i = 0; i < 4; i++) {
-        snprintf(q, sizeof(q), "%s%s", p, suffix[i]);
-        unlink(q);
-    }
-}
+static const char *bakpath, *otherpath;
 
 static int setup(void **state)
 {
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-backup-XXXXXX");
-    if (!mkdtemp(tmpdir)) return -1;
-    snprintf(dbpath, sizeof(dbpath), "%s/live.db", tmpdir);
-    snprintf(bakpath, sizeof(bakpath), "%s/backup.db", tmpdir);
-    snprintf(otherpath, sizeof(otherpath), "%s/other.db", tmpdir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    rm_db(dbpath);
-    rm_db(bakpath);
-    rm_db(otherpath);
-    rmdir(tmpdir); /* fails, and so the test notices nothing, only if a stray file is left */
-    return 0;
+    int rc = store_fixture_setup(state);
+    bakpath = store_fixture_extra("backup.db");
+    otherpath = store_fixture_extra("other.db");
+    return rc;
 }
 
 static int dir_entries(void)
 {
     char cmd[128];
-    snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", tmpdir);
+    snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", fx_tmpdir);
     FILE *f = popen(cmd, "r");
     int n = -1;
     if (f) {
@@ -69,21 +50,9 @@ static int dir_entries(void)
 
 static mem_store_t *open_store(const char *path)
 {
-    mem_store_opts_t o = {
-        .path = path,
-        .sync_full = false,
-        .coherence_threshold = 0.55f,
-        .max_namespaces = 100,
-        .max_queue = 100000,
-        .ops = mem_vec_ops(),
-    };
-    mem_store_t *st = NULL;
-    mem_err_t err;
-    mem_err_clear(&err);
-    int rc = mem_store_open(&o, &st, &err);
-    if (rc != MEM_OK) fprintf(stderr, "open %s: %s\n", path, err.msg);
-    assert_int_equal(rc, MEM_OK);
-    return st;
+    mem_store_opts_t o = store_fixture_opts();
+    o.path = path;
+    return store_fixture_open(&o);
 }
 
 /* Insert one segment "<prefix><i>" (timestamp i) into namespace ns and wait for it. */
@@ -210,7 +179,7 @@ static void *load_thread(void *arg)
 
 static void test_backup_while_writing(void **state)
 {
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     loader_t l = {.st = st, .total = 600};
     atomic_init(&l.acked, 0);
     atomic_init(&l.failed, 0);
@@ -221,7 +190,7 @@ static void test_backup_while_writing(void **state)
     int acked_before = atomic_load(&l.acked);
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_store_backup(dbpath, bakpath, &err);
+    int rc = mem_store_backup(fx_dbpath, bakpath, &err);
     int acked_after = atomic_load(&l.acked);
     pthread_join(th, NULL);
     if (rc != MEM_OK) fprintf(stderr, "backup: %s\n", err.msg);
@@ -235,7 +204,7 @@ static void test_backup_while_writing(void **state)
     char side[200];
     snprintf(side, sizeof(side), "%s-wal", bakpath);
     assert_false(exists(side));
-    assert_int_equal(dir_entries(), 2); /* live.db and backup.db (the live WAL is gone) */
+    assert_int_equal(dir_entries(), 2); /* the database and backup.db (the live WAL is gone) */
 
     size_t n = 99;
     assert_int_equal(mem_store_check(bakpath, NULL, NULL, &n, NULL), MEM_OK);
@@ -256,18 +225,18 @@ static void test_backup_errors(void **state)
 {
     mem_err_t err;
     mem_err_clear(&err);
-    assert_int_equal(mem_store_backup(dbpath, bakpath, &err), MEM_ENOTFOUND);
+    assert_int_equal(mem_store_backup(fx_dbpath, bakpath, &err), MEM_ENOTFOUND);
     assert_false(exists(bakpath));
 
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     assert_int_equal(insert_one(st, "a", "s", 1), MEM_OK);
     /* The database itself as the output: refused, the database untouched. */
-    assert_int_equal(mem_store_backup(dbpath, dbpath, &err), MEM_EINVAL);
+    assert_int_equal(mem_store_backup(fx_dbpath, fx_dbpath, &err), MEM_EINVAL);
     assert_true(has_seg(st, "a", "s", 1));
     /* An output directory that does not exist: an error and no stray file. */
     char bad[200];
-    snprintf(bad, sizeof(bad), "%s/no/such/dir/b.db", tmpdir);
-    assert_int_equal(mem_store_backup(dbpath, bad, &err), MEM_ESTORAGE);
+    snprintf(bad, sizeof(bad), "%s/no/such/dir/b.db", fx_tmpdir);
+    assert_int_equal(mem_store_backup(fx_dbpath, bad, &err), MEM_ESTORAGE);
     assert_true(strstr(err.msg, "no/such/dir") != NULL);
     mem_store_close(st);
     assert_int_equal(dir_entries(), 1);
@@ -277,7 +246,7 @@ static void test_backup_errors(void **state)
     assert_non_null(f);
     fputs("old junk", f);
     fclose(f);
-    assert_int_equal(mem_store_backup(dbpath, bakpath, &err), MEM_OK);
+    assert_int_equal(mem_store_backup(fx_dbpath, bakpath, &err), MEM_OK);
     mem_store_t *b = open_store(bakpath);
     assert_true(has_seg(b, "a", "s", 1));
     mem_store_close(b);
@@ -287,27 +256,27 @@ static void test_backup_errors(void **state)
 
 static void test_restore_refuses_a_held_database(void **state)
 {
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     assert_int_equal(insert_one(st, "a", "old", 1), MEM_OK);
-    assert_int_equal(mem_store_backup(dbpath, bakpath, NULL), MEM_OK);
+    assert_int_equal(mem_store_backup(fx_dbpath, bakpath, NULL), MEM_OK);
     assert_int_equal(insert_one(st, "a", "new", 2), MEM_OK);
 
     mem_err_t err;
     mem_err_clear(&err);
-    assert_int_equal(mem_store_restore(dbpath, bakpath, &err), MEM_EBUSY);
+    assert_int_equal(mem_store_restore(fx_dbpath, bakpath, &err), MEM_EBUSY);
     assert_true(strstr(err.msg, "in use") != NULL);
     /* Nothing was touched: the server still has both and keeps writing. */
     assert_true(has_seg(st, "a", "new", 2));
     assert_int_equal(insert_one(st, "a", "new", 3), MEM_OK);
     mem_store_close(st);
 
-    st = open_store(dbpath);
+    st = open_store(fx_dbpath);
     assert_int_equal(ns_count(st, "a"), 3);
     mem_store_close(st);
 
     /* Stopped: the restore goes through and the later writes are gone. */
-    assert_int_equal(mem_store_restore(dbpath, bakpath, &err), MEM_OK);
-    st = open_store(dbpath);
+    assert_int_equal(mem_store_restore(fx_dbpath, bakpath, &err), MEM_OK);
+    st = open_store(fx_dbpath);
     assert_int_equal(ns_count(st, "a"), 1);
     assert_true(has_seg(st, "a", "old", 1));
     assert_false(has_seg(st, "a", "new", 2));
@@ -320,16 +289,16 @@ static void test_restore_refuses_a_held_database(void **state)
  * them be replayed over the restored content. */
 static void test_restore_over_a_crashed_wal(void **state)
 {
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     assert_int_equal(insert_one(st, "a", "kept", 1), MEM_OK);
     mem_store_close(st);
-    assert_int_equal(mem_store_backup(dbpath, bakpath, NULL), MEM_OK);
+    assert_int_equal(mem_store_backup(fx_dbpath, bakpath, NULL), MEM_OK);
 
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         mem_store_t *c = NULL;
-        mem_store_opts_t o = {.path = dbpath,
+        mem_store_opts_t o = {.path = fx_dbpath,
                               .coherence_threshold = 0.55f,
                               .max_namespaces = 10,
                               .max_queue = 100,
@@ -343,14 +312,14 @@ static void test_restore_over_a_crashed_wal(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char wal[200];
-    snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+    snprintf(wal, sizeof(wal), "%s-wal", fx_dbpath);
     struct stat sb;
     assert_int_equal(stat(wal, &sb), 0);
     assert_true(sb.st_size > 0);
 
-    assert_int_equal(mem_store_restore(dbpath, bakpath, NULL), MEM_OK);
+    assert_int_equal(mem_store_restore(fx_dbpath, bakpath, NULL), MEM_OK);
     assert_false(exists(wal) && stat(wal, &sb) == 0 && sb.st_size > 0);
-    st = open_store(dbpath);
+    st = open_store(fx_dbpath);
     assert_int_equal(ns_count(st, "a"), 1);
     assert_true(has_seg(st, "a", "kept", 1));
     assert_false(has_seg(st, "a", "lost", 10));
@@ -359,7 +328,7 @@ static void test_restore_over_a_crashed_wal(void **state)
 
 static void test_restore_validates_the_backup(void **state)
 {
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     assert_int_equal(insert_one(st, "a", "live", 1), MEM_OK);
     mem_store_close(st);
     st = open_store(otherpath);
@@ -371,8 +340,8 @@ static void test_restore_validates_the_backup(void **state)
     mem_err_t err;
     mem_err_clear(&err);
     /* Missing input. */
-    rm_db(otherpath);
-    assert_int_equal(mem_store_restore(dbpath, otherpath, &err), MEM_ENOTFOUND);
+    store_fixture_rm_db(otherpath);
+    assert_int_equal(mem_store_restore(fx_dbpath, otherpath, &err), MEM_ENOTFOUND);
     /* An SQLite file that is not a mnemod database. */
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(otherpath, &db), SQLITE_OK);
@@ -380,15 +349,15 @@ static void test_restore_validates_the_backup(void **state)
         sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(db);
-    assert_int_equal(mem_store_restore(dbpath, otherpath, &err), MEM_EINVAL);
+    assert_int_equal(mem_store_restore(fx_dbpath, otherpath, &err), MEM_EINVAL);
     assert_true(strstr(err.msg, "not a mnemod database") != NULL);
     /* The database as its own backup. */
-    assert_int_equal(mem_store_restore(dbpath, dbpath, &err), MEM_EINVAL);
+    assert_int_equal(mem_store_restore(fx_dbpath, fx_dbpath, &err), MEM_EINVAL);
     /* A corrupt backup: refused after the integrity check, the target untouched. */
     wipe_page_of(bakpath, "sqlite_autoindex_segments_1");
-    assert_int_equal(mem_store_restore(dbpath, bakpath, &err), MEM_ECORRUPT);
+    assert_int_equal(mem_store_restore(fx_dbpath, bakpath, &err), MEM_ECORRUPT);
     assert_true(strstr(err.msg, "integrity check") != NULL);
-    st = open_store(dbpath);
+    st = open_store(fx_dbpath);
     assert_true(has_seg(st, "a", "live", 1));
     assert_int_equal(ns_count(st, "b"), 0);
     mem_store_close(st);
@@ -401,18 +370,18 @@ static void test_restore_replaces_an_unreadable_file(void **state)
     mem_store_close(st);
     assert_int_equal(mem_store_backup(otherpath, bakpath, NULL), MEM_OK);
 
-    FILE *f = fopen(dbpath, "wb");
+    FILE *f = fopen(fx_dbpath, "wb");
     assert_non_null(f);
     for (int i = 0; i < 9000; i++)
         fputc((i * 131) & 0xff, f);
     fclose(f);
     size_t n = 0;
-    assert_int_equal(mem_store_check(dbpath, NULL, NULL, &n, NULL), MEM_OK);
+    assert_int_equal(mem_store_check(fx_dbpath, NULL, NULL, &n, NULL), MEM_OK);
     assert_true(n >= 1);
-    assert_int_equal(mem_store_restore(dbpath, bakpath, NULL), MEM_OK);
-    assert_int_equal(mem_store_check(dbpath, NULL, NULL, &n, NULL), MEM_OK);
+    assert_int_equal(mem_store_restore(fx_dbpath, bakpath, NULL), MEM_OK);
+    assert_int_equal(mem_store_check(fx_dbpath, NULL, NULL, &n, NULL), MEM_OK);
     assert_int_equal(n, 0);
-    st = open_store(dbpath);
+    st = open_store(fx_dbpath);
     assert_true(has_seg(st, "a", "good", 1));
     mem_store_close(st);
 }
@@ -424,20 +393,20 @@ static void test_check(void **state)
     size_t n = 77;
     mem_err_t err;
     mem_err_clear(&err);
-    assert_int_equal(mem_store_check(dbpath, NULL, NULL, &n, &err), MEM_ENOTFOUND);
+    assert_int_equal(mem_store_check(fx_dbpath, NULL, NULL, &n, &err), MEM_ENOTFOUND);
     assert_int_equal(n, 77); /* untouched on failure */
 
-    mem_store_t *st = open_store(dbpath);
+    mem_store_t *st = open_store(fx_dbpath);
     for (int i = 0; i < 200; i++)
         assert_int_equal(insert_one(st, "a", "s", i), MEM_OK);
     /* While the server holds it. */
     problems_t pr = {0};
-    assert_int_equal(mem_store_check(dbpath, on_problem, &pr, &n, &err), MEM_OK);
+    assert_int_equal(mem_store_check(fx_dbpath, on_problem, &pr, &n, &err), MEM_OK);
     assert_int_equal(n, 0);
     assert_int_equal(pr.n, 0);
     mem_store_close(st);
 
-    assert_int_equal(mem_store_backup(dbpath, bakpath, NULL), MEM_OK);
+    assert_int_equal(mem_store_backup(fx_dbpath, bakpath, NULL), MEM_OK);
     wipe_page_of(bakpath, "sqlite_autoindex_segments_1");
     assert_int_equal(mem_store_check(bakpath, on_problem, &pr, &n, &err), MEM_OK);
     assert_true(n >= 1);
@@ -458,13 +427,17 @@ static void test_check(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_backup_while_writing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backup_errors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_restore_refuses_a_held_database, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_restore_over_a_crashed_wal, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_restore_validates_the_backup, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_restore_replaces_an_unreadable_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backup_while_writing, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_backup_errors, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_restore_refuses_a_held_database, setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_restore_over_a_crashed_wal, setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_restore_validates_the_backup, setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_restore_replaces_an_unreadable_file, setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_check, setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

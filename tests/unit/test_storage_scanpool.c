@@ -24,34 +24,12 @@
 #include "storage/store_int.h"
 #include "tests/unit/test_util.h"
 
+#define STORE_FIXTURE_TAG "scanpool"
+#include "tests/unit/store_fixture.h"
+
 #define DAY_MS (86400ll * 1000ll)
 
 static uint64_t seed;
-static char tmpdir[64];
-static char dbpath[128];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-scanpool-XXXXXX");
-    if (!mkdtemp(tmpdir)) return -1;
-    snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char p[160];
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof(p), "%s%s", dbpath, suffix[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return 0;
-}
-
 static double rng_unit(uint64_t *s)
 {
     return (double)(rng_next(s) >> 11) * 0x1.0p-53;
@@ -71,24 +49,12 @@ static void random_unit(float *v, size_t dim, uint64_t *s)
 
 static mem_store_t *open_store_cold(size_t helpers, size_t split_min, size_t cold)
 {
-    mem_store_opts_t o = {
-        .path = dbpath,
-        .sync_full = false,
-        .coherence_threshold = 0.6f,
-        .max_namespaces = 100,
-        .max_queue = 100000,
-        .ops = mem_vec_ops(),
-        .scan_helpers = helpers,
-        .scan_split_min = split_min,
-        .scan_split_min_cold = cold,
-    };
-    mem_store_t *st = NULL;
-    mem_err_t err;
-    mem_err_clear(&err);
-    int rc = mem_store_open(&o, &st, &err);
-    if (rc != MEM_OK) print_error("open: %s\n", err.msg);
-    assert_int_equal(rc, MEM_OK);
-    return st;
+    mem_store_opts_t o = store_fixture_opts();
+    o.coherence_threshold = 0.6f;
+    o.scan_helpers = helpers;
+    o.scan_split_min = split_min;
+    o.scan_split_min_cold = cold;
+    return store_fixture_open(&o);
 }
 
 static mem_store_t *open_store(size_t helpers, size_t split_min)
@@ -225,14 +191,15 @@ static void test_split_scan_random_indexes(void **state)
                 assert_int_equal(mem_index_append(idx, id, (size_t)len, ts, (int64_t)i + 1, v,
                                                   (uint16_t)rng_below(&s, 3), flags, &pos),
                                  MEM_OK);
-                MEM_INDEX_ROW(idx, i, degree) = rng_below(&s, 3) ? (uint32_t)rng_below(&s, 40) : 0;
+                mem_index_restore_row(idx, pos, rng_below(&s, 3) ? (uint32_t)rng_below(&s, 40) : 0,
+                                      0, mem_index_access_tick(idx, pos));
             }
             for (size_t i = 0; i < n; i++)
                 if (rng_below(&s, 25) == 0) mem_index_set_flags(idx, i, MEM_ROW_DELETED);
             mem_index_recount_graph(idx);
             /* rows past n_visible: written, not committed; no part may read them */
-            idx->n_visible = rng_below(&s, 3) == 0 ? rng_below(&s, n + 1) : n;
-            size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
+            mem_index_publish(idx, rng_below(&s, 3) == 0 ? rng_below(&s, n + 1) : n);
+            size_t nb = (mem_index_visible(idx) + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
             for (unsigned q = 0; q < 10; q++) {
                 random_unit(qv, dim, &s);
                 if (rng_below(&s, 4) == 0) /* opposite: mostly negative similarities */
@@ -361,19 +328,19 @@ static void test_retrieve_split_equals_whole(void **state)
             assert_int_equal(mem_store_retrieve(st, ns, &mq, &res, &n_res, &scanned, NULL, NULL),
                              MEM_OK);
             mem_scan_params_t p = mq.scan;
-            pthread_rwlock_rdlock(&nsp->lock);
-            p.source = mq.source ? mem_index_source_find(nsp->idx, mq.source, mq.source_len) : -1;
+            const mem_index_t *view = mem_store__read_lock(nsp);
+            p.source = mq.source ? mem_index_source_find(view, mq.source, mq.source_len) : -1;
             size_t n_want, sc_want, n_ref, sc_ref;
-            mem_scan_run(nsp->idx, mem_vec_ops(), &p, want, &n_want, &sc_want);
-            mem_scan_reference(nsp->idx, &p, ref, &n_ref, &sc_ref);
-            pthread_rwlock_unlock(&nsp->lock);
+            mem_scan_run(view, mem_vec_ops(), &p, want, &n_want, &sc_want);
+            mem_scan_reference(view, &p, ref, &n_ref, &sc_ref);
             assert_true(p.source != 0);
             for (size_t i = 0; i < n_res; i++)
                 got[i] = res[i].hit;
             assert_same_hits(want, n_want, got, n_res, "retrieve vs run", c, q);
             assert_close_to_ref(ref, n_ref, got, n_res, c, q);
             for (size_t i = 0; i < n_res; i++)
-                assert_string_equal(res[i].id, mem_index_id(nsp->idx, got[i].pos));
+                assert_string_equal(res[i].id, mem_index_id(view, got[i].pos));
+            mem_store__read_unlock(nsp);
             assert_true(scanned <= sc_ref);
             mem_store_results_free(res, n_res);
             n_expected++;
@@ -479,6 +446,7 @@ static void test_concurrent_retrieve_with_inserts(void **state)
     assert_non_null(ref);
     assert_non_null(expect_ids);
     mem_store_ns_t *nsp = mem_store__ns_acquire(st, "c");
+    const mem_index_t *view = mem_store__read_lock(nsp);
     for (size_t qi = 0; qi < NQ; qi++) {
         random_unit(queries + qi * dim, dim, &s);
         params[qi] = random_params(queries + qi * dim, t0, t_frozen, &s);
@@ -486,16 +454,17 @@ static void test_concurrent_retrieve_with_inserts(void **state)
         if (params[qi].until_ms > t_frozen) params[qi].until_ms = t_frozen;
         params[qi].include_superseded = true; /* new rows supersede nothing old: flags fixed */
         size_t sc;
-        mem_scan_run(nsp->idx, mem_vec_ops(), &params[qi], expect + qi * MEM_SCAN_MAX_K,
-                     &n_expect[qi], &sc);
+        mem_scan_run(view, mem_vec_ops(), &params[qi], expect + qi * MEM_SCAN_MAX_K, &n_expect[qi],
+                     &sc);
         size_t n_ref, sc_ref;
-        mem_scan_reference(nsp->idx, &params[qi], ref, &n_ref, &sc_ref);
+        mem_scan_reference(view, &params[qi], ref, &n_ref, &sc_ref);
         assert_close_to_ref(ref, n_ref, expect + qi * MEM_SCAN_MAX_K, n_expect[qi], 0,
                             (unsigned)qi);
         for (size_t i = 0; i < n_expect[qi]; i++)
             expect_ids[qi * MEM_SCAN_MAX_K + i] =
-                mem_index_id(nsp->idx, expect[qi * MEM_SCAN_MAX_K + i].pos);
+                mem_index_id(view, expect[qi * MEM_SCAN_MAX_K + i].pos);
     }
+    mem_store__read_unlock(nsp);
     int stop = 0;
     reader_ctx_t rc[READERS];
     pthread_t rt[READERS], wt;
@@ -674,12 +643,18 @@ int main(void)
     const char *env = getenv("MEM_TEST_SEED");
     seed = env ? strtoull(env, NULL, 10) : 20261130ull;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_split_scan_random_indexes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_retrieve_split_equals_whole, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_retrieve_with_inserts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disabled_and_threshold, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cold_helper, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pool_stops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_scan_random_indexes, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_retrieve_split_equals_whole, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_retrieve_with_inserts, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_disabled_and_threshold, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cold_helper, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_stops, store_fixture_setup,
+                                        store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

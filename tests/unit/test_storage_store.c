@@ -26,59 +26,22 @@
 #include "storage/store.h"
 #include "storage/store_int.h"
 
+#define STORE_FIXTURE_TAG "store"
+#include "tests/unit/store_fixture.h"
+
 #define DIM 8
-
-static char tmpdir[64];
-static char dbpath[128];
-
-static int setup(void **state)
-{
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/mnemod-store-XXXXXX");
-    if (!mkdtemp(tmpdir)) return -1;
-    snprintf(dbpath, sizeof(dbpath), "%s/test.db", tmpdir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char p[160];
-    const char *suffix[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof(p), "%s%s", dbpath, suffix[i]);
-        unlink(p);
-    }
-    rmdir(tmpdir);
-    return 0;
-}
 
 static mem_store_opts_t base_opts(void)
 {
-    mem_store_opts_t o = {
-        .path = dbpath,
-        .sync_full = false,
-        .coherence_threshold = 0.55f,
-        .max_namespaces = 100,
-        .max_queue = 10000,
-        .ops = mem_vec_ops(),
-    };
+    mem_store_opts_t o = store_fixture_opts();
+    o.max_queue = 10000;
     return o;
-}
-
-static mem_store_t *open_ok(const mem_store_opts_t *o)
-{
-    mem_store_t *st = NULL;
-    mem_err_t err;
-    mem_err_clear(&err);
-    int rc = mem_store_open(o, &st, &err);
-    if (rc != MEM_OK) fprintf(stderr, "open: %s\n", err.msg);
-    assert_int_equal(rc, MEM_OK);
-    return st;
 }
 
 static mem_store_t *open_default(void)
 {
     mem_store_opts_t o = base_opts();
-    return open_ok(&o);
+    return store_fixture_open(&o);
 }
 
 /* Deterministic vectors: a few clusters so the coherence graph has edges. */
@@ -232,44 +195,48 @@ static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, s
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
     size_t n = 0;
-    pthread_rwlock_rdlock(&ns->lock);
-    mem_index_t *idx = ns->idx;
-    assert_int_equal(idx->n_visible, idx->n_rows);
-    for (size_t p = 0; p < idx->n_rows; p++) {
-        if (MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED) continue;
+    const mem_index_t *idx = mem_store__read_lock(ns);
+    assert_int_equal(mem_index_visible(idx), mem_index_rows(idx));
+    for (size_t p = 0; p < mem_index_rows(idx); p++) {
+        if (mem_index_flags(idx, p) & MEM_ROW_DELETED) continue;
         assert_true(n < cap);
         snprintf(rows[n].id, sizeof(rows[n].id), "%s", mem_index_id(idx, p));
-        rows[n].seq = MEM_INDEX_ROW(idx, p, seq);
-        rows[n].ts = MEM_INDEX_ROW(idx, p, ts_ms);
-        rows[n].flags = MEM_INDEX_ROW(idx, p, flags);
-        rows[n].degree = MEM_INDEX_ROW(idx, p, degree);
+        rows[n].seq = mem_index_seq(idx, p);
+        rows[n].ts = mem_index_ts(idx, p);
+        rows[n].flags = mem_index_flags(idx, p);
+        rows[n].degree = mem_index_degree(idx, p);
         n++;
     }
-    pthread_rwlock_unlock(&ns->lock);
+    mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     return n;
 }
 
-/* The persisted/incremental degrees must equal a from-scratch rebuild. */
+/* The persisted/incremental degrees must equal a from-scratch rebuild (made on a copy:
+ * the live index is the writer's to change). */
 static void assert_degrees_match_rebuild(mem_store_t *st, const char *ns_name)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
-    pthread_rwlock_wrlock(&ns->lock);
-    mem_index_t *idx = ns->idx;
-    uint32_t *before = calloc(idx->n_rows + 1, sizeof(*before));
-    for (size_t p = 0; p < idx->n_rows; p++)
-        before[p] = MEM_INDEX_ROW(idx, p, degree);
-    uint64_t edges = idx->graph_edges;
-    uint32_t maxd = idx->max_degree;
-    assert_int_equal(mem_graph_rebuild(idx, 0.55f, mem_vec_ops()), MEM_OK);
-    for (size_t p = 0; p < idx->n_rows; p++)
-        if (!(MEM_INDEX_ROW(idx, p, flags) & MEM_ROW_DELETED))
-            assert_int_equal(before[p], MEM_INDEX_ROW(idx, p, degree));
-    assert_int_equal(edges, idx->graph_edges);
-    assert_int_equal(maxd, idx->max_degree);
-    pthread_rwlock_unlock(&ns->lock);
-    free(before);
+    const mem_index_t *idx = mem_store__read_lock(ns);
+    mem_index_t *copy = NULL;
+    size_t n = mem_index_rows(idx);
+    size_t *remap = malloc((n + 1) * sizeof(*remap));
+    assert_non_null(remap);
+    assert_int_equal(mem_index_vacuum(idx, &copy), MEM_OK);
+    mem_index_vacuum_remap(idx, remap);
+    assert_int_equal(mem_graph_rebuild(copy, 0.55f, mem_vec_ops()), MEM_OK);
+    for (size_t p = 0; p < n; p++)
+        if (remap[p] != SIZE_MAX)
+            assert_int_equal(mem_index_degree(idx, p), mem_index_degree(copy, remap[p]));
+    mem_index_counts_t live, fresh;
+    mem_index_counts(idx, &live);
+    mem_index_counts(copy, &fresh);
+    assert_int_equal(live.graph_edges, fresh.graph_edges);
+    assert_int_equal(live.max_degree, fresh.max_degree);
+    mem_store__read_unlock(ns);
+    mem_index_free(copy);
+    free(remap);
     mem_store__ns_release(ns);
 }
 
@@ -727,7 +694,7 @@ static void test_namespaces(void **state)
 {
     mem_store_opts_t o = base_opts();
     o.max_namespaces = 2;
-    mem_store_t *st = open_ok(&o);
+    mem_store_t *st = store_fixture_open(&o);
     assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, DIM), MEM_OK);
     assert_true(last_op.created);
     assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "n1", NULL, DIM), MEM_OK);
@@ -764,7 +731,7 @@ static void test_namespaces(void **state)
     assert_int_equal(outs[0].seq, 1);
     assert_false(exists(st, "n1", "a"));
     mem_store_close(st);
-    st = open_ok(&o);
+    st = store_fixture_open(&o);
     assert_int_equal(stats(st, "n1").count, 1);
     assert_int_equal(insert1(st, "n1", "c", 5, 0), MEM_OK);
     assert_int_equal(outs[0].seq, 2);
@@ -875,7 +842,7 @@ static void test_concurrent_group_commit(void **state)
 {
     mem_store_opts_t o = base_opts();
     o.sync_full = true;
-    mem_store_t *st = open_ok(&o);
+    mem_store_t *st = store_fixture_open(&o);
     memset(&conc_shared, 0, sizeof(conc_shared));
     conc_shared.st = st;
     pthread_mutex_init(&conc_shared.mu, NULL);
@@ -914,7 +881,7 @@ static void test_concurrent_group_commit(void **state)
     assert_int_equal(stats(st, "c0").count, 2 * PER_THREAD);
     assert_int_equal(stats(st, "c1").count, 2 * PER_THREAD);
     mem_store_close(st);
-    st = open_ok(&o);
+    st = store_fixture_open(&o);
     for (int t = 0; t < THREADS; t++)
         for (int i = 0; i < PER_THREAD; i++) {
             char ns[8];
@@ -1040,7 +1007,7 @@ static void test_damaged_pages(void **state)
     }
     assert_int_equal(insert_n(st, "p", specs, 200, true, 100), MEM_OK);
     mem_store_close(st); /* checkpointed: everything is in the main file */
-    FILE *f = fopen(dbpath, "r+b");
+    FILE *f = fopen(fx_dbpath, "r+b");
     assert_non_null(f);
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
@@ -1063,7 +1030,7 @@ static void test_damaged_pages(void **state)
 
 static void test_corrupt_file(void **state)
 {
-    FILE *f = fopen(dbpath, "wb");
+    FILE *f = fopen(fx_dbpath, "wb");
     assert_non_null(f);
     for (int i = 0; i < 4096; i++)
         fputc((i * 7919) & 0xff, f);
@@ -1075,11 +1042,11 @@ static void test_corrupt_file(void **state)
     assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
     assert_null(st);
     assert_non_null(strstr(err.msg, "corrupt"));
-    unlink(dbpath);
+    unlink(fx_dbpath);
 
     /* a schema from the future is refused */
     sqlite3 *db;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
                                   "INSERT INTO meta VALUES('schema_version', 99);",
@@ -1128,15 +1095,17 @@ static void test_retrieve_matches_reference(void **state)
         size_t nref = 0, sref = 0;
         mem_scan_params_t p = q.scan;
         p.source = -1;
-        mem_scan_reference(ns->idx, &p, ref, &nref, &sref);
+        const mem_index_t *view = mem_store__read_lock(ns);
+        mem_scan_reference(view, &p, ref, &nref, &sref);
         assert_int_equal(n, nref);
         assert_true(scanned > 0 && scanned <= sref); /* pruning may score fewer */
         assert_string_equal(kernel, mem_vec_ops()->name);
         for (size_t i = 0; i < n; i++) {
-            assert_string_equal(res[i].id, mem_index_id(ns->idx, ref[i].pos));
+            assert_string_equal(res[i].id, mem_index_id(view, ref[i].pos));
             assert_true(fabs(res[i].hit.score - ref[i].score) <= 1e-5);
-            assert_int_equal(res[i].ts_ms, MEM_INDEX_ROW(ns->idx, ref[i].pos, ts_ms));
+            assert_int_equal(res[i].ts_ms, mem_index_ts(view, ref[i].pos));
         }
+        mem_store__read_unlock(ns);
         mem_store_results_free(res, n);
     }
     mem_store__ns_release(ns);
@@ -1229,11 +1198,13 @@ static void test_access_counts(void **state)
     snprintf(top2, sizeof(top2), "%s", res[1].id);
     mem_store_results_free(res, n);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, "acc");
-    long p4 = mem_index_find(ns->idx, "a4", 2);
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, access_count), 3);
-    assert_int_equal(ns->idx->clock, 10 + 6);
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, tick), 15);
+    const mem_index_t *view = mem_store__read_lock(ns);
+    long p4 = mem_index_find(view, "a4", 2);
+    assert_int_equal(mem_index_access_count(view, p4), 3);
+    assert_int_equal(mem_index_access_clock(view), 10 + 6);
+    assert_int_equal(mem_index_access_tick(view, p4), 15);
     assert_int_equal(ns->n_recent, 3);
+    mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     /* without record_access nothing moves */
     q.record_access = false;
@@ -1243,17 +1214,21 @@ static void test_access_counts(void **state)
     mem_store_close(st);
     st = open_default();
     ns = mem_store__ns_acquire(st, "acc");
-    p4 = mem_index_find(ns->idx, "a4", 2);
-    long pt = mem_index_find(ns->idx, top2, strlen(top2));
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, access_count), 3);
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, pt, access_count), 3);
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, p4, tick), 15);
-    assert_int_equal(ns->idx->clock, 16);
+    view = mem_store__read_lock(ns);
+    p4 = mem_index_find(view, "a4", 2);
+    long pt = mem_index_find(view, top2, strlen(top2));
+    assert_int_equal(mem_index_access_count(view, p4), 3);
+    assert_int_equal(mem_index_access_count(view, pt), 3);
+    assert_int_equal(mem_index_access_tick(view, p4), 15);
+    assert_int_equal(mem_index_access_clock(view), 16);
+    mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     /* the next insert continues the clock */
     assert_int_equal(insert1(st, "acc", "later", 100, 0), MEM_OK);
     ns = mem_store__ns_acquire(st, "acc");
-    assert_int_equal(MEM_INDEX_ROW(ns->idx, mem_index_find(ns->idx, "later", 5), tick), 17);
+    view = mem_store__read_lock(ns);
+    assert_int_equal(mem_index_access_tick(view, mem_index_find(view, "later", 5)), 17);
+    mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     mem_store_close(st);
 }
@@ -1372,7 +1347,7 @@ static void test_queue_limit(void **state)
 {
     mem_store_opts_t o = base_opts();
     o.max_queue = 1;
-    mem_store_t *st = open_ok(&o);
+    mem_store_t *st = store_fixture_open(&o);
     memset(&conc_shared, 0, sizeof(conc_shared));
     pthread_mutex_init(&conc_shared.mu, NULL);
     pthread_cond_init(&conc_shared.cv, NULL);
@@ -1555,12 +1530,12 @@ static void vac_check_retrieve(mem_store_t *st, const char *ns_name, int trial, 
     size_t nref = 0, sref = 0;
     mem_scan_params_t p = q.scan;
     p.source = -1;
-    pthread_rwlock_rdlock(&ns->lock);
-    mem_scan_reference(ns->idx, &p, ref, &nref, &sref);
+    const mem_index_t *view = mem_store__read_lock(ns);
+    mem_scan_reference(view, &p, ref, &nref, &sref);
     static char refid[20][MEM_STORE_ID_MAX + 1];
     for (size_t i = 0; i < nref; i++)
-        snprintf(refid[i], sizeof(refid[i]), "%s", mem_index_id(ns->idx, ref[i].pos));
-    pthread_rwlock_unlock(&ns->lock);
+        snprintf(refid[i], sizeof(refid[i]), "%s", mem_index_id(view, ref[i].pos));
+    mem_store__read_unlock(ns);
     mem_store_result_t *res = NULL;
     size_t n = 0;
     assert_int_equal(mem_store_retrieve(st, ns_name, &q, &res, &n, NULL, NULL, NULL), MEM_OK);
@@ -1577,10 +1552,11 @@ static void vac_idx_counts(mem_store_t *st, const char *ns_name, size_t *rows, s
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
-    pthread_rwlock_rdlock(&ns->lock);
-    *rows = ns->idx->n_rows;
-    *holes = ns->idx->n_deleted;
-    pthread_rwlock_unlock(&ns->lock);
+    mem_index_counts_t c;
+    mem_index_counts(mem_store__read_lock(ns), &c);
+    mem_store__read_unlock(ns);
+    *rows = c.n_rows;
+    *holes = c.n_deleted;
     mem_store__ns_release(ns);
 }
 
@@ -1588,11 +1564,11 @@ static uint32_t vac_access(mem_store_t *st, const char *ns_name, const char *id)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
-    pthread_rwlock_rdlock(&ns->lock);
-    long pos = mem_index_find(ns->idx, id, strlen(id));
+    const mem_index_t *view = mem_store__read_lock(ns);
+    long pos = mem_index_find(view, id, strlen(id));
     assert_true(pos >= 0);
-    uint32_t a = MEM_INDEX_ROW(ns->idx, (size_t)pos, access_count);
-    pthread_rwlock_unlock(&ns->lock);
+    uint32_t a = mem_index_access_count(view, (size_t)pos);
+    mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     return a;
 }
@@ -1702,27 +1678,131 @@ static void test_vacuum(void **state)
     mem_store_close(st);
 }
 
+/* A namespace records the embedder of its first vectors made from text, durably; another
+ * embedder is refused with nothing written; client vectors never record anything; a
+ * version 1 file migrates with no embedder recorded and keeps its segments. */
+static void test_embedder_record(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert1(st, "client", "c1", 1000, 0), MEM_OK); /* client vector */
+    assert_string_equal(stats(st, "client").embedder, "");
+    seg_spec_t a = {.id = "a", .ts_given = true, .ts = 1000, .text = "alpha"};
+    prep_insert("made", &a, 1, false, 1000000);
+    last_op.embedder = "openai:model-1";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "made").embedder, "openai:model-1");
+    /* the same embedder, or client vectors, are fine; another embedder is not */
+    seg_spec_t b = {.id = "b", .ts_given = true, .ts = 2000, .text = "beta"};
+    prep_insert("made", &b, 1, false, 1000000);
+    last_op.embedder = "openai:model-1";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(insert1(st, "made", "c", 3000, 1), MEM_OK);
+    seg_spec_t d[2] = {{.id = "d1", .ts_given = true, .ts = 4000, .text = "delta"},
+                       {.id = "d2", .ts_given = true, .ts = 4000, .text = "delta two"}};
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "builtin";
+    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    assert_string_equal(last_op.err.field, "segments[0].text");
+    assert_non_null(strstr(last_op.err.msg, "openai:model-1"));
+    assert_non_null(strstr(last_op.err.msg, "builtin"));
+    assert_int_equal(stats(st, "made").count, 3);
+    assert_false(exists(st, "made", "d1"));
+    /* an embedder on a client namespace is recorded at its first embedded text */
+    seg_spec_t e = {.id = "e", .ts_given = true, .ts = 5000, .text = "epsilon"};
+    prep_insert("client", &e, 1, false, 1000000);
+    last_op.embedder = "builtin";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "client").embedder, "builtin");
+    /* a record of an impossible length is refused */
+    prep_insert("other", &e, 1, false, 1000000);
+    last_op.embedder = "";
+    assert_int_equal(run(st, &last_op), MEM_EINVAL);
+    mem_store_close(st);
+    /* restart keeps it */
+    st = open_default();
+    assert_string_equal(stats(st, "made").embedder, "openai:model-1");
+    assert_string_equal(stats(st, "client").embedder, "builtin");
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "openai:model-2";
+    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    mem_store_ns_stats_t *list = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_ns_list(st, &list, &n, NULL), MEM_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(list[0].embedder, "builtin");        /* client */
+    assert_string_equal(list[1].embedder, "openai:model-1"); /* made */
+    free(list);
+    mem_store_close(st);
+
+    /* a version 1 file: the column is added, nothing is recorded, the data stays */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE namespaces DROP COLUMN embedder;"
+                                  "UPDATE meta SET value = 1 WHERE key = 'schema_version';",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    st = open_default();
+    assert_string_equal(stats(st, "made").embedder, "");
+    assert_int_equal(stats(st, "made").count, 3);
+    assert_true(exists(st, "made", "a"));
+    prep_insert("made", d, 2, true, 1000000);
+    last_op.embedder = "openai:model-2";
+    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_string_equal(stats(st, "made").embedder, "openai:model-2");
+    mem_store_close(st);
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(q, 0), 2);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_reload_equality, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_monotonic, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_big_batch_with_supersedes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_group_links_small_inserts_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_namespaces, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_damaged_pages, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_source_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_access_counts, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_queue_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_crash_consistency, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_vacuum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_equality, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_monotonic, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_idempotent_and_dupid, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_atomic_and_supersedes, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_big_batch_with_supersedes, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_group_links_small_inserts_once, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_namespaces, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_group_commit, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_file, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_pages, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_source_filter, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_access_counts, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_compaction, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_queue_limit, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_consistency, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_vacuum, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_embedder_record, store_fixture_setup,
+                                        store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

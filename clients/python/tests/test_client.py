@@ -1,0 +1,567 @@
+"""test_client.py - the Python client against the real mnemod binary.
+
+    MNEMOD_BINARY=build/release/mnemod python3 -m unittest discover -s clients/python/tests
+
+Every call goes over HTTP to a server started here (free port, temporary data directory),
+and each answer is checked against what the server must have done: stored values read
+back, scores recomputed from the scoring formula, error codes and fields exact.
+"""
+
+import asyncio
+import base64
+import datetime as dt
+import http.server
+import math
+import os
+import struct
+import sys
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import mnemod  # noqa: E402
+from mnemod import errors  # noqa: E402
+from server import Server  # noqa: E402
+
+UTC = dt.timezone.utc
+DAY = 86400.0
+
+
+def unit(v):
+    n = math.sqrt(sum(x * x for x in v))
+    return [struct.unpack("f", struct.pack("f", x / n))[0] for x in v]
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def json_types(schema, schemas):
+    """The JSON types a (possibly $ref'd, anyOf/oneOf) schema admits."""
+    if "$ref" in schema:
+        return json_types(schemas[schema["$ref"].rsplit("/", 1)[1]], schemas)
+    out = set()
+    t = schema.get("type")
+    out.update(t if isinstance(t, list) else [t] if t else [])
+    for k in ("anyOf", "oneOf"):
+        for sub in schema.get(k, []):
+            out |= json_types(sub, schemas)
+    return out
+
+
+def ts_of(s):
+    return mnemod.parse_timestamp(s).timestamp()
+
+
+class ClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server().start()
+        cls.c = mnemod.Client(cls.srv.url, api_key="")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+        rc = cls.srv.stop()
+        assert rc == 0, "mnemod exited with %r" % rc
+
+    def ns(self):
+        """A fresh namespace name per test."""
+        return "py_" + self._testMethodName[5:][:50]
+
+    # ---------------------------------------------------------------- service
+
+    def test_health_and_metrics(self):
+        self.assertEqual(self.c.health(), {"status": "ok"})
+        self.c.insert(self.ns(), embedding=[1, 0, 0])
+        m = self.c.metrics()
+        self.assertIn("mnemod_", m)
+        self.assertRegex(m, r'segment|namespace')
+
+    # ---------------------------------------------------------------- namespaces
+
+    def test_namespace_lifecycle(self):
+        ns = self.ns()
+        made = self.c.create_namespace(ns, dim=3)
+        self.assertEqual((made.name, made.dim, made.created), (ns, 3, True))
+        again = self.c.create_namespace(ns, dim=3)
+        self.assertFalse(again.created)
+        with self.assertRaises(errors.ConflictError) as cm:
+            self.c.create_namespace(ns, dim=4)
+        self.assertEqual((cm.exception.status, cm.exception.code), (409, "namespace_exists"))
+        st = self.c.get_namespace(ns)
+        self.assertIsInstance(st, mnemod.NamespaceStats)
+        self.assertEqual((st.name, st.dim, st.count, st.oldest, st.newest), (ns, 3, 0, None, None))
+        self.c.insert(ns, embedding=[1, 0, 0], timestamp="2026-01-01T00:00:00Z")
+        self.c.insert(ns, embedding=[1, 0.1, 0], timestamp="2026-01-02T00:00:00Z")
+        st = self.c.get_namespace(ns)
+        self.assertEqual(st.count, 2)
+        self.assertEqual(st.oldest, "2026-01-01T00:00:00.000Z")
+        self.assertEqual(st.newest, "2026-01-02T00:00:00.000Z")
+        self.assertEqual((st.graph_edges, st.max_degree), (1, 1))  # cos > 0.55
+        names = {n.name: n for n in self.c.list_namespaces()}
+        self.assertIn(ns, names)
+        self.assertEqual(names[ns].count, 2)
+        self.c.delete_namespace(ns)
+        with self.assertRaises(errors.NotFoundError) as cm:
+            self.c.get_namespace(ns)
+        self.assertEqual(cm.exception.code, "not_found")
+        self.assertNotIn(ns, {n.name for n in self.c.list_namespaces()})
+
+    def test_bad_namespace_name(self):
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.get_namespace("a/b")  # sent as a%2Fb: never a path separator
+        self.assertEqual((cm.exception.code, cm.exception.field), ("invalid_field", "namespace"))
+
+    # ---------------------------------------------------------------- segments
+
+    def test_insert_get_delete(self):
+        ns = self.ns()
+        r = self.c.insert(ns, "the staging password is hunter2", id="pw", source="ops",
+                          metadata={"user": "ana", "n": [1, 2]},
+                          timestamp=dt.datetime(2026, 11, 2, 9, 0, tzinfo=UTC))
+        self.assertTrue(r.created)
+        self.assertEqual(len(r.inserted), 1)
+        self.assertEqual((r.inserted[0].id, r.inserted[0].seq), ("pw", 1))
+        self.assertEqual(r.inserted[0].timestamp, "2026-11-02T09:00:00.000Z")
+        seg = self.c.get_segment(ns, "pw")
+        self.assertIsInstance(seg, mnemod.Segment)
+        self.assertEqual((seg.id, seg.seq, seg.text, seg.source), ("pw", 1,
+                         "the staging password is hunter2", "ops"))
+        self.assertEqual(seg.metadata, {"user": "ana", "n": [1, 2]})
+        self.assertEqual((seg.supersedes, seg.superseded_by, seg.archived), ([], None, False))
+        self.assertIsNone(seg.embedding)
+        withvec = self.c.get_segment(ns, "pw", embedding=True)
+        self.assertEqual(len(withvec.embedding), 256)  # the built-in embedder's dimension
+        self.assertAlmostEqual(dot(withvec.embedding, withvec.embedding), 1.0, places=5)
+        # identical retry: 200, nothing written
+        again = self.c.insert(ns, "the staging password is hunter2", id="pw", source="ops",
+                              metadata={"user": "ana", "n": [1, 2]},
+                              timestamp="2026-11-02T09:00:00Z")
+        self.assertFalse(again.created)
+        self.assertEqual(again.inserted[0].seq, 1)
+        with self.assertRaises(errors.ConflictError) as cm:
+            self.c.insert(ns, "something else", id="pw", timestamp="2026-11-03T00:00:00Z")
+        self.assertEqual(cm.exception.code, "duplicate_id")
+        self.c.delete_segment(ns, "pw")
+        with self.assertRaises(errors.NotFoundError):
+            self.c.get_segment(ns, "pw")
+        with self.assertRaises(errors.NotFoundError):
+            self.c.delete_segment(ns, "pw")
+
+    def test_ids_are_percent_encoded(self):
+        ns = self.ns()
+        odd = "a/b c?d#e%f&g=h+i"
+        self.c.insert(ns, embedding=[0.6, 0.8], id=odd)
+        self.assertEqual(self.c.get_segment(ns, odd).id, odd)
+        self.c.delete_segment(ns, odd)
+        self.assertEqual(self.c.get_namespace(ns).count, 0)
+
+    def test_batch_and_supersedes(self):
+        ns = self.ns()
+        r = self.c.insert_batch(ns, [
+            {"id": "a", "embedding": [1, 0], "timestamp": 1_700_000_000},
+            {"id": "b", "embedding": (0.0, 1.0), "timestamp": 1_700_000_000.5},
+            {"id": "c", "embedding": [1, 1], "supersedes": ["a"],
+             "timestamp": dt.datetime(2023, 11, 15, tzinfo=UTC)},
+        ])
+        self.assertEqual([i.id for i in r.inserted], ["a", "b", "c"])
+        self.assertEqual([i.seq for i in r.inserted], [1, 2, 3])
+        self.assertEqual(r.inserted[1].timestamp, "2023-11-14T22:13:20.500Z")
+        self.assertEqual(self.c.get_segment(ns, "a").superseded_by, "c")
+        hits = self.c.retrieve(ns, embedding=[1, 0], k=5)
+        self.assertEqual({h.id for h in hits.results}, {"b", "c"})
+        hits = self.c.retrieve(ns, embedding=[1, 0], k=5, include_superseded=True)
+        self.assertEqual(hits.results[0].id, "a")
+        # atomic: one bad member rejects the batch
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.insert_batch(ns, [{"id": "d", "embedding": [1, 0]},
+                                     {"id": "e", "embedding": [1, 0, 0]}])
+        self.assertEqual(cm.exception.code, "dimension_mismatch")
+        self.assertEqual(self.c.get_namespace(ns).count, 3)
+
+    def test_errors_carry_code_message_field(self):
+        ns = self.ns()
+        self.c.insert(ns, embedding=[1, 0], timestamp="2026-05-01T00:00:00Z")
+        with self.assertRaises(errors.ConflictError) as cm:
+            self.c.insert(ns, embedding=[1, 0], timestamp="2026-04-01T00:00:00Z")
+        e = cm.exception
+        self.assertEqual((e.status, e.code), (409, "non_monotonic_timestamp"))
+        self.assertEqual(e.details["last_timestamp"], "2026-05-01T00:00:00.000Z")
+        self.assertTrue(e.message)
+        self.assertIn("non_monotonic_timestamp", str(e))
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.retrieve(ns, embedding=[1, 0], k=0)
+        self.assertEqual((cm.exception.code, cm.exception.field), ("invalid_field", "k"))
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.insert(ns, embedding=[1, 0], timestamp="2999-01-01T00:00:00Z")
+        self.assertEqual(cm.exception.code, "timestamp_in_future")
+        with self.assertRaises(ValueError):
+            self.c.insert(ns, embedding=[1, 0], timestamp=dt.datetime(2026, 1, 1))  # naive
+        with self.assertRaises(errors.NotFoundError):
+            self.c.retrieve("py_nothing_here", embedding=[1, 0])
+        # the escape hatch reaches routes by path and still maps errors
+        with self.assertRaises(errors.ApiError) as cm:
+            self.c.request("POST", "/v1/namespaces/" + ns + "/segments", {"bogus": 1})
+        self.assertEqual((cm.exception.code, cm.exception.field), ("invalid_field", "bogus"))
+        with self.assertRaises(errors.NotFoundError):
+            self.c.request("GET", "/v1/nowhere")
+
+    def test_listing_pages_and_iterator(self):
+        ns = self.ns()
+        self.c.insert_batch(ns, [{"id": "s%d" % i, "embedding": [1, i / 10],
+                                  "source": "even" if i % 2 == 0 else "odd",
+                                  "timestamp": 1_760_000_000 + i * 3600} for i in range(7)])
+        self.c.insert(ns, embedding=[0, 1], id="s7", supersedes=["s0"],
+                      timestamp=1_760_000_000 + 7 * 3600)
+        page = self.c.list_segments(ns, limit=3)
+        self.assertIsInstance(page, mnemod.SegmentPage)
+        self.assertEqual([s.id for s in page.segments], ["s1", "s2", "s3"])  # s0: superseded
+        self.assertIsInstance(page.segments[0], mnemod.Segment)
+        self.assertIsNotNone(page.next)
+        page2 = self.c.list_segments(ns, limit=3, after=page.next)
+        self.assertEqual([s.id for s in page2.segments], ["s4", "s5", "s6"])
+        every = list(self.c.iter_segments(ns, page_size=2, include_superseded=True))
+        self.assertEqual([s.id for s in every], ["s%d" % i for i in range(8)])
+        self.assertEqual([s.seq for s in every], list(range(1, 9)))
+        self.assertEqual(every[0].superseded_by, "s7")
+        odd = [s.id for s in self.c.iter_segments(ns, source="odd")]
+        self.assertEqual(odd, ["s1", "s3", "s5"])
+        window = [s.id for s in self.c.iter_segments(
+            ns, since=dt.datetime.fromtimestamp(1_760_000_000 + 2 * 3600, UTC),
+            until=1_760_000_000 + 4 * 3600)]
+        self.assertEqual(window, ["s2", "s3", "s4"])
+        vec = self.c.list_segments(ns, limit=1, embedding=True).segments[0].embedding
+        self.assertAlmostEqual(dot(vec, vec), 1.0, places=5)
+        raw = self.c.request("GET", "/v1/namespaces/%s/segments?limit=1000" % ns).body
+        self.assertEqual([s.to_dict() for s in self.c.list_segments(ns, limit=1000).segments],
+                         raw["segments"])
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.list_segments(ns, limit=0)
+        self.assertEqual(cm.exception.field, "limit")
+
+    def test_types_match_the_servers_openapi(self):
+        import dataclasses
+        import inspect
+        doc = self.c.openapi()
+        self.assertTrue(doc["openapi"].startswith("3.1"))
+        schemas = doc["components"]["schemas"]
+        local = {"extra", "created"}
+        for cls, name in [(mnemod.NamespaceStats, "NamespaceStats"), (mnemod.Segment, "Segment"),
+                          (mnemod.NamespaceCreated, "NamespaceCreated"),
+                          (mnemod.InsertResult, "Inserted"), (mnemod.ScoredSegment, "Result"),
+                          (mnemod.RetrieveResult, "RetrieveResponse"),
+                          (mnemod.CompactResult, "CompactResponse"),
+                          (mnemod.SegmentPage, "SegmentList")]:
+            fields = {f.name for f in dataclasses.fields(cls)} - local
+            self.assertEqual(fields, set(schemas[name]["properties"]),
+                             "%s vs components.schemas.%s" % (cls.__name__, name))
+            for req in schemas[name].get("required", []):
+                f = {x.name: x for x in dataclasses.fields(cls)}[req]
+                nullable = "null" in json_types(schemas[name]["properties"][req], schemas)
+                self.assertTrue(f.default is dataclasses.MISSING or nullable
+                                or f.default is not None or f.default_factory
+                                is not dataclasses.MISSING,
+                                "%s.%s is required by the schema" % (cls.__name__, req))
+        self.assertEqual(set(mnemod.SegmentInput.__annotations__),
+                         set(schemas["SegmentIn"]["properties"]))
+
+        def kwargs(fn, skip=("self", "ns")):
+            return {p for p in inspect.signature(fn).parameters if p not in skip}
+        self.assertEqual(kwargs(mnemod.Client.retrieve),
+                         set(schemas["RetrieveRequest"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.compact),
+                         set(schemas["CompactRequest"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.create_namespace),
+                         set(schemas["NamespaceCreate"]["properties"]))
+        params = doc["components"]["parameters"]
+        listing = doc["paths"]["/v1/namespaces/{ns}/segments"]["get"]["parameters"]
+        names = {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in listing}
+        self.assertEqual(kwargs(mnemod.Client.list_segments), names)
+        one = doc["paths"]["/v1/namespaces/{ns}/segments/{id}"]["get"].get("parameters", [])
+        self.assertEqual(kwargs(mnemod.Client.get_segment, ("self", "ns", "id")),
+                         {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in one})
+        # every operation of the document has its method here
+        ops = {op["operationId"] for path in doc["paths"].values() for op in path.values()
+               if isinstance(op, dict) and "operationId" in op}
+        mine = {"health": "health", "metrics": "metrics", "openapi": "openapi",
+                "listNamespaces": "list_namespaces", "createNamespace": "create_namespace",
+                "getNamespace": "get_namespace", "deleteNamespace": "delete_namespace",
+                "insertSegments": "insert", "listSegments": "list_segments",
+                "getSegment": "get_segment", "deleteSegment": "delete_segment",
+                "patchSegment": "update_segment", "retrieve": "retrieve", "compact": "compact",
+                "exportNamespace": "export", "importNamespace": "import_segments"}
+        rest = {o for o in ops if o not in ("mcp", "clusterStatus", "clusterSnapshot")}
+        self.assertEqual(rest - set(mine), set(), "operations without a client method")
+        for op in rest:
+            self.assertTrue(callable(getattr(mnemod.Client, mine[op])), op)
+
+    # ---------------------------------------------------------------- retrieval
+
+    def test_retrieve_scores_follow_the_formula(self):
+        ns = self.ns()
+        origin = dt.datetime(2026, 3, 1, tzinfo=UTC)
+        vecs = {"old": [1, 0.2, 0], "mid": [0.9, 0.4, 0.1], "new": [0.5, 0.5, 0.5]}
+        ages = {"old": 60, "mid": 20, "new": 1}
+        self.c.insert_batch(ns, [{"id": i, "embedding": vecs[i],
+                                  "timestamp": origin - dt.timedelta(days=ages[i])}
+                                 for i in ("old", "mid", "new")])
+        q = [1, 0.3, 0.05]
+        res = self.c.retrieve(ns, embedding=q, k=3, half_life=dt.timedelta(days=14),
+                              origin=origin, explain=True)
+        self.assertIsInstance(res, mnemod.RetrieveResult)
+        self.assertEqual(res.namespace, ns)
+        self.assertEqual(res.scanned, 3)
+        self.assertTrue(res.kernel)
+        want = {}
+        for i in vecs:
+            sim = dot(unit(q), unit(vecs[i]))
+            want[i] = sim * 0.5 ** (ages[i] / 14.0)
+        order = sorted(want, key=lambda i: -want[i])
+        self.assertEqual([r.id for r in res.results], order)
+        for r in res.results:
+            self.assertAlmostEqual(r.score, want[r.id], places=5)
+            self.assertAlmostEqual(r.decay, 0.5 ** (ages[r.id] / 14.0), places=5)
+            self.assertAlmostEqual(r.age_seconds, ages[r.id] * DAY, places=1)
+            self.assertIsNotNone(r.similarity)
+        # the same request with strings and numbers instead of datetime/timedelta
+        res2 = self.c.retrieve(ns, embedding=q, k=3, half_life="14d",
+                               origin="2026-03-01T00:00:00Z")
+        self.assertEqual([(r.id, round(r.score, 6)) for r in res2.results],
+                         [(r.id, round(r.score, 6)) for r in res.results])
+        self.assertIsNone(res2.results[0].decay)  # no explain: no parts
+        # as_of: later memories are excluded, decay counts back from then
+        past = self.c.retrieve(ns, embedding=q, k=3, as_of=origin - dt.timedelta(days=10),
+                               half_life_days=14, explain=True)
+        self.assertEqual({r.id for r in past.results}, {"old", "mid"})
+        for r in past.results:
+            self.assertAlmostEqual(r.age_seconds, (ages[r.id] - 10) * DAY, places=1)
+        # min_score and k
+        top = self.c.retrieve(ns, embedding=q, k=1, half_life="14d", origin=origin)
+        self.assertEqual([r.id for r in top.results], order[:1])
+        cut = self.c.retrieve(ns, embedding=q, half_life="14d", origin=origin,
+                              min_score=want[order[1]] - 1e-4)
+        self.assertEqual([r.id for r in cut.results], order[:2])
+
+    def test_text_query_and_source(self):
+        ns = self.ns()
+        self.c.insert(ns, "the staging database password is hunter2", id="pw-old", source="ops",
+                      timestamp="2026-11-02T09:00:00Z")
+        self.c.insert(ns, "team lunch moved to thursday", id="lunch",
+                      timestamp="2026-11-20T12:00:00Z")
+        self.c.insert(ns, "rotated: staging database password is now swordfish", id="pw-new",
+                      source="ops", timestamp="2026-11-28T09:00:00Z")
+        plain = self.c.retrieve(ns, "staging database password", k=2)
+        self.assertEqual([r.id for r in plain.results], ["pw-old", "pw-new"])
+        decayed = self.c.retrieve(ns, "staging database password", k=2, half_life="7d",
+                                  origin="2026-11-30T00:00:00Z")
+        self.assertEqual(decayed.results[0].id, "pw-new")
+        only_ops = self.c.retrieve(ns, "thursday lunch", source="ops")
+        self.assertEqual({r.id for r in only_ops.results}, {"pw-old", "pw-new"})
+        self.assertEqual(self.c.retrieve(ns, "password", k=1, as_of="2026-11-10T00:00:00Z")
+                         .results[0].id, "pw-old")
+
+    def test_compact(self):
+        ns = self.ns()
+        self.c.insert_batch(ns, [{"id": "s%d" % i, "embedding": [1, i * 0.1, (i % 3) * 0.2],
+                                  "timestamp": 1_750_000_000 + i * 60} for i in range(10)])
+        dry = self.c.compact(ns, target=4, dry_run=True)
+        self.assertIsInstance(dry, mnemod.CompactResult)
+        self.assertEqual((dry.before, dry.after), (10, 4))
+        self.assertEqual(len(dry.evicted), 6)
+        self.assertEqual(self.c.get_namespace(ns).archived, 0)
+        done = self.c.compact(ns, ratio=0.5, policy="coherence_weighted", context=[])
+        self.assertEqual((done.before, done.after, done.policy), (10, 5, "coherence_weighted"))
+        st = self.c.get_namespace(ns)
+        self.assertEqual((st.count, st.archived), (5, 5))
+        evicted = done.evicted[0]
+        self.assertTrue(self.c.get_segment(ns, evicted).archived)
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.compact(ns, target=3, policy="no_such_policy")
+        self.assertEqual(cm.exception.field, "policy")
+
+    def test_models_keep_unknown_fields(self):
+        seg = mnemod.Segment.from_dict({"id": "x", "seq": 1, "timestamp": "t", "future": 7})
+        self.assertEqual(seg.extra, {"future": 7})
+        self.assertEqual(seg.to_dict()["future"], 7)
+        self.assertIsNone(seg.to_dict()["superseded_by"])
+
+    # ---------------------------------------------------------------- async
+
+    def test_async_client(self):
+        ns = self.ns()
+
+        async def go():
+            async with mnemod.AsyncClient(self.srv.url, api_key="") as ac:
+                await ac.create_namespace(ns, dim=2)
+                await asyncio.gather(*(ac.insert(ns, embedding=[1, i / 10], id="a%d" % i)
+                                       for i in range(1, 6)))
+                st = await ac.get_namespace(ns)
+                hits = await ac.retrieve(ns, embedding=[1, 0], k=2)
+                return st, hits
+        st, hits = asyncio.run(go())
+        self.assertEqual(st.count, 5)
+        self.assertEqual([r.id for r in hits.results], ["a1", "a2"])
+
+
+def client(case, url, **kw):
+    c = mnemod.Client(url, **kw)
+    case.addCleanup(c.close)
+    return c
+
+
+class InstallTest(unittest.TestCase):
+    """`pip install clients/python` into a fresh venv, offline, then use the installed copy."""
+
+    def test_pip_install_in_venv(self):
+        import re
+        import shutil
+        import subprocess
+        import tempfile
+        tmp = tempfile.mkdtemp(prefix="mnemod-venv-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        src = os.path.join(tmp, "src")
+        shutil.copytree(os.path.dirname(HERE), src,
+                        ignore=shutil.ignore_patterns("__pycache__", "tests"))
+        venv = os.path.join(tmp, "venv")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+        py = os.path.join(venv, "bin", "python")
+        env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+        p = subprocess.run([py, "-m", "pip", "install", "--no-index", src], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        srv = Server().start()
+        try:
+            code = ("import mnemod, sys; c = mnemod.Client(sys.argv[1], api_key='');"
+                    "c.insert('inst', 'installed from a wheel', id='w');"
+                    "print(mnemod.__version__, mnemod.__file__, c.get_segment('inst', 'w').text)")
+            out = subprocess.run([py, "-c", code, srv.url], cwd=tmp, capture_output=True,
+                                 text=True, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            version, path, text = out.stdout.strip().split(" ", 2)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+        with open(os.path.join(src, "pyproject.toml")) as f:
+            self.assertEqual(version, re.search(r'^version = "(.*)"', f.read(), re.M).group(1))
+        self.assertEqual(version, mnemod.__version__)
+        self.assertTrue(path.startswith(venv), path)
+        self.assertEqual(text, "installed from a wheel")
+
+
+class AuthTest(unittest.TestCase):
+    """A server with a key: the client sends it from the argument or MNEMOD_API_KEY."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(env={"MNEMOD_API_KEY": "s3cret-key"}).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.srv.stop() == 0
+
+    def test_key(self):
+        with self.assertRaises(errors.UnauthorizedError) as cm:
+            client(self, self.srv.url, api_key="").list_namespaces()
+        self.assertEqual(cm.exception.code, "unauthorized")
+        with self.assertRaises(errors.UnauthorizedError):
+            client(self, self.srv.url, api_key="wrong").list_namespaces()
+        self.assertEqual(client(self, self.srv.url, api_key="s3cret-key").list_namespaces(), [])
+        old = dict(os.environ)
+        try:
+            os.environ["MNEMOD_API_KEY"] = "s3cret-key"
+            os.environ["MNEMOD_URL"] = self.srv.url
+            c = client(self, None)
+            self.assertEqual(c.url, self.srv.url)
+            c.insert("auth_ns", embedding=[1.0])
+            self.assertEqual(c.get_namespace("auth_ns").count, 1)
+            self.assertEqual(c.health(), {"status": "ok"})
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+
+
+class ReconnectTest(unittest.TestCase):
+    """The server closes idle kept-alive connections; the next call opens a new one."""
+
+    def test_idle_connection_closed_by_server(self):
+        srv = Server("--idle-timeout", "1s").start()
+        try:
+            c = client(self, srv.url, api_key="")
+            c.insert("idle", embedding=[1.0, 0.0])
+            time.sleep(1.6)
+            c.insert("idle", embedding=[0.0, 1.0])
+            self.assertEqual(c.get_namespace("idle").count, 2)
+        finally:
+            self.assertEqual(srv.stop(), 0)
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """Answers 503 with Retry-After for the first `fail` requests, then 200."""
+    fail = 0
+    seen = []
+    retry_after = "1"
+
+    def do_GET(self):
+        type(self).seen.append(time.monotonic())
+        if len(type(self).seen) <= type(self).fail:
+            body = b'{"error":{"code":"unavailable","message":"the store is still loading"}}'
+            self.send_response(503)
+            self.send_header("Retry-After", type(self).retry_after)
+        else:
+            body = b'{"namespaces":[]}'
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+class RetryTest(unittest.TestCase):
+    """503 handling needs a server that answers 503 on demand: a stdlib stand-in."""
+
+    def serve(self, fail, retry_after="1"):
+        _Flaky.fail, _Flaky.seen, _Flaky.retry_after = fail, [], retry_after
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        self.addCleanup(httpd.server_close)
+        self.addCleanup(httpd.shutdown)
+        return "http://127.0.0.1:%d" % httpd.server_address[1]
+
+    def test_retry_after_is_honoured(self):
+        url = self.serve(fail=2)
+        t0 = time.monotonic()
+        self.assertEqual(client(self, url, retries=3).list_namespaces(), [])
+        self.assertEqual(len(_Flaky.seen), 3)
+        self.assertGreaterEqual(_Flaky.seen[1] - _Flaky.seen[0], 0.95)
+        self.assertGreaterEqual(_Flaky.seen[2] - _Flaky.seen[1], 0.95)
+        self.assertGreaterEqual(time.monotonic() - t0, 1.9)
+
+    def test_gives_up_after_retries(self):
+        url = self.serve(fail=10, retry_after="0")
+        with self.assertRaises(errors.UnavailableError) as cm:
+            client(self, url, retries=2).list_namespaces()
+        self.assertEqual(len(_Flaky.seen), 3)
+        self.assertEqual((cm.exception.code, cm.exception.retry_after), ("unavailable", 0.0))
+
+    def test_no_retry_when_disabled(self):
+        url = self.serve(fail=10)
+        with self.assertRaises(errors.UnavailableError):
+            client(self, url, retries=0).list_namespaces()
+        self.assertEqual(len(_Flaky.seen), 1)
+
+    def test_unreachable_is_transport_error(self):
+        port = self.serve(fail=0).rsplit(":", 1)[1]
+        with self.assertRaises(errors.TransportError):
+            client(self, "http://127.0.0.1:1", timeout=2).list_namespaces()
+        self.assertTrue(port)
+
+
+if __name__ == "__main__":
+    unittest.main()

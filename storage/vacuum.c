@@ -1,0 +1,49 @@
+/* vacuum.c - reclaim the holes that hard deletes leave in an index
+ * SPDX-License-Identifier: MIT
+ *
+ * DESIGN. A hard delete leaves a hole in the index (core/index.h). After a group has
+ * committed and been published, a namespace whose holes exceed max(VACUUM_MIN_HOLES,
+ * rows / 4) is rebuilt without them (mem_index_vacuum) WITHOUT its lock, through the
+ * writer's view - this thread is the only mutator, readers only bump access statistics
+ * (atomics) - then swapped in under the exclusive lock, where the access statistics
+ * bumped meanwhile are copied over and the dirty access list (the only row positions kept
+ * across groups) is remapped to the new positions (mem_index_vacuum_remap); the old index
+ * is freed after the unlock. Per-group position lists (the group's pending rows, the
+ * touched rows) are empty by then. Scans give the same answers: same rows, same order,
+ * same fields.
+ */
+#include <stdlib.h>
+
+#include "storage/writer_int.h"
+
+#define VACUUM_MIN_HOLES 1024
+
+void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
+{
+    const mem_index_t *view = mem_store__writer_view(w, ns);
+    mem_index_counts_t c;
+    mem_index_counts(view, &c);
+    size_t limit = c.n_rows / 4 > VACUUM_MIN_HOLES ? c.n_rows / 4 : VACUUM_MIN_HOLES;
+    if (c.n_deleted <= limit || c.n_visible != c.n_rows || ns->n_touched || ns->in_group) return;
+    mem_index_t *vac = NULL;
+    size_t *remap = malloc(c.n_rows * sizeof(*remap));
+    if (!remap || mem_index_vacuum(view, &vac) != MEM_OK) { /* ENOMEM: after a later group */
+        free(remap);
+        return;
+    }
+    mem_index_vacuum_remap(view, remap);
+    mem_index_t *idx = mem_store__write_lock(w, ns);
+    pthread_mutex_lock(&ns->acc_mu);
+    mem_index_vacuum_sync_access(vac, idx);
+    size_t k = 0;
+    for (size_t i = 0; i < ns->n_dirty; i++) {
+        size_t pos = ns->dirty[i];
+        if (pos < c.n_rows && remap[pos] != SIZE_MAX) ns->dirty[k++] = remap[pos];
+    }
+    ns->n_dirty = k;
+    mem_index_t *old = mem_store__write_swap(w, ns, vac);
+    pthread_mutex_unlock(&ns->acc_mu);
+    mem_store__write_unlock(w, ns);
+    mem_index_free(old);
+    free(remap);
+}

@@ -1,0 +1,83 @@
+/* writer_int.h - the writer's token and the calls its files share (writer thread only)
+ * SPDX-License-Identifier: MIT
+ *
+ * The writer is split by job: writer.c (the queue, the thread, the group commit, namespace
+ * create/drop), insert.c (insert validation and insert), remove.c (delete and compaction),
+ * linker.c (coherence-graph maintenance: every graph change is found WITHOUT the lock
+ * through the writer's view and applied under the exclusive lock), vacuum.c (dropping
+ * holes), access.c (writing access statistics), nssnap.c (importing and forgetting a whole
+ * namespace, for cluster placement). Only these files include this header: a
+ * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles
+ * a function to the writer's unlocked view and to the mutable handle of an index
+ * (store_int.h).
+ */
+#ifndef MEM_STORAGE_WRITER_INT_H
+#define MEM_STORAGE_WRITER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "storage/store_int.h"
+
+struct mem_store__writer {
+    mem_store_t *st;
+    /* the group in progress: the namespaces its ops touched, one reference each */
+    mem_store_ns_t **g_ns;
+    size_t *g_pend; /* per namespace: first row appended and not linked yet, or SIZE_MAX */
+    size_t g_n, g_cap;
+    int64_t lsn0;   /* st->lsn when the group began */
+    bool lsn_dirty; /* st->lsn moved: write it at the group's end */
+};
+
+/* writer.c */
+/* Step a write statement to completion, then reset it for the next use. */
+int mem_store__step_done(mem_store_t *st, sqlite3_stmt *s, const char *what, mem_err_t *err);
+/* Add ns to the group (once; takes a reference). MEM_OK, MEM_ENOMEM. */
+int mem_store__group_touch(mem_store__writer_t *w, mem_store_ns_t *ns);
+/* n records applied: the store's log sequence moves on, written at the group's end. */
+void mem_store__lsn_advance(mem_store__writer_t *w, int64_t n);
+bool mem_store__name_ok(const char *name);
+/* Create the namespace row and its (empty) in-memory namespace, registered and in the group. */
+int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, int64_t now_ms,
+                         mem_store_ns_t **out, mem_err_t *err);
+
+/* insert.c */
+int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* remove.c */
+int mem_store__op_delete(mem_store__writer_t *w, mem_store_op_t *op);
+int mem_store__op_compact(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* linker.c: the coherence graph of the namespaces in the group */
+/* Rows from first on were just appended to ns (in the group) and are not linked yet. */
+void mem_store__link_later(mem_store__writer_t *w, mem_store_ns_t *ns, size_t first);
+/* Link the rows appended to ns in this group and not linked yet, in one batch. Rows >=
+ * skip_from get their degree in their INSERT (which follows), so they are not listed for
+ * the degree flush. MEM_OK, MEM_ENOMEM. */
+int mem_store__link_pending(mem_store__writer_t *w, mem_store_ns_t *ns, size_t skip_from,
+                            mem_err_t *err);
+/* rows[0..n) leave the active set, all at once: their edges are found without the lock,
+ * then under it the degrees are applied and each row's flags become `flags | add` (or
+ * MEM_ROW_DELETED when add is MEM_ROW_DELETED). Rows already deleted, or whose flags would
+ * not change (a row listed twice), are skipped; *n_left (may be NULL) counts the rows changed and
+ * seqs (room for n, may be NULL) gets their seqs. Pending links of ns are made first. MEM_OK,
+ * MEM_ENOMEM. */
+int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                     uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err);
+/* Write once each row whose degree changed in this group. */
+int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err);
+/* End of the group for ns: forget its touched rows. */
+void mem_store__graph_reset(mem_store_ns_t *ns);
+
+/* nssnap.c: cluster placement (store.h, MEM_STORE_OP_NS_IMPORT / NS_FORGET) */
+int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op);
+int mem_store__op_ns_forget(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* vacuum.c */
+/* After publish, outside any group: drop the namespace's holes when there are many. */
+void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns);
+
+#endif

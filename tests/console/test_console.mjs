@@ -1,0 +1,191 @@
+// test_console.mjs - the web console in a real headless Chromium against the real server.
+//   sh tests/console/run.sh build/release/mnemod
+// The server needs a key, so the page must ask for it; then: the namespaces and their
+// stats, a search whose rows equal the REST answer, a slider that changes the order, the
+// decay plot, as_of, the segment browser, the key kept for the session. Screenshots go to
+// build/test-artifacts/. Any page error or CSP violation fails the test.
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+
+import { chromium } from "playwright-core";
+
+import { ROOT, startServer } from "../../clients/typescript/test/server.mjs";
+
+const KEY = "console-s3cret";
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const ARTIFACTS = resolve(process.env.MNEMOD_TEST_ARTIFACTS || join(ROOT, "build", "test-artifacts"));
+const NS = "agent";
+
+let srv, browser, page, profile; // browser: the persistent context
+const problems = [];
+
+async function call(method, path, body) {
+  const headers = { Authorization: `Bearer ${KEY}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(srv.url + path, { method, headers,
+    body: body === undefined ? undefined : JSON.stringify(body) });
+  const j = await r.json();
+  assert.ok(r.ok, `${method} ${path}: ${r.status} ${JSON.stringify(j)}`);
+  return j;
+}
+
+/** The rows of the results table: [{id, score, similarity, decay, text}]. */
+async function rows() {
+  return page.$$eval("#results tbody tr", (trs) => trs.map((tr) => {
+    const c = [...tr.children].map((td) => td.textContent);
+    return { id: tr.dataset.id, score: c[1], similarity: c[2], decay: c[3], text: c[9] };
+  }));
+}
+
+/** Wait until the results show exactly these ids, in this order. */
+async function waitOrder(ids) {
+  await page.waitForFunction((want) => {
+    const got = [...document.querySelectorAll("#results tbody tr")].map((tr) => tr.dataset.id);
+    return JSON.stringify(got) === JSON.stringify(want);
+  }, ids, { timeout: 10_000 }).catch(async () => {
+    assert.fail(`results ${JSON.stringify((await rows()).map((r) => r.id))}, want ` +
+      JSON.stringify(ids) + `; status: ${await page.textContent("#status")}`);
+  });
+}
+
+before(async () => {
+  srv = await startServer({ env: { MNEMOD_API_KEY: KEY } });
+  for (const s of [
+    { id: "pw-old", text: "the staging database password is hunter2", source: "ops",
+      timestamp: "2026-11-02T09:00:00Z", metadata: { kind: "secret" } },
+    { id: "lunch", text: "team lunch moved to thursday", timestamp: "2026-11-20T12:00:00Z" },
+    { id: "pw-new", text: "rotated: staging database password is now swordfish", source: "ops",
+      timestamp: "2026-11-28T09:00:00Z" },
+  ]) await call("POST", `/v1/namespaces/${NS}/segments`, s);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), "mnemod-chromium-"));
+  // a fresh profile directory per run (playwright passes it as --user-data-dir)
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  page = browser.pages()[0] ?? await browser.newPage();
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    // a refused key is answered 401, which the browser logs as a failed resource; anything
+    // else logged as an error (a CSP violation, an exception) is a defect
+    if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push(m.text());
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  if (srv) assert.equal(await srv.stop(), 0, "mnemod exits 0 on SIGTERM");
+});
+
+test("the console asks for the key, then searches; a slider changes the order", async () => {
+  const resp = await page.goto(`${srv.url}/console`);
+  assert.equal(resp.status(), 200);
+  assert.match(resp.headers()["content-security-policy"], /script-src 'self'/);
+  // no key yet: the server answers 401, the page asks
+  await page.waitForSelector("#key-dialog[open]", { timeout: 10_000 });
+  await page.fill("#key-input", "wrong-key");
+  await page.click("#key-save");
+  await page.waitForSelector("#key-dialog[open] #key-error:not([hidden])");
+  assert.match(await page.textContent("#key-error"), /refused/);
+  await page.fill("#key-input", KEY);
+  await page.click("#key-save");
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"].active`);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("mnemod.apiKey")), KEY);
+  assert.equal(await page.textContent('#ns-stats dd[data-stat="count"]'), "3");
+  assert.equal(await page.textContent('#ns-stats dd[data-stat="newest"]'),
+    "2026-11-28T09:00:00.000Z");
+
+  // plain similarity (half-life off): the old password's wording is closer
+  await page.fill("#q", "staging database password");
+  await page.press("#q", "Enter");
+  await waitOrder(["pw-old", "pw-new", "lunch"]);
+  const api = await call("POST", `/v1/namespaces/${NS}/retrieve`, { query:
+    "staging database password", k: 10, half_life: 0, recency_bias: 1, coherence_weight: 0,
+    decay: "exponential", explain: true });
+  const shown = await rows();
+  assert.deepEqual(shown.map((r) => r.id), api.results.map((r) => r.id));
+  shown.forEach((r, i) => {
+    assert.equal(r.score, api.results[i].score.toFixed(4));
+    assert.equal(r.similarity, api.results[i].similarity.toFixed(4));
+    assert.equal(r.text, api.results[i].text);
+  });
+  assert.equal(await page.textContent("#half-life-out"), "off");
+  await page.screenshot({ path: join(ARTIFACTS, "console-cosine.png") });
+
+  // the half-life slider to about a week: decay now decides, the rotated password wins
+  await page.fill("#half-life", "46");
+  assert.equal(await page.textContent("#half-life-out"), "7.4 d");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+  const decays = await page.$$eval("#results tbody tr td:nth-child(4)", (t) =>
+    t.map((x) => Number(x.textContent)));
+  assert.ok(decays.every((d) => d > 0 && d < 1), `decays ${decays}`);
+  assert.ok(decays[0] > decays[1], "the newer memory decayed less");
+  // the plot: the curve and one dot per result
+  assert.equal(await page.locator("#decay-plot polyline.curve").count(), 1);
+  assert.equal(await page.locator("#decay-plot circle.dot").count(), 3);
+  assert.match(await page.textContent("#plot-caption"), /exponential decay, half-life 7.4 d/);
+  await page.screenshot({ path: join(ARTIFACTS, "console.png") });
+
+  // recency bias 0: decay no longer counts, the order is plain similarity again
+  await page.fill("#recency-bias", "0");
+  await waitOrder(["pw-old", "pw-new", "lunch"]);
+  await page.fill("#recency-bias", "1");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+
+  // as of 10 November: later memories are excluded
+  await page.fill("#as-of", "2026-11-10T00:00:00");
+  await waitOrder(["pw-old"]);
+  assert.match(await page.textContent("#plot-caption"), /as of 2026-11-10T00:00:00Z/);
+  await page.fill("#as-of", "");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+});
+
+test("the key lasts for the session: a reload does not ask again", async () => {
+  await page.reload();
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"].active`);
+  assert.equal(await page.locator("#key-dialog[open]").count(), 0);
+});
+
+test("the segment browser pages through the listing with its filters", async () => {
+  await call("POST", "/v1/namespaces/browse/segments", { segments: Array.from({ length: 30 },
+    (_, i) => ({ id: `m${String(i).padStart(2, "0")}`, text: `memory ${i}`,
+      source: i % 3 ? "chat" : "ops", timestamp: 1_760_000_000 + i * 60,
+      metadata: { n: i } })) });
+  await page.click("#ns-refresh");
+  await page.click('#ns-list button[data-ns="browse"]');
+  await page.click("#tab-browse");
+  await page.selectOption("#b-limit", "25");
+  await page.click('#browse-form button[type="submit"]');
+  const ids = () => page.$$eval("#segments tbody tr", (t) => t.map((r) => r.dataset.id));
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 25);
+  const api = await call("GET", "/v1/namespaces/browse/segments?limit=25");
+  assert.deepEqual(await ids(), api.segments.map((x) => x.id));
+  assert.equal(await page.isDisabled("#b-prev"), true);
+  await page.click("#b-next");
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 5);
+  assert.deepEqual(await ids(), ["m25", "m26", "m27", "m28", "m29"]);
+  assert.equal(await page.isDisabled("#b-next"), true);
+  assert.match(await page.textContent("#b-page"), /page 2/);
+  await page.click("#b-prev");
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 25);
+  assert.equal((await ids())[0], "m00");
+  await page.fill("#b-source", "ops");
+  await page.click('#browse-form button[type="submit"]');
+  await page.waitForFunction(() => document.querySelectorAll("#segments tbody tr").length === 10);
+  assert.deepEqual(await ids(), Array.from({ length: 10 }, (_, i) =>
+    `m${String(i * 3).padStart(2, "0")}`));
+  assert.equal(await page.textContent('#segments tbody tr[data-id="m03"] td.meta'), '{"n":3}');
+  await page.screenshot({ path: join(ARTIFACTS, "console-browse.png") });
+});
+
+test("no page errors and no policy violations", () => {
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,330 @@
+"""test_cli.py - the client commands (`mnemod ns|add|get|forget|search|compact`) against a
+running server.
+
+Each command is run as a process the way a person would, and what it prints is checked
+against what the REST API says about the same data: tables parsed back and compared
+with the retrieve answer, --json compared with the API's own JSON, exit statuses exact
+(0 done, 1 refused or unreachable, 2 usage).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+
+
+def cli(srv, *args, stdin=None, env=None, url=True, timeout=60):
+    """Run `mnemod ARGS...` against srv -> (exit status, stdout, stderr)."""
+    e = h.clean_env({"MNEMOD_URL": "http://127.0.0.1:%d" % srv.port} if url else {})
+    e.pop("COLUMNS", None)
+    e.update(env or {})
+    p = subprocess.run([h.BINARY] + list(args), input=stdin if stdin is not None else b"",
+                       capture_output=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8")
+
+
+def ok(res, what=""):
+    rc, out, err = res
+    h.check(rc == 0, "%s: exit %d; stderr %s" % (what, rc, err))
+    return out
+
+
+def table(out):
+    """A CLI table -> list of dicts keyed by the header words (the last column keeps its
+    spaces)."""
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    head = lines[0].split()
+    rows = []
+    for ln in lines[1:]:
+        parts = ln.split(None, len(head) - 1)
+        if len(parts) < len(head) - 1:
+            continue  # a footer line
+        rows.append(dict(zip(head, parts)))
+    return rows
+
+
+PW = [("pw-old", "the staging database password is hunter2", "2026-11-02T09:00:00Z", "ops"),
+      ("lunch", "team lunch moved to thursday", "2026-11-20T12:00:00Z", None),
+      ("pw-new", "rotated: staging database password is now swordfish", "2026-11-28T09:00:00Z",
+       "ops")]
+
+
+def fill(srv, ns):
+    for sid, text, ts, source in PW:
+        args = ["add", "-n", ns, text, "--id", sid, "--timestamp", ts]
+        if source:
+            args += ["--source", source]
+        out = ok(cli(srv, *args), "add " + sid)
+        h.check(out.startswith(sid + "  seq "), "add prints the id and seq: %r" % out)
+
+
+@h.test
+def test_namespaces():
+    srv = h.shared()
+    out = ok(cli(srv, "ns", "create", "cli_ns", "--dim", "3"), "ns create")
+    h.eq(out.strip(), "namespace cli_ns: dim 3")
+    rc, out, err = cli(srv, "ns", "create", "cli_ns", "--dim", "4")
+    h.eq(rc, 1, "409 exit status")
+    h.check(err.startswith("mnemod: 409 namespace_exists: "), "409 message: %r" % err)
+    ok(cli(srv, "add", "--namespace", "cli_ns", "--embedding", "[1,0,0]",
+           "--timestamp", "2026-01-02"), "add vector")
+    rows = {r["NAME"]: r for r in table(ok(cli(srv, "ns", "list"), "ns list"))}
+    h.check("cli_ns" in rows, "ns list shows cli_ns: %r" % rows)
+    h.eq((rows["cli_ns"]["COUNT"], rows["cli_ns"]["DIM"]), ("1", "3"), "ns list row")
+    stats = dict(ln.split(None, 1) for ln in
+                 ok(cli(srv, "ns", "stats", "cli_ns"), "ns stats").splitlines())
+    api = h.expect_ok(srv.get("/v1/namespaces/cli_ns"))
+    h.eq(stats["count"], str(api["count"]), "stats count")
+    h.eq(stats["oldest"], "2026-01-02T00:00:00.000Z", "a bare date is midnight UTC")
+    j = json.loads(ok(cli(srv, "ns", "stats", "-n", "cli_ns", "--json"), "stats --json"))
+    h.eq(j, api, "--json is the API's answer")
+    rc, _, err = cli(srv, "ns", "drop", "cli_ns")
+    h.eq(rc, 2, "drop without --yes")
+    h.check("--yes" in err, err)
+    h.expect_ok(srv.get("/v1/namespaces/cli_ns"))
+    h.eq(ok(cli(srv, "ns", "drop", "cli_ns", "--yes"), "drop").strip(), "deleted namespace cli_ns")
+    h.expect_error(srv.get("/v1/namespaces/cli_ns"), 404, "not_found")
+    rc, _, err = cli(srv, "ns", "stats", "cli_ns")
+    h.eq(rc, 1, "stats of a dropped namespace")
+    h.check(err.startswith("mnemod: 404 not_found: "), err)
+
+
+@h.test
+def test_add_get_forget():
+    srv = h.shared()
+    ns = "cli_add"
+    out = ok(cli(srv, "-n", ns, "add", "--id", "piped", "--source", "stdin",
+                 "--metadata", '{"user":"ana","tags":["a","b"]}',
+                 stdin=b"read from stdin, with an accent: caf\xc3\xa9\n"), "add from stdin")
+    h.check(out.startswith("piped  seq 1  "), out)
+    seg = h.expect_ok(srv.get("/v1/namespaces/%s/segments/piped" % ns))
+    h.eq(seg["text"], "read from stdin, with an accent: caf\u00e9", "trailing newline dropped")
+    h.eq(seg["metadata"], {"user": "ana", "tags": ["a", "b"]}, "metadata")
+    h.eq(seg["source"], "stdin", "source")
+    ok(cli(srv, "-n", ns, "add", "-", "--id", "dash", stdin=b"dash means stdin"), "add -")
+    ok(cli(srv, "-n", ns, "add", "the newer one", "--id", "newer", "--supersedes", "piped,dash"),
+       "add --supersedes")
+    h.eq(h.expect_ok(srv.get("/v1/namespaces/%s/segments/dash" % ns))["superseded_by"], "newer")
+    got = dict(ln.split(None, 1) for ln in ok(cli(srv, "-n", ns, "get", "piped"), "get")
+               .splitlines())
+    h.eq(got["text"], seg["text"], "get text")
+    h.eq(got["superseded_by"], "newer", "get superseded_by")
+    j = json.loads(ok(cli(srv, "-n", ns, "get", "newer", "--embedding", "--json"), "get --json"))
+    h.eq(j, h.expect_ok(srv.get("/v1/namespaces/%s/segments/newer?embedding=true" % ns)))
+    odd = "a/b c?d%e"
+    ok(cli(srv, "-n", ns, "add", "odd id", "--id", odd), "add odd id")
+    h.eq(json.loads(ok(cli(srv, "-n", ns, "get", odd, "--json")))["id"], odd, "escaped id")
+    h.eq(ok(cli(srv, "-n", ns, "forget", odd), "forget").strip(), "forgot " + odd)
+    rc, _, err = cli(srv, "-n", ns, "get", odd)
+    h.eq(rc, 1)
+    h.check(err.startswith("mnemod: 404 not_found: "), err)
+    # the server's checks reach the user with their code and field
+    rc, _, err = cli(srv, "-n", ns, "add", "older", "--timestamp", "2020-01-01")
+    h.eq(rc, 1)
+    h.check(err.startswith("mnemod: 409 non_monotonic_timestamp: "), err)
+    rc, _, err = cli(srv, "-n", ns, "add", "x", "--metadata", "{not json")
+    h.eq(rc, 2, "bad --metadata is a usage error")
+    h.check("--metadata" in err, err)
+    rc, _, err = cli(srv, "-n", ns, "add", "x", "--metadata", "[1]")
+    h.eq(rc, 1, "metadata that is not an object: the server refuses it")
+    h.check("400 invalid_field" in err and "metadata" in err, err)
+    h.eq(h.expect_ok(srv.get("/v1/namespaces/" + ns))["count"], 3, "nothing else written")
+
+
+@h.test
+def test_search_table_matches_the_api():
+    srv = h.shared()
+    ns = "cli_search"
+    fill(srv, ns)
+    q = "staging database password"
+    cases = [
+        (["-k", "3"], {"k": 3}),
+        (["--half-life", "7", "--origin", "2026-11-30"],
+         {"half_life_days": 7, "origin": "2026-11-30T00:00:00Z"}),
+        (["--half-life", "36h", "--decay", "gaussian", "--origin", "2026-11-30T00:00:00Z"],
+         {"half_life": "36h", "decay": "gaussian", "origin": "2026-11-30T00:00:00Z"}),
+        (["--half-life", "10d", "--decay", "weibull:1.5", "--coherence-weight", "0.5",
+          "--recency-bias", "0.8", "--origin", "1796000000"],
+         {"half_life": "10d", "decay": {"weibull": {"shape": 1.5}}, "coherence_weight": 0.5,
+          "recency_bias": 0.8, "origin": 1796000000}),
+        (["--as-of", "2026-11-10"], {"as_of": "2026-11-10T00:00:00Z"}),
+        (["--source", "ops", "--min-score", "0.72"], {"source": "ops", "min_score": 0.72}),
+        (["--since", "2026-11-03", "--until", "2026-11-29"],
+         {"since": "2026-11-03T00:00:00Z", "until": "2026-11-29T00:00:00Z"}),
+    ]
+    for args, req in cases:
+        out = ok(cli(srv, "search", "-n", ns, q, *args), "search %s" % args)
+        rows = table(out)
+        api = h.expect_ok(srv.retrieve(ns, dict(req, query=q, explain=True)))["results"]
+        h.eq([r["ID"] for r in rows], [a["id"] for a in api], "order for %s" % args)
+        for r, a in zip(rows, api):
+            h.near(float(r["SCORE"]), a["score"], 6e-5, "score %s" % args)
+            h.near(float(r["SIM"]), a["similarity"], 6e-5, "similarity %s" % args)
+            h.near(float(r["DECAY"]), a["decay"], 6e-5, "decay %s" % args)
+            if "coherence_weight" in req:
+                h.near(float(r["GATE"]), a["gate"], 6e-5, "gate")
+            h.eq(r["TEXT"], a["text"], "text")
+        h.check(cli(srv, "search", "-n", ns, q, *args)[2].startswith("%d results" % len(api)),
+                "summary on stderr")
+        j = json.loads(ok(cli(srv, "search", "-n", ns, q, "--json", *args)))
+        want = h.expect_ok(srv.retrieve(ns, dict(req, query=q)))
+        for d in (j, want):
+            d.pop("took_ms")
+        h.eq(j, want, "--json %s" % args)
+    # the README story: the rotated password wins with a 7-day half-life
+    rows = table(ok(cli(srv, "search", "-n", ns, q, "-k", "2", "--half-life", "7d",
+                        "--origin", "2026-11-30")))
+    h.eq([r["ID"] for r in rows], ["pw-new", "pw-old"])
+    rc, _, err = cli(srv, "search", "-n", ns, q, "-k", "0")
+    h.eq(rc, 1)
+    h.check(err.startswith("mnemod: 400 invalid_field: ") and "k" in err, err)
+    rc, _, err = cli(srv, "search", "-n", "cli_nowhere", q)
+    h.eq(rc, 1)
+    h.check("404 not_found" in err, err)
+
+
+@h.test
+def test_list_pages_like_the_api():
+    srv = h.shared()
+    ns = "cli_list"
+    h.expect_ok(srv.insert(ns, {"segments": [
+        {"id": "s%d" % i, "text": "memory number %d" % i, "source": "odd" if i % 2 else "even",
+         "timestamp": 1_760_000_000 + i * 3600} for i in range(7)]}), 201)
+    h.expect_ok(srv.insert(ns, {"id": "s7", "text": "replaces s0", "supersedes": ["s0"],
+                                "timestamp": 1_760_000_000 + 7 * 3600}), 201)
+    rc, out, err = cli(srv, "list", "-n", ns, "--limit", "3")
+    h.eq(rc, 0, err)
+    rows = table(out)
+    h.eq([r["ID"] for r in rows], ["s1", "s2", "s3"], "first page (s0 is superseded)")
+    h.eq([r["SEQ"] for r in rows], ["2", "3", "4"])
+    h.eq(rows[0]["TIMESTAMP"], "2025-10-09T09:53:20Z", "timestamp column")
+    h.eq(rows[0]["SOURCE"], "odd")
+    api = h.expect_ok(srv.get("/v1/namespaces/%s/segments?limit=3" % ns))
+    h.check(err.strip() == "more: mnemod list --after %s (or --all)" % api["next"], err)
+    rc, out, err = cli(srv, "list", "-n", ns, "--limit", "3", "--after", api["next"])
+    h.eq([r["ID"] for r in table(out)], ["s4", "s5", "s6"], "second page")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--all", "--limit", "2", "--include-superseded")))
+    h.eq([r["ID"] for r in rows], ["s%d" % i for i in range(8)], "--all walks every page")
+    h.eq(rows[0]["FLAGS"], "S", "superseded flag")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--all", "--source", "odd")))
+    h.eq([r["ID"] for r in rows], ["s1", "s3", "s5"], "--source")
+    rows = table(ok(cli(srv, "list", "-n", ns, "--since", str(1_760_000_000 + 2 * 3600),
+                        "--until", "2025-10-09T12:53:20Z")))
+    h.eq([r["ID"] for r in rows], ["s2", "s3", "s4"], "--since/--until")
+    j = json.loads(ok(cli(srv, "list", "-n", ns, "--limit", "2", "--json")))
+    h.eq(j, h.expect_ok(srv.get("/v1/namespaces/%s/segments?limit=2" % ns)), "--json")
+    rc, _, err = cli(srv, "list", "-n", ns, "--limit", "0")
+    h.eq(rc, 1)
+    h.check("400 invalid_field" in err and "limit" in err, err)
+
+
+@h.test
+def test_long_text_is_cut_to_the_terminal():
+    srv = h.shared()
+    ns = "cli_width"
+    text = "\u00e9t\u00e9 " * 60  # multi-byte characters: cut on a character boundary
+    ok(cli(srv, "add", "-n", ns, text, "--id", "long"))
+    rc, out, _ = cli(srv, "search", "-n", ns, "\u00e9t\u00e9", env={"COLUMNS": "80"})
+    h.eq(rc, 0)
+    line = [ln for ln in out.splitlines() if "long" in ln][0]
+    h.eq(len(line), 80, "row width on an 80-column terminal: %r" % line)
+    h.check(line.endswith("..."), line)
+    rc, out, _ = cli(srv, "search", "-n", ns, "\u00e9t\u00e9")
+    h.check(text.strip() in out, "not cut when the width is unknown")
+
+
+@h.test
+def test_compact():
+    srv = h.shared()
+    ns = "cli_compact"
+    h.expect_ok(srv.insert(ns, {"segments": [
+        {"id": "s%d" % i, "embedding": [1, i / 10, (i % 3) / 5], "timestamp": 1_750_000_000 + i}
+        for i in range(8)]}), 201)
+    out = ok(cli(srv, "compact", "-n", ns, "--target", "3", "--dry-run"))
+    h.check(out.startswith("dry run, "), out)
+    h.check(": 8 -> 3 segments, 5 would go" in out, out)
+    h.eq(h.expect_ok(srv.get("/v1/namespaces/" + ns))["archived"], 0, "dry run archives nothing")
+    out = ok(cli(srv, "compact", "-n", ns, "--ratio", "0.5", "--policy", "coherence_weighted"))
+    h.check(out.startswith("coherence_weighted: 8 -> 4 segments, 4 archived"), out)
+    evicted = [ln.strip() for ln in out.splitlines()[1:]]
+    h.eq(len(evicted), 4)
+    for sid in evicted:
+        h.eq(h.expect_ok(srv.get("/v1/namespaces/%s/segments/%s" % (ns, sid)))["archived"], True)
+    rc, _, err = cli(srv, "compact", "-n", ns)
+    h.eq(rc, 2)
+    h.check("--target" in err, err)
+
+
+@h.test
+def test_key_and_url():
+    srv = h.shared(env={"MNEMOD_API_KEY": "cli-s3cret"}, key="auth")
+    rc, _, err = cli(srv, "ns", "list")
+    h.eq(rc, 1)
+    h.check(err.startswith("mnemod: 401 unauthorized: "), err)
+    ok(cli(srv, "ns", "list", env={"MNEMOD_API_KEY": "cli-s3cret"}), "key from the environment")
+    with tempfile.NamedTemporaryFile("w", suffix=".key", delete=False) as f:
+        f.write("cli-s3cret\n")
+    try:
+        ok(cli(srv, "--api-key-file", f.name, "add", "-n", "k", "keyed"), "key from a file")
+    finally:
+        os.unlink(f.name)
+    url = "http://127.0.0.1:%d" % srv.port
+    out = ok(cli(srv, "ns", "list", "--url", url + "/", url=False,
+                 env={"MNEMOD_API_KEY": "cli-s3cret"}), "--url")
+    h.check(any(r["NAME"] == "k" for r in table(out)), out)
+    out = ok(cli(srv, "ns", "list", "--url", "127.0.0.1:%d" % srv.port, url=False,
+                 env={"MNEMOD_API_KEY": "cli-s3cret"}), "--url without a scheme")
+    rc, _, err = cli(srv, "ns", "list", "--url", "http://127.0.0.1:1", url=False)
+    h.eq(rc, 1, "unreachable")
+    h.check(err.startswith("mnemod: GET http://127.0.0.1:1/v1/namespaces: "), err)
+
+
+@h.test
+def test_usage_errors():
+    srv = h.shared()
+    for args, needle in [(["search"], "QUERY"), (["search", "q", "--bogus"], "--bogus"),
+                         (["search", "q", "-k"], "needs a value"),
+                         (["search", "q", "-k", "2.5"], "integer"),
+                         (["search", "q", "--recency-bias", "lots"], "number"),
+                         (["search", "q", "--include-archived=yes"], "takes no value"),
+                         (["ns"], "subcommand"), (["ns", "rename", "x"], "rename"),
+                         (["ns", "create", "x"], "--dim"), (["get"], "ID"),
+                         (["add", "a", "b"], "one TEXT"), (["--timeout", "x", "ns", "list"],
+                                                          "--timeout")]:
+        rc, out, err = cli(srv, *args)
+        h.eq(rc, 2, "exit status of %s" % args)
+        h.check(needle in err, "%s: %r" % (args, err))
+        h.eq(out, "", "nothing on stdout for %s" % args)
+    rc, out, _ = cli(srv, "help")
+    h.eq(rc, 0)
+    for word in ("ns list", "search QUERY", "export", "import", "MNEMOD_URL"):
+        h.check(word in out, "help mentions %s" % word)
+    h.eq(cli(srv, "search", "--help")[1], out, "--help of a command")
+    # a server flag's value is never taken for a command word
+    rc, _, err = cli(srv, "--log-level", "list")
+    h.eq(rc, 2, "server flag with a bad value")
+    h.check("log-level" in err, err)
+
+
+@h.test
+def test_server_ignores_the_client_settings():
+    """MNEMOD_URL and MNEMOD_NAMESPACE are the CLI's: a server started in the same shell
+    accepts them (any other unknown MNEMOD_* variable still stops it)."""
+    srv = h.Server(env={"MNEMOD_URL": "http://example.invalid", "MNEMOD_NAMESPACE": "x"})
+    srv.start()
+    try:
+        h.expect_ok(srv.get("/v1/namespaces"))
+    finally:
+        srv.stop()
+    p = subprocess.run([h.BINARY, "--listen", "127.0.0.1:0", "--data", "/nonexistent/x.db"],
+                       env=h.clean_env({"MNEMOD_URLS": "x"}), capture_output=True, timeout=30)
+    h.eq(p.returncode, 2)
+    h.check(b"MNEMOD_URLS" in p.stderr, p.stderr)
+
+
+if __name__ == "__main__":
+    h.main()

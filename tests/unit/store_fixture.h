@@ -1,0 +1,96 @@
+/* store_fixture.h - the temporary database every storage unit test starts from
+ * SPDX-License-Identifier: MIT
+ *
+ * Include after <cmocka.h>. Each test runs in a fresh directory /tmp/mnemod-<tag>-XXXXXX
+ * (STORE_FIXTURE_TAG, defined before the include) holding fx_dbpath; store_fixture_setup
+ * and store_fixture_teardown are the cmocka setup/teardown pair. The teardown removes the
+ * database files (and those of any path registered with store_fixture_extra) and then the
+ * directory, which fails silently only when a test left a stray file behind.
+ */
+#ifndef MEM_TESTS_UNIT_STORE_FIXTURE_H
+#define MEM_TESTS_UNIT_STORE_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/vec.h"
+#include "storage/store.h"
+
+#ifndef STORE_FIXTURE_TAG
+#define STORE_FIXTURE_TAG "store"
+#endif
+
+static char fx_tmpdir[64];
+static char fx_dbpath[128];
+static char fx_extra[4][128]; /* other databases a test makes in fx_tmpdir */
+static size_t fx_n_extra;
+
+/* Remove a database and its companions (WAL, shared memory, rollback journal). */
+static inline void store_fixture_rm_db(const char *path)
+{
+    char p[200];
+    const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%.180s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
+/* The path of another database file name in the test's directory, removed at teardown. */
+static inline const char *store_fixture_extra(const char *name)
+{
+    if (fx_n_extra == sizeof(fx_extra) / sizeof(fx_extra[0])) abort();
+    char *p = fx_extra[fx_n_extra++];
+    snprintf(p, sizeof(fx_extra[0]), "%s/%s", fx_tmpdir, name);
+    return p;
+}
+
+static inline int store_fixture_setup(void **state)
+{
+    (void)state;
+    snprintf(fx_tmpdir, sizeof(fx_tmpdir), "/tmp/mnemod-%s-XXXXXX", STORE_FIXTURE_TAG);
+    if (!mkdtemp(fx_tmpdir)) return -1;
+    snprintf(fx_dbpath, sizeof(fx_dbpath), "%s/test.db", fx_tmpdir);
+    fx_n_extra = 0;
+    return 0;
+}
+
+static inline int store_fixture_teardown(void **state)
+{
+    (void)state;
+    store_fixture_rm_db(fx_dbpath);
+    for (size_t i = 0; i < fx_n_extra; i++)
+        store_fixture_rm_db(fx_extra[i]);
+    fx_n_extra = 0;
+    rmdir(fx_tmpdir);
+    return 0;
+}
+
+/* The options most tests open with: fx_dbpath, no fsync, threshold 0.55, room to spare. */
+static inline mem_store_opts_t store_fixture_opts(void)
+{
+    mem_store_opts_t o = {
+        .path = fx_dbpath,
+        .sync_full = false,
+        .coherence_threshold = 0.55f,
+        .max_namespaces = 100,
+        .max_queue = 100000,
+        .ops = mem_vec_ops(),
+    };
+    return o;
+}
+
+/* Open with o, which must succeed (the error is printed when it does not). */
+static inline mem_store_t *store_fixture_open(const mem_store_opts_t *o)
+{
+    mem_store_t *st = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    int rc = mem_store_open(o, &st, &err);
+    if (rc != MEM_OK) fprintf(stderr, "open %s: %s\n", o->path, err.msg);
+    assert_int_equal(rc, MEM_OK);
+    return st;
+}
+
+#endif
