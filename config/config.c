@@ -1057,7 +1057,7 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
         "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
         "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
         "max_namespaces=%zu log_level=%s log_format=%s simd=%s scan_helpers=%zu "
-        "scan_split_min=%zu%s",
+        "scan_split_min=%zu",
         strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
         strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
         cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
@@ -1081,6 +1081,9 @@ size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
     else
         n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
                      " embedder=builtin");
+    used += n > 0 ? (size_t)n : 0;
+    n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0, "%s",
+                 cluster); /* cluster mode only */
     return used + (n > 0 ? (size_t)n : 0);
 }
 
