@@ -543,7 +543,8 @@ out:
 }
 
 /* Keep only the namespaces live on this node in a {"namespaces": [...]} answer, each with
- * its position here ("log_pos", for the merge to keep the freshest copy's figures). */
+ * its position here ("log_seq": the merge keeps the freshest copy's figures, and a client
+ * may pass it as min_seq). */
 static void filter_local(rreq_t *r)
 {
     mem_api_resp_t *resp = r->resp;
@@ -561,7 +562,7 @@ static void filter_local(rreq_t *r)
         const char *name = json_string_value(json_object_get(v, "name"));
         uint64_t pos = name ? mem_cluster_position(r->rp->cl, name) : 0;
         if (!pos && !(name && mem_cluster_serves(r->rp->cl, name))) continue;
-        json_object_set_new(v, "log_pos", json_integer((json_int_t)pos));
+        json_object_set_new(v, "log_seq", json_integer((json_int_t)pos));
         json_array_append(keep, v);
     }
     json_object_set_new(o, "namespaces", keep);
@@ -598,9 +599,9 @@ static void merge(rreq_t *r)
         {
             const char *name = json_string_value(json_object_get(v, "name"));
             if (!name) continue;
-            json_int_t pos = json_integer_value(json_object_get(v, "log_pos"));
+            json_int_t pos = json_integer_value(json_object_get(v, "log_seq"));
             json_t *prev = json_object_get(seen, name);
-            if (prev && json_integer_value(json_object_get(prev, "log_pos")) >= pos) continue;
+            if (prev && json_integer_value(json_object_get(prev, "log_seq")) >= pos) continue;
             json_object_set(seen, name, v);
         }
         json_decref(o);
@@ -609,7 +610,6 @@ static void merge(rreq_t *r)
     json_t *v;
     json_object_foreach(seen, key, v)
     {
-        json_object_del(v, "log_pos");
         json_array_append(all, v);
     }
     size_t n = json_array_size(all);

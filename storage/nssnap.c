@@ -281,12 +281,36 @@ out:
     return rc;
 }
 
+/* Is path an export of namespace ns this binary can read? MEM_OK or MEM_EINVAL (nothing is
+ * touched: the import is refused as a whole). */
+static int check_export(const char *path, const char *ns, mem_err_t *err)
+{
+    sqlite3 *src = NULL;
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL);
+    bool ok = rc == SQLITE_OK &&
+              sqlite3_prepare_v2(src, "SELECT ns, format FROM export", -1, &s, NULL) == SQLITE_OK &&
+              sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 1) == EXPORT_FORMAT &&
+              sqlite3_column_text(s, 0) && strcmp((const char *)sqlite3_column_text(s, 0), ns) == 0;
+    sqlite3_finalize(s);
+    s = NULL;
+    if (ok) { /* exactly one namespace row, of that name */
+        ok = sqlite3_prepare_v2(src, "SELECT count(*), min(name) FROM namespaces", -1, &s, NULL) ==
+                 SQLITE_OK &&
+             sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1 &&
+             sqlite3_column_text(s, 1) && strcmp((const char *)sqlite3_column_text(s, 1), ns) == 0;
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(src);
+    return ok ? MEM_OK
+              : mem_err_set(err, MEM_EINVAL, "namespace copy %s: not an export of %s", path, ns);
+}
+
 /* Writer, in the group's transaction: the export file's namespace as new rows (a fresh
  * namespace id), table by table, column by column. */
 static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t *err)
 {
     sqlite3 *src = NULL;
-    sqlite3_stmt *s = NULL;
     char **tables = NULL;
     size_t n = 0;
     int rc = sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL);
@@ -295,23 +319,12 @@ static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t 
                          src ? sqlite3_errmsg(src) : sqlite3_errstr(rc));
         goto out;
     }
-    rc = sqlite3_prepare_v2(src, "SELECT ns, format FROM export", -1, &s, NULL);
-    if (rc != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW ||
-        sqlite3_column_int(s, 1) != EXPORT_FORMAT ||
-        strcmp((const char *)sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0)
-                                                       : "",
-               ns) != 0) {
-        rc = mem_err_set(err, MEM_EINVAL, "namespace copy %s: not an export of %s", path, ns);
-        goto out;
-    }
-    sqlite3_finalize(s);
-    s = NULL;
     if ((rc = ns_tables(src, "main", &tables, &n, err)) != MEM_OK) goto out;
     int64_t new_id = 0;
     /* namespaces first: the other tables need the new id */
     if ((rc = copy_table(st, src, "namespaces", 0, &new_id, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(tables[i], "namespaces") == 0) continue;
+        if (strcmp(tables[i], "namespaces") == 0 || strcmp(tables[i], "export") == 0) continue;
         if (!has_column(st->db, "main", tables[i], "ns_id")) {
             rc =
                 mem_err_set(err, MEM_EINVAL, "namespace copy: table %s is unknown here", tables[i]);
@@ -321,7 +334,6 @@ static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t 
     }
     rc = MEM_OK;
 out:
-    sqlite3_finalize(s);
     free_tables(tables, n);
     sqlite3_close(src);
     return rc;
@@ -332,23 +344,30 @@ int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op)
     mem_store_t *st = w->st;
     if (!mem_store__name_ok(op->ns) || !op->import_path)
         return mem_err_set(&op->err, MEM_EINVAL, "import: namespace and file required");
-    int rc;
+    /* Refused as a whole before anything changes (a client error rolls back SQL only). */
+    int rc = check_export(op->import_path, op->ns, &op->err);
+    if (rc != MEM_OK) return rc;
+    /* From here a failure is a storage error: the group rolls back and the writer reloads
+     * the touched namespaces (the old copy included) from SQLite. */
     mem_store_ns_t *old = mem_store__reg_find(st, op->ns);
     if (old) {
         if ((rc = mem_store__group_touch(w, old)) != MEM_OK)
             return mem_err_set(&op->err, rc, "out of memory");
-        if ((rc = delete_rows(st, old->ns_id, &op->err)) != MEM_OK) return rc;
         old->dropped = true;
         mem_store__reg_remove(st, old);
+        if ((rc = delete_rows(st, old->ns_id, &op->err)) != MEM_OK) return rc;
     }
-    if ((rc = copy_in(st, op->import_path, op->ns, &op->err)) != MEM_OK) return rc;
     mem_store_ns_t *ns = NULL;
-    if ((rc = mem_store__load_ns(st, st->db, op->ns, &ns, &op->err)) != MEM_OK) return rc;
-    if (!ns)
-        return mem_err_set(&op->err, MEM_EINVAL, "import: no namespace %s in the copy", op->ns);
+    if ((rc = copy_in(st, op->import_path, op->ns, &op->err)) != MEM_OK ||
+        (rc = mem_store__load_ns(st, st->db, op->ns, &ns, &op->err)) != MEM_OK || !ns) {
+        char why[sizeof(op->err.msg)];
+        snprintf(why, sizeof(why), "%s", op->err.msg[0] ? op->err.msg : "no namespace in the copy");
+        if (rc == MEM_OK || rc == MEM_EINVAL) rc = MEM_ESTORAGE;
+        return mem_err_set(&op->err, rc, "import of %s failed: %s", op->ns, why);
+    }
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
         mem_store__ns_release(ns);
-        return mem_err_set(&op->err, rc, "out of memory");
+        return mem_err_set(&op->err, MEM_ENOMEM, "out of memory");
     }
     if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
         return mem_err_set(&op->err, rc, "out of memory");
