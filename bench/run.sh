@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD_DIR - run every bench binary (repo root as cwd), then the HTTP suite.
+# run.sh BUILD_DIR - run every bench binary (repo root as cwd), then the HTTP and cluster suites.
 # Benches measure and never fail the build: a failing bench is reported, not fatal.
 # Env: BENCH_FULL=1 adds 1M x 768 to scale; BENCH_SCALE_MAX_N caps its N; MNEMOD_SIMD
 # forces a kernel ISA.
@@ -16,6 +16,11 @@ done
 if [ -f bench/http/run.sh ]; then
     echo "== http"
     sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
+fi
+if [ -f bench/cluster/run.py ]; then
+    echo "== cluster"
+    python3 bench/cluster/run.py "$B/mnemod" bench/results/cluster.json ||
+        echo "bench/cluster/run.py exited with status $? (not fatal)"
 fi
 echo "results in bench/results/"
 exit 0

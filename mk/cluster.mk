@@ -28,3 +28,11 @@ cluster-test: deps
 	nice python3 tests/cluster/test_outage.py $(B)/mnemod
 	nice python3 tests/cluster/test_partition.py $(B)/mnemod
 	WRAPPED_MNEMOD=$(abspath $(B)/mnemod) nice python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats
+
+# The cluster suite of `make bench` (bench/run.sh calls it too): 3 nats-server + 6 nodes on
+# loopback, 2 nodes per namespace; capacity, write throughput spread over the nodes against
+# one node, the cost of a relayed retrieve, a move of a 100k-segment namespace under write
+# load. Writes bench/results/cluster.json; measures only, never fails the build.
+bench-cluster: deps
+	@$(MAKE) --no-print-directory $(B)/mnemod
+	nice python3 bench/cluster/run.py $(B)/mnemod bench/results/cluster.json

@@ -85,6 +85,14 @@ static bool hdr_is(const char *line, size_t len, const char *name, const char **
     return true;
 }
 
+/* The first CRLF in [p, end), or NULL (the buffer is not NUL-terminated). */
+static const char *find_crlf(const char *p, const char *end)
+{
+    for (; p + 1 < end; p++)
+        if (p[0] == '\r' && p[1] == '\n') return p;
+    return NULL;
+}
+
 long mem_srv_fwd_parse_head(const char *buf, size_t len, int *status, long long *content_length,
                             bool *chunked, bool *close, mem_srv_fwd_res_t *res)
 {
@@ -98,7 +106,7 @@ long mem_srv_fwd_parse_head(const char *buf, size_t len, int *status, long long 
     *content_length = -1;
     *chunked = *close = false;
     const char *p = buf;
-    const char *eol = strstr(p, "\r\n");
+    const char *eol = find_crlf(p, end);
     if (!eol || eol - p < 12 || strncmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ') return -1;
     if (!isdigit((unsigned char)p[9]) || !isdigit((unsigned char)p[10]) ||
         !isdigit((unsigned char)p[11]))
@@ -108,7 +116,7 @@ long mem_srv_fwd_parse_head(const char *buf, size_t len, int *status, long long 
     if (p[7] == '0') *close = true; /* HTTP/1.0: no keep-alive unless asked, which we do not */
     p = eol + 2;
     while (p < end - 2) {
-        eol = strstr(p, "\r\n");
+        eol = find_crlf(p, end);
         if (!eol || eol > end - 2) return -1;
         size_t l = (size_t)(eol - p);
         const char *v;

@@ -12,7 +12,7 @@
 #   FUZZ_JOBS=2 sh tests/fuzz/run.sh 3600   # longer campaign, 2 workers per target
 SECS=${1:-10}
 [ $# -gt 0 ] && shift
-DEFAULT="request decode router timefmt config provider json"
+DEFAULT="request decode router timefmt config provider json cluster"
 [ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
 TARGETS=${*:-$DEFAULT}
 JOBS=${FUZZ_JOBS:-1}
