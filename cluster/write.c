@@ -213,11 +213,13 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
         rc = mem_err_set(err, MEM_EBUSY, "too many cluster writes pending (%d)", MAX_PENDING);
     } else if (!(j->ns = mem_cluster__ns_get(cl, op->ns))) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+    } else if (!j->ns->in_map) { /* placed nowhere: no node would apply the record */
+        rc = mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     }
     if (rc != MEM_OK) {
         pthread_mutex_unlock(&cl->mu);
         free(j);
-        err->retry_after_s = 1;
+        if (rc == MEM_EBUSY) err->retry_after_s = 1;
         return rc;
     }
     cl->n_jobs++;

@@ -178,7 +178,8 @@ static bool ns_name_ok(const char *p, size_t n)
 }
 
 /* MCP: the namespace a tools/call acts on ("default" when absent), and whether it writes. */
-static bool mcp_namespace(const char *body, size_t len, char *ns, size_t cap, bool *write)
+static bool mcp_namespace(const char *body, size_t len, char *ns, size_t cap, bool *write,
+                          bool *create)
 {
     json_t *o = json_loadb(body, len, 0, NULL);
     bool found = false;
@@ -192,6 +193,7 @@ static bool mcp_namespace(const char *body, size_t len, char *ns, size_t cap, bo
         if (tool && name && ns_name_ok(name, strlen(name))) {
             snprintf(ns, cap, "%s", name);
             *write = strcmp(tool, "memory_retrieve") != 0;
+            *create = strcmp(tool, "memory_insert") == 0;
             found = true;
         }
     }
@@ -209,10 +211,9 @@ static void classify(rreq_t *r)
         return;
     }
     if (strcmp(path, "/mcp") == 0 && strcmp(m, "POST") == 0) {
-        if (mcp_namespace(r->req.body, r->req.body_len, r->ns, sizeof(r->ns), &r->write)) {
-            r->kind = K_NS;
-            r->create = r->write; /* memory_insert may create its namespace */
-        }
+        if (mcp_namespace(r->req.body, r->req.body_len, r->ns, sizeof(r->ns), &r->write,
+                          &r->create))
+            r->kind = K_NS; /* memory_insert may create its namespace */
         return;
     }
     if (strncmp(path, pre, sizeof(pre) - 1) != 0) return;
@@ -676,12 +677,18 @@ static void after_work(uv_work_t *w, int status)
         if (r->resolve_rc == MEM_OK) {
             route(r);
         } else if (r->resolve_rc == MEM_ENOTFOUND) {
-            if (r->forwarded)
+            if (r->forwarded) {
                 answer_code(r, 421, "misdirected",
                             "this node does not hold the namespace (placement changed)");
-            else
-                go_local(r); /* no such namespace anywhere: api/ answers here (404) */
-            if (r->forwarded) finish(r);
+                finish(r);
+            } else if (r->write && !r->create) { /* nothing to delete or compact anywhere */
+                char msg[120];
+                snprintf(msg, sizeof(msg), "namespace not found: %s", r->ns);
+                fail(r, MEM_ENOTFOUND, NULL, msg);
+                finish(r);
+            } else {
+                go_local(r); /* no such namespace anywhere: api/ answers here (404); r is gone */
+            }
         } else {
             fail(r, r->resolve_rc, NULL, r->resolve_err.msg);
             finish(r);
