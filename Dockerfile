@@ -14,7 +14,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential pkg-config libuv1-dev \
        libmicrohttpd-dev libjansson-dev libsqlite3-dev libcmocka-dev libnats-dev \
-       libcurl4-openssl-dev \
+       libcurl4-openssl-dev libutf8proc-dev libstemmer-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -26,7 +26,7 @@ FROM debian:bookworm-slim AS runtime
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libuv1 libmicrohttpd12 libjansson4 \
-       libsqlite3-0 libnats3.4 libcurl4 ca-certificates curl \
+       libsqlite3-0 libnats3.4 libcurl4 ca-certificates libutf8proc2 libstemmer0d curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --home-dir /data --no-create-home \
        --shell /usr/sbin/nologin mnemod \

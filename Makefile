@@ -2,7 +2,7 @@
 FLAVOR ?= release
 B      := build/$(FLAVOR)
 CC     ?= cc
-PKGS   := libuv libmicrohttpd jansson sqlite3
+PKGS   := libuv libmicrohttpd jansson sqlite3 libutf8proc
 VERSION := 0.1.0
 
 CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
@@ -18,7 +18,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += -I. $(CSTD) $(WARN) $(OPT_$(FLAVOR)) -DMNEMOD_VERSION='"$(VERSION)"' -MMD -MP
 LDFLAGS += $(LDOPT_$(FLAVOR))
-LDLIBS  += -lpthread -lm
+LDLIBS  += -lstemmer -lpthread -lm   # libstemmer ships no .pc file
 
 LIB_SRCS   := $(wildcard core/*.c config/*.c storage/*.c api/*.c)
 SRV_SRCS   := $(wildcard server/*.c)

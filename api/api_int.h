@@ -47,6 +47,8 @@ typedef enum mem_api__route_kind {
     MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
     MEM_API_R_MCP,        /* /mcp */
     MEM_API_R_OPENAPI,    /* /openapi.json */
+    MEM_API_R_EXPORT,     /* /v1/namespaces/{ns}/export */
+    MEM_API_R_IMPORT,     /* /v1/namespaces/{ns}/import */
     MEM_API_R_CONSOLE,    /* /console, /console/{file}: the static console (id = file) */
 } mem_api__route_kind_t;
 
@@ -74,6 +76,8 @@ typedef enum mem_api__pending_kind {
     MEM_API_P_INSERT,
     MEM_API_P_DELETE,
     MEM_API_P_COMPACT,
+    MEM_API_P_PATCH,
+    MEM_API_P_IMPORT,
 } mem_api__pending_kind_t;
 
 /* What a handler waiting for embeddings (resp->embed) goes on with in mem_api_resume. */
@@ -95,6 +99,8 @@ typedef struct mem_api__state {
     char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
     size_t n_plan, before;
     mem_compact_policy_t policy;
+    /* an import run whole by mem_api_handle (server/ streams it instead) */
+    mem_api_import_t *import;
     /* MCP: the REST answer is wrapped as a tools/call result */
     bool mcp;
     json_t *rpc_id; /* own reference */
@@ -236,6 +242,17 @@ typedef struct mem_api__insert_in {
 int mem_api__decode_insert(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
                            size_t ns_dim, mem_api__insert_in_t *out, mem_err_t *err);
 
+/* The retrieve "filter" (api/filter.c): a core/meta.h filter in the pool. MEM_OK, MEM_EINVAL
+ * (field "filter.<path>[.<operator>]"), MEM_ENOMEM. */
+int mem_api__decode_filter(mem_api__pool_t *pool, const json_t *j, const mem_meta_filter_t **out,
+                           mem_err_t *err);
+
+/* One insert object (as in a single-segment POST .../segments) into seg; *dim is the
+ * namespace's dimension (0: not fixed yet) and becomes the segment's; *embedded: the vector
+ * was made from the text by the local embedder (a remote one is refused: no vector yet). */
+int mem_api__decode_segment(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
+                            size_t *dim, mem_store_seg_in_t *seg, bool *embedded, mem_err_t *err);
+
 typedef struct mem_api__retrieve_in {
     mem_store_query_t q; /* q.scan.query in the pool */
     bool explain;
@@ -259,6 +276,13 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
  * embedder's dimension is not known yet). */
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
                               mem_err_t *err);
+
+/* Bytes of s (a NUL-terminated UTF-8 string) to quote in a message of at most max bytes:
+ * never more than max, never ending inside a multi-byte character. */
+int mem_api__utf8_prefix(const char *s, size_t max);
+/* A JSON string of s (at most 250 bytes) with every byte that does not start a valid UTF-8
+ * sequence replaced by '?' (new reference, NULL on ENOMEM). */
+json_t *mem_api__text(const char *s);
 
 /* ---- encoding (new references, NULL on ENOMEM) ---- */
 json_t *mem_api__enc_ts(int64_t ms);
@@ -298,6 +322,11 @@ void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
  * include_superseded, include_archived, embedding). */
 void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *query,
                        mem_api_resp_t *resp);
+/* PATCH .../segments/{id}: metadata and/or source. */
+void mem_api__seg_patch(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                        const json_t *root, mem_api_resp_t *resp);
+/* The patched segment as stored now (after the PATCH op committed). */
+void mem_api__seg_patched(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp);
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
@@ -311,6 +340,9 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
                                 const char *ns);
 /* Fill resp from the finished pending op (REST shape). */
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
+
+/* GET .../export: the namespace as NDJSON (api/export.c), a streamed body. */
+void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
 
 /* mem_api_resume's continuations, one per wait kind. */
 void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,

@@ -366,6 +366,20 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     return MEM_OK;
 }
 
+int mem_api__decode_segment(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *o,
+                            size_t *dim, mem_store_seg_in_t *seg, bool *embedded, mem_err_t *err)
+{
+    bool deferred = false;
+    memset(seg, 0, sizeof(*seg));
+    *embedded = false;
+    int rc = decode_seg(ctx, pool, o, "", dim, seg, embedded, &deferred, err);
+    if (rc == MEM_OK && deferred)
+        return mem_err_field(err, MEM_EINVAL, "embedding",
+                             "embedding: required here (the embedder is remote: embed the text, or "
+                             "insert such segments in batches)");
+    return rc;
+}
+
 static int cmp_idx_by_id(const void *a, const void *b, void *segs)
 {
     const mem_store_seg_in_t *s = segs;
@@ -544,6 +558,7 @@ static const char *const RETRIEVE_KEYS[] = {"embedding",
                                             "include_superseded",
                                             "include_archived",
                                             "explain",
+                                            "filter",
                                             NULL};
 
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
@@ -661,6 +676,9 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
         return rc;
     if ((v = opt(root, "explain")) && (rc = get_bool(v, "explain", &r.explain, err)) != MEM_OK)
         return rc;
+    if ((v = opt(root, "filter")) &&
+        (rc = mem_api__decode_filter(pool, v, &r.q.filter, err)) != MEM_OK)
+        return rc;
     *out = r;
     return MEM_OK;
 }
@@ -757,6 +775,7 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
         c.req.context_given = true;
         c.req.context = all;
         c.req.n_context = n;
+        c.req.context_dim = dim; /* checked again by the store against the namespace it finds */
     }
     *out = c;
     return MEM_OK;

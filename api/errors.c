@@ -11,7 +11,7 @@
 /* Error text may quote client bytes (an id, a path) or be cut mid-character by the fixed
  * buffer; jansson refuses invalid UTF-8, which would turn a 400 into a 503. Replace every
  * byte that does not start a complete, valid sequence with '?'. */
-static json_t *utf8_string(const char *s)
+json_t *mem_api__text(const char *s)
 {
     char out[256];
     size_t o = 0;
@@ -44,15 +44,26 @@ static json_t *utf8_string(const char *s)
     return json_string(out);
 }
 
+int mem_api__utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max + 1);
+    if (n <= max) return (int)n;
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) /* s[n] continues a character */
+        n--;
+    return (int)n;
+}
+
 json_t *mem_api__enc_error(const mem_err_t *err)
 {
     json_t *e = json_object(), *root = json_object();
     if (!e || !root) goto fail;
     const char *msg = err->msg[0] ? err->msg : mem_err_wire(err->code);
     if (json_object_set_new(e, "code", json_string(mem_err_wire(err->code))) ||
-        json_object_set_new(e, "message", utf8_string(msg)))
+        json_object_set_new(e, "message", mem_api__text(msg)))
         goto fail;
-    if (err->field[0] && json_object_set_new(e, "field", utf8_string(err->field))) goto fail;
+    if (err->field[0] && json_object_set_new(e, "field", mem_api__text(err->field))) goto fail;
+    if (err->line && json_object_set_new(e, "line", json_integer((json_int_t)err->line))) goto fail;
     if (err->code == MEM_ENONMONO &&
         (json_object_set_new(e, "last_timestamp", mem_api__enc_ts(err->last_ms)) ||
          json_object_set_new(e, "timestamp", mem_api__enc_ts(err->given_ms))))

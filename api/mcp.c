@@ -21,56 +21,180 @@
 /* Newest first. */
 static const char *const PROTOCOL_VERSIONS[] = {"2025-11-25", "2025-06-18", "2025-03-26", NULL};
 
-#define TS_SCHEMA                                                                                  \
-    "{\"type\":[\"string\",\"number\"],\"description\":\"RFC 3339 with a zone, or Unix "           \
-    "seconds\"}"
-#define DUR_SCHEMA                                                                                 \
-    "{\"type\":[\"string\",\"number\"],\"description\":\"seconds, or \\\"90d\\\", \\\"36h\\\", "   \
-    "\\\"15m\\\", \\\"30s\\\", \\\"2w\\\"\"}"
-#define NS_SCHEMA                                                                                  \
-    "\"namespace\":{\"type\":\"string\",\"description\":\"memory namespace (default "              \
-    "\\\"default\\\")\",\"pattern\":\"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$\"}"
-#define VEC_SCHEMA                                                                                 \
-    "{\"oneOf\":[{\"type\":\"array\",\"items\":{\"type\":\"number\"}},{\"type\":\"string\","       \
-    "\"description\":\"base64 of little-endian float32\"}]}"
+/* The tools. Their input and output schemas are taken from api/openapi.json (compiled in):
+ * the arguments are the REST body's schema (or the listing's query parameters) plus
+ * "namespace", the output is the REST answer's schema or the error body, so the MCP schemas
+ * can never drift from the REST ones. */
+typedef struct tool_def {
+    const char *name, *title, *description;
+    const char *input;  /* components/schemas entry of the arguments; NULL: built in build_input */
+    const char *output; /* components/schemas entry of the success answer */
+    bool read_only, destructive, idempotent;
+} tool_def_t;
 
-static const char TOOLS_JSON[] =
-    "["
-    "{\"name\":\"memory_insert\",\"title\":\"Remember\",\"description\":\"Store a memory "
-    "segment (text, optional embedding, timestamp, source, metadata, supersedes). Text "
-    "without an embedding is embedded by the server's embedder.\",\"inputSchema\":"
-    "{\"type\":\"object\",\"properties\":{" NS_SCHEMA ","
-    "\"text\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA ",\"id\":{\"type\":\"string\"},"
-    "\"timestamp\":" TS_SCHEMA ",\"source\":{\"type\":\"string\"},\"metadata\":{\"type\":"
-    "\"object\"},\"supersedes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}},"
-    "\"required\":[\"text\"],\"additionalProperties\":false}},"
-    "{\"name\":\"memory_retrieve\",\"title\":\"Recall\",\"description\":\"Top-K memories for a "
-    "query, scored by similarity, temporal decay and coherence.\",\"inputSchema\":{\"type\":"
-    "\"object\",\"properties\":{" NS_SCHEMA
-    ",\"query\":{\"type\":\"string\"},\"embedding\":" VEC_SCHEMA
-    ",\"k\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000},\"half_life\":" DUR_SCHEMA
-    ",\"half_life_days\":{\"type\":\"number\",\"minimum\":0},\"recency_bias\":{\"type\":"
-    "\"number\",\"minimum\":0,\"maximum\":1},\"decay\":{\"oneOf\":[{\"type\":\"string\",\"enum\":"
-    "[\"exponential\",\"linear\",\"gaussian\",\"none\"]},{\"type\":\"object\"}]},"
-    "\"origin\":" TS_SCHEMA ",\"offset\":" DUR_SCHEMA
-    ",\"coherence_weight\":{\"type\":\"number\",\"minimum\":0,"
-    "\"maximum\":1},\"since\":" TS_SCHEMA ",\"until\":" TS_SCHEMA ",\"as_of\":" TS_SCHEMA
-    ",\"source\":{\"type\":\"string\"},\"min_score\":{\"type\":\"number\"},"
-    "\"include_superseded\":{\"type\":\"boolean\"},\"include_archived\":{\"type\":\"boolean\"},"
-    "\"explain\":{\"type\":\"boolean\"}},\"additionalProperties\":false}},"
-    "{\"name\":\"memory_compact\",\"title\":\"Compact\",\"description\":\"Shrink a namespace to "
-    "a budget (target count or ratio) with a retention policy; evicted memories are "
-    "archived.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" NS_SCHEMA
-    ",\"target\":{\"type\":\"integer\",\"minimum\":0},\"ratio\":{\"type\":\"number\","
-    "\"exclusiveMinimum\":0,\"maximum\":1},\"policy\":{\"type\":\"string\"},\"dry_run\":"
-    "{\"type\":\"boolean\"},\"purge\":{\"type\":\"boolean\"},\"weights\":{\"type\":\"object\"},"
-    "\"context\":{\"type\":\"array\",\"items\":" VEC_SCHEMA "},\"dedup_threshold\":{\"type\":"
-    "\"number\"}},\"additionalProperties\":false}},"
-    "{\"name\":\"memory_forget\",\"title\":\"Forget\",\"description\":\"Delete one memory "
-    "segment for good (hard "
-    "delete).\",\"inputSchema\":{\"type\":\"object\",\"properties\":{" NS_SCHEMA
-    ",\"id\":{\"type\":\"string\"}},\"required\":[\"id\"],\"additionalProperties\":false}}"
-    "]";
+static const tool_def_t TOOLS[] = {
+    {"memory_insert", "Remember",
+     "Store a memory segment (text, optional embedding, timestamp, source, metadata, "
+     "supersedes). Text without an embedding is embedded by the server's embedder.",
+     "SegmentIn", "Inserted", false, false, true},
+    {"memory_retrieve", "Recall",
+     "Top-K memories for a query, scored by similarity, temporal decay and coherence; "
+     "filter restricts them by metadata, match picks vector, text or hybrid relevance.",
+     "RetrieveRequest", "RetrieveResponse", true, false, true},
+    {"memory_list", "Browse",
+     "List stored memories in insertion order, a page at a time (pass next as after), "
+     "optionally by time range and source.",
+     NULL, "SegmentList", true, false, true},
+    {"memory_compact", "Compact",
+     "Shrink a namespace to a budget (target count or ratio) with a retention policy; "
+     "evicted memories are archived.",
+     "CompactRequest", "CompactResponse", false, true, false},
+    {"memory_forget", "Forget", "Delete one memory segment for good (hard delete).", NULL,
+     "Deleted", false, true, true},
+};
+#define N_TOOLS (sizeof(TOOLS) / sizeof(TOOLS[0]))
+
+/* A copy of node with every $ref of the document replaced by what it names. NULL on ENOMEM
+ * (or a reference deeper than any the document holds). */
+static json_t *inline_refs(const json_t *doc, const json_t *node, int depth)
+{
+    if (depth > 32) return NULL;
+    if (json_is_object(node)) {
+        const char *ref = json_string_value(json_object_get(node, "$ref"));
+        if (ref && strncmp(ref, "#/components/schemas/", 21) == 0) {
+            const json_t *target = json_object_get(
+                json_object_get(json_object_get(doc, "components"), "schemas"), ref + 21);
+            json_t *out = target ? inline_refs(doc, target, depth + 1) : NULL;
+            const char *k;
+            json_t *v;
+            json_object_foreach((json_t *)node, k, v) /* siblings of $ref apply too (3.1) */
+            {
+                if (!out || strcmp(k, "$ref") == 0) continue;
+                json_t *c = inline_refs(doc, v, depth + 1);
+                if (!c || json_object_set_new(out, k, c)) {
+                    json_decref(out);
+                    out = NULL;
+                }
+            }
+            return out;
+        }
+        json_t *out = json_object();
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)node, k, v)
+        {
+            json_t *c = out ? inline_refs(doc, v, depth + 1) : NULL;
+            if (!c || json_object_set_new(out, k, c)) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (json_is_array(node)) {
+        json_t *out = json_array();
+        for (size_t i = 0; out && i < json_array_size(node); i++) {
+            json_t *c = inline_refs(doc, json_array_get(node, i), depth + 1);
+            if (!c || json_array_append_new(out, c)) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    return json_deep_copy(node);
+}
+
+static json_t *schema_of(const json_t *doc, const char *name)
+{
+    char ref[96];
+    snprintf(ref, sizeof(ref), "#/components/schemas/%s", name);
+    json_t *r = json_pack("{s:s}", "$ref", ref);
+    json_t *out = r ? inline_refs(doc, r, 0) : NULL;
+    json_decref(r);
+    return out;
+}
+
+/* The listing's query parameters as tool arguments (JSON types instead of strings). */
+static json_t *list_input(const json_t *doc)
+{
+    json_t *ts = schema_of(doc, "Timestamp");
+    json_t *o = json_pack(
+        "{s:s,s:{s:{s:s,s:i,s:i,s:i},s:{s:s,s:s},s:o,s:O,s:{s:s,s:i},s:{s:s},s:{s:s},s:{s:s}},"
+        "s:b}",
+        "type", "object", "properties", "limit", "type", "integer", "minimum", 1, "maximum",
+        MEM_STORE_LIST_MAX, "default", 100, "after", "type", "string", "description",
+        "the next cursor of the previous page", "since", ts ? json_incref(ts) : json_null(),
+        "until", ts ? ts : json_null(), "source", "type", "string", "minLength", 1,
+        "include_superseded", "type", "boolean", "include_archived", "type", "boolean", "embedding",
+        "type", "boolean", "additionalProperties", 0);
+    json_decref(ts);
+    return o;
+}
+
+static json_t *build_input(const json_t *doc, const tool_def_t *t)
+{
+    json_t *in;
+    if (t->input) {
+        in = schema_of(doc, t->input);
+        json_t *props = json_object_get(in, "properties");
+        if (props) json_object_del(props, "min_seq"); /* cluster reads take it in REST only */
+        json_object_del(in, "examples");
+    } else if (strcmp(t->name, "memory_list") == 0) {
+        in = list_input(doc);
+    } else {
+        in = json_pack("{s:s,s:{s:{s:s,s:i,s:i}},s:[s],s:b}", "type", "object", "properties", "id",
+                       "type", "string", "minLength", 1, "maxLength", MEM_STORE_ID_MAX, "required",
+                       "id", "additionalProperties", 0);
+    }
+    json_t *props = json_object_get(in, "properties");
+    if (!props || json_object_set_new(
+                      props, "namespace",
+                      json_pack("{s:s,s:s,s:s,s:s}", "type", "string", "description",
+                                "memory namespace (default \"default\")", "pattern",
+                                "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$", "default", "default"))) {
+        json_decref(in);
+        return NULL;
+    }
+    return in;
+}
+
+/* The tools/list answer, built from the compiled-in OpenAPI document. NULL on ENOMEM. */
+static json_t *tools_list(void)
+{
+    json_t *doc = json_loadb(mem_api__openapi_json, mem_api__openapi_json_len, 0, NULL);
+    json_t *arr = doc ? json_array() : NULL;
+    for (size_t i = 0; arr && i < N_TOOLS; i++) {
+        const tool_def_t *t = &TOOLS[i];
+        json_t *in = build_input(doc, t), *ok = schema_of(doc, t->output),
+               *err = schema_of(doc, "Error");
+        json_t *tool =
+            in && ok && err
+                ? json_pack("{s:s,s:s,s:s,s:o,s:{s:s,s:[o,o]},s:{s:s,s:b,s:b,s:b,s:b}}", "name",
+                            t->name, "title", t->title, "description", t->description,
+                            "inputSchema", in, "outputSchema", "type", "object", "anyOf", ok, err,
+                            "annotations", "title", t->title, "readOnlyHint", t->read_only,
+                            "destructiveHint", t->destructive, "idempotentHint", t->idempotent,
+                            "openWorldHint", 0)
+                : NULL;
+        if (!tool) {
+            if (!(in && ok && err)) {
+                json_decref(in);
+                json_decref(ok);
+                json_decref(err);
+            }
+            json_decref(arr);
+            arr = NULL;
+            break;
+        }
+        if (json_array_append_new(arr, tool)) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    json_decref(doc);
+    return arr;
+}
 
 static void send_empty(mem_api_resp_t *resp, int status)
 {
@@ -97,7 +221,9 @@ static void rpc_send(mem_api_resp_t *resp, json_t *id, const char *key, json_t *
 
 static void rpc_error(mem_api_resp_t *resp, json_t *id, int code, const char *msg)
 {
-    rpc_send(resp, id, "error", json_pack("{s:i,s:s}", "code", code, "message", msg));
+    /* the message may quote client bytes (a name, a parser's excerpt of the body) */
+    rpc_send(resp, id, "error",
+             json_pack("{s:i,s:o}", "code", code, "message", mem_api__text(msg)));
 }
 
 void mem_api__mcp_wrap(mem_api_resp_t *resp)
@@ -144,6 +270,45 @@ static const char *negotiate(const json_t *params)
     return PROTOCOL_VERSIONS[0];
 }
 
+/* memory_list's arguments as the listing's query string (values percent-encoded). */
+static int list_query(const json_t *args, char *q, size_t cap, mem_err_t *err)
+{
+    static const char *const K[] = {
+        "limit",     "after", "since", "until", "source", "include_superseded", "include_archived",
+        "embedding", NULL};
+    int rc = mem_api__check_keys(args, K, "", err);
+    if (rc != MEM_OK) return rc;
+    size_t o = 0;
+    q[0] = '\0';
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)args, key, v)
+    {
+        char val[600];
+        if (json_is_null(v)) continue;
+        if (json_is_boolean(v)) {
+            snprintf(val, sizeof(val), "%s", json_is_true(v) ? "true" : "false");
+        } else if (json_is_integer(v)) {
+            snprintf(val, sizeof(val), "%lld", (long long)json_integer_value(v));
+        } else if (json_is_real(v)) {
+            snprintf(val, sizeof(val), "%.17g", json_real_value(v));
+        } else if (json_is_string(v) && json_string_length(v) < 190) {
+            const unsigned char *p = (const unsigned char *)json_string_value(v);
+            size_t n = json_string_length(v), w = 0;
+            for (size_t i = 0; i < n; i++)
+                w += (size_t)snprintf(val + w, sizeof(val) - w, "%%%02X", p[i]);
+        } else {
+            return mem_err_field(err, MEM_EINVAL, key, "%s: expected a %s", key,
+                                 strcmp(key, "limit") == 0 ? "number" : "short string or a number");
+        }
+        int n = snprintf(q + o, cap - o, "%s%s=%s", o ? "&" : "", key, val);
+        if (n < 0 || (size_t)n >= cap - o)
+            return mem_err_field(err, MEM_EINVAL, key, "%s: too long", key);
+        o += (size_t)n;
+    }
+    return MEM_OK;
+}
+
 static void tool_error(mem_api_resp_t *resp, const mem_err_t *err)
 {
     mem_api_error(resp, err);
@@ -166,10 +331,11 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         return;
     }
     bool ins = strcmp(name, "memory_insert") == 0, ret = strcmp(name, "memory_retrieve") == 0,
-         com = strcmp(name, "memory_compact") == 0, forget = strcmp(name, "memory_forget") == 0;
-    if (!ins && !ret && !com && !forget) {
+         com = strcmp(name, "memory_compact") == 0, forget = strcmp(name, "memory_forget") == 0,
+         list = strcmp(name, "memory_list") == 0;
+    if (!ins && !ret && !com && !forget && !list) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "unknown tool: %.100s", name);
+        snprintf(msg, sizeof(msg), "unknown tool: %.*s", mem_api__utf8_prefix(name, 100), name);
         rpc_error(resp, id, -32602, msg);
         return;
     }
@@ -214,6 +380,14 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         mem_api__retrieve(ctx, ns, args, resp);
     } else if (com) {
         mem_api__compact(ctx, ns, args, resp);
+    } else if (list) {
+        char q[1024];
+        if (list_query(args, q, sizeof(q), &err) != MEM_OK) {
+            tool_error(resp, &err);
+            wrapped = true;
+        } else {
+            mem_api__seg_list(ctx, ns, q, resp);
+        }
     } else {
         static const char *const K[] = {"id", NULL};
         const json_t *idv = json_object_get(args, "id");
@@ -293,17 +467,18 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
                            "serverInfo", "name", "mnemod", "version", MNEMOD_VERSION,
                            "instructions",
                            "Agent memory: memory_insert stores, memory_retrieve recalls with "
-                           "temporal decay, memory_compact shrinks, memory_forget deletes."));
+                           "temporal decay (and metadata filters), memory_list browses, "
+                           "memory_compact shrinks, memory_forget deletes."));
     } else if (strcmp(m, "ping") == 0) {
         rpc_send(resp, id, "result", json_object());
     } else if (strcmp(m, "tools/list") == 0) {
-        json_t *tools = json_loads(TOOLS_JSON, 0, NULL);
+        json_t *tools = tools_list();
         rpc_send(resp, id, "result", tools ? json_pack("{s:o}", "tools", tools) : NULL);
     } else if (strcmp(m, "tools/call") == 0) {
         tools_call(ctx, resp, id, params);
     } else {
         char msg[160];
-        snprintf(msg, sizeof(msg), "Method not found: %.100s", m);
+        snprintf(msg, sizeof(msg), "Method not found: %.*s", mem_api__utf8_prefix(m, 100), m);
         rpc_error(resp, id, -32601, msg);
     }
 out:

@@ -148,6 +148,14 @@ void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
                                  mem_api__took_ms(st->t0_s));
         break;
     }
+    case MEM_API_P_PATCH:
+        mem_api__seg_patched(ctx, resp);
+        return;
+    case MEM_API_P_IMPORT:
+        status = op->created ? 201 : 200;
+        o = json_pack("{s:I,s:I}", "imported", (json_int_t)op->n_imported, "skipped",
+                      (json_int_t)op->n_skipped);
+        break;
     case MEM_API_P_NONE:
         mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: unknown pending op");
         return;

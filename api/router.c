@@ -103,9 +103,13 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         } else if (n == 4 && PART_IS(3, "segments")) {
             out->kind = MEM_API_R_SEGMENTS, out->label = "segments", allow = "GET, POST";
         } else if (n == 5 && PART_IS(3, "segments")) {
-            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, DELETE";
+            out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, PATCH, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
             out->kind = MEM_API_R_RETRIEVE, out->label = "retrieve", allow = "POST";
+        } else if (n == 4 && PART_IS(3, "import")) {
+            out->kind = MEM_API_R_IMPORT, out->label = "import", allow = "POST";
+        } else if (n == 4 && PART_IS(3, "export")) {
+            out->kind = MEM_API_R_EXPORT, out->label = "export", allow = "GET";
         } else if (n == 4 && PART_IS(3, "compact")) {
             out->kind = MEM_API_R_COMPACT, out->label = "compact", allow = "POST";
         } else {
@@ -131,7 +135,8 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
     if (!ok)
         return mem_err_set(err, MEM_EMETHOD, "method %s not allowed here; allowed: %s",
                            method && *method ? method : "(none)", allow);
-    if (out->kind >= MEM_API_R_NS && out->kind <= MEM_API_R_COMPACT) {
+    if ((out->kind >= MEM_API_R_NS && out->kind <= MEM_API_R_COMPACT) ||
+        out->kind == MEM_API_R_EXPORT || out->kind == MEM_API_R_IMPORT) {
         int rc = mem_api__check_ns(part[2], plen[2], err);
         if (rc != MEM_OK) return rc;
         memcpy(out->ns, part[2], plen[2]);
@@ -214,7 +219,16 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api_error(resp, &err);
         return;
     }
-    bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT");
+    if (r.kind == MEM_API_R_IMPORT) { /* the whole body at once: server/ streams it instead */
+        mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
+        if (!imp) return;
+        st->import = imp;
+        mem_api_import_feed(imp, req->body, req->body_len);
+        mem_api_import_end(imp, resp);
+        return;
+    }
+    bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT") ||
+                    method_is(req->method, "PATCH");
     if (has_body && !mem_api__json_media(req->content_type)) {
         mem_api__fail(resp, MEM_EMEDIA, NULL, "content type must be application/json, got %.100s",
                       req->content_type);
@@ -269,7 +283,10 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         mem_api__seg_insert(ctx, r.ns, root, resp);
         break;
     case MEM_API_R_SEGMENT:
-        mem_api__seg_delete(ctx, r.ns, r.id, resp);
+        if (method_is(req->method, "PATCH"))
+            mem_api__seg_patch(ctx, r.ns, r.id, root, resp);
+        else
+            mem_api__seg_delete(ctx, r.ns, r.id, resp);
         break;
     case MEM_API_R_RETRIEVE:
         mem_api__retrieve(ctx, r.ns, root, resp);
@@ -279,6 +296,11 @@ void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_
         break;
     case MEM_API_R_OPENAPI:
         mem_api__openapi(resp);
+        break;
+    case MEM_API_R_EXPORT:
+        mem_api__export(ctx, r.ns, resp);
+        break;
+    case MEM_API_R_IMPORT:
         break;
     case MEM_API_R_MCP:
     case MEM_API_R_CONSOLE:
@@ -326,12 +348,15 @@ void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float 
 void mem_api_resp_deinit(mem_api_resp_t *resp)
 {
     if (!resp) return;
+    mem_api_stream_free(resp->stream);
+    resp->stream = NULL;
     free(resp->body);
     resp->body = NULL;
     resp->body_len = 0;
     mem_api__state_t *st = resp->_state;
     if (st) {
         if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
+        mem_api_import_free(st->import);
         json_decref(st->rpc_id);
         mem_api__pool_free(&st->pool);
         free(st);

@@ -354,6 +354,106 @@ void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
     mem_api__send_json(resp, 200, o);
 }
 
+/* ---- patch ---- */
+
+void mem_api__seg_patch(const mem_api_ctx_t *ctx, const char *ns, const char *id,
+                        const json_t *root, mem_api_resp_t *resp)
+{
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_api__state_t *st = mem_api__state(resp);
+    if (!st) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    const char *key;
+    json_t *v;
+    bool has_meta = false, has_source = false;
+    const char *meta = NULL, *source = NULL;
+    size_t meta_len = 0, source_len = 0;
+    json_object_foreach((json_t *)root, key, v)
+    {
+        if (strcmp(key, "metadata") == 0) {
+            has_meta = true;
+            if (json_is_null(v)) continue;
+            if (!json_is_object(v)) {
+                mem_api__fail(resp, MEM_EINVAL, "metadata",
+                              "metadata: expected a JSON object, or null to clear it");
+                return;
+            }
+            char *m = mem_api__dump(v);
+            if (m) {
+                meta_len = strlen(m);
+                meta = mem_api__pstrndup(&st->pool, m, meta_len);
+            }
+            free(m);
+            if (!meta) {
+                mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+                return;
+            }
+        } else if (strcmp(key, "source") == 0) {
+            has_source = true;
+            if (json_is_null(v)) continue;
+            size_t l = json_string_length(v);
+            if (!json_is_string(v) || l == 0 || l > MEM_API_MAX_SOURCE) {
+                mem_api__fail(resp, MEM_EINVAL, "source",
+                              "source: expected a string of 1 to %d bytes, or null to clear it",
+                              MEM_API_MAX_SOURCE);
+                return;
+            }
+            if (!(source = mem_api__pstrndup(&st->pool, json_string_value(v), l))) {
+                mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+                return;
+            }
+            source_len = l;
+        } else if (strcmp(key, "text") == 0 || strcmp(key, "embedding") == 0 ||
+                   strcmp(key, "timestamp") == 0) {
+            mem_api__fail(resp, MEM_EINVAL, key,
+                          "%s: immutable; to change what a memory says, insert a new segment "
+                          "that supersedes this one",
+                          key);
+            return;
+        } else {
+            char f[48];
+            snprintf(f, sizeof(f), "%.40s", key);
+            mem_api__fail(resp, MEM_EINVAL, f, "unknown field: %s (a patch takes metadata, source)",
+                          f);
+            return;
+        }
+    }
+    if (!has_meta && !has_source) {
+        mem_api__fail(resp, MEM_EINVAL, "metadata", "body: give metadata and/or source");
+        return;
+    }
+    mem_store_op_t *op = mem_api__new_op(ctx, resp, MEM_API_P_PATCH, MEM_STORE_OP_PATCH, ns);
+    if (!op) return;
+    snprintf(op->id, sizeof(op->id), "%s", id);
+    op->patch_metadata = has_meta;
+    op->metadata = meta;
+    op->metadata_len = meta_len;
+    op->patch_source = has_source;
+    op->source = source;
+    op->source_len = source_len;
+    resp->pending = op;
+}
+
+void mem_api__seg_patched(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
+{
+    mem_store_op_t *op = resp->pending;
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_store_segment_t *seg = NULL;
+    int rc = mem_store_get(ctx->store, op->ns, op->id, false, &seg, &err);
+    if (rc != MEM_OK) {
+        if (err.code == MEM_OK) err.code = rc;
+        mem_api_error(resp, &err);
+        return;
+    }
+    json_t *o = mem_api__enc_segment(seg);
+    mem_store_segment_free(seg);
+    mem_api__send_json(resp, 200, o);
+}
+
 void mem_api__seg_delete(const mem_api_ctx_t *ctx, const char *ns, const char *id,
                          mem_api_resp_t *resp)
 {

@@ -17,6 +17,11 @@ if [ -f bench/http/run.sh ]; then
     echo "== http"
     sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
 fi
+if [ -f bench/http/import.py ]; then
+    echo "== import (BENCH_IMPORT_N=${BENCH_IMPORT_N:-20000})"
+    python3 bench/http/import.py "$B/mnemod" bench/results/import.json ||
+        echo "bench/http/import.py exited with status $? (not fatal)"
+fi
 if [ -f bench/cluster/run.py ]; then
     echo "== cluster"
     python3 bench/cluster/run.py "$B/mnemod" bench/results/cluster.json ||

@@ -5,8 +5,9 @@
  * batch, 2 purge, 4 embedder), str msgid, str ns, u64 dim, i64 now_ms, str embedder (only with
  * flag 4), then per kind: INSERT u32 n, n x (str
  * id, u8 ts_given, i64 ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x
- * f32); DELETE str id; COMPACT u32 n, n x str. str = u32 length, bytes, NUL; opt = u8 present, then
- * str. Host byte order (every supported target is little-endian).
+ * f32); DELETE str id; COMPACT u32 n, n x str; PATCH str id, u8 (1 metadata given, 2 source
+ * given), opt metadata, opt source (absent with its bit set: clear it). str = u32 length, bytes,
+ * NUL; opt = u8 present, then str. Host byte order (every supported target is little-endian).
  */
 #include "cluster/record.h"
 
@@ -21,6 +22,7 @@ enum wire_kind {
     W_INSERT = 2,
     W_DELETE = 3,
     W_COMPACT = 4,
+    W_PATCH = 5,
     W_KINDS
 };
 
@@ -37,8 +39,11 @@ static int wire_of(mem_store_op_kind_t k)
         return W_DELETE;
     case MEM_STORE_OP_COMPACT:
         return W_COMPACT;
+    case MEM_STORE_OP_PATCH:
+        return W_PATCH;
     default:
-        return -1; /* local ops (import, forget) are never log records */
+        return -1; /* an IMPORT is too big for one record (refused in cluster mode); NS_IMPORT
+                      and NS_FORGET are local */
     }
 }
 
@@ -47,7 +52,7 @@ static mem_store_op_kind_t op_of(int w)
     static const mem_store_op_kind_t map[W_KINDS] = {
         [W_NS_CREATE] = MEM_STORE_OP_NS_CREATE, [W_NS_DROP] = MEM_STORE_OP_NS_DROP,
         [W_INSERT] = MEM_STORE_OP_INSERT,       [W_DELETE] = MEM_STORE_OP_DELETE,
-        [W_COMPACT] = MEM_STORE_OP_COMPACT,
+        [W_COMPACT] = MEM_STORE_OP_COMPACT,     [W_PATCH] = MEM_STORE_OP_PATCH,
     };
     return map[w];
 }
@@ -78,6 +83,11 @@ size_t mem_cluster_rec_size(const mem_store_op_t *op, size_t msgid_len)
         n += 4;
         for (size_t i = 0; i < op->n_evict; i++)
             n += 4 + strlen(op->evict_ids[i]) + 1;
+        break;
+    case MEM_STORE_OP_PATCH:
+        n += 4 + strlen(op->id) + 1 + 1;
+        n += 1 + (op->metadata ? 4 + op->metadata_len + 1 : 0);
+        n += 1 + (op->source ? 4 + op->source_len + 1 : 0);
         break;
     default:
         break;
@@ -173,6 +183,12 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
         put_u32(&w, (uint32_t)op->n_evict);
         for (size_t i = 0; i < op->n_evict; i++)
             put_str(&w, op->evict_ids[i], strlen(op->evict_ids[i]));
+        break;
+    case MEM_STORE_OP_PATCH:
+        put_str(&w, op->id, strlen(op->id));
+        put_u8(&w, (uint8_t)((op->patch_metadata ? 1 : 0) | (op->patch_source ? 2 : 0)));
+        put_opt(&w, op->metadata, op->metadata_len);
+        put_opt(&w, op->source, op->source_len);
         break;
     default:
         break;
@@ -338,6 +354,14 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         op->n_segs = n;
     } else if (op->kind == MEM_STORE_OP_DELETE) {
         if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
+    } else if (op->kind == MEM_STORE_OP_PATCH) {
+        if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
+        uint8_t pf = get_u8(&r);
+        if (pf & ~3u) goto bad;
+        op->patch_metadata = (pf & 1) != 0;
+        op->patch_source = (pf & 2) != 0;
+        if (get_u8(&r)) op->metadata = get_str(&r, &op->metadata_len);
+        if (get_u8(&r)) op->source = get_str(&r, &op->source_len);
     } else if (op->kind == MEM_STORE_OP_COMPACT) {
         uint32_t n = get_u32(&r);
         if (r.fail || n > len) goto bad;

@@ -366,6 +366,17 @@ static int set_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
+static int set_max_import_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    if (v == 0) return why_set(why, n, val, "must be a size greater than 0");
+    cfg->max_import_body = v;
+    return 0;
+}
+
 #define SET_UINT(name, field, lo, hi, type)                                                        \
     static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
     {                                                                                              \
@@ -689,6 +700,9 @@ static const opt_t opts[] = {
      set_metrics_public, 1},
     {"max-body", "MNEMOD_MAX_BODY", "SIZE", "16MiB", "largest request body (B, KiB, MiB, GiB)",
      set_max_body, 0},
+    {"max-import-body", "MNEMOD_MAX_IMPORT_BODY", "SIZE", "4GiB",
+     "largest POST .../import body (read as a stream, never buffered whole)", set_max_import_body,
+     0},
     {"max-batch", "MNEMOD_MAX_BATCH", "N", "1000", "most segments in one insert", set_max_batch, 0},
     {"max-future-skew", "MNEMOD_MAX_FUTURE_SKEW", "DUR", "300s",
      "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
@@ -967,6 +981,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->coherence_weight = 0.0;
     cfg->metrics_public = false;
     cfg->max_body = 16u << 20;
+    cfg->max_import_body = (size_t)4 << 30;
     cfg->max_batch = 1000;
     cfg->max_future_skew_s = 300.0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1031,60 +1046,96 @@ size_t mem_cfg_help(char *buf, size_t len)
     return used;
 }
 
-size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+void mem_cfg_describe_each(const mem_cfg_t *cfg,
+                           void (*fn)(void *ud, const char *key, const char *value), void *ud)
 {
     static const char *const levels[] = {"debug", "info", "warn", "error"};
-    char decay[32];
+    char v[4200];
+#define PAIR(key, ...)                                                                             \
+    do {                                                                                           \
+        snprintf(v, sizeof(v), __VA_ARGS__);                                                       \
+        fn(ud, key, v);                                                                            \
+    } while (0)
+    bool v6 = strchr(cfg->listen_host, ':') != NULL;
+    PAIR("listen", "%s%s%s:%d", v6 ? "[" : "", cfg->listen_host, v6 ? "]" : "", cfg->listen_port);
+    PAIR("data", "%s", cfg->data_path);
+    PAIR("config", "%s", cfg->config_path[0] ? cfg->config_path : "none");
+    PAIR("half_life_s", "%g", cfg->decay.half_life_s);
     if (cfg->decay.kind == MEM_DECAY_WEIBULL)
-        snprintf(decay, sizeof(decay), "weibull:%g", cfg->decay.shape);
+        PAIR("decay", "weibull:%g", cfg->decay.shape);
     else
-        snprintf(decay, sizeof(decay), "%s", mem_decay_kind_name(cfg->decay.kind));
-    char cluster[sizeof(cfg->nats_url) + sizeof(cfg->node_id) + sizeof(cfg->advertise) + 512] = "";
-    if (cfg->nats_url[0])
-        snprintf(cluster, sizeof(cluster),
-                 " nats_url=%s node_id=%s advertise=%s namespace_replicas=%zu streams=%zu "
-                 "stream_replicas=%d cluster_write_timeout_s=%g forward_timeout_s=%g "
-                 "node_dead_after_s=%g log_trim_interval_s=%g log_trim_size=%zu max_lag=%zu "
-                 "rebalance=%d max_moves=%zu",
-                 cfg->nats_url, cfg->node_id, cfg->advertise[0] ? cfg->advertise : "listen",
-                 cfg->ns_replicas, cfg->streams, cfg->replicas, cfg->cluster_write_timeout_s,
-                 cfg->forward_timeout_s, cfg->node_dead_after_s, cfg->trim_interval_s,
-                 cfg->trim_bytes, cfg->max_lag, cfg->rebalance ? 1 : 0, cfg->max_moves);
-    int n = snprintf(
-        buf, len,
-        "listen=%s%s%s:%d data=%s config=%s half_life_s=%g decay=%s decay_offset_s=%g "
-        "recency_bias=%g embed_dim=%zu coherence_threshold=%g coherence_weight=%g auth=%s "
-        "metrics_public=%d max_body=%zu max_batch=%zu max_future_skew_s=%g threads=%d sync=%s "
-        "max_connections=%zu idle_timeout_s=%g request_timeout_s=%g max_queue=%zu "
-        "max_namespaces=%zu log_level=%s log_format=%s simd=%s scan_helpers=%zu "
-        "scan_split_min=%zu",
-        strchr(cfg->listen_host, ':') ? "[" : "", cfg->listen_host,
-        strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port, cfg->data_path,
-        cfg->config_path[0] ? cfg->config_path : "none", cfg->decay.half_life_s, decay,
-        cfg->decay.offset_s, cfg->decay.recency_bias, cfg->embed_dim, cfg->coherence_threshold,
-        cfg->coherence_weight, cfg->api_key[0] ? "on" : "off", cfg->metrics_public ? 1 : 0,
-        cfg->max_body, cfg->max_batch, cfg->max_future_skew_s, cfg->threads,
-        cfg->sync_full ? "full" : "normal", cfg->max_connections, cfg->idle_timeout_s,
-        cfg->request_timeout_s, cfg->max_queue, cfg->max_namespaces,
-        (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info",
-        cfg->log_json ? "json" : "text", cfg->simd[0] ? cfg->simd : "auto", cfg->scan_helpers,
-        cfg->scan_split_min);
-    if (n < 0) return 0;
-    size_t used = (size_t)n;
+        PAIR("decay", "%s", mem_decay_kind_name(cfg->decay.kind));
+    PAIR("decay_offset_s", "%g", cfg->decay.offset_s);
+    PAIR("recency_bias", "%g", cfg->decay.recency_bias);
+    PAIR("embed_dim", "%zu", cfg->embed_dim);
+    PAIR("coherence_threshold", "%g", cfg->coherence_threshold);
+    PAIR("coherence_weight", "%g", cfg->coherence_weight);
+    PAIR("auth", "%s", cfg->api_key[0] ? "on" : "off");
+    PAIR("metrics_public", "%d", cfg->metrics_public ? 1 : 0);
+    PAIR("max_body", "%zu", cfg->max_body);
+    PAIR("max_batch", "%zu", cfg->max_batch);
+    PAIR("max_future_skew_s", "%g", cfg->max_future_skew_s);
+    PAIR("threads", "%d", cfg->threads);
+    PAIR("sync", "%s", cfg->sync_full ? "full" : "normal");
+    PAIR("max_connections", "%zu", cfg->max_connections);
+    PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);
+    PAIR("request_timeout_s", "%g", cfg->request_timeout_s);
+    PAIR("max_queue", "%zu", cfg->max_queue);
+    PAIR("max_namespaces", "%zu", cfg->max_namespaces);
+    PAIR("log_level", "%s", (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info");
+    PAIR("log_format", "%s", cfg->log_json ? "json" : "text");
+    PAIR("simd", "%s", cfg->simd[0] ? cfg->simd : "auto");
+    PAIR("scan_helpers", "%zu", cfg->scan_helpers);
+    PAIR("scan_split_min", "%zu", cfg->scan_split_min);
     /* The provider's key is never written, only whether one is set. */
-    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI)
-        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
-                     " embedder=openai:%s embedder_model=%s embedder_key=%s "
-                     "embedder_timeout_s=%g embedder_batch=%zu",
-                     cfg->embedder_url, cfg->embedder_model, cfg->embedder_key[0] ? "on" : "off",
-                     cfg->embedder_timeout_s, cfg->embedder_batch);
-    else
-        n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0,
-                     " embedder=builtin");
-    used += n > 0 ? (size_t)n : 0;
-    n = snprintf(buf ? buf + (used < len ? used : len) : NULL, used < len ? len - used : 0, "%s",
-                 cluster); /* cluster mode only */
-    return used + (n > 0 ? (size_t)n : 0);
+    if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
+        PAIR("embedder", "openai:%s", cfg->embedder_url);
+        PAIR("embedder_model", "%s", cfg->embedder_model);
+        PAIR("embedder_key", "%s", cfg->embedder_key[0] ? "on" : "off");
+        PAIR("embedder_timeout_s", "%g", cfg->embedder_timeout_s);
+        PAIR("embedder_batch", "%zu", cfg->embedder_batch);
+    } else {
+        PAIR("embedder", "builtin");
+    }
+    if (cfg->nats_url[0]) { /* cluster mode only */
+        PAIR("nats_url", "%s", cfg->nats_url);
+        PAIR("node_id", "%s", cfg->node_id);
+        PAIR("advertise", "%s", cfg->advertise[0] ? cfg->advertise : "listen");
+        PAIR("namespace_replicas", "%zu", cfg->ns_replicas);
+        PAIR("streams", "%zu", cfg->streams);
+        PAIR("stream_replicas", "%d", cfg->replicas);
+        PAIR("cluster_write_timeout_s", "%g", cfg->cluster_write_timeout_s);
+        PAIR("forward_timeout_s", "%g", cfg->forward_timeout_s);
+        PAIR("node_dead_after_s", "%g", cfg->node_dead_after_s);
+        PAIR("log_trim_interval_s", "%g", cfg->trim_interval_s);
+        PAIR("log_trim_size", "%zu", cfg->trim_bytes);
+        PAIR("max_lag", "%zu", cfg->max_lag);
+        PAIR("rebalance", "%d", cfg->rebalance ? 1 : 0);
+        PAIR("max_moves", "%zu", cfg->max_moves);
+    }
+#undef PAIR
+}
+
+struct describe_buf {
+    char *buf;
+    size_t len, used;
+};
+
+static void describe_append(void *ud, const char *key, const char *value)
+{
+    struct describe_buf *d = ud;
+    int n = snprintf(d->used < d->len ? d->buf + d->used : NULL,
+                     d->used < d->len ? d->len - d->used : 0, "%s%s=%s", d->used ? " " : "", key,
+                     value);
+    if (n > 0) d->used += (size_t)n;
+}
+
+size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    struct describe_buf d = {buf, len, 0};
+    if (buf && len) buf[0] = '\0';
+    mem_cfg_describe_each(cfg, describe_append, &d);
+    return d.used;
 }
 
 int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, char *out_text,

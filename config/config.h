@@ -9,13 +9,7 @@
 
 #include "core/decay.h"
 #include "core/err.h"
-
-typedef enum mem_log_level {
-    MEM_LOG_DEBUG,
-    MEM_LOG_INFO,
-    MEM_LOG_WARN,
-    MEM_LOG_ERROR
-} mem_log_level_t;
+#include "core/log.h"
 
 /* Which embedder makes vectors from text (SPEC 6). */
 typedef enum mem_cfg_embedder {
@@ -36,7 +30,8 @@ typedef struct mem_cfg {
     double coherence_weight;    /* [0, 1] */
     char api_key[512];          /* "" = no auth */
     bool metrics_public;
-    size_t max_body; /* bytes */
+    size_t max_body;        /* bytes */
+    size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
     size_t max_batch;
     double max_future_skew_s;
     int threads; /* libuv pool size */
@@ -105,5 +100,8 @@ size_t mem_cfg_help(char *buf, size_t len);
  * "listen=127.0.0.1:6636 data=./mnemod.db half_life_s=0 decay=exponential ... auth=off".
  * The API key itself is never written (auth=on|off). snprintf semantics. */
 size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len);
+/* The same settings one pair at a time (values unquoted, any bytes), for a logger. */
+void mem_cfg_describe_each(const mem_cfg_t *cfg,
+                           void (*fn)(void *ud, const char *key, const char *value), void *ud);
 
 #endif

@@ -10,7 +10,10 @@
 __attribute__((format(printf, 4, 0))) static void
 err_vset(mem_err_t *err, int code, const char *field, const char *fmt, va_list ap)
 {
+    /* the whole detail is reset, so an uninitialised mem_err_t is safe to fill */
     err->code = code;
+    err->last_ms = err->given_ms = 0;
+    err->retry_after_s = 0;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
 }

@@ -33,7 +33,13 @@
     X(ELIMIT, -19, 400, "invalid_field")                                                           \
     X(EMISMATCH, -20, 409, "embedder_mismatch")                                                    \
     X(EEMBED, -21, 502, "embedder_error")                                                          \
-    X(EEMBEDTIME, -22, 504, "embedder_timeout")
+    X(EEMBEDTIME, -22, 504, "embedder_timeout")                                                    \
+    X(EBADREQ, -40, 400, "bad_request")                                                            \
+    X(EFORBIDDEN, -41, 403, "forbidden")                                                           \
+    X(EORIGIN, -42, 403, "forbidden_origin")                                                       \
+    X(EHOST, -43, 403, "forbidden_host")                                                           \
+    X(EEXPECT, -44, 417, "expectation_failed")                                                     \
+    X(ENOTIMPL, -45, 501, "not_implemented")
 
 enum mem_err_code {
     MEM_OK = 0,
@@ -49,6 +55,7 @@ typedef struct mem_err {
     int64_t last_ms;   /* ENONMONO: the namespace's newest timestamp (Unix ms) */
     int64_t given_ms;  /* ENONMONO: the rejected timestamp (Unix ms) */
     int retry_after_s; /* EBUSY: seconds for the Retry-After header, 0 = unset */
+    uint64_t line;     /* an import: the 1-based NDJSON line at fault, 0 = none */
 } mem_err_t;
 
 /* Record code and message in err (may be NULL) and return code. */

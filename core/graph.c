@@ -440,11 +440,12 @@ int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, 
     return rc;
 }
 
-int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
-                          const mem_vec_ops_t *ops, mem_graph_delta_t *out)
+/* The active rows among rows[0..n), sorted and unique, then find_set. */
+static int find_rows(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                     const mem_vec_ops_t *ops, int unlink, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
-    out->unlink = 1;
+    out->unlink = unlink;
     size_t *set = malloc((n ? n : 1) * sizeof(*set)), k = 0;
     if (!set) return MEM_ENOMEM;
     for (size_t i = 0; i < n; i++)
@@ -453,9 +454,21 @@ int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, 
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
         if (i == 0 || set[i] != set[i - 1]) set[u++] = set[i];
-    int rc = find_set(idx, set, u, threshold, ops, 1, out);
+    int rc = find_set(idx, set, u, threshold, ops, unlink, out);
     free(set);
     return rc;
+}
+
+int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                            const mem_vec_ops_t *ops, mem_graph_delta_t *out)
+{
+    return find_rows(idx, rows, n, threshold, ops, 0, out);
+}
+
+int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                          const mem_vec_ops_t *ops, mem_graph_delta_t *out)
+{
+    return find_rows(idx, rows, n, threshold, ops, 1, out);
 }
 
 int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touch_fn touched,

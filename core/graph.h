@@ -67,6 +67,12 @@ typedef struct mem_graph_delta {
  * Reads idx only. MEM_OK or MEM_ENOMEM (*out then empty). */
 int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
                         const mem_vec_ops_t *ops, mem_graph_delta_t *out);
+/* rows[0..n) (any order, duplicates and inactive rows ignored) have just become active
+ * again (a released supersession) or were never linked (degree 0); every other active row
+ * is linked. Finds their edges, as mem_graph_link_find does for appended rows. Reads idx
+ * only. MEM_OK, MEM_ENOMEM. */
+int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+                            const mem_vec_ops_t *ops, mem_graph_delta_t *out);
 /* rows[0..n) (any order, duplicates and inactive rows ignored) are about to leave the
  * active set: finds the edges they take with them. Reads idx only. MEM_OK, MEM_ENOMEM. */
 int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,

@@ -234,6 +234,11 @@ int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len)
     return (int)idx->_n_sources;
 }
 
+void mem_index_set_source(mem_index_t *idx, size_t pos, uint16_t source)
+{
+    if (source <= idx->_n_sources) MEM_INDEX_ROW(idx, pos, source) = source;
+}
+
 const char *mem_index_source_name(const mem_index_t *idx, uint16_t source)
 {
     return source && source <= idx->_n_sources ? idx->_sources[source] : NULL;
@@ -397,6 +402,19 @@ void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out)
     out->n_deleted = idx->n_deleted;
     out->graph_edges = idx->graph_edges;
     out->max_degree = idx->max_degree;
+}
+
+long mem_index_find_seq(const mem_index_t *idx, int64_t seq)
+{
+    size_t lo = 0, hi = idx->n_rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (MEM_INDEX_ROW(idx, mid, seq) < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < idx->n_rows && MEM_INDEX_ROW(idx, lo, seq) == seq ? (long)lo : -1;
 }
 
 const char *mem_index_id(const mem_index_t *idx, size_t pos)

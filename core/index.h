@@ -64,6 +64,9 @@ size_t mem_index_visible(const mem_index_t *idx); /* positions < this are commit
 void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out);
 /* Position of id (id_len bytes), or -1 (deleted rows have no id). */
 long mem_index_find(const mem_index_t *idx, const char *id, size_t id_len);
+/* Position of the row with this seq (holes included: check its flags), or -1. Seqs grow
+ * with positions, so this is a binary search. */
+long mem_index_find_seq(const mem_index_t *idx, int64_t seq);
 /* Per row, pos < mem_index_rows(). */
 const char *mem_index_id(const mem_index_t *idx, size_t pos);   /* NULL for a hole */
 const float *mem_index_vec(const mem_index_t *idx, size_t pos); /* dim floats, normalised */
@@ -101,6 +104,8 @@ void mem_index_publish(mem_index_t *idx, size_t n_visible);
 void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags);
 /* Intern a source string: its id (> 0), 0 for NULL/empty, MEM_ENOMEM or MEM_ELIMIT. */
 int mem_index_source_intern(mem_index_t *idx, const char *source, size_t len);
+/* A row's source changes (an interned id, 0 = none): a segment's PATCH. */
+void mem_index_set_source(mem_index_t *idx, size_t pos, uint16_t source);
 /* Start-up restore of a row's stored statistics (the degree only counts for an active row).
  * Call mem_index_recount_graph once every row is in. */
 void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t degree, uint32_t access_count,

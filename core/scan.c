@@ -74,6 +74,7 @@ static bool row_selected(const mem_index_t *idx, const mem_scan_params_t *p, siz
     int64_t ts = MEM_INDEX_ROW(idx, pos, ts_ms);
     if (ts < p->since_ms || ts > p->until_ms) return false;
     if (p->source >= 0 && MEM_INDEX_ROW(idx, pos, source) != p->source) return false;
+    if (p->row_mask && !(p->row_mask[pos / 64] >> (pos % 64) & 1)) return false;
     return true;
 }
 
@@ -95,16 +96,50 @@ static void score_row(const mem_index_t *idx, const mem_scan_params_t *p, size_t
     h->score = (double)h->sim * mem_decay_blend(t, h->gate, p->coherence_weight);
 }
 
+/* Hybrid sim: the documented fusion (scan.h), one expression for both paths. */
+static float fuse(double text_weight, double text, float cos)
+{
+    double v = cos > 0.0f ? (cos < 1.0f ? (double)cos : 1.0) : 0.0; /* |cos| may round past 1 */
+    return (float)(text_weight * text + (1.0 - text_weight) * v);
+}
+
+/* sim of a selected row by the scalar reference; false when the row is no candidate (text
+ * match and no query term in the row). */
+static bool reference_sim(const mem_index_t *idx, const mem_scan_params_t *p, size_t pos,
+                          mem_scan_hit_t *h)
+{
+    double text = 0.0;
+    float cos = 0.0f;
+    if (p->match != MEM_SCAN_MATCH_VECTOR) text = mem_lexidx_score_row(p->lex, p->text, pos);
+    if (p->match != MEM_SCAN_MATCH_TEXT)
+        cos = mem_vec_dot_f32_scalar(p->query, mem_index__vec(idx, pos), idx->dim);
+    float sim;
+    switch (p->match) {
+    case MEM_SCAN_MATCH_TEXT:
+        if (!(text > 0.0)) return false;
+        sim = (float)text;
+        break;
+    case MEM_SCAN_MATCH_HYBRID:
+        sim = fuse(p->text_weight, text, cos);
+        break;
+    default:
+        sim = cos;
+    }
+    score_row(idx, p, pos, sim, h);
+    h->text_score = text;
+    h->vector_score = (double)cos;
+    return true;
+}
+
 void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_scan_hit_t *hits,
                         size_t *n_hits, size_t *n_scanned)
 {
     size_t n = 0, scanned = 0;
     for (size_t pos = 0; pos < idx->n_visible; pos++) {
         if (!row_selected(idx, p, pos)) continue;
-        scanned++;
         mem_scan_hit_t h;
-        score_row(idx, p, pos, mem_vec_dot_f32_scalar(p->query, mem_index__vec(idx, pos), idx->dim),
-                  &h);
+        if (!reference_sim(idx, p, pos, &h)) continue;
+        scanned++;
         if (p->has_min_score && !(h.score >= p->min_score)) continue;
         topk_offer(hits, &n, p->k, &h);
     }
@@ -221,9 +256,17 @@ static double block_gate_max(const mem_index_t *idx, const mem_index_block_t *bl
 }
 
 /* 1 when every visible row of the block passes the filters (the common case). */
-static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n)
+static bool block_all_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t n,
+                               size_t base)
 {
     if (p->source >= 0 || blk->ts_min < p->since_ms || blk->ts_max > p->until_ms) return false;
+    if (p->row_mask) { /* base is a multiple of 64: whole words, then the tail's bits */
+        const uint64_t *w = p->row_mask + base / 64;
+        size_t full = n / 64;
+        for (size_t i = 0; i < full; i++)
+            if (w[i] != UINT64_MAX) return false;
+        if (n % 64 && (w[full] | ~((UINT64_C(1) << (n % 64)) - 1)) != UINT64_MAX) return false;
+    }
     uint64_t any = 0;
     size_t r = 0;
     for (; r + 8 <= n; r += 8) {
@@ -242,10 +285,13 @@ static bool flags_selected(const mem_scan_params_t *p, uint8_t f)
            (!(f & MEM_ROW_ARCHIVED) || p->include_archived);
 }
 
-static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r)
+static bool blk_row_selected(const mem_scan_params_t *p, const mem_index_block_t *blk, size_t r,
+                             size_t base)
 {
     return flags_selected(p, blk->flags[r]) && blk->ts_ms[r] >= p->since_ms &&
-           blk->ts_ms[r] <= p->until_ms && (p->source < 0 || blk->source[r] == (uint16_t)p->source);
+           blk->ts_ms[r] <= p->until_ms &&
+           (p->source < 0 || blk->source[r] == (uint16_t)p->source) &&
+           (!p->row_mask || (p->row_mask[(base + r) / 64] >> ((base + r) % 64) & 1));
 }
 
 /* The largest float c with c <= x * (1 - 1e-12): sim < c guarantees sim * f < thr. */
@@ -300,14 +346,15 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
     size_t n = visible_in_block(idx, b);
     float sims[MEM_INDEX_BLOCK_ROWS];
     uint32_t cand[MEM_INDEX_BLOCK_ROWS];
-    bool all = block_all_selected(p, blk, n);
+    size_t base = b * MEM_INDEX_BLOCK_ROWS;
+    bool all = block_all_selected(p, blk, n, base);
 
     if (all) {
         s->scanned += n;
     } else {
         size_t c = 0;
         for (size_t r = 0; r < n; r++)
-            c += blk_row_selected(p, blk, r);
+            c += blk_row_selected(p, blk, r, base);
         if (c == 0) return;
         s->scanned += c;
     }
@@ -365,14 +412,73 @@ static void visit_block(scan_state_t *s, size_t b, double f_max)
             n_cand = n;
         }
     }
-    size_t base = b * MEM_INDEX_BLOCK_ROWS;
     for (size_t i = 0; i < n_cand; i++) {
         size_t r = cand[i];
         if (thr > 0.0 && (double)sims[r] * f_max < thr * (1.0 - 1e-12))
             continue; /* thr has risen since the block started */
-        if (!all && !blk_row_selected(p, blk, r)) continue;
+        if (!all && !blk_row_selected(p, blk, r, base)) continue;
         mem_scan_hit_t h;
         score_row(idx, p, base + r, sims[r], &h);
+        h.text_score = 0.0;
+        h.vector_score = (double)sims[r];
+        if (p->has_min_score && !(h.score >= p->min_score)) continue;
+        heap_push(&s->top, &h);
+        thr = current_thr(s);
+    }
+}
+
+/* Text and hybrid match: the block's candidates (rows holding a query word) get their text
+ * score from the lexical index; hybrid adds every row's cosine, but once a K-th score
+ * exists only for the rows whose text score leaves the cosine a chance to lift them in
+ * (with a high text weight, that is the few rows with good text: the others skip the dot).
+ * Same filters, same exact scoring and admission as visit_block. */
+static void visit_text_block(scan_state_t *s, size_t b, double f_max)
+{
+    const mem_index_t *idx = s->idx;
+    const mem_scan_params_t *p = s->p;
+    const mem_index_block_t *blk = idx->blocks[b];
+    size_t n = visible_in_block(idx, b), n_text;
+    uint32_t rows[MEM_INDEX_BLOCK_ROWS];
+    double text[MEM_INDEX_BLOCK_ROWS];
+    bool hybrid = p->match == MEM_SCAN_MATCH_HYBRID;
+    double thr = current_thr(s);
+    /* text: sim = (float)text, so text < thr / f_max, less the float rounding, cannot enter */
+    double need = (hybrid || !(thr > 0.0)) ? -HUGE_VAL
+                  : f_max > 0.0            ? thr / f_max * (1.0 - 1e-6)
+                                           : HUGE_VAL;
+    mem_lexidx_score_block(p->lex, p->text, b, need, rows, &n_text, text);
+    float cos[MEM_INDEX_BLOCK_ROWS];
+    bool block_dots = false;
+    double tw = p->text_weight, vec_ub = s->sim_max < 1.0 ? s->sim_max : 1.0;
+    if (hybrid) { /* every row is a candidate: text 0 for those without a query word */
+        double dense[MEM_INDEX_BLOCK_ROWS] = {0};
+        for (size_t i = 0; i < n_text; i++)
+            dense[rows[i]] = text[rows[i]];
+        memcpy(text, dense, sizeof(dense));
+        n_text = n;
+        for (size_t r = 0; r < n; r++)
+            rows[r] = (uint32_t)r;
+        block_dots = !(thr > 0.0); /* no K-th score yet: any row may enter */
+        if (block_dots) s->ops->dot_rows(p->query, blk->vecs, n, idx->dim, idx->stride, cos);
+    }
+    size_t base = b * MEM_INDEX_BLOCK_ROWS;
+    for (size_t i = 0; i < n_text; i++) {
+        size_t r = rows[i];
+        if (r >= n || !blk_row_selected(p, blk, r, base)) continue; /* r >= n: not yet published */
+        if (hybrid && !block_dots) {
+            /* the best this row can reach with any cosine, float rounding included */
+            double ub = (tw * text[r] + (1.0 - tw) * vec_ub) * (1.0 + 1e-6);
+            if (thr > 0.0 && ub * f_max < thr) continue;
+            s->ops->dot_rows(p->query, blk->vecs + r * idx->stride, 1, idx->dim, idx->stride,
+                             &cos[r]);
+        }
+        s->scanned++;
+        float sim = hybrid ? fuse(tw, text[r], cos[r]) : (float)text[r];
+        if (thr > 0.0 && (double)sim * f_max < thr * (1.0 - 1e-12)) continue;
+        mem_scan_hit_t h;
+        score_row(idx, p, base + r, sim, &h);
+        h.text_score = text[r];
+        h.vector_score = hybrid ? (double)cos[r] : 0.0;
         if (p->has_min_score && !(h.score >= p->min_score)) continue;
         heap_push(&s->top, &h);
         thr = current_thr(s);
@@ -406,8 +512,9 @@ static void prepare_q8(scan_state_t *s)
 }
 
 typedef struct block_ent {
-    double bound; /* f_max * sim_max: no score of the block exceeds it */
-    double f_max;
+    double bound;  /* f_max * sim_ub: no score of the block exceeds it */
+    double f_max;  /* bound on f (time weight and gate blend) */
+    double sim_ub; /* bound on sim */
     size_t b;
 } block_ent_t;
 
@@ -448,26 +555,72 @@ static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
             return; /* sorted: every later block is bounded lower still */
         const mem_index_block_t *blk = s->idx->blocks[ents[i].b];
         double f_max = ents[i].f_max;
-        if (thr > 0.0 && p->coherence_weight > 0.0 && block_f_max(s, blk, 0.0) * s->sim_max < thr) {
+        double sim_ub = ents[i].sim_ub;
+        if (thr > 0.0 && p->coherence_weight > 0.0 && block_f_max(s, blk, 0.0) * sim_ub < thr) {
             /* only the gate keeps this block in: try its exact gate bound */
             /* prunable only if every gate stays below g_need */
             double w = p->coherence_weight;
-            double g_need = (thr / s->sim_max - block_f_max(s, blk, 0.0)) / w;
+            double g_need = (thr / sim_ub - block_f_max(s, blk, 0.0)) / w;
             double g = block_gate_max(s->idx, blk, visible_in_block(s->idx, ents[i].b), g_need);
             double tight = block_f_max(s, blk, g);
-            if (tight * s->sim_max < thr) continue;
+            if (tight * sim_ub < thr) continue;
             f_max = tight;
         }
-        visit_block(s, ents[i].b, f_max);
+        if (p->match == MEM_SCAN_MATCH_VECTOR)
+            visit_block(s, ents[i].b, f_max);
+        else
+            visit_text_block(s, ents[i].b, f_max);
     }
 }
 
 static bool params_prunable(const mem_scan_params_t *p)
 {
-    /* The bounds assume f in [0, 1]; anything else takes the reference path. */
+    /* The bounds assume f and the fusion weights in [0, 1]; anything else takes the
+     * reference path. */
     return p->decay.recency_bias >= 0.0 && p->decay.recency_bias <= 1.0 &&
            p->coherence_weight >= 0.0 && p->coherence_weight <= 1.0 && p->decay.offset_s >= 0.0 &&
-           !isnan(p->decay.half_life_s);
+           !isnan(p->decay.half_life_s) &&
+           (p->match != MEM_SCAN_MATCH_HYBRID || (p->text_weight >= 0.0 && p->text_weight <= 1.0));
+}
+
+#define TEXT_UB_STACK 1024 /* blocks whose text bounds live on the stack (256k rows) */
+
+/* Block bounds of a text or hybrid scan: ub = the lexical index's bound on text per block;
+ * sim_ub = ub (text) or tw * ub + (1 - tw) * sim_max (hybrid), times a margin for the
+ * rounding of sim to float. A text scan enters only blocks holding a query term. Returns
+ * false when the bounds cannot be had (no memory): the caller takes the reference path. */
+static bool text_collect(scan_state_t *s, size_t part, size_t n_parts)
+{
+    const mem_index_t *idx = s->idx;
+    const mem_scan_params_t *p = s->p;
+    size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
+    double stack_ub[TEXT_UB_STACK];
+    double *ub = nb <= TEXT_UB_STACK ? stack_ub : malloc(nb * sizeof(*ub));
+    if (!ub) return false;
+    mem_lexidx_block_bounds(p->lex, p->text, ub, nb);
+    bool hybrid = p->match == MEM_SCAN_MATCH_HYBRID;
+    block_ent_t ents[SCAN_CHUNK];
+    size_t n_ents = 0;
+    for (size_t bi = nb; bi-- > 0;) {
+        if (bi % n_parts != part) continue;
+        const mem_index_block_t *blk = idx->blocks[bi];
+        if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
+            visible_in_block(idx, bi) == 0 || (!hybrid && !(ub[bi] > 0.0)))
+            continue;
+        double sim_ub =
+            hybrid ? p->text_weight * ub[bi] + (1.0 - p->text_weight) * s->sim_max : ub[bi];
+        ents[n_ents].b = bi;
+        ents[n_ents].f_max = block_f_max(s, blk, 1.0);
+        ents[n_ents].sim_ub = sim_ub * (1.0 + 1e-6);
+        ents[n_ents].bound = ents[n_ents].f_max * ents[n_ents].sim_ub;
+        if (++n_ents == SCAN_CHUNK) {
+            visit_chunk(s, ents, n_ents);
+            n_ents = 0;
+        }
+    }
+    visit_chunk(s, ents, n_ents);
+    if (ub != stack_ub) free(ub);
+    return true;
 }
 
 void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
@@ -492,10 +645,25 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
         .top = {.h = hits, .n = 0, .k = p->k},
     };
     double qq = 0.0;
-    for (size_t i = 0; i < idx->dim; i++)
+    for (size_t i = 0; p->match != MEM_SCAN_MATCH_TEXT && i < idx->dim; i++)
         qq += (double)p->query[i] * (double)p->query[i];
     /* rows are unit vectors rounded to float; the kernel adds at most dim ulps */
     s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+    if (p->match != MEM_SCAN_MATCH_VECTOR) {
+        if (!text_collect(&s, part, n_parts)) {
+            if (part == 0) {
+                mem_scan_reference(idx, p, hits, n_hits, n_scanned);
+            } else {
+                *n_hits = 0;
+                *n_scanned = 0;
+            }
+            return;
+        }
+        sort_hits(hits, s.top.n);
+        *n_hits = s.top.n;
+        *n_scanned = s.scanned;
+        return;
+    }
     prepare_q8(&s);
 
     block_ent_t ents[SCAN_CHUNK];
@@ -510,6 +678,7 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
             continue;
         ents[n_ents].b = bi;
         ents[n_ents].f_max = block_f_max(&s, blk, 1.0);
+        ents[n_ents].sim_ub = s.sim_max;
         ents[n_ents].bound = ents[n_ents].f_max * s.sim_max;
         if (++n_ents == SCAN_CHUNK) {
             visit_chunk(&s, ents, n_ents);
@@ -526,6 +695,102 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned)
 {
     mem_scan_run_part(idx, ops, p, 0, 1, hits, n_hits, n_scanned);
+}
+
+/* Candidates of one block: ents[i].b is the block, first/count its slice of pos[]. */
+typedef struct cand_ent {
+    double bound, f_max;
+    size_t b, first, count;
+} cand_ent_t;
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const cand_ent_t *a = x, *b = y;
+    if (a->bound != b->bound) return a->bound > b->bound ? -1 : 1;
+    return a->b > b->b ? -1 : a->b < b->b ? 1 : 0;
+}
+
+void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                   const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
+                   size_t *n_scanned)
+{
+    scan_state_t s = {
+        .idx = idx,
+        .p = p,
+        .ops = ops,
+        .top = {.h = hits, .n = 0, .k = p->k},
+    };
+    *n_hits = *n_scanned = 0;
+    if (p->k == 0 || n == 0) return;
+    if (p->match != MEM_SCAN_MATCH_VECTOR) {
+        /* text relevance comes from the lexical index's blocks: the listed rows become a mask
+         * (with any mask already given) for the full scan, which gives the same answer */
+        uint64_t *m = calloc(idx->n_visible / 64 + 1, sizeof(*m));
+        if (m) {
+            for (size_t i = 0; i < n; i++)
+                if (pos[i] < idx->n_visible &&
+                    (!p->row_mask || (p->row_mask[pos[i] / 64] >> (pos[i] % 64) & 1)))
+                    m[pos[i] / 64] |= UINT64_C(1) << (pos[i] % 64);
+            mem_scan_params_t q = *p;
+            q.row_mask = m;
+            mem_scan_run(idx, ops, &q, hits, n_hits, n_scanned);
+            free(m);
+        }
+        return;
+    }
+    /* The scan's block bounds prune here too: candidates are grouped by block, blocks
+     * visited in order of their bound, and once a bound is below the K-th score no later
+     * block can enter (params_prunable as in the scan; otherwise every candidate is scored). */
+    bool prunable = params_prunable(p);
+    double qq = 0.0;
+    for (size_t i = 0; i < idx->dim; i++)
+        qq += (double)p->query[i] * (double)p->query[i];
+    s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
+    size_t n_ents = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || pos[i] / MEM_INDEX_BLOCK_ROWS != pos[i - 1] / MEM_INDEX_BLOCK_ROWS) n_ents++;
+    cand_ent_t *ents = malloc(n_ents * sizeof(*ents));
+    if (!ents) { /* no room for the plan: score every candidate in order */
+        prunable = false;
+    } else {
+        size_t e = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t b = pos[i] / MEM_INDEX_BLOCK_ROWS;
+            if (i == 0 || b != pos[i - 1] / MEM_INDEX_BLOCK_ROWS) {
+                ents[e].b = b;
+                ents[e].first = i;
+                ents[e].count = 0;
+                ents[e].f_max = prunable ? block_f_max(&s, idx->blocks[b], 1.0) : 1.0;
+                ents[e].bound = ents[e].f_max * s.sim_max;
+                e++;
+            }
+            ents[e - 1].count++;
+        }
+        if (prunable) qsort(ents, n_ents, sizeof(*ents), cand_cmp);
+    }
+    size_t scanned = 0;
+    for (size_t e = 0; e < (ents ? n_ents : 1); e++) {
+        size_t first = ents ? ents[e].first : 0, count = ents ? ents[e].count : n;
+        if (ents && prunable) {
+            double thr = current_thr(&s);
+            if (thr > 0.0 && ents[e].bound < thr) break; /* sorted: the rest is bounded lower */
+        }
+        for (size_t i = first; i < first + count; i++) {
+            size_t at = pos[i];
+            if (at >= idx->n_visible || !row_selected(idx, p, at)) continue;
+            scanned++;
+            float sim;
+            ops->dot_rows(p->query, mem_index_vec(idx, at), 1, idx->dim, idx->stride, &sim);
+            mem_scan_hit_t h;
+            score_row(idx, p, at, sim, &h);
+            if (p->has_min_score && !(h.score >= p->min_score)) continue;
+            heap_push(&s.top, &h);
+        }
+    }
+    free(ents);
+    sort_hits(hits, s.top.n);
+    *n_hits = s.top.n;
+    *n_scanned = scanned;
 }
 
 void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,

@@ -3,6 +3,12 @@
  *
  * score = sim * ((1 - w) * t + w * gate), t = (1 - rb) + rb * decay(age), gate =
  * degree / max_degree. Results are ordered by score descending, ties by seq descending.
+ * sim is what the match mode says (SPEC section 6):
+ *   vector  sim = cos(query, row)
+ *   text    sim = text(row), the normalised BM25 of core/lexidx.h, in [0, 1]; only rows
+ *           holding at least one query term or trigram are candidates
+ *   hybrid  sim = tw * text(row) + (1 - tw) * max(0, cos(query, row)), in [0, 1]
+ *           (tw = text_weight; every row is a candidate)
  * mem_scan_reference is the oracle: a plain scalar loop over every visible row, no
  * pruning. mem_scan_run must return the same ids with scores within 1e-5.
  */
@@ -15,12 +21,25 @@
 
 #include "core/decay.h"
 #include "core/index.h"
+#include "core/lexidx.h"
 #include "core/vec.h"
 
 #define MEM_SCAN_MAX_K 1000
 
+/* Hybrid's text weight by default: with the built-in embedder, whose cosine is a weak
+ * character-level signal, the measured best (docs/retrieval.md); with a provider's
+ * semantic vectors, an even blend. */
+#define MEM_SCAN_TEXT_WEIGHT_BUILTIN  0.9
+#define MEM_SCAN_TEXT_WEIGHT_SEMANTIC 0.5
+
+typedef enum mem_scan_match {
+    MEM_SCAN_MATCH_VECTOR = 0,
+    MEM_SCAN_MATCH_TEXT,
+    MEM_SCAN_MATCH_HYBRID,
+} mem_scan_match_t;
+
 typedef struct mem_scan_params {
-    const float *query;      /* dim floats, L2-normalised */
+    const float *query;      /* dim floats, L2-normalised (unused by text) */
     size_t k;                /* 1..MEM_SCAN_MAX_K */
     int64_t origin_ms;       /* decay counts from here (Unix ms) */
     mem_decay_t decay;       /* family, half-life, shape, offset, recency bias */
@@ -32,14 +51,23 @@ typedef struct mem_scan_params {
     double min_score;
     bool include_superseded;
     bool include_archived;
+    mem_scan_match_t match;  /* vector (the zero value), text or hybrid */
+    const mem_lexidx_t *lex; /* text, hybrid: the lexical index, rows at idx's positions */
+    const mem_lexq_t *text;  /* text, hybrid: the query prepared against lex */
+    double text_weight;      /* hybrid: the text's share tw, in [0, 1] */
+    /* NULL: every row; else only the rows whose bit pos is set (bit pos % 64 of word pos / 64,
+     * n_visible bits): a metadata filter, applied inside the scan like the others */
+    const uint64_t *row_mask;
 } mem_scan_params_t;
 
 typedef struct mem_scan_hit {
     size_t pos; /* position in the index */
     int64_t seq;
     double score;
-    float sim;
-    double decay; /* d */
+    float sim;           /* what the match mode says (above) */
+    double text_score;   /* text, hybrid: text(row); vector: 0 */
+    double vector_score; /* vector, hybrid: cos(query, row); text: 0 */
+    double decay;        /* d */
     double gate;
     double age_s;
 } mem_scan_hit_t;
@@ -65,6 +93,14 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
 void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned);
+/* The same answer as mem_scan_reference restricted to the rows pos[0..n) (ascending, each
+ * < n_visible): for a selective filter whose few candidate rows are known, so the rest of
+ * the namespace is never read. Rows are visited block by block in order of the blocks'
+ * bounds and pruned as mem_scan_run prunes; each row visited that passes the filters is
+ * scored exactly (the f32 kernel of ops, as mem_scan_run does); *n_scanned counts them. */
+void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+                   const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
+                   size_t *n_scanned);
 /* Merge n_lists lists, each sorted in result order, into the top k (out has room for k). */
 void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,
                     size_t k, mem_scan_hit_t *out, size_t *n_out);

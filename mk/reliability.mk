@@ -11,11 +11,11 @@
 # tests/fuzz/<name>.dict. tests/fuzz/run.sh runs them (and replays tests/fuzz/regress/).
 FUZZ_TIME    ?= 30
 FUZZ_CC      ?= clang
-REL_FUZZ     := request decode router timefmt config provider json cluster
+REL_FUZZ     := request decode router timefmt config provider json filter cluster
 # tests/fuzz/fuzz_api.c (api/ over the fake store) is built here as fuzz_apifake, linked
 # against the same sanitized library (mk/api.mk's fuzz-api compiles core/ without the
 # per-file ISA flags the SIMD kernels need)
-API_FUZZ     := $(if $(wildcard tests/fuzz/fuzz_api.c),apifake)
+API_FUZZ     := $(if $(wildcard tests/fuzz/fuzz_api.c),apifake) ndjson
 FUZZ_TARGETS ?= $(REL_FUZZ) $(API_FUZZ)
 OPT_fuzz     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all -Wno-error
@@ -31,6 +31,9 @@ fuzz: fuzz-build
 
 ifeq ($(FLAVOR),fuzz)
 build/fuzz/fuzz_apifake: tests/fuzz/fuzz_api.c tests/unit/api_fake.h build/fuzz/libmnemod.a
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+build/fuzz/fuzz_ndjson: tests/fuzz/fuzz_ndjson.c tests/unit/api_fake.h build/fuzz/libmnemod.a
 	@echo "  LD  $@"
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h build/fuzz/libmnemod.a

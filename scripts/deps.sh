@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
 libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base \
-nats-server libnats-dev libcurl4-openssl-dev python3-venv chromium"
+nats-server libnats-dev libcurl4-openssl-dev python3-venv chromium libutf8proc-dev libstemmer-dev"
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine"
 # node + npm run the pinned OpenAPI linter (tools/openapi); a machine that already has them
 # (from any source) keeps its own

@@ -1,4 +1,4 @@
-/* log.c - one-line logs on stderr
+/* log.c - the process's logger: stderr, one write(2) per line
  * SPDX-License-Identifier: MIT
  *
  * A line is written with one write(2) so lines from different threads never interleave.
@@ -11,78 +11,73 @@
 #include <time.h>
 #include <unistd.h>
 
-static mem_log_level_t min_level = MEM_LOG_INFO;
-static bool as_json;
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
-static const char *const level_names[] = {"debug", "info", "warn", "error"};
+static void write_stderr(void *ud, const char *line, size_t len)
+{
+    ssize_t w = write(STDERR_FILENO, line, len);
+    (void)w;
+}
+
+static mem_log_t logger = {
+    .level = MEM_LOG_INFO, .json = false, .now_ms = wall_ms, .write = write_stderr};
 
 void mem_srv_log_setup(mem_log_level_t level, bool json)
 {
-    min_level = level;
-    as_json = json;
+    logger.level = level;
+    logger.json = json;
+}
+
+const mem_log_t *mem_srv_logger(void)
+{
+    return &logger;
 }
 
 bool mem_srv_log_enabled(mem_log_level_t level)
 {
-    return level >= min_level;
-}
-
-/* Turn `a=1 b="x y"` into `"a":"1","b":"x y"`. */
-static size_t kv_to_json(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    const char *p = in;
-    while (*p && o + 8 < cap) {
-        while (*p == ' ')
-            p++;
-        if (!*p) break;
-        const char *eq = strchr(p, '=');
-        if (!eq) break;
-        o += (size_t)snprintf(out + o, cap - o, ",\"%.*s\":\"", (int)(eq - p), p);
-        p = eq + 1;
-        bool quoted = *p == '"';
-        if (quoted) p++;
-        while (*p && o + 4 < cap && (quoted ? *p != '"' : *p != ' ')) {
-            if (*p == '\\' || (*p == '"' && !quoted)) out[o++] = '\\';
-            out[o++] = *p++;
-        }
-        if (quoted && *p == '"') p++;
-        out[o++] = '"';
-    }
-    out[o < cap ? o : cap - 1] = '\0';
-    return o;
+    return mem_log_enabled(&logger, level);
 }
 
 void mem_srv_log(mem_log_level_t level, const char *event, const char *fmt, ...)
 {
-    if (level < min_level) return;
-    char kv[1024], line[2200];
+    if (!mem_log_enabled(&logger, level)) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(kv, sizeof(kv), fmt, ap);
+    mem_log_v(&logger, level, event, fmt, ap);
     va_end(ap);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[80];
-    snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(ts.tv_nsec / 1000000));
-    int n;
-    if (as_json) {
-        char fields[1100];
-        kv_to_json(kv, fields, sizeof(fields));
-        n = snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"level\":\"%s\",\"event\":\"%s\"%s}\n",
-                     when, level_names[level], event, fields);
-    } else {
-        n = snprintf(line, sizeof(line), "ts=%s level=%s event=%s%s%s\n", when, level_names[level],
-                     event, kv[0] ? " " : "", kv);
-    }
-    if (n > (int)sizeof(line) - 1) { /* truncated: keep the line a line */
-        n = (int)sizeof(line) - 1;
-        line[n - 1] = '\n';
-    }
-    ssize_t w = write(STDERR_FILENO, line, (size_t)n);
-    (void)w;
+}
+
+void mem_srv_log_mhd(void *cls, const char *fmt, va_list ap)
+{
+    if (!mem_log_enabled(&logger, MEM_LOG_INFO)) return;
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        n--;
+    mem_log_line_t ln;
+    mem_log_line_begin(&ln, logger.json, wall_ms(), MEM_LOG_INFO, "http");
+    mem_log_line_add(&ln, "msg", msg, n);
+    mem_log_line_end(&ln);
+    mem_log_line_write(&logger, &ln);
+}
+
+static void config_pair(void *ud, const char *key, const char *value)
+{
+    mem_log_line_add(ud, key, value, strlen(value));
+}
+
+void mem_srv_log_config(const mem_cfg_t *cfg)
+{
+    if (!mem_log_enabled(&logger, MEM_LOG_INFO)) return;
+    mem_log_line_t ln;
+    mem_log_line_begin(&ln, logger.json, wall_ms(), MEM_LOG_INFO, "config");
+    mem_cfg_describe_each(cfg, config_pair, &ln);
+    mem_log_line_end(&ln);
+    mem_log_line_write(&logger, &ln);
 }

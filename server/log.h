@@ -1,5 +1,8 @@
-/* log.h - one line per event on stderr: key=value text, or JSON
+/* log.h - the process's logger: one line per event on stderr, key=value text or JSON
  * SPDX-License-Identifier: MIT
+ *
+ * server/ owns the one mem_log_t of the process (core/log.h formats and escapes); the
+ * other modules get it through their options (mem_srv_logger()).
  */
 #ifndef MEM_SERVER_LOG_H
 #define MEM_SERVER_LOG_H
@@ -7,12 +10,20 @@
 #include <stdbool.h>
 
 #include "config/config.h"
+#include "core/log.h"
 
+/* Call once, before any thread starts. */
 void mem_srv_log_setup(mem_log_level_t level, bool json);
-/* msg is the event name; fmt adds "key=value ..." pairs (rendered as JSON fields when
- * the format is json: values are then quoted strings). Thread-safe. */
+/* The process's logger (valid for the life of the process). */
+const mem_log_t *mem_srv_logger(void);
+/* mem_log() on the process's logger: event name, then "key=value ..." items whose values
+ * are escaped (core/log.h). Thread-safe. */
 void mem_srv_log(mem_log_level_t level, const char *event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 bool mem_srv_log_enabled(mem_log_level_t level);
+/* The effective settings as one "config" line. */
+void mem_srv_log_config(const mem_cfg_t *cfg);
+/* libmicrohttpd's error messages (MHD_OPTION_EXTERNAL_LOGGER): one escaped line each. */
+void mem_srv_log_mhd(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #endif

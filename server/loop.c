@@ -22,8 +22,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,19 +40,39 @@
 #include "api/api.h"
 #include "cluster/cluster.h"
 #include "server/embedding.h"
+#include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
 #include "server/replicate.h"
 #include "storage/store.h"
 
+/* An MHD pass that reports "run again now" (timeout 0) without any of our callbacks
+ * firing is a pass that did nothing for us; after this many in a row, the next passes back
+ * off (1, 2, 4 ... ms, at most BACKOFF_MAX_MS) until something happens. */
+#define IDLE_PASSES_MAX 8
+#define BACKOFF_MAX_MS  64
+
 typedef struct srv srv_t;
 
-/* One per TCP connection (MHD's socket context): when the request now being received
- * started, so a client that trickles its headers is dropped after --request-timeout. */
+enum conn_phase {
+    CP_IDLE,      /* between requests: waiting for the first byte of the next one */
+    CP_RECEIVING, /* bytes of a request have arrived: --request-timeout runs */
+    CP_WORKING,   /* the request is in full: its work and reply take what they take */
+};
+
+/* One per TCP connection (MHD's socket context), so every request, the second one on a
+ * kept-alive connection included, must arrive in full within --request-timeout of its
+ * first byte. The first byte is seen as the socket's received-byte count (TCP_INFO)
+ * moving past what the previous request used, checked by the sweep; the request line's
+ * arrival (on_uri) starts the clock too when the sweep has not seen it yet. */
 typedef struct conn_ctx {
     struct MHD_Connection *conn;
-    uint64_t started_ns; /* 0: between requests, or headers complete (the body has its check) */
+    int fd;
+    enum conn_phase phase;
+    uint64_t started_ns;     /* CP_RECEIVING: when the request's first byte was seen */
+    uint64_t bytes_received; /* CP_IDLE: the socket's received bytes when it became idle */
+    struct conn_req *req;    /* the request being received or served, NULL between */
     struct conn_ctx *prev, *next;
 } conn_ctx_t;
 
@@ -60,6 +82,13 @@ typedef struct conn_req {
     srv_t *srv;
     struct MHD_Connection *conn;
     enum req_state state;
+    bool head_done;        /* the head was checked (first access-handler call) */
+    bool close_after;      /* send "Connection: close" (framing errors) */
+    char *target;          /* raw request target (path and query), from the URI callback */
+    const char *target_at; /* where MHD's buffer holds it (for mem_srv_http_check) */
+    size_t target_len;
+    mem_api_header_t *headers;
+    size_t n_headers;
     char *body;
     size_t len, cap;
     bool too_big;
@@ -69,6 +98,7 @@ typedef struct conn_req {
     char *ctype;
     char req_id[40];
     uint64_t start_ns;
+    mem_store_t *store; /* the store as the loop thread saw it at dispatch (NULL: loading) */
     mem_api_req_t areq;
     mem_api_resp_t aresp;
     uv_work_t work;
@@ -78,15 +108,35 @@ typedef struct conn_req {
     mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
     char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
     char *repl_body;
+    /* a streamed response body (an export): filled a chunk at a time on the pool */
+    mem_api_stream_t *stream; /* taken from aresp when the response is built */
+    char *chunk;              /* STREAM_CHUNK bytes; chunk_off of chunk_len already sent */
+    size_t chunk_len, chunk_off;
+    long fill_rc;    /* the last fill: > 0 bytes, 0 end, -1 failed */
+    bool stream_end; /* no more data: end (or cut) the body once the chunk is sent */
+    bool filling;    /* a fill job runs; the connection is suspended meanwhile */
+    uv_work_t fill_work;
+    /* an import: its body is handed to api/ a piece at a time, never held whole */
+    bool import;
+    mem_api_import_t *imp;
+    bool imp_failed;    /* the import was refused: drop the rest of the body */
+    bool answered;      /* an import refused before its body: the answer is already queued */
+    uint64_t body_seen; /* bytes of body received so far */
+    bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
+    uv_work_t feed_work;
 } conn_req_t;
 
 struct srv {
     uv_loop_t loop;
     struct MHD_Daemon *mhd;
     uv_poll_t poll;
-    uv_timer_t timer;
-    uv_timer_t sweep;  /* drops connections whose request headers are overdue */
+    uv_timer_t timer;  /* MHD's own timeouts, and the back-off of idle passes */
+    uv_idle_t rerun;   /* "run MHD again now", after the loop has polled for I/O once */
+    uv_timer_t sweep;  /* drops connections whose request is overdue */
     conn_ctx_t *conns; /* every open connection (loop thread) */
+    uint64_t progress; /* bumped by every MHD callback: a pass that did something */
+    uint64_t progress_seen;
+    unsigned idle_passes; /* consecutive timeout-0 passes without progress */
     uv_signal_t sigint, sigterm;
     uv_async_t async;
     uv_work_t open_work;
@@ -133,15 +183,45 @@ static conn_ctx_t *conn_ctx_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
+/* glibc's struct tcp_info stops before the byte counters Linux added in 4.1; the kernel's
+ * layout continues with these (linux/tcp.h, which cannot be included beside glibc's). */
+struct tcp_info_counters {
+    struct tcp_info base;
+    uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+};
+
+/* Bytes the kernel has received on the socket since it opened (0 when unknown). */
+static uint64_t tcp_bytes_received(int fd)
+{
+    struct tcp_info_counters ti;
+    socklen_t len = sizeof(ti);
+    memset(&ti, 0, sizeof(ti));
+    if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info_counters, bytes_received) + sizeof(ti.bytes_received))
+        return 0;
+    return ti.bytes_received;
+}
+
+static void start_receiving(conn_ctx_t *x, uint64_t now_ns)
+{
+    if (x->phase != CP_IDLE) return;
+    x->phase = CP_RECEIVING;
+    x->started_ns = now_ns;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     srv_t *s = cls;
+    s->progress++;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         conn_ctx_t *x = calloc(1, sizeof(*x));
         if (!x) return; /* this connection only has the idle timeout */
         x->conn = c;
-        x->started_ns = mono_ns(); /* the first request starts with the connection */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        x->fd = ci ? ci->connect_fd : -1;
+        x->phase = CP_IDLE; /* bytes_received 0: the first byte starts the first request */
         x->next = s->conns;
         if (s->conns) s->conns->prev = x;
         s->conns = x;
@@ -159,46 +239,174 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
 }
 
-/* The request line of a new request on a kept-alive connection has arrived. */
+static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri);
+
+/* The request line has arrived: the request's clock runs (if the sweep has not started
+ * it yet), and the raw target is copied before MHD's argument parser rewrites it. What
+ * this returns becomes the request's context (MHD passes it to on_request). */
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
+    srv_t *s = cls;
+    s->progress++;
     conn_ctx_t *x = conn_ctx_of(c);
-    if (x && !x->started_ns) x->started_ns = mono_ns();
-    return NULL;
+    conn_req_t *r = req_new(s, c, uri); /* NULL on ENOMEM: on_request closes the connection */
+    if (x) {
+        start_receiving(x, mono_ns());
+        x->req = r;
+    }
+    return r;
 }
 
-/* Headers that do not arrive within --request-timeout: shut the socket down (MHD then sees
- * the end and closes the connection). Bodies are checked as they arrive, in on_request. */
+/* Every request must arrive in full within --request-timeout of its first byte: a
+ * connection whose request is overdue is shut down (MHD then sees the hang-up and closes
+ * it, even when it is waiting on a body it cannot parse). Idle connections are checked for
+ * the first byte of their next request. */
 static void on_sweep(uv_timer_t *t)
 {
     srv_t *s = t->data;
     uint64_t now = mono_ns(), limit = (uint64_t)(s->cfg->request_timeout_s * 1e9);
     bool dropped = false;
     for (conn_ctx_t *x = s->conns; x; x = x->next) {
-        if (!x->started_ns || now - x->started_ns <= limit) continue;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (ci) {
-            mem_srv_log(MEM_LOG_INFO, "request_timeout", "phase=headers seconds=%.1f",
-                        (double)(now - x->started_ns) / 1e9);
-            shutdown(ci->connect_fd, SHUT_RDWR);
-            dropped = true;
-        }
-        x->started_ns = 0;
+        if (x->phase == CP_IDLE && tcp_bytes_received(x->fd) > x->bytes_received)
+            start_receiving(x, now);
+        if (x->phase != CP_RECEIVING || now < x->started_ns || now - x->started_ns <= limit)
+            continue;
+        const conn_req_t *r = x->req;
+        mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s phase=%s seconds=%.1f",
+                    r ? r->req_id : "-", r && r->head_done ? "body" : "head",
+                    (double)(now - x->started_ns) / 1e9);
+        if (x->fd >= 0) shutdown(x->fd, SHUT_RDWR);
+        x->phase = CP_WORKING; /* once is enough: MHD closes it on its next pass */
+        dropped = true;
     }
     if (dropped) mhd_run(s);
 }
 
 /* ---- responses ---- */
 
+/* ---- streamed bodies ----
+ * MHD asks for the next bytes (stream_read, loop thread). When the current chunk is used up,
+ * a fill job encodes the next one on the pool while the connection is suspended (the only
+ * way MHD allows "no data yet" without busy polling; suspending from a content reader is
+ * allowed), and its completion resumes it. A fill job runs only while its connection is
+ * suspended, and MHD never ends a suspended connection, so r outlives the job. A drain cuts
+ * the body short. */
+
+#define STREAM_CHUNK (256u * 1024u)
+
+static void fill_work_cb(uv_work_t *w)
+{
+    conn_req_t *r = w->data;
+    r->fill_rc = mem_api_stream_fill(r->stream, r->chunk, STREAM_CHUNK);
+}
+
+static void fill_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->filling = false;
+    r->chunk_off = 0;
+    r->chunk_len = r->fill_rc > 0 && status == 0 ? (size_t)r->fill_rc : 0;
+    if (r->fill_rc <= 0 || status != 0) r->stream_end = true;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    conn_req_t *r = cls;
+    srv_t *s = r->srv;
+    s->progress++;
+    if (s->draining) return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (r->chunk_off < r->chunk_len) {
+        size_t n = r->chunk_len - r->chunk_off;
+        if (n > max) n = max;
+        memcpy(buf, r->chunk + r->chunk_off, n);
+        r->chunk_off += n;
+        return (ssize_t)n;
+    }
+    if (r->stream_end)
+        return r->fill_rc < 0 ? MHD_CONTENT_READER_END_WITH_ERROR
+                              : MHD_CONTENT_READER_END_OF_STREAM;
+    if (r->filling) return 0; /* the suspended pass asks again: the job already runs */
+    if (!r->chunk && !(r->chunk = malloc(STREAM_CHUNK))) return MHD_CONTENT_READER_END_WITH_ERROR;
+    r->filling = true;
+    r->fill_work.data = r;
+    if (uv_queue_work(&s->loop, &r->fill_work, fill_work_cb, fill_after_cb) != 0) {
+        r->filling = false;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    MHD_suspend_connection(r->conn);
+    s->in_flight++;
+    return 0;
+}
+
+/* ---- streamed request bodies (imports) ----
+ * The body gathers in r->body up to IMPORT_PIECE bytes; then the connection is suspended
+ * (from the access handler, where MHD allows it) while a pool job hands the piece to api/,
+ * and resumed when it is done. Memory: one piece, whatever the body's size. What needs
+ * neither body nor store (route, Content-Type, key, size) is answered before the body is
+ * read; a bad line found on the way makes the rest of the body be read and dropped (MHD
+ * cannot answer in the middle of a body), then answered. An import's body is bounded by
+ * --max-import-body and the idle timeout, not by --request-timeout. */
+
+#define IMPORT_PIECE (1u << 20)
+
+static void import_feed(conn_req_t *r)
+{
+    srv_t *s = r->srv;
+    r->areq.method = r->method;
+    r->areq.path = r->url;
+    r->areq.query = r->query;
+    r->areq.content_type = r->ctype;
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
+    if (!r->imp && !r->imp_failed) {
+        r->imp = mem_api_import_begin(&s->api, &r->areq, &r->aresp);
+        if (!r->imp) r->imp_failed = true;
+    }
+    if (r->imp && !mem_api_import_feed(r->imp, r->body, r->len)) {
+        mem_api_import_end(r->imp, &r->aresp); /* fills the error */
+        r->imp_failed = true;
+    }
+    r->len = 0;
+}
+
+static void feed_work_cb(uv_work_t *w)
+{
+    import_feed(w->data);
+}
+
+static void feed_after_cb(uv_work_t *w, int status)
+{
+    conn_req_t *r = w->data;
+    srv_t *s = r->srv;
+    r->feeding = false;
+    MHD_resume_connection(r->conn);
+    s->in_flight--;
+    s->progress++;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
+
 static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 {
-    struct MHD_Response *mr =
-        MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+    struct MHD_Response *mr;
+    bool has_body = resp->body_len > 0 || resp->stream;
+    if (resp->stream) {
+        r->stream = resp->stream; /* ours now: freed with r */
+        resp->stream = NULL;
+        mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, r, NULL);
+    } else {
+        mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body, free);
+        if (mr) resp->body = NULL; /* MHD frees it now */
+    }
     if (!mr) return NULL;
-    resp->body = NULL; /* MHD frees it now */
     resp->body_len = 0;
-    if (resp->body_len > 0 || resp->content_type)
+    if (has_body || resp->content_type)
         MHD_add_response_header(mr, "Content-Type",
                                 resp->content_type ? resp->content_type : "application/json");
     MHD_add_response_header(mr, "X-Request-Id", r->req_id);
@@ -212,6 +420,7 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, h[0], h[1]);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
+    if (r->close_after) MHD_add_response_header(mr, "Connection", "close");
     r->status = resp->status;
     return mr;
 }
@@ -224,8 +433,8 @@ static void observe(conn_req_t *r, const char *route)
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
-        mem_srv_log(lvl, "request", "id=%s method=%s path=\"%s\" status=%d ms=%.3f", r->req_id,
-                    r->method, r->url, r->status, secs * 1000.0);
+        mem_srv_log(lvl, "request", "id=%s method=%s path=%s status=%d ms=%.3f", r->req_id,
+                    r->method, r->target ? r->target : r->url, r->status, secs * 1000.0);
 }
 
 /* Reply directly from the access handler (the connection is not suspended). */
@@ -239,6 +448,18 @@ static enum MHD_Result reply_now(conn_req_t *r, mem_api_resp_t *resp)
     return ok;
 }
 
+static enum MHD_Result reply_err(conn_req_t *r, const mem_err_t *err, const char *route)
+{
+    mem_api_resp_t resp;
+    memset(&resp, 0, sizeof(resp));
+    mem_api_error(&resp, err);
+    if (err->retry_after_s > 0) resp.retry_after_s = err->retry_after_s;
+    snprintf(resp.route, sizeof(resp.route), "%s", route);
+    enum MHD_Result ok = reply_now(r, &resp);
+    mem_api_resp_deinit(&resp);
+    return ok;
+}
+
 static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, const char *route,
                                    const char *msg)
 {
@@ -246,14 +467,7 @@ static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, con
     mem_err_clear(&err);
     mem_err_set(&err, code, "%s", msg);
     err.retry_after_s = retry_after;
-    mem_api_resp_t resp;
-    memset(&resp, 0, sizeof(resp));
-    mem_api_error(&resp, &err);
-    if (retry_after) resp.retry_after_s = retry_after;
-    snprintf(resp.route, sizeof(resp.route), "%s", route);
-    enum MHD_Result ok = reply_now(r, &resp);
-    mem_api_resp_deinit(&resp);
-    return ok;
+    return reply_err(r, &err, route);
 }
 
 static enum MHD_Result reply_text(conn_req_t *r, int status, const char *ctype, char *body,
@@ -271,14 +485,22 @@ static enum MHD_Result reply_text(conn_req_t *r, int status, const char *ctype, 
     return ok;
 }
 
-/* Loop thread: the worker or the writer is done with r; resume its connection. */
-static void resume_with(conn_req_t *r)
+/* Loop thread: the worker or the writer is done with r; resume its connection. The
+ * caller runs MHD afterwards (once for a whole batch of resumed connections). */
+static void resume(conn_req_t *r)
 {
     srv_t *s = r->srv;
     r->ready = build_response(r, &r->aresp);
     r->state = RS_READY;
     MHD_resume_connection(r->conn);
     s->in_flight--;
+    s->progress++;
+}
+
+static void resume_with(conn_req_t *r)
+{
+    srv_t *s = r->srv;
+    resume(r);
     mhd_run(s); /* no wake-up channel in external mode: run MHD ourselves */
     maybe_finish_shutdown(s);
 }
@@ -305,11 +527,14 @@ static void on_async(uv_async_t *h)
     conn_req_t *list = s->done_head;
     s->done_head = NULL;
     pthread_mutex_unlock(&s->done_lock);
+    if (!list) return;
     while (list) {
         conn_req_t *r = list;
         list = r->next_done;
-        resume_with(r);
+        resume(r);
     }
+    mhd_run(s); /* one pass sends every resumed answer */
+    maybe_finish_shutdown(s);
 }
 
 /* Worker, after the handler ran (or resumed): encode the provider calls it waits for, or
@@ -353,9 +578,14 @@ static void work_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
+    if (r->import) { /* the last piece of a streamed import, then its write record */
+        import_feed(r);
+        if (r->imp && !r->imp_failed) mem_api_import_end(r->imp, &r->aresp);
+        return;
+    }
     if (strcmp(r->url, "/metrics") == 0) {
         size_t len = 0;
-        char *text = mem_srv_metrics_render(s->store, s->ops->name, &len);
+        char *text = mem_srv_metrics_render(r->store, s->ops->name, &len);
         size_t clen = 0;
         char *ctext = text && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
         if (ctext) { /* cluster mode: append the replication lag */
@@ -401,13 +631,11 @@ static void after_work_cb(uv_work_t *w, int status)
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
         if (rc == MEM_OK) return; /* resumed by on_async */
         mem_err_t err;
-        mem_err_clear(&err);
         mem_err_set(&err, rc, "the write queue is full, retry later");
         err.retry_after_s = 1;
         mem_api_resp_deinit(&r->aresp);
         memset(&r->aresp, 0, sizeof(r->aresp));
         mem_api_error(&r->aresp, &err);
-        r->aresp.retry_after_s = 1;
         snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
     }
     resume_with(r);
@@ -454,32 +682,6 @@ static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
-struct qbuf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
-{
-    struct qbuf *q = cls;
-    size_t need = strlen(key) + (value ? strlen(value) + 1 : 0) + 2;
-    if (q->len + need > q->cap) {
-        size_t cap = (q->cap + need) * 2;
-        char *p = realloc(q->p, cap);
-        if (!p) {
-            q->failed = true;
-            return MHD_NO;
-        }
-        q->p = p;
-        q->cap = cap;
-    }
-    q->len += (size_t)snprintf(q->p + q->len, q->cap - q->len, "%s%s%s%s", q->len ? "&" : "", key,
-                               value ? "=" : "", value ? value : "");
-    return MHD_YES;
-}
-
 static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
 {
     const char *given = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
@@ -516,35 +718,84 @@ static bool authorized(const srv_t *s, struct MHD_Connection *c)
     return diff == 0;
 }
 
-static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *url, const char *method)
+/* From the URI callback: the raw target (still unmodified by MHD) is copied. */
+static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri)
 {
     conn_req_t *r = calloc(1, sizeof(*r));
     if (!r) return NULL;
     r->srv = s;
     r->conn = c;
     r->start_ns = mono_ns();
-    snprintf(r->method, sizeof(r->method), "%s", method);
-    r->url = strdup(url);
-    struct qbuf q = {0};
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &q);
-    r->query = q.failed ? NULL : (q.p ? q.p : strdup(""));
-    if (q.failed) free(q.p);
-    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    r->ctype = ct ? strdup(ct) : NULL;
-    make_request_id(r, c);
-    if (!r->url || !r->query || (ct && !r->ctype)) {
-        free(r->url);
-        free(r->query);
-        free(r->ctype);
+    r->target_at = uri;
+    r->target_len = uri ? strlen(uri) : 0;
+    r->target = strndup(uri ? uri : "", r->target_len);
+    if (!r->target) {
         free(r);
         return NULL;
     }
     return r;
 }
 
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      size_t key_size, const char *value, size_t value_size)
+{
+    conn_req_t *r = cls;
+    mem_api_header_t *h = &r->headers[r->n_headers++];
+    h->name = key;
+    h->name_len = key_size;
+    h->value = value ? value : "";
+    h->value_len = value ? value_size : 0;
+    return MHD_YES;
+}
+
+/* First access-handler call: the head is complete (no body read yet). Check it, and fill
+ * what the rest needs. MEM_OK, or err says what to answer (the connection then closes). */
+static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const char *url,
+                     const char *method, const char *version, mem_err_t *err)
+{
+    r->head_done = true;
+    r->start_ns = mono_ns();
+    snprintf(r->method, sizeof(r->method), "%s", method);
+    make_request_id(r, c);
+    int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
+    r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
+    if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
+    const union MHD_ConnectionInfo *hs =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    mem_srv_head_t head = {
+        .start = method,
+        .size = hs ? hs->header_size : 0,
+        .method = method,
+        .target = r->target,
+        .target_len = r->target_len,
+        .target_at = r->target_at,
+        .version = version,
+        .headers = r->headers,
+        .n_headers = r->n_headers,
+    };
+    int rc = mem_srv_http_check(&head, err);
+    if (rc != MEM_OK) return rc;
+    /* path and query from the raw target: MHD's own view of the query is already decoded
+     * ('+' as space) and split */
+    const char *q = memchr(r->target, '?', r->target_len);
+    size_t pl = q ? (size_t)(q - r->target) : r->target_len;
+    r->url = strndup(r->target, pl);
+    r->query = strdup(q ? q + 1 : "");
+    const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", NULL);
+    r->ctype = ct ? strdup(ct) : NULL;
+    if (!r->url || !r->query || (ct && !r->ctype))
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    r->import = mem_api_is_import(method, r->url);
+    return MEM_OK;
+}
+
 static void req_free(conn_req_t *r)
 {
     if (!r) return;
+    mem_api_stream_free(r->stream);
+    free(r->chunk);
+    mem_api_import_free(r->imp);
     if (r->ready) MHD_destroy_response(r->ready);
     mem_emb_job_free(r->emb_job);
     mem_api_resp_deinit(&r->aresp);
@@ -554,6 +805,8 @@ static void req_free(conn_req_t *r)
     free(r->url);
     free(r->query);
     free(r->ctype);
+    free(r->headers);
+    free(r->target);
     free(r);
 }
 
@@ -570,7 +823,11 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
     if (r->too_big) {
         char msg[96];
-        snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
+        if (r->import)
+            snprintf(msg, sizeof(msg), "import body over %zu bytes (max-import-body)",
+                     s->cfg->max_import_body);
+        else
+            snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
         return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
     }
     if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
@@ -616,12 +873,15 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
         return reply_error(r, MEM_EBUSY, 1, "overload",
                            "too many requests in progress (max-queue), retry later");
 
+    r->store = s->store; /* read here, on the loop thread that writes it */
     r->areq.method = r->method;
     r->areq.path = r->url;
     r->areq.query = r->query;
     r->areq.content_type = r->ctype;
     r->areq.body = r->body ? r->body : "";
     r->areq.body_len = r->len;
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
     r->state = RS_WORKING;
     r->work.data = r;
     MHD_suspend_connection(r->conn);
@@ -646,8 +906,8 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     if (rc != 0) {
         mem_err_t err;
         mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
+        err.retry_after_s = 1;
         mem_api_error(&r->aresp, &err);
-        r->aresp.retry_after_s = 1;
         resume_with(r);
     }
     return MHD_YES;
@@ -658,23 +918,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_size, void **con_cls)
 {
     srv_t *s = cls;
+    s->progress++;
     conn_req_t *r = *con_cls;
-    if (!r) {
-        r = req_new(s, c, url, method);
-        if (!r) return MHD_NO;
-        *con_cls = r;
-        conn_ctx_t *x = conn_ctx_of(c); /* headers complete: the body has its own check */
-        if (x) x->started_ns = 0;
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (!r) return MHD_NO; /* the URI callback could not allocate: close the connection */
+    conn_ctx_t *x = conn_ctx_of(c);
+    if (!r->head_done) {
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (read_head(s, r, c, url, method, version, &err) != MEM_OK) {
+            if (err.code == MEM_ENOMEM) return MHD_NO;
+            r->close_after = true; /* never read what follows as another request */
+            if (!r->url) r->url = strdup("");
+            if (!r->url) return MHD_NO;
+            return reply_err(r, &err, "bad_request");
+        }
+        const char *cl = mem_srv_http_header(r->headers, r->n_headers, "Content-Length", NULL);
         if (cl) {
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || *end || n > s->cfg->max_body) r->too_big = true;
+            if (errno || *end || n > (r->import ? s->cfg->max_import_body : s->cfg->max_body))
+                r->too_big = true;
         }
         /* Answer 413 before the body arrives: a client announcing a huge body must not
          * make us read (or wait for) it. MHD closes the connection after this reply. */
         if (r->too_big) return dispatch(s, r);
+        /* An import is checked before its body is read: it may be gigabytes. */
+        if (r->import) {
+            if (s->draining || !s->store || (needs_auth(s, r->url) && !authorized(s, r->conn)))
+                return dispatch(s, r);
+            r->areq.method = r->method;
+            r->areq.path = r->url;
+            r->areq.query = r->query;
+            r->areq.content_type = r->ctype;
+            r->areq.headers = r->headers;
+            r->areq.n_headers = r->n_headers;
+            if (!mem_api_import_precheck(&s->api, &r->areq, &r->aresp)) {
+                r->imp_failed = r->answered = true;
+                return reply_now(r, &r->aresp);
+            }
+            if (x) x->phase = CP_WORKING; /* its body has no deadline, only the idle timeout */
+        }
         return MHD_YES;
     }
     if (r->state == RS_READY) {
@@ -687,10 +971,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return ok;
     }
     if (r->state == RS_WORKING) return MHD_YES;
+    /* MHD may still hand over data in the pass that suspended the connection: keep it for
+     * later (not consumed) rather than touch the body a feed job is reading */
+    if (r->feeding) return MHD_YES;
+    if (*upload_size && r->import) {
+        r->body_seen += *upload_size;
+        if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
+        if (r->too_big || r->imp_failed || r->answered) { /* answered at the end of the body */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (r->len + *upload_size > r->cap) {
+            size_t cap = r->cap ? r->cap : 65536;
+            while (cap < r->len + *upload_size)
+                cap *= 2;
+            char *b = realloc(r->body, cap);
+            if (!b) return MHD_NO;
+            r->body = b;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload_data, *upload_size);
+        r->len += *upload_size;
+        *upload_size = 0;
+        if (r->len >= IMPORT_PIECE) {
+            r->feeding = true;
+            r->feed_work.data = r;
+            if (uv_queue_work(&s->loop, &r->feed_work, feed_work_cb, feed_after_cb) != 0)
+                return MHD_NO;
+            MHD_suspend_connection(c);
+            s->in_flight++;
+        }
+        return MHD_YES;
+    }
     if (*upload_size) {
-        double elapsed = (double)(mono_ns() - r->start_ns) / 1e9;
-        if (elapsed > s->cfg->request_timeout_s) {
-            mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s seconds=%.1f", r->req_id, elapsed);
+        if (x && x->phase == CP_RECEIVING &&
+            (double)(mono_ns() - x->started_ns) / 1e9 > s->cfg->request_timeout_s) {
+            mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s phase=body", r->req_id);
             return MHD_NO; /* drop the connection: the body did not arrive in time */
         }
         if (!r->too_big && r->len + *upload_size > s->cfg->max_body) r->too_big = true;
@@ -710,15 +1026,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
+    if (r->answered) return MHD_YES; /* refused before its body: the answer is queued */
+    if (x) x->phase = CP_WORKING;    /* received in full */
     return dispatch(s, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    srv_t *s = cls;
+    s->progress++;
     conn_req_t *r = *con_cls;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
+    conn_ctx_t *x = conn_ctx_of(c);
+    if (x) {
+        x->req = NULL;
+        x->phase = CP_IDLE;
+        x->bytes_received = tcp_bytes_received(x->fd);
+    }
     req_free(r);
     *con_cls = NULL;
 }
@@ -730,9 +1056,59 @@ static void on_timer(uv_timer_t *t)
     mhd_run(t->data);
 }
 
+static void on_rerun(uv_idle_t *h)
+{
+    mhd_run(h->data);
+}
+
 static void on_poll(uv_poll_t *p, int status, int events)
 {
     mhd_run(p->data);
+}
+
+/* When to run MHD next. MHD_get_timeout() answers 0 ("run again now") while any
+ * connection is in its ready list: after an edge-triggered read that may have left data
+ * in the socket, which the next pass reads. But 0.9.75 also answers 0 for as long as a
+ * connection waits on the application with a full read buffer (its "blocked" state): a
+ * chunked upload whose chunk-size line is longer than the buffer can never be parsed, and
+ * MHD asks to be run again forever. Taking 0 at its word would spin the loop at 100 % CPU
+ * until the idle timeout, and a zero-delay timer re-armed in its own callback would starve
+ * every other handle (libuv 1.44 runs it again in the same timer pass: no poll, no
+ * signals, no completions). So: "now" means after the loop has polled for I/O once (an idle
+ * handle, never a zero timer), and only while passes make progress (some MHD callback
+ * fired); after IDLE_PASSES_MAX passes that did nothing, the next ones back off on the
+ * timer. New I/O still wakes MHD at once through the poll handle, and the request timeout
+ * (on_sweep) drops the stuck connection. */
+static void schedule(srv_t *s)
+{
+    MHD_UNSIGNED_LONG_LONG timeout;
+    if (MHD_get_timeout(s->mhd, &timeout) != MHD_YES) {
+        uv_idle_stop(&s->rerun);
+        uv_timer_stop(&s->timer);
+        s->idle_passes = 0;
+        return;
+    }
+    if (timeout > 0) {
+        uv_idle_stop(&s->rerun);
+        uv_timer_start(&s->timer, on_timer, timeout, 0);
+        s->idle_passes = 0;
+        return;
+    }
+    if (s->progress != s->progress_seen) {
+        s->progress_seen = s->progress;
+        s->idle_passes = 0;
+    } else if (s->idle_passes < IDLE_PASSES_MAX + 16) {
+        s->idle_passes++;
+    }
+    if (s->idle_passes < IDLE_PASSES_MAX) {
+        uv_timer_stop(&s->timer);
+        uv_idle_start(&s->rerun, on_rerun);
+        return;
+    }
+    unsigned shift = s->idle_passes - IDLE_PASSES_MAX;
+    uint64_t delay = shift >= 6 ? BACKOFF_MAX_MS : (uint64_t)1 << shift;
+    uv_idle_stop(&s->rerun);
+    uv_timer_start(&s->timer, on_timer, delay < BACKOFF_MAX_MS ? delay : BACKOFF_MAX_MS, 0);
 }
 
 static void mhd_run(srv_t *s)
@@ -747,11 +1123,7 @@ static void mhd_run(srv_t *s)
      * would wake us for that pass (waiting clients already made their edge): run it now. */
     ci = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     if (ci && ci->num_connections < before) MHD_run(s->mhd);
-    MHD_UNSIGNED_LONG_LONG timeout;
-    if (MHD_get_timeout(s->mhd, &timeout) == MHD_YES)
-        uv_timer_start(&s->timer, on_timer, timeout, 0);
-    else
-        uv_timer_stop(&s->timer);
+    schedule(s);
 }
 
 static void close_cb(uv_handle_t *h)
@@ -765,6 +1137,8 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->poll, close_cb);
     uv_timer_stop(&s->timer);
     uv_close((uv_handle_t *)&s->timer, close_cb);
+    uv_idle_stop(&s->rerun);
+    uv_close((uv_handle_t *)&s->rerun, close_cb);
     uv_timer_stop(&s->sweep);
     uv_close((uv_handle_t *)&s->sweep, close_cb);
     MHD_stop_daemon(s->mhd);
@@ -854,7 +1228,7 @@ static void after_open_cb(uv_work_t *w, int status)
         maybe_finish_shutdown(s);
         return;
     }
-    mem_srv_log(MEM_LOG_INFO, "ready", "data=\"%s\"", s->cfg->data_path);
+    mem_srv_log(MEM_LOG_INFO, "ready", "data=%s", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);
 }
@@ -926,8 +1300,9 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (v6) flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
-        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+        mem_srv_log_mhd, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)(cfg->idle_timeout_s + 0.999),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
         s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
@@ -946,6 +1321,8 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
     uv_timer_init(&s->loop, &s->timer);
     s->timer.data = s;
+    uv_idle_init(&s->loop, &s->rerun);
+    s->rerun.data = s;
     uv_timer_init(&s->loop, &s->sweep);
     s->sweep.data = s;
     uint64_t sweep_ms = (uint64_t)(cfg->request_timeout_s * 1000.0 / 4.0);

@@ -50,8 +50,6 @@ int main(int argc, char **argv)
         }
     }
     mem_vec_init(isa);
-    char desc[4096]; /* cluster settings included */
-    mem_cfg_describe(&cfg, desc, sizeof(desc));
-    mem_srv_log(MEM_LOG_INFO, "config", "%s", desc);
+    mem_srv_log_config(&cfg);
     return mem_srv_run(&cfg, mem_vec_ops());
 }

@@ -38,6 +38,7 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
     memcpy(ns->recent + ns->recent_head * ns->dim, query, ns->dim * sizeof(float));
     ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
     if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
+    ns->recent_dirty = true;
     pthread_mutex_unlock(&ns->acc_mu);
 }
 
@@ -67,19 +68,39 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The recent queries, oldest first, as namespaces.recent (read back by load.c). */
+static int write_recent(mem_store_t *st, mem_store_ns_t *ns, mem_err_t *err)
+{
+    float *q = NULL;
+    size_t n = 0;
+    if (mem_store__recent_queries(ns, &q, &n) != MEM_OK)
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    sqlite3_stmt *s = st->stmts[STMT_NS_RECENT];
+    if (n)
+        sqlite3_bind_blob(s, 1, q, (int)(n * ns->dim * sizeof(float)), SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 1);
+    sqlite3_bind_int64(s, 2, ns->ns_id);
+    int rc = mem_store__step_done(st, s, "write recent queries", err);
+    free(q);
+    return rc;
+}
+
 static int flush_ns_access(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err)
 {
     mem_store_t *st = w->st;
     pthread_mutex_lock(&ns->acc_mu);
     size_t *dirty = ns->dirty, n = ns->n_dirty;
+    bool recent = ns->recent_dirty;
     ns->dirty = NULL;
     ns->n_dirty = ns->cap_dirty = 0;
+    ns->recent_dirty = false;
     pthread_mutex_unlock(&ns->acc_mu);
-    if (!n) {
+    int rc = recent ? write_recent(st, ns, err) : MEM_OK;
+    if (!n || rc != MEM_OK) {
         free(dirty);
-        return MEM_OK;
+        return rc;
     }
-    int rc = MEM_OK;
     const mem_index_t *idx = mem_store__writer_view(w, ns);
     qsort(dirty, n, sizeof(size_t), cmp_size);
     for (size_t i = 0; i < n && rc == MEM_OK; i++) {
@@ -113,7 +134,7 @@ void mem_store__flush_access(mem_store__writer_t *w)
     for (size_t i = 0; held && i < n; i++) {
         mem_store_ns_t *ns = st->nss[i];
         pthread_mutex_lock(&ns->acc_mu);
-        bool dirty = ns->n_dirty > 0;
+        bool dirty = ns->n_dirty > 0 || ns->recent_dirty;
         pthread_mutex_unlock(&ns->acc_mu);
         if (dirty) {
             __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);

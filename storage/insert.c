@@ -44,6 +44,15 @@ static bool same_given(const mem_store_seg_in_t *a, const mem_store_seg_in_t *b,
 
 /* Compare a given segment with the stored row at seq. *same set on success. */
 static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                          const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
+{
+    return same_as_stored(st, ns, seq, in, same, err);
+}
+
+static int same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
                           const mem_store_seg_in_t *in, bool *same, mem_err_t *err)
 {
     sqlite3_stmt *s = st->stmts[STMT_SEG_BY_SEQ];
@@ -103,15 +112,54 @@ static void seg_field(char *buf, size_t len, const mem_store_op_t *op, size_t i,
         snprintf(buf, len, "%s", name);
 }
 
-/* Check every member; fills kind[], ref[] (SEG_IN_BATCH: the earlier member; SEG_STORED: the
- * position) and ts[] (resolved timestamps of new members). Changes nothing. */
-static int insert_validate(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op,
-                           seg_kind_t *kind, size_t *ref, int64_t *ts)
+/* The ids of one batch: an open-addressing map id -> first member with it, so the checks
+ * of a batch cost O(n) (one probe per member and per supersedes target). */
+typedef struct batch_ids {
+    const mem_store_op_t *op;
+    size_t *slots; /* member + 1, 0 = empty */
+    size_t mask;
+} batch_ids_t;
+
+static uint64_t hash_id(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int batch_ids_init(batch_ids_t *b, const mem_store_op_t *op)
+{
+    size_t cap = 16;
+    while (cap < op->n_segs * 2)
+        cap *= 2;
+    b->op = op;
+    b->mask = cap - 1;
+    b->slots = calloc(cap, sizeof(*b->slots));
+    return b->slots ? MEM_OK : MEM_ENOMEM;
+}
+
+/* The first member whose id is id, or SIZE_MAX; with add, member i is recorded when none is. */
+static size_t batch_ids_first(batch_ids_t *b, const char *id, bool add, size_t i)
+{
+    for (size_t k = hash_id(id) & b->mask;; k = (k + 1) & b->mask) {
+        size_t m = b->slots[k];
+        if (m == 0) {
+            if (add) b->slots[k] = i + 1;
+            return SIZE_MAX;
+        }
+        if (strcmp(b->op->segs[m - 1].id, id) == 0) return m - 1;
+    }
+}
+
+static int validate_members(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_index_t *idx,
+                            mem_store_op_t *op, batch_ids_t *ids, int64_t newest, seg_kind_t *kind,
+                            size_t *ref, int64_t *ts)
 {
     char field[64];
     mem_store_t *st = w->st;
-    const mem_index_t *idx = ns ? mem_store__writer_view(w, ns) : NULL;
-    int64_t newest = ns ? ns->last_ts_ms : INT64_MIN;
     for (size_t i = 0; i < op->n_segs; i++) {
         const mem_store_seg_in_t *in = &op->segs[i];
         size_t id_len = strnlen(in->id, sizeof(in->id));
@@ -125,13 +173,8 @@ static int insert_validate(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store
             return mem_err_field(&op->err, MEM_EINVAL, field, "%s: missing", field);
         }
         /* the same id earlier in this batch */
-        size_t j = i;
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(op->segs[k].id, in->id) == 0) {
-                j = k;
-                break;
-            }
-        if (j < i) {
+        size_t j = batch_ids_first(ids, in->id, true, i);
+        if (j != SIZE_MAX) {
             size_t first = kind[j] == SEG_IN_BATCH ? ref[j] : j;
             bool same = same_given(in, &op->segs[j], op->dim) &&
                         (!in->ts_given || kind[first] == SEG_STORED || in->ts_ms == ts[first]);
@@ -182,8 +225,10 @@ static int insert_validate(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store
         for (size_t s = 0; s < in->n_supersedes; s++) {
             const char *target = in->supersedes[s];
             bool known = idx && mem_index_find(idx, target, strlen(target)) >= 0;
-            for (size_t k = 0; !known && k < i; k++)
-                known = strcmp(op->segs[k].id, target) == 0;
+            if (!known) { /* earlier in this batch (a member never supersedes itself) */
+                size_t first = batch_ids_first(ids, target, false, i);
+                known = first != SIZE_MAX && first < i;
+            }
             if (!known) {
                 seg_field(field, sizeof(field), op, i, "supersedes");
                 return mem_err_field(&op->err, MEM_EUNKNOWNID, field, "%s: unknown id %s", field,
@@ -194,6 +239,21 @@ static int insert_validate(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store
         ts[i] = t;
     }
     return MEM_OK;
+}
+
+/* Check every member; fills kind[], ref[] (SEG_IN_BATCH: the earlier member; SEG_STORED: the
+ * position) and ts[] (resolved timestamps of new members). Changes nothing. */
+static int insert_validate(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op,
+                           seg_kind_t *kind, size_t *ref, int64_t *ts)
+{
+    const mem_index_t *idx = ns ? mem_store__writer_view(w, ns) : NULL;
+    int64_t newest = ns ? ns->last_ts_ms : INT64_MIN;
+    batch_ids_t ids;
+    if (batch_ids_init(&ids, op) != MEM_OK)
+        return mem_err_set(&op->err, MEM_ENOMEM, "out of memory");
+    int rc = validate_members(w, ns, idx, op, &ids, newest, kind, ref, ts);
+    free(ids.slots);
+    return rc;
 }
 
 /* The supersedes ids as one blob, each NUL-terminated. */
@@ -262,7 +322,6 @@ static int insert_row_sql(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_
 static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op,
                       const seg_kind_t *kind, const int64_t *ts, size_t *n_inserted)
 {
-    mem_store_t *st = w->st;
     mem_err_t *err = &op->err;
     const mem_index_t *view = mem_store__writer_view(w, ns);
     size_t first = mem_index_rows(view), n_new = 0, n_targets = 0;
@@ -305,6 +364,10 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
     for (size_t i = 0; i < op->n_segs; i++) {
         if (kind[i] != SEG_NEW) continue;
         if ((rc = insert_row_sql(w, ns, &op->segs[i], pos, err)) != MEM_OK) return rc;
+        if (op->segs[i].metadata &&
+            (rc = mem_store__meta_flatten_set(w, ns, mem_index_seq(view, pos), op->segs[i].metadata,
+                                              op->segs[i].metadata_len, err)) != MEM_OK)
+            return rc;
         mem_store_seg_out_t *o = &op->outs[i];
         o->seq = mem_index_seq(view, pos);
         o->ts_ms = mem_index_ts(view, pos);
@@ -333,13 +396,9 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
     for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
         if (kind[i] != SEG_NEW) continue;
         const mem_store_seg_in_t *in = &op->segs[i];
-        for (size_t t = 0; t < in->n_supersedes && rc == MEM_OK; t++) {
-            sqlite3_stmt *s = st->stmts[STMT_SEG_SUPERSEDE];
-            sqlite3_bind_text(s, 1, in->id, (int)strlen(in->id), SQLITE_STATIC);
-            sqlite3_bind_int64(s, 2, ns->ns_id);
-            sqlite3_bind_int64(s, 3, mem_index_seq(view, tpos[k++]));
-            rc = mem_store__step_done(st, s, "supersede", err);
-        }
+        for (size_t t = 0; t < in->n_supersedes && rc == MEM_OK; t++)
+            rc = mem_store__supersede_record(w, ns, in->id, op->outs[i].seq,
+                                             mem_index_seq(view, tpos[k++]), err);
     }
     free(tpos);
     return rc;

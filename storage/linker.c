@@ -155,10 +155,34 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
         if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
         m++;
         mem_index_set_flags(idx, rows[i], to);
+        if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
     }
     mem_store__write_unlock(w, ns);
     mem_graph_delta_free(&d);
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
     if (n_left) *n_left = m;
     return MEM_OK;
+}
+
+int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                      uint8_t drop, mem_err_t *err)
+{
+    int rc = mem_store__link_pending(w, ns, SIZE_MAX, err);
+    if (rc != MEM_OK) return rc;
+    mem_index_t *idx = mem_store__write_lock(w, ns);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t f = mem_index_flags(idx, rows[i]);
+        if (!(f & MEM_ROW_DELETED)) mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
+    }
+    mem_store__write_unlock(w, ns);
+    const mem_index_t *view = mem_store__writer_view(w, ns);
+    mem_graph_delta_t d;
+    if ((rc = mem_graph_link_set_find(view, rows, n, w->st->opts.coherence_threshold,
+                                      w->st->opts.ops, &d)) != MEM_OK)
+        return mem_err_set(err, rc, "out of memory");
+    idx = mem_store__write_lock(w, ns);
+    rc = mem_graph_apply(idx, &d, touched_row, ns);
+    mem_store__write_unlock(w, ns);
+    mem_graph_delta_free(&d);
+    return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
 }

@@ -26,6 +26,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
     if (ns && !(ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float))))
         rc = MEM_ENOMEM;
     if (rc == MEM_OK && !idx) rc = mem_index_new(dim, &idx);
+    if (rc == MEM_OK) rc = mem_meta_new(&ns->meta);
     if (rc != MEM_OK) {
         if (ns) free(ns->recent);
         free(ns);
@@ -69,10 +70,108 @@ typedef struct ns_row {
     int64_t last_seq;
 } ns_row_t;
 
-/* Read the namespace's segments into idx (not shared with anyone yet). */
-static int load_rows(const ns_row_t *nr, mem_index_t *idx, sqlite3 *db, uint64_t clock,
-                     mem_err_t *err)
+static uint32_t clamp_u32(int64_t x)
 {
+    return x <= 0 ? 0 : x >= (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
+/* Stored degrees are untrusted (a lying one would size the degree histogram): each active
+ * row has at most one edge to every other active row, and every edge counts twice. */
+static int check_degrees(const ns_row_t *nr, const mem_index_t *idx, mem_err_t *err)
+{
+    mem_index_counts_t c;
+    mem_index_counts(idx, &c);
+    uint64_t sum = 0;
+    for (size_t pos = 0; pos < c.n_rows; pos++) {
+        uint32_t d = mem_index_degree(idx, pos); /* 0 for inactive rows (restore_row) */
+        if (d >= c.n_active)
+            return mem_err_set(err, MEM_ECORRUPT,
+                               "namespace %s: the segment at seq %lld has a stored coherence "
+                               "degree of %lu with only %zu active segments: the file is damaged",
+                               nr->name, (long long)mem_index_seq(idx, pos), (unsigned long)d,
+                               c.n_active);
+        sum += d;
+    }
+    if (sum % 2)
+        return mem_err_set(err, MEM_ECORRUPT,
+                           "namespace %s: the stored coherence degrees add up to an odd number "
+                           "(%llu): the file is damaged",
+                           nr->name, (unsigned long long)sum);
+    return MEM_OK;
+}
+
+/* Rows stored as "not linked" (degree -1, see the schema 2 migration) are linked now, in
+ * one batch, and the degrees that moved are written at once, so the file agrees again. */
+typedef struct pos_list {
+    size_t *p;
+    size_t n, cap;
+} pos_list_t;
+
+static int pos_push(pos_list_t *l, size_t pos)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        size_t *a = realloc(l->p, cap * sizeof(*a));
+        if (!a) return MEM_ENOMEM;
+        l->p = a;
+        l->cap = cap;
+    }
+    l->p[l->n++] = pos;
+    return MEM_OK;
+}
+
+static void touched_pos(void *ud, size_t pos)
+{
+    pos_list_t *l = ud;
+    if (pos_push(l, pos) != MEM_OK) l->cap = SIZE_MAX; /* marks the overflow */
+}
+
+static int link_unlinked(const mem_store_t *st, const ns_row_t *nr, mem_index_t *idx, sqlite3 *db,
+                         const pos_list_t *rows, mem_err_t *err)
+{
+    mem_graph_delta_t d;
+    pos_list_t touched = {0};
+    sqlite3_stmt *up = NULL;
+    int rc = mem_graph_link_set_find(idx, rows->p, rows->n, st->opts.coherence_threshold,
+                                     st->opts.ops, &d);
+    if (rc == MEM_OK) rc = mem_graph_apply(idx, &d, touched_pos, &touched);
+    mem_graph_delta_free(&d);
+    if (rc != MEM_OK || touched.cap == SIZE_MAX) {
+        free(touched.p);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
+    }
+    for (size_t i = 0; i < rows->n && rc == MEM_OK; i++) /* rows that stay inactive: 0 */
+        rc = pos_push(&touched, rows->p[i]);
+    if (rc != MEM_OK) {
+        free(touched.p);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
+    }
+    int src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "UPDATE segments SET degree = ? WHERE ns_id = ? AND seq = ?",
+                                 -1, &up, NULL);
+    for (size_t i = 0; i < touched.n && src == SQLITE_OK; i++) {
+        sqlite3_bind_int64(up, 1, mem_index_degree(idx, touched.p[i]));
+        sqlite3_bind_int64(up, 2, nr->ns_id);
+        sqlite3_bind_int64(up, 3, mem_index_seq(idx, touched.p[i]));
+        src = sqlite3_step(up) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(up);
+    }
+    sqlite3_finalize(up);
+    if (src == SQLITE_OK) src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        rc = mem_store__err_sqlite(err, db, sqlite3_errcode(db), "write degrees");
+        if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    free(touched.p);
+    return rc;
+}
+
+/* Read the namespace's segments into idx (not shared with anyone yet). */
+static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *idx, sqlite3 *db,
+                     uint64_t clock, mem_err_t *err)
+{
+    pos_list_t unlinked = {0};
     static const char sql[] =
         "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived, degree,"
         " access_count, tick FROM segments WHERE ns_id = ? ORDER BY seq";
@@ -127,8 +226,12 @@ static int load_rows(const ns_row_t *nr, mem_index_t *idx, sqlite3 *db, uint64_t
         int64_t deg = sqlite3_column_int64(st, 7);
         int64_t acc = sqlite3_column_int64(st, 8);
         int64_t tick = sqlite3_column_int64(st, 9);
-        mem_index_restore_row(idx, pos, deg > 0 ? (uint32_t)deg : 0, acc > 0 ? (uint32_t)acc : 0,
+        mem_index_restore_row(idx, pos, clamp_u32(deg), clamp_u32(acc),
                               tick > 0 ? (uint64_t)tick : 0);
+        if (deg < 0 && pos_push(&unlinked, pos) != MEM_OK) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
+            goto out;
+        }
         if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
     }
     if (rc != SQLITE_DONE) {
@@ -138,9 +241,12 @@ static int load_rows(const ns_row_t *nr, mem_index_t *idx, sqlite3 *db, uint64_t
     rc = MEM_OK;
     /* mem_index_append advanced the clock once per row: put the stored one back. */
     mem_index_restore_clock(idx, clock > max_tick ? clock : max_tick);
+    if ((rc = check_degrees(nr, idx, err)) != MEM_OK) goto out;
     mem_index_recount_graph(idx);
+    if (unlinked.n) rc = link_unlinked(store, nr, idx, db, &unlinked, err);
 out:
     sqlite3_finalize(st);
+    free(unlinked.p);
     return rc;
 }
 
@@ -162,22 +268,41 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     mem_store_ns_t *ns;
     int rc = mem_index_new(nr.dim, &idx);
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
-    if ((rc = load_rows(&nr, idx, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+    if ((rc = load_rows(st, &nr, idx, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
         mem_index_free(idx);
         return rc;
     }
     if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
     if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
+    if ((rc = mem_store__meta_load(ns, db, err)) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return rc;
+    }
     ns->last_seq = nr.last_seq;
     ns->last_ts_ms =
         sqlite3_column_type(row, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(row, 4);
     mem_store__ns_publish(ns, idx); /* not shared yet: idx is still only ours */
+    const void *recent = sqlite3_column_blob(row, 7);
+    size_t rlen = (size_t)sqlite3_column_bytes(row, 7), qlen = nr.dim * sizeof(float);
+    if (recent && (rlen % qlen || rlen / qlen > MEM_STORE__RECENT_QUERIES)) {
+        mem_store__ns_release(ns);
+        return mem_err_set(err, MEM_ECORRUPT,
+                           "namespace %s: the stored recent queries are %zu bytes, not a "
+                           "whole number of %zu-float vectors (at most %d)",
+                           name, rlen, nr.dim, MEM_STORE__RECENT_QUERIES);
+    }
+    if (recent && rlen) { /* oldest first: the ring restarts at 0 */
+        memcpy(ns->recent, recent, rlen);
+        ns->n_recent = rlen / qlen;
+        ns->recent_head = ns->n_recent % MEM_STORE__RECENT_QUERIES;
+    }
     *out = ns;
     return MEM_OK;
 }
 
-#define NS_COLS "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder FROM namespaces"
+#define NS_COLS                                                                                    \
+    "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

@@ -40,7 +40,8 @@ int mem_store__op_delete(mem_store__writer_t *w, mem_store_op_t *op)
     int64_t seq;
     if ((rc = mem_store__leave(w, ns, &row, 1, MEM_ROW_DELETED, &seq, &n_left, &op->err)) !=
             MEM_OK ||
-        (rc = write_left(w, ns, &seq, n_left, true, &op->err)) != MEM_OK)
+        (rc = write_left(w, ns, &seq, n_left, true, &op->err)) != MEM_OK ||
+        (rc = mem_store__supersede_release(w, ns, &seq, n_left, &op->err)) != MEM_OK)
         return rc;
     mem_store__lsn_advance(w, 1);
     return MEM_OK;
@@ -75,6 +76,7 @@ int mem_store__op_compact(mem_store__writer_t *w, mem_store_op_t *op)
                           &op->err);
     free(rows);
     if (rc == MEM_OK) rc = write_left(w, ns, seqs, m, op->purge, &op->err);
+    if (rc == MEM_OK && op->purge) rc = mem_store__supersede_release(w, ns, seqs, m, &op->err);
     free(seqs);
     if (rc != MEM_OK) return rc;
     op->n_applied = m;

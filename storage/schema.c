@@ -118,9 +118,116 @@ static int migrate_v1_v2(sqlite3 *db, mem_err_t *err)
     return mem_store__exec(db, "ALTER TABLE namespaces ADD COLUMN embedder TEXT", err);
 }
 
+/* How many schema objects of the main database match where (a condition on sqlite_master). */
+static int count_objects(sqlite3 *db, const char *where, int64_t *n, mem_err_t *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE %s", where);
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *n = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_OK ? MEM_OK : mem_store__err_sqlite(err, db, rc, "read schema");
+}
+
+static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err);
+
+int mem_store__check_ours(sqlite3 *db, mem_err_t *err)
+{
+    int64_t n_all = 0, n_ours = 0, v = 0;
+    int rc = count_objects(db, "name NOT LIKE 'sqlite_%'", &n_all, err);
+    if (rc != MEM_OK || n_all == 0) return rc; /* empty: a new database */
+    if ((rc = count_objects(db, "type = 'table' AND name IN ('namespaces', 'segments')", &n_ours,
+                            err)) != MEM_OK)
+        return rc;
+    mem_err_t verr;
+    mem_err_clear(&verr);
+    rc = read_version(db, &v, &verr);                  /* any failure: not a meta table of ours */
+    if (rc == MEM_OK && v > MEM_STORE__SCHEMA_VERSION) /* ours, from a newer mnemod */
+        return mem_err_set(err, MEM_ECORRUPT,
+                           "database schema version %lld is not supported (this mnemod knows "
+                           "0..%d)",
+                           (long long)v, MEM_STORE__SCHEMA_VERSION);
+    if (rc == MEM_OK && v >= 1 && n_ours == 2) return MEM_OK;
+    return mem_err_set(err, MEM_EINVAL,
+                       "the file holds another program's tables, not a mnemod database "
+                       "(refusing to change it: give a new file or a mnemod database)");
+}
+
+/* v3: who supersedes whom (so that deleting a superseder can release its targets), and
+ * the recent retrieve queries (the compaction's default context) persisted per namespace.
+ * The pairs are taken from each row's supersedes list: a target is the row holding that id
+ * with a smaller seq (an id re-used after its row was deleted never names the old one).
+ * Rows left pointing at a superseder that no longer exists (deleted before this version)
+ * become active again; their degree is set to -1, "not linked", so that start-up links
+ * them (storage/load.c). */
+static int migrate_v2_v3(sqlite3 *db, mem_err_t *err)
+{
+    static const char ddl[] =
+        "ALTER TABLE namespaces ADD COLUMN recent BLOB;" /* float32 x dim per query, oldest
+                                                            first */
+        "CREATE TABLE supersessions("
+        " ns_id INTEGER NOT NULL,"
+        " target_seq INTEGER NOT NULL," /* the superseded row */
+        " by_seq INTEGER NOT NULL,"     /* the row that supersedes it */
+        " PRIMARY KEY(ns_id, target_seq, by_seq)) WITHOUT ROWID;"
+        "CREATE INDEX supersessions_by ON supersessions(ns_id, by_seq);";
+    int rc = mem_store__exec(db, ddl, err);
+    if (rc != MEM_OK) return rc;
+    sqlite3_stmt *rows = NULL, *find = NULL, *add = NULL;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT ns_id, seq, supersedes FROM segments"
+                                 " WHERE supersedes IS NOT NULL",
+                                 -1, &rows, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(
+            db, "SELECT seq FROM segments WHERE ns_id = ? AND id = ? AND seq < ?", -1, &find, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO supersessions VALUES(?, ?, ?)", -1,
+                                 &add, NULL);
+    while (src == SQLITE_OK || src == SQLITE_ROW) {
+        if ((src = sqlite3_step(rows)) != SQLITE_ROW) break;
+        int64_t ns_id = sqlite3_column_int64(rows, 0), seq = sqlite3_column_int64(rows, 1);
+        const char *blob = sqlite3_column_blob(rows, 2);
+        size_t len = (size_t)sqlite3_column_bytes(rows, 2);
+        for (size_t off = 0; blob && off < len && src == SQLITE_ROW;) {
+            size_t l = strnlen(blob + off, len - off);
+            sqlite3_bind_int64(find, 1, ns_id);
+            sqlite3_bind_text(find, 2, blob + off, (int)l, SQLITE_STATIC);
+            sqlite3_bind_int64(find, 3, seq);
+            int f = sqlite3_step(find);
+            if (f == SQLITE_ROW) {
+                sqlite3_bind_int64(add, 1, ns_id);
+                sqlite3_bind_int64(add, 2, sqlite3_column_int64(find, 0));
+                sqlite3_bind_int64(add, 3, seq);
+                f = sqlite3_step(add);
+                sqlite3_reset(add);
+            }
+            if (f != SQLITE_DONE) src = f;
+            sqlite3_reset(find);
+            off += l + 1;
+        }
+    }
+    if (src != SQLITE_DONE) rc = mem_store__err_sqlite(err, db, src, "migrate to schema 3");
+    sqlite3_finalize(rows);
+    sqlite3_finalize(find);
+    sqlite3_finalize(add);
+    if (rc != MEM_OK) return rc;
+    return mem_store__exec(
+        db,
+        "UPDATE segments SET superseded_by = NULL, degree = -1"
+        " WHERE superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM supersessions x"
+        " WHERE x.ns_id = segments.ns_id AND x.target_seq = segments.seq);",
+        err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
-static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2};
+static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2,
+                                                                 migrate_v2_v3};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

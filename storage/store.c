@@ -88,6 +88,7 @@ void mem_store__ns_release(mem_store_ns_t *ns)
 {
     if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     mem_index_free(ns->_idx);
+    mem_meta_free(ns->meta);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
     free(ns->touched);
@@ -274,7 +275,9 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         goto fail;
     }
     sqlite3_busy_timeout(st->db, 5000);
-    if ((rc = mem_store__check(st->db, err)) != MEM_OK) goto fail;
+    if ((rc = mem_store__check(st->db, err)) != MEM_OK ||
+        (rc = mem_store__check_ours(st->db, err)) != MEM_OK)
+        goto fail;
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
@@ -557,9 +560,23 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         p.source = mem_index_source_find(idx, q->source, q->source_len);
         skip = p.source == 0; /* no segment carries that source */
     }
-    if (!skip) mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
+    uint64_t *fmask = NULL;
+    size_t *cand = NULL, n_cand = 0;
+    int plan = 0;
+    if (!skip && q->filter &&
+        (plan = mem_store__meta_plan(ns, idx, q->filter, &p, &fmask, &cand, &n_cand, err)) < 0) {
+        mem_store__read_unlock(ns);
+        rc = plan;
+        goto out;
+    }
+    if (!skip && plan == 1)
+        mem_scan_rows(idx, st->opts.ops, &p, cand, n_cand, hits, &n_hits, &n_scanned);
+    else if (!skip)
+        mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
     if (q->record_access && !skip) mem_store__record_access(ns, idx, p.query, hits, n_hits);
     mem_store__read_unlock(ns);
+    free(fmask);
+    free(cand);
 
     if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n_hits; i++) {
@@ -623,7 +640,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     char **ids = NULL, **ev = NULL;
     size_t n_ev = 0;
     int rc = MEM_OK;
-    if (req->context_given && req->n_context && req->context_dim && req->context_dim != dim) {
+    if (req->context_given && req->n_context && req->context_dim != dim) {
         rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu", dim,
                            req->context_dim);
         goto out;

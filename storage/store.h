@@ -31,6 +31,7 @@
 
 #include "core/compact.h"
 #include "core/err.h"
+#include "core/meta.h"
 #include "core/scan.h"
 #include "core/vec.h"
 
@@ -76,6 +77,8 @@ typedef enum mem_store_op_kind {
     MEM_STORE_OP_INSERT,
     MEM_STORE_OP_DELETE,
     MEM_STORE_OP_COMPACT,
+    MEM_STORE_OP_PATCH,  /* storage/patch.c */
+    MEM_STORE_OP_IMPORT, /* storage/import.c; never a cluster log record */
     /* Cluster placement (storage/nssnap.c), local to one node, never log records:
      * NS_IMPORT replaces namespace ns with the copy in import_path (made by
      * mem_store_ns_export on another node) and sets its chain position to log_seq;
@@ -105,6 +108,19 @@ typedef struct mem_store_seg_out {
     bool existed; /* an identical segment was already stored: nothing written */
 } mem_store_seg_out_t;
 
+/* IMPORT: the segments, read twice by the writer (every rule checked over all of them first,
+ * then applied), so an import never sits in memory whole. */
+typedef struct mem_store_import_src {
+    void *ud;
+    size_t dim;              /* floats per vector of every segment */
+    int (*rewind)(void *ud); /* back to the first segment: MEM_OK or an error */
+    /* 1 with the next segment (its strings and vector valid until the next call), its
+     * archived flag and its 1-based line; 0 at the end; < 0 on a read failure. */
+    int (*next)(void *ud, mem_store_seg_in_t *seg, bool *archived, uint64_t *line);
+    /* Does the import hold id on a line before line? */
+    bool (*has_id_before)(void *ud, const char *id, uint64_t line);
+} mem_store_import_src_t;
+
 typedef struct mem_store_op mem_store_op_t;
 /* Called on the writer thread once op->rc and the outputs are final. */
 typedef void (*mem_store_done_fn)(mem_store_op_t *op, void *ud);
@@ -132,6 +148,16 @@ struct mem_store_op {
     const char *const *evict_ids;
     size_t n_evict;
     bool purge;
+    /* PATCH (id above): replace the metadata and/or the source of one segment; NULL clears.
+     * Text, embedding and timestamp never change. */
+    bool patch_metadata, patch_source;
+    const char *metadata; /* compact JSON object text, metadata_len bytes, or NULL */
+    size_t metadata_len;
+    const char *source; /* source_len bytes, or NULL */
+    size_t source_len;
+    /* IMPORT: the source (all-or-nothing: one op, one savepoint) and its counts */
+    mem_store_import_src_t *import;
+    size_t n_imported, n_skipped;
     /* results */
     int rc; /* MEM_OK or MEM_E*, details in err */
     mem_err_t err;
@@ -250,12 +276,26 @@ int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *
                    mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err);
 void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
 
+/* Export: every stored segment of ns (archived and superseded included) in seq order, with
+ * its embedding, read from one consistent snapshot taken at open (writes committed later are
+ * not in it), one row at a time. A handle is used by one thread at a time (any thread but the
+ * event loop). */
+typedef struct mem_store_export mem_store_export_t;
+/* MEM_OK, MEM_ENOTFOUND, MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store_export_open(mem_store_t *st, const char *ns, mem_store_export_t **out,
+                          mem_err_t *err);
+/* 1 with *seg (free with mem_store_segment_free), 0 at the end, or < 0 (err set). */
+int mem_store_export_next(mem_store_export_t *x, mem_store_segment_t **seg, mem_err_t *err);
+size_t mem_store_export_dim(const mem_store_export_t *x);
+void mem_store_export_close(mem_store_export_t *x); /* NULL-safe */
+
 typedef struct mem_store_query {
     mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */
     size_t q_dim;           /* MEM_EDIM when it differs from the namespace's */
     const char *source;     /* NULL: any source; else only segments with this source */
     size_t source_len;
     bool record_access; /* count an access for each returned segment, remember the query */
+    const mem_meta_filter_t *filter; /* NULL, or a metadata filter (core/meta.h) */
 } mem_store_query_t;
 
 typedef struct mem_store_result {
@@ -283,8 +323,9 @@ typedef struct mem_store_compact_req {
     bool context_given;   /* false: the namespace's last 20 retrieve queries */
     const float *context; /* n_context * dim floats when context_given */
     size_t n_context;
-    size_t context_dim; /* floats per context vector; 0 = the namespace's dim. A
-                           different value is MEM_EDIM */
+    size_t context_dim; /* floats per context vector: must be the namespace's dim (the
+                           namespace planned on, which may have been re-created since the
+                           vectors were decoded), else MEM_EDIM */
 } mem_store_compact_req_t;
 
 /* Plan a compaction over the namespace's active segments (shared lock only).

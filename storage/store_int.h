@@ -29,9 +29,10 @@
 #include <sqlite3.h>
 
 #include "core/index.h"
+#include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 2
+#define MEM_STORE__SCHEMA_VERSION 3
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 
@@ -42,6 +43,7 @@ typedef struct mem_store_ns {
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
     mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
+    mem_meta_t *meta;   /* metadata value index (by seq): guarded by lock, changed by the writer */
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
@@ -62,6 +64,7 @@ typedef struct mem_store_ns {
     size_t n_dirty, cap_dirty;
     float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
+    bool recent_dirty; /* changed since it was last written (namespaces.recent) */
 } mem_store_ns_t;
 
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
@@ -97,6 +100,8 @@ enum mem_store__stmt {
     STMT_SEG_ARCHIVE,
     STMT_SEG_DEGREE,
     STMT_SEG_ACCESS,
+    STMT_SEG_PATCH, /* patch.c */
+    STMT_META_TREE, /* meta.c */
     STMT_NS_INSERT,
     STMT_NS_UPDATE,
     STMT_NS_CLOCK,
@@ -104,6 +109,13 @@ enum mem_store__stmt {
     STMT_NS_DELETE_SEGS,
     STMT_NS_EMBEDDER,
     STMT_META_LSN,
+    STMT_SUP_INSERT,     /* (ns_id, target_seq, by_seq) */
+    STMT_SUP_TARGETS,    /* targets of by_seq */
+    STMT_SUP_DEL_BY,     /* the pairs of a superseder */
+    STMT_SUP_DEL_TARGET, /* the pairs of a target */
+    STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
+    STMT_SUP_DEL_NS,
+    STMT_NS_RECENT, /* the recent queries blob */
     STMT_SAVEPOINT,
     STMT_RELEASE,
     STMT_ROLLBACK_TO,
@@ -174,6 +186,8 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
 
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);
+/* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
+int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
 int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);
@@ -224,6 +238,21 @@ void mem_store__log_free(mem_store_t *st);
  * MEM_ECORRUPT (a stored embedding of the wrong size). */
 int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
                             mem_store_segment_t **out, mem_err_t *err);
+
+/* meta.c: the metadata value index of a namespace (core/meta.h) */
+/* Start-up (or reload), ns not shared yet: every segment's metadata from db into ns->meta. */
+int mem_store__meta_load(mem_store_ns_t *ns, sqlite3 *db, mem_err_t *err);
+/* A filter matching at most 1 / MEM_STORE__FILTER_SELECTIVE of a namespace's visible rows
+ * is answered by scoring exactly those rows (their vectors only); a broader one runs the
+ * full pruned scan with a row mask. Either gives the exact filtered top K. */
+#define MEM_STORE__FILTER_SELECTIVE 16
+/* Reader, view = ns's read view (shared lock held): plan filter f for p over the visible
+ * rows. Returns 1 with *cand (malloc'd, ascending positions, *n_cand of them, maybe 0) to
+ * score only those, or 2 with p->row_mask set to *mask (malloc'd) for the full scan; the
+ * caller frees both. MEM_ENOMEM on failure. */
+int mem_store__meta_plan(const mem_store_ns_t *ns, const mem_index_t *view,
+                         const mem_meta_filter_t *f, mem_scan_params_t *p, uint64_t **mask,
+                         size_t **cand, size_t *n_cand, mem_err_t *err);
 
 /* access.c: access statistics (counted in memory by readers, written by the writer) and
  * the namespace's recent retrieve queries */

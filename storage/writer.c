@@ -36,6 +36,10 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SEG_DEGREE] = "UPDATE segments SET degree = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_ACCESS] =
         "UPDATE segments SET access_count = ?, tick = ? WHERE ns_id = ? AND seq = ?",
+    [STMT_SEG_PATCH] =
+        "UPDATE segments SET metadata = CASE WHEN ?1 THEN ?2 ELSE metadata END,"
+        " source = CASE WHEN ?3 THEN ?4 ELSE source END WHERE ns_id = ?5 AND seq = ?6",
+    [STMT_META_TREE] = "SELECT fullkey, type, atom FROM json_tree(?1)",
     [STMT_NS_INSERT] = "INSERT INTO namespaces(name, dim, created_ms) VALUES(?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
@@ -43,6 +47,16 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_NS_DELETE_SEGS] = "DELETE FROM segments WHERE ns_id = ?",
     [STMT_NS_EMBEDDER] = "UPDATE namespaces SET embedder = ? WHERE id = ?",
     [STMT_META_LSN] = "UPDATE meta SET value = ? WHERE key = 'lsn'",
+    [STMT_SUP_INSERT] = "INSERT OR IGNORE INTO supersessions(ns_id, target_seq, by_seq)"
+                        " VALUES(?, ?, ?)",
+    [STMT_SUP_TARGETS] = "SELECT target_seq FROM supersessions WHERE ns_id = ? AND by_seq = ?",
+    [STMT_SUP_DEL_BY] = "DELETE FROM supersessions WHERE ns_id = ? AND by_seq = ?",
+    [STMT_SUP_DEL_TARGET] = "DELETE FROM supersessions WHERE ns_id = ? AND target_seq = ?",
+    [STMT_SUP_LATEST] = "SELECT s.id FROM supersessions x JOIN segments s"
+                        " ON s.ns_id = x.ns_id AND s.seq = x.by_seq"
+                        " WHERE x.ns_id = ? AND x.target_seq = ? ORDER BY x.by_seq DESC LIMIT 1",
+    [STMT_SUP_DEL_NS] = "DELETE FROM supersessions WHERE ns_id = ?",
+    [STMT_NS_RECENT] = "UPDATE namespaces SET recent = ? WHERE id = ?",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",
     [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
@@ -183,6 +197,9 @@ static int op_ns_drop(mem_store__writer_t *w, mem_store_op_t *op)
     sqlite3_stmt *s = st->stmts[STMT_NS_DELETE_SEGS];
     sqlite3_bind_int64(s, 1, ns->ns_id);
     if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
+    s = st->stmts[STMT_SUP_DEL_NS];
+    sqlite3_bind_int64(s, 1, ns->ns_id);
+    if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
     s = st->stmts[STMT_NS_DELETE];
     sqlite3_bind_int64(s, 1, ns->ns_id);
     if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
@@ -205,6 +222,10 @@ static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
         return mem_store__op_delete(w, op);
     case MEM_STORE_OP_COMPACT:
         return mem_store__op_compact(w, op);
+    case MEM_STORE_OP_PATCH:
+        return mem_store__op_patch(w, op);
+    case MEM_STORE_OP_IMPORT:
+        return mem_store__op_import(w, op);
     case MEM_STORE_OP_NS_IMPORT: /* cluster placement: nssnap.c */
         return mem_store__op_ns_import(w, op);
     case MEM_STORE_OP_NS_FORGET:

@@ -4,12 +4,13 @@
  * The writer is split by job: writer.c (the queue, the thread, the group commit, namespace
  * create/drop), insert.c (insert validation and insert), remove.c (delete and compaction),
  * linker.c (coherence-graph maintenance: every graph change is found WITHOUT the lock
- * through the writer's view and applied under the exclusive lock), vacuum.c (dropping
- * holes), access.c (writing access statistics), nssnap.c (importing and forgetting a whole
- * namespace, for cluster placement). Only these files include this header: a
- * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles
- * a function to the writer's unlocked view and to the mutable handle of an index
- * (store_int.h).
+ * through the writer's view and applied under the exclusive lock), supersede.c (who
+ * supersedes whom), vacuum.c (dropping holes), access.c (writing access statistics). Only these
+ * files include this header: a mem_store__writer_t exists on the writer thread alone, and holding
+ * one is what entitles a function to the writer's unlocked view and to the mutable handle of an
+ * index (store_int.h). patch.c (the PATCH record), meta.c (the metadata value index of
+ * inserts and patches) and import.c (the IMPORT record) are writer files too, and nssnap.c
+ * (importing and forgetting a whole namespace, for cluster placement).
  */
 #ifndef MEM_STORAGE_WRITER_INT_H
 #define MEM_STORAGE_WRITER_INT_H
@@ -71,6 +72,35 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
 int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err);
 /* End of the group for ns: forget its touched rows. */
 void mem_store__graph_reset(mem_store_ns_t *ns);
+
+/* rows[0..n) lose the flag bits drop (under the exclusive lock); those active now are
+ * linked (found without the lock, applied under it). MEM_OK, MEM_ENOMEM. */
+int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                      uint8_t drop, mem_err_t *err);
+
+/* supersede.c: the supersessions table */
+/* The row by_seq (id by_id) supersedes the row target_seq: record it. */
+int mem_store__supersede_record(mem_store__writer_t *w, mem_store_ns_t *ns, const char *by_id,
+                                int64_t by_seq, int64_t target_seq, mem_err_t *err);
+/* The rows gone[0..n) were deleted: drop their pairs; a target left without a superseder is
+ * superseded no more (and rejoins). */
+int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *gone,
+                                 size_t n_gone, mem_err_t *err);
+
+/* meta.c: seq's metadata (JSON object text, NULL: none) flattened with SQLite's json_tree
+ * and set in ns->meta under the exclusive lock. */
+int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
+                                const char *json, size_t len, mem_err_t *err);
+
+/* insert.c: is the segment in identical to the stored row at seq? (*same set on MEM_OK) */
+int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
+                              const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
+
+/* import.c */
+int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* patch.c */
+int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op);
 
 /* nssnap.c: cluster placement (store.h, MEM_STORE_OP_NS_IMPORT / NS_FORGET) */
 int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op);

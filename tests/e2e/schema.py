@@ -221,9 +221,10 @@ class Doc:
                 value = json.loads(raw.decode("utf-8"))
                 self.validate(schema, value)
             elif mt == "application/x-ndjson":
-                for i, line in enumerate(raw.decode("utf-8").split("\n")):
-                    if line == "" and i > 0:
-                        continue
+                lines = raw.decode("utf-8").split("\n")
+                if lines[-1] == "":
+                    lines.pop()  # the newline that ends the last line (or an empty body)
+                for i, line in enumerate(lines):
                     self.validate(schema, json.loads(line), "line %d" % (i + 1))
             elif mt.startswith("text/"):
                 self.validate(schema, raw.decode("utf-8"))

@@ -180,6 +180,16 @@ def test_graph_random_operations_match_a_rebuild():
                 if all(abs(h.dot(u, r["vec"]) - 0.55) > 1e-4 for r in segs.values()):
                     return raw, u
 
+        def forget(sid):
+            # a deleted superseder releases its targets that have no other one left
+            del segs[sid]
+            order.remove(sid)
+            for r in segs.values():
+                by = r.get("sup_by")
+                if by and sid in by:
+                    by.discard(sid)
+                    r["superseded"] = bool(by)
+
         def check_graph(what):
             _, edges, maxd = h.graph_stats(list(segs.values()))
             st = expect_ok(srv.ns_stats(ns))
@@ -207,8 +217,7 @@ def test_graph_random_operations_match_a_rebuild():
             elif op < 0.65:
                 sid = rng.choice(order)
                 expect_ok(srv.delete("/v1/namespaces/%s/segments/%s" % (ns, sid)))
-                del segs[sid]
-                order.remove(sid)
+                forget(sid)
                 what = "delete of %s" % sid
             elif op < 0.85:
                 victims = rng.sample(active, rng.randint(1, 2))
@@ -220,6 +229,7 @@ def test_graph_random_operations_match_a_rebuild():
                                               "supersedes": victims}), 201)
                 for v in victims:
                     segs[v]["superseded"] = True
+                    segs[v].setdefault("sup_by", set()).add(sid)
                 segs[sid] = {"id": sid, "vec": u, "ts": t, "seq": b["inserted"][0]["seq"]}
                 order.append(sid)
                 what = "supersede of %s" % victims
@@ -229,8 +239,7 @@ def test_graph_random_operations_match_a_rebuild():
                 body = expect_ok(srv.compact(ns, {"target": target, "purge": purge}), 200)
                 for sid in body["evicted"]:
                     if purge:
-                        del segs[sid]
-                        order.remove(sid)
+                        forget(sid)
                     else:
                         segs[sid]["archived"] = True
                 what = "compaction to %d (purge %s)" % (target, purge)

@@ -8,9 +8,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 from harness import test, eq, check, expect_ok  # noqa: E402
+import schema  # noqa: E402
 
 ACCEPT = "application/json, text/event-stream"
-TOOLS = {"memory_insert", "memory_retrieve", "memory_compact", "memory_forget"}
+TOOLS = {"memory_insert", "memory_retrieve", "memory_list", "memory_compact", "memory_forget"}
+_tool_schemas = {}
 
 
 class Session:
@@ -50,7 +52,17 @@ class Session:
     def call_tool(self, name, args):
         body, _ = self.rpc("tools/call", {"name": name, "arguments": args})
         check("result" in body, "tools/call %s: result (got %s)" % (name, body))
-        return body["result"]
+        res = body["result"]
+        # every structured result conforms to the tool's outputSchema (its success or error form)
+        if not _tool_schemas:
+            lst, _ = self.rpc("tools/list", {})
+            _tool_schemas.update({t["name"]: t for t in lst["result"]["tools"]})
+        if name in _tool_schemas and "structuredContent" in res:
+            try:
+                schema.api().validate(_tool_schemas[name]["outputSchema"], res["structuredContent"])
+            except schema.SchemaError as e:
+                raise h.Failure("%s: structuredContent does not match its outputSchema: %s" % (name, e))
+        return res
 
 
 def tool_json(result, what):
@@ -95,7 +107,35 @@ def test_mcp_tools_list():
     tools = body["result"].get("tools")
     check(isinstance(tools, list), "tools list")
     by = {t.get("name"): t for t in tools}
-    eq(set(by), TOOLS, "the four tools")
+    eq(set(by), TOOLS, "the five tools")
+    api = schema.api()
+    ops = {"memory_insert": ("SegmentIn", "Inserted"), "memory_retrieve": ("RetrieveRequest", "RetrieveResponse"),
+           "memory_list": (None, "SegmentList"), "memory_compact": ("CompactRequest", "CompactResponse"),
+           "memory_forget": (None, "Deleted")}
+
+    def resolved(name):
+        return _resolve(api, {"$ref": "#/components/schemas/%s" % name})
+
+    for name, (inp, out) in ops.items():
+        t = by[name]
+        osch = t.get("outputSchema")
+        eq(osch.get("type"), "object", "%s: outputSchema object" % name)
+        eq(osch.get("anyOf"), [resolved(out), resolved("Error")],
+           "%s: outputSchema is api/openapi.json's answer or error" % name)
+        if inp:
+            want = resolved(inp)
+            want["properties"].pop("min_seq", None)
+            want.pop("examples", None)
+            got = dict(t["inputSchema"], properties=dict(t["inputSchema"]["properties"]))
+            got["properties"].pop("namespace")
+            eq(got, want, "%s: inputSchema is api/openapi.json's request body + namespace" % name)
+        ann = t.get("annotations", {})
+        eq(ann.get("readOnlyHint"), name in ("memory_retrieve", "memory_list"), "%s readOnlyHint" % name)
+        eq(ann.get("destructiveHint"), name in ("memory_forget", "memory_compact"), "%s destructiveHint" % name)
+    for p in ("filter", "match"):
+        check(p in by["memory_retrieve"]["inputSchema"]["properties"], "memory_retrieve takes %s" % p)
+    for p in ("limit", "after", "since", "until", "source", "include_archived"):
+        check(p in by["memory_list"]["inputSchema"]["properties"], "memory_list takes %s" % p)
     for name, t in by.items():
         check(isinstance(t.get("description"), str) and t["description"], "%s: description" % name)
         sch = t.get("inputSchema")
@@ -111,6 +151,43 @@ def test_mcp_tools_list():
     for p in ("target", "ratio", "policy", "dry_run"):
         check(p in by["memory_compact"]["inputSchema"]["properties"], "memory_compact exposes %s" % p)
     check("id" in by["memory_forget"]["inputSchema"]["properties"], "memory_forget exposes id")
+
+
+def _resolve(api, node):
+    if isinstance(node, dict):
+        if "$ref" in node:
+            out = _resolve(api, api.resolve({"$ref": node["$ref"]}))
+            out.update({k: _resolve(api, v) for k, v in node.items() if k != "$ref"})
+            return out
+        return {k: _resolve(api, v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_resolve(api, v) for v in node]
+    return node
+
+
+@test
+def test_mcp_list_and_filter():
+    s = Session(S())
+    s.initialize()
+    ns = "mcplist"
+    for i in range(5):
+        res = s.call_tool("memory_insert", {"namespace": ns, "id": "l%d" % i, "text": "note number %d" % i,
+                                            "metadata": {"user": "ana" if i < 2 else "bob"}})
+        check(not res.get("isError"), "insert %d: %s" % (i, res))
+    page = s.call_tool("memory_list", {"namespace": ns, "limit": 3})
+    data = tool_json(page, "memory_list")
+    eq([x["id"] for x in data["segments"]], ["l0", "l1", "l2"], "first page")
+    nxt = s.call_tool("memory_list", {"namespace": ns, "after": data["next"], "limit": 3})
+    eq([x["id"] for x in tool_json(nxt, "next page")["segments"]], ["l3", "l4"], "second page")
+    r = s.call_tool("memory_retrieve", {"namespace": ns, "query": "note number", "k": 10,
+                                        "filter": {"user": "ana"}})
+    eq(sorted(x["id"] for x in tool_json(r, "filtered")["results"]), ["l0", "l1"], "filter")
+    bad = s.call_tool("memory_list", {"namespace": ns, "limit": 0})
+    check(bad.get("isError"), "a bad limit is a tool error")
+    bad = s.call_tool("memory_list", {"namespace": ns, "bogus": 1})
+    check(bad.get("isError"), "an unknown argument is a tool error")
+    bad = s.call_tool("memory_retrieve", {"namespace": ns, "query": "x", "filter": {"u": {"$bad": 1}}})
+    check(bad.get("isError"), "a bad filter is a tool error")
 
 
 @test

@@ -12,8 +12,9 @@
 #   FUZZ_JOBS=2 sh tests/fuzz/run.sh 3600   # longer campaign, 2 workers per target
 SECS=${1:-10}
 [ $# -gt 0 ] && shift
-DEFAULT="request decode router timefmt config provider json cluster"
+DEFAULT="request decode router timefmt config provider json filter cluster"
 [ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
+DEFAULT="$DEFAULT ndjson"   # tests/fuzz/fuzz_ndjson.c (import lines, over the fake store)
 TARGETS=${*:-$DEFAULT}
 JOBS=${FUZZ_JOBS:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -532,6 +532,8 @@ static void test_decode_compact(void **state)
     assert_true(in.req.alpha == 0.25 && in.req.beta == 0.5 && in.req.gamma == 0.40);
     assert_true(in.req.context_given);
     assert_int_equal(in.req.n_context, 2);
+    /* the store checks the vectors' size against the namespace it plans on */
+    assert_int_equal(in.req.context_dim, 3);
     assert_true(fabsf(in.req.context[1] - 0.6f) < 1e-7f && in.req.context[3] == 1.0f);
     assert_true(in.req.dedup_threshold == 0.1);
     json_decref(j);

@@ -127,9 +127,10 @@ static void test_tools_list(void **state)
     mcp("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}", &r);
     json_t *j = rpc(&r, "1");
     json_t *tools = json_object_get(json_object_get(j, "result"), "tools");
-    assert_int_equal(json_array_size(tools), 4);
-    const char *names[] = {"memory_insert", "memory_retrieve", "memory_compact", "memory_forget"};
-    for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(json_array_size(tools), 5);
+    const char *names[] = {"memory_insert", "memory_retrieve", "memory_list", "memory_compact",
+                           "memory_forget"};
+    for (size_t i = 0; i < 5; i++) {
         json_t *t = json_array_get(tools, i);
         assert_string_equal(json_string_value(json_object_get(t, "name")), names[i]);
         assert_true(json_string_length(json_object_get(t, "description")) > 10);

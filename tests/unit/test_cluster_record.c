@@ -124,6 +124,46 @@ static void test_other_kinds(void **state)
     mem_cluster_rec_free(r);
     free(buf);
 
+    /* PATCH: metadata replaced, source cleared (given, NULL), then only the source */
+    memset(&op, 0, sizeof(op));
+    op.kind = MEM_STORE_OP_PATCH;
+    snprintf(op.ns, sizeof(op.ns), "n");
+    snprintf(op.id, sizeof(op.id), "seg-1");
+    op.patch_metadata = op.patch_source = true;
+    op.metadata = "{\"user\":\"ana\"}";
+    op.metadata_len = strlen(op.metadata);
+    buf = mem_cluster_rec_encode(&op, "m", &len);
+    r = mem_cluster_rec_decode(buf, len);
+    assert_non_null(r);
+    assert_int_equal(r->op.kind, MEM_STORE_OP_PATCH);
+    assert_string_equal(r->op.id, "seg-1");
+    assert_true(r->op.patch_metadata);
+    assert_true(r->op.patch_source);
+    assert_int_equal(r->op.metadata_len, op.metadata_len);
+    assert_string_equal(r->op.metadata, op.metadata);
+    assert_null(r->op.source);
+    mem_cluster_rec_free(r);
+    free(buf);
+    memset(&op, 0, sizeof(op));
+    op.kind = MEM_STORE_OP_PATCH;
+    snprintf(op.ns, sizeof(op.ns), "n");
+    snprintf(op.id, sizeof(op.id), "seg-2");
+    op.patch_source = true;
+    op.source = "ops";
+    op.source_len = 3;
+    buf = mem_cluster_rec_encode(&op, "m", &len);
+    r = mem_cluster_rec_decode(buf, len);
+    assert_non_null(r);
+    assert_false(r->op.patch_metadata);
+    assert_null(r->op.metadata);
+    assert_string_equal(r->op.source, "ops");
+    assert_int_equal(r->op.source_len, 3);
+    buf[len - 1] = 'x'; /* a string without its NUL */
+    mem_cluster_rec_t *bad = mem_cluster_rec_decode(buf, len);
+    assert_null(bad);
+    mem_cluster_rec_free(r);
+    free(buf);
+
     memset(&op, 0, sizeof(op));
     op.kind = MEM_STORE_OP_NS_CREATE;
     snprintf(op.ns, sizeof(op.ns), "made");

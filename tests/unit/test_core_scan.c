@@ -15,6 +15,8 @@
 
 #include "core/err.h"
 #include "core/index_int.h"
+#include "core/lexidx.h"
+#include "core/lextok.h"
 #include "core/scan.h"
 #include "tests/unit/test_util.h"
 
@@ -209,6 +211,17 @@ static mem_scan_params_t random_params(const corpus_t *c, uint64_t *s)
     return p;
 }
 
+/* A random row mask over n rows (a metadata filter's): sparse, half or nearly full. */
+static uint64_t *random_mask(size_t n, uint64_t *s)
+{
+    uint64_t *m = calloc(n / 64 + 1, sizeof(*m));
+    double density[] = {0.02, 0.5, 0.97, 0.0};
+    double d = density[rng_below(s, 4)];
+    for (size_t i = 0; i < n; i++)
+        if (rng_unit(s) < d) m[i / 64] |= UINT64_C(1) << (i % 64);
+    return m;
+}
+
 static void test_random_vs_reference(void **state)
 {
     (void)state;
@@ -227,8 +240,30 @@ static void test_random_vs_reference(void **state)
         for (unsigned qi = 0; qi < 12; qi++) {
             if (qi > 0 && rng_below(&s, 3) == 0) random_unit(c.query, c.idx->dim, &s);
             mem_scan_params_t p = random_params(&c, &s);
+            uint64_t *mask = NULL;
+            size_t n_vis = mem_index_visible(c.idx);
+            if (rng_below(&s, 3) == 0) p.row_mask = mask = random_mask(n_vis, &s);
             size_t n_ref, sc_ref;
             mem_scan_reference(c.idx, &p, ref, &n_ref, &sc_ref);
+            /* the candidate path: only the masked rows, listed, give the same answer */
+            size_t *rows = malloc((n_vis ? n_vis : 1) * sizeof(*rows)), n_rows = 0;
+            for (size_t r = 0; r < n_vis; r++)
+                if (!mask || (mask[r / 64] >> (r % 64) & 1)) rows[n_rows++] = r;
+            for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+                const mem_vec_ops_t *ops = table_at(isa);
+                if (!ops) continue;
+                size_t n_got, sc_got;
+                mem_scan_rows(c.idx, ops, &p, rows, n_rows, got, &n_got, &sc_got);
+                if (!same_result(ref, n_ref, got, n_got, isa == MEM_VEC_SCALAR, why, sizeof why) ||
+                    sc_got > sc_ref) {
+                    print_error("rows %s corpus %u query %u (MEM_TEST_SEED=%llu): %s scanned "
+                                "%zu/%zu\n",
+                                ops->name, corpus_i, qi, (unsigned long long)seed, why, sc_got,
+                                sc_ref);
+                    fail();
+                }
+            }
+            free(rows);
             for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
                 const mem_vec_ops_t *ops = table_at(isa);
                 if (!ops) continue;
@@ -262,6 +297,7 @@ static void test_random_vs_reference(void **state)
                     fail();
                 }
             }
+            free(mask);
         }
         mem_index_free(c.idx);
         free(c.query);
@@ -536,6 +572,232 @@ static void test_merge(void **state)
     assert_int_equal(n, 0);
 }
 
+/* ---- text and hybrid match ---------------------------------------------------------- */
+
+/* A small vocabulary with inflections and shared trigrams, so stems, trigrams, repeats and
+ * ties all occur. */
+static const char *const text_vocab[] = {
+    "password", "passwords", "rotate", "rotated",     "rotation", "deploy",   "deployed",
+    "server",   "servers",   "Berlin", "berlin",      "café",     "cafe",     "résumé",
+    "meeting",  "meetings",  "the",    "is",          "I",        "my",       "2024",
+    "tokyo",    "東京",      "photo",  "photography", "japan",    "japanese", "x",
+    "dog",      "dogs",      "garden", "gardening",   "run",      "running",  "ran",
+};
+#define N_TEXT_VOCAB (sizeof(text_vocab) / sizeof(text_vocab[0]))
+
+static void random_text(char *buf, size_t cap, size_t max_words, uint64_t *s)
+{
+    size_t n = rng_below(s, max_words + 1), len = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* Zipf-like: early words far more frequent */
+        size_t w = rng_below(s, 1 + rng_below(s, N_TEXT_VOCAB));
+        const char *t = text_vocab[w];
+        size_t tl = strlen(t);
+        if (len + tl + 2 >= cap) break;
+        memcpy(buf + len, t, tl);
+        len += tl;
+        buf[len++] = rng_below(s, 6) ? ' ' : ',';
+        buf[len] = 0;
+    }
+}
+
+/* The lexical index of a random corpus: row i gets a random text (or none), flags follow
+ * the vector index's (inactive rows leave the statistics, holes are removed), and the
+ * rows below n_visible are published. */
+static mem_lexidx_t *build_random_lex(const mem_index_t *idx, mem_lextok_t *tk, uint64_t *s)
+{
+    mem_lexidx_t *lx;
+    bool grams = rng_below(s, 2);
+    assert_int_equal(mem_lexidx_new(grams, &lx), MEM_OK);
+    mem_lexdoc_t doc = {0};
+    char buf[512];
+    size_t max_words = 1 + rng_below(s, 30);
+    for (size_t i = 0; i < idx->n_rows; i++) {
+        size_t pos;
+        uint8_t f = MEM_INDEX_ROW(idx, i, flags);
+        if (rng_below(s, 10) == 0) {
+            assert_int_equal(mem_lexidx_append(lx, NULL, f == 0, &pos), MEM_OK);
+        } else {
+            random_text(buf, sizeof buf, max_words, s);
+            assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf), grams), MEM_OK);
+            assert_int_equal(mem_lexidx_append(lx, &doc, (f & ~MEM_ROW_DELETED) == 0, &pos),
+                             MEM_OK);
+        }
+        assert_int_equal(pos, i);
+        if (f & MEM_ROW_DELETED) mem_lexidx_remove(lx, i);
+    }
+    mem_lexidx_publish(lx, idx->n_visible);
+    mem_lexdoc_deinit(&doc);
+    return lx;
+}
+
+static void test_text_random_vs_reference(void **state)
+{
+    (void)state;
+    mem_scan_hit_t *ref = malloc(MEM_SCAN_MAX_K * sizeof(*ref));
+    mem_scan_hit_t *got = malloc(MEM_SCAN_MAX_K * sizeof(*got));
+    mem_scan_hit_t *parts[3], *merged = malloc(MEM_SCAN_MAX_K * sizeof(*merged));
+    for (int i = 0; i < 3; i++)
+        parts[i] = malloc(MEM_SCAN_MAX_K * sizeof(*parts[i]));
+    mem_lextok_t *tk;
+    mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
+    assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
+    char why[256], qtext[512];
+    size_t n_cases = 0, n_pruned = 0, n_nonempty = 0;
+    for (unsigned corpus_i = 0; corpus_i < 250; corpus_i++) {
+        uint64_t s = seed * 7919ull + corpus_i;
+        corpus_t c;
+        build_random_corpus(&c, &s);
+        mem_lexidx_t *lx = build_random_lex(c.idx, tk, &s);
+        for (unsigned qi = 0; qi < 10; qi++) {
+            mem_scan_params_t p = random_params(&c, &s);
+            random_text(qtext, sizeof qtext, 1 + rng_below(&s, 6), &s);
+            mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+            double gw[] = {0, 0.5, 1, rng_unit(&s)}, k1[] = {0.9, 0, 1.2, 3.0}, b[] = {0.4, 0, 1};
+            lp.gram_weight = gw[rng_below(&s, 4)];
+            lp.k1 = k1[rng_below(&s, 4)];
+            lp.b = b[rng_below(&s, 3)];
+            mem_lexq_t q;
+            assert_int_equal(mem_lexq_prepare(&q, lx, tk, qtext, strlen(qtext), &lp), MEM_OK);
+            p.lex = lx;
+            p.text = &q;
+            p.match = rng_below(&s, 3) ? MEM_SCAN_MATCH_TEXT : MEM_SCAN_MATCH_HYBRID;
+            p.text_weight = rng_below(&s, 2) ? 0.5 : rng_unit(&s);
+            if (p.has_min_score && p.match == MEM_SCAN_MATCH_TEXT)
+                p.min_score = rng_unit(&s) * 0.6 - 0.1;
+            size_t n_ref, sc_ref;
+            mem_scan_reference(c.idx, &p, ref, &n_ref, &sc_ref);
+            n_nonempty += n_ref > 0;
+            for (size_t i = 0; i < n_ref; i++) { /* the reference obeys the rules it checks */
+                assert_true(p.match != MEM_SCAN_MATCH_TEXT || ref[i].text_score > 0.0);
+                assert_true(ref[i].text_score >= 0.0 && ref[i].text_score <= 1.0);
+                assert_true(ref[i].sim >= 0.0f && ref[i].sim <= 1.0f);
+            }
+            for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+                const mem_vec_ops_t *ops = table_at(isa);
+                if (!ops) continue;
+                /* text scores never touch a SIMD kernel: bit-equal on every ISA */
+                bool exact = isa == MEM_VEC_SCALAR || p.match == MEM_SCAN_MATCH_TEXT;
+                size_t n_got, sc_got;
+                mem_scan_run(c.idx, ops, &p, got, &n_got, &sc_got);
+                n_cases++;
+                if (!same_result(ref, n_ref, got, n_got, exact, why, sizeof why) ||
+                    sc_got > sc_ref) {
+                    print_error("%s run %s corpus %u query %u \"%s\" (MEM_TEST_SEED=%llu): %s "
+                                "scanned %zu/%zu\n",
+                                p.match == MEM_SCAN_MATCH_TEXT ? "text" : "hybrid", ops->name,
+                                corpus_i, qi, qtext, (unsigned long long)seed, why, sc_got, sc_ref);
+                    fail();
+                }
+                for (size_t i = 0; i < n_got; i++)
+                    if (got[i].text_score != ref[i].text_score && got[i].pos == ref[i].pos)
+                        fail_msg("text_score of pos %zu differs", got[i].pos);
+                if (sc_got < sc_ref) n_pruned++;
+                size_t n_parts = 1 + (size_t)rng_below(&s, 3), counts[3], n_m;
+                for (size_t pt = 0; pt < n_parts; pt++) {
+                    size_t sc;
+                    mem_scan_run_part(c.idx, ops, &p, pt, n_parts, parts[pt], &counts[pt], &sc);
+                }
+                mem_scan_merge((const mem_scan_hit_t *const *)parts, counts, n_parts, p.k, merged,
+                               &n_m);
+                if (!same_result(ref, n_ref, merged, n_m, exact, why, sizeof why)) {
+                    print_error("part+merge %s x%zu corpus %u query %u (MEM_TEST_SEED=%llu): %s\n",
+                                ops->name, n_parts, corpus_i, qi, (unsigned long long)seed, why);
+                    fail();
+                }
+            }
+            mem_lexq_deinit(&q);
+        }
+        mem_lexidx_free(lx);
+        mem_index_free(c.idx);
+        free(c.query);
+    }
+    mem_lextok_free(tk);
+    assert_true(n_cases >= 2500);
+    assert_true(n_nonempty > n_cases / 10);
+    if (!(n_pruned > n_cases / 50)) print_error("pruned %zu of %zu\n", n_pruned, n_cases);
+    assert_true(n_pruned > n_cases / 50);
+    free(ref);
+    free(got);
+    free(merged);
+    for (int i = 0; i < 3; i++)
+        free(parts[i]);
+}
+
+/* A decayed text query visits the newest blocks only, as the vector scan does; with no
+ * decay, the per-block maxima skip the blocks that lack the query's rare term. */
+static void test_text_pruning_skips_blocks(void **state)
+{
+    (void)state;
+    mem_index_t *idx;
+    mem_lexidx_t *lx;
+    mem_lextok_t *tk;
+    mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
+    assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
+    assert_int_equal(mem_index_new(4, &idx), MEM_OK);
+    assert_int_equal(mem_lexidx_new(false, &lx), MEM_OK);
+    mem_lexdoc_t doc = {0};
+    float v[4] = {1, 0, 0, 0};
+    char buf[128];
+    for (size_t i = 0; i < 4096; i++) {
+        /* every row mentions the password; one row in 97 also rotates it, the last block
+         * holds the only "kubernetes" rows */
+        snprintf(buf, sizeof buf, "password %s %s filler%zu", i % 97 == 0 ? "rotation" : "",
+                 i >= 4096 - 256 && i % 7 == 0 ? "kubernetes" : "", i % 13);
+        append(idx, i, (int64_t)i * 8 * 3600 * 1000, v, 0, 0);
+        size_t pos;
+        assert_int_equal(mem_lexdoc_build(&doc, tk, buf, strlen(buf), false), MEM_OK);
+        assert_int_equal(mem_lexidx_append(lx, &doc, true, &pos), MEM_OK);
+    }
+    idx->n_visible = 4096;
+    mem_lexidx_publish(lx, 4096);
+    const char *queries[] = {"password rotation", "kubernetes password", "rotate passwords"};
+    mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+    for (int qi = 0; qi < 3; qi++) {
+        for (int decayed = 0; decayed < 2; decayed++) {
+            mem_lexq_t q;
+            assert_int_equal(mem_lexq_prepare(&q, lx, tk, queries[qi], strlen(queries[qi]), &lp),
+                             MEM_OK);
+            mem_scan_params_t p = default_params(NULL, 10, 4096ll * 8 * 3600 * 1000);
+            p.match = MEM_SCAN_MATCH_TEXT;
+            p.lex = lx;
+            p.text = &q;
+            p.decay.half_life_s = decayed ? 30 * 86400.0 : 0.0;
+            mem_scan_hit_t ref[10], got[10];
+            size_t n_ref, sc_ref, n_got, sc_got;
+            char why[256];
+            mem_scan_reference(idx, &p, ref, &n_ref, &sc_ref);
+            mem_scan_run(idx, mem_vec_ops_for(MEM_VEC_SCALAR), &p, got, &n_got, &sc_got);
+            if (!same_result(ref, n_ref, got, n_got, true, why, sizeof why))
+                fail_msg("%s decayed %d: %s", queries[qi], decayed, why);
+            assert_int_equal(n_ref, 10);
+            assert_int_equal(sc_ref, 4096); /* every row holds "password" */
+            /* undecayed, only the query whose rare term sits in one block can skip blocks */
+            if ((decayed || qi == 1) && !(sc_got <= 4096 / 4))
+                fail_msg("%s decayed %d: scanned %zu", queries[qi], decayed, sc_got);
+            mem_lexq_deinit(&q);
+        }
+    }
+    /* a query no row matches scans nothing and answers nothing */
+    mem_lexq_t q;
+    assert_int_equal(mem_lexq_prepare(&q, lx, tk, "zebra", 5, &lp), MEM_OK);
+    mem_scan_params_t p = default_params(NULL, 10, 0);
+    p.match = MEM_SCAN_MATCH_TEXT;
+    p.lex = lx;
+    p.text = &q;
+    mem_scan_hit_t got[10];
+    size_t n_got, sc_got;
+    mem_scan_run(idx, mem_vec_ops_for(MEM_VEC_SCALAR), &p, got, &n_got, &sc_got);
+    assert_int_equal(n_got, 0);
+    assert_int_equal(sc_got, 0);
+    mem_lexq_deinit(&q);
+    mem_lexdoc_deinit(&doc);
+    mem_lexidx_free(lx);
+    mem_index_free(idx);
+    mem_lextok_free(tk);
+}
+
 int main(int argc, char **argv)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -550,6 +812,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_negative_similarities),
         cmocka_unit_test(test_pruning_skips_old_blocks),
         cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_text_random_vs_reference),
+        cmocka_unit_test(test_text_pruning_skips_blocks),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);

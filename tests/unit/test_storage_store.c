@@ -142,6 +142,22 @@ static int insert1(mem_store_t *st, const char *ns, const char *id, int64_t ts, 
     return insert_n(st, ns, &s, 1, false, 1000000);
 }
 
+/* Insert n segments "<prefix><i>" (two digits), timestamp i, cluster i % clusters, as one
+ * batch. */
+static char series_ids[100][24]; /* the ids of the last insert_series */
+
+static int insert_series(mem_store_t *st, const char *ns, const char *prefix, int n, int clusters)
+{
+    static seg_spec_t specs[100];
+    assert_true(n <= 100);
+    for (int i = 0; i < n; i++) {
+        snprintf(series_ids[i], sizeof(series_ids[i]), "%.8s%02d", prefix, i);
+        specs[i] =
+            (seg_spec_t){.id = series_ids[i], .ts_given = true, .ts = i, .cluster = i % clusters};
+    }
+    return insert_n(st, ns, specs, (size_t)n, true, 100);
+}
+
 static int simple_op(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, const char *id,
                      size_t dim)
 {
@@ -269,7 +285,10 @@ static void test_reload_equality(void **state)
     seg_spec_t sup = {
         .id = "new", .ts_given = true, .ts = 2000, .cluster = 1, .sup = {"s001", "s004", NULL}};
     assert_int_equal(insert_n(st, "a", &sup, 1, false, 5000), MEM_OK);
+    seg_spec_t keep = {.id = "keep", .ts_given = true, .ts = 2000, .cluster = 2, .sup = {"s007"}};
+    assert_int_equal(insert_n(st, "a", &keep, 1, false, 5000), MEM_OK);
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "s010", 0), MEM_OK);
+    /* deleting a superseder releases its targets: s001 and s004 are active again */
     assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "a", "new", 0), MEM_OK);
     const char *ev[] = {"s020", "s021", "s022"};
     assert_int_equal(compact_ids(st, "a", ev, 3, false), MEM_OK);
@@ -278,7 +297,7 @@ static void test_reload_equality(void **state)
 
     static row_snap_t before[400], after[400];
     size_t nb = snapshot(st, "a", before, 400);
-    assert_int_equal(nb, 299);
+    assert_int_equal(nb, 300);
     mem_store_ns_stats_t s1 = stats(st, "a");
     assert_true(s1.graph_edges > 0);
     assert_degrees_match_rebuild(st, "a");
@@ -297,21 +316,24 @@ static void test_reload_equality(void **state)
     mem_store_ns_stats_t s2 = stats(st, "a");
     assert_int_equal(s1.count, s2.count);
     assert_int_equal(s1.superseded, s2.superseded);
-    assert_int_equal(s2.superseded, 2);
+    assert_int_equal(s2.superseded, 1); /* s007, by "keep" */
     assert_int_equal(s2.archived, 3);
     assert_int_equal(s1.graph_edges, s2.graph_edges);
     assert_int_equal(s1.max_degree, s2.max_degree);
     assert_int_equal(s2.oldest_ms, 1000);
-    assert_int_equal(s2.newest_ms, 1099);
+    assert_int_equal(s2.newest_ms, 2000); /* "keep" */
     assert_degrees_match_rebuild(st, "a");
     /* the clock survived: the deleted newest (2000) still bounds new timestamps */
     assert_int_equal(insert1(st, "a", "late", 1500, 0), MEM_ENONMONO);
-    /* seq continues after the deleted "new" (301) */
+    /* seq continues after "keep" (302) */
     assert_int_equal(insert1(st, "a", "next", 2000, 0), MEM_OK);
-    assert_int_equal(outs[0].seq, 302);
+    assert_int_equal(outs[0].seq, 303);
     mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "a", "s007", false, &seg, NULL), MEM_OK);
+    assert_string_equal(seg->superseded_by, "keep");
+    mem_store_segment_free(seg);
     assert_int_equal(mem_store_get(st, "a", "s001", true, &seg, NULL), MEM_OK);
-    assert_string_equal(seg->superseded_by, "new");
+    assert_null(seg->superseded_by); /* its superseder is gone */
     assert_int_equal(seg->dim, DIM);
     float v[DIM];
     vec_for(v, "s001", 1);
@@ -1028,6 +1050,27 @@ static void test_damaged_pages(void **state)
     assert_true(strlen(err.msg) > 0);
 }
 
+static void corrupt_sql(const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+static void assert_open_refused(const char *needle)
+{
+    mem_store_opts_t o = base_opts();
+    mem_store_t *st = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
+    assert_null(st);
+    if (!strstr(err.msg, needle)) fprintf(stderr, "message: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, needle));
+    assert_null(strchr(err.msg, '\n'));
+}
+
 static void test_corrupt_file(void **state)
 {
     FILE *f = fopen(fx_dbpath, "wb");
@@ -1035,27 +1078,13 @@ static void test_corrupt_file(void **state)
     for (int i = 0; i < 4096; i++)
         fputc((i * 7919) & 0xff, f);
     fclose(f);
-    mem_store_opts_t o = base_opts();
-    mem_store_t *st = NULL;
-    mem_err_t err;
-    mem_err_clear(&err);
-    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
-    assert_null(st);
-    assert_non_null(strstr(err.msg, "corrupt"));
+    assert_open_refused("corrupt");
     unlink(fx_dbpath);
 
     /* a schema from the future is refused */
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-                                  "INSERT INTO meta VALUES('schema_version', 99);",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    mem_err_clear(&err);
-    assert_int_equal(mem_store_open(&o, &st, &err), MEM_ECORRUPT);
-    assert_non_null(strstr(err.msg, "schema version 99"));
+    corrupt_sql("CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+                "INSERT INTO meta VALUES('schema_version', 99);");
+    assert_open_refused("schema version 99");
 }
 
 static void test_retrieve_matches_reference(void **state)
@@ -1233,25 +1262,26 @@ static void test_access_counts(void **state)
     mem_store_close(st);
 }
 
-static void test_compaction(void **state)
+/* A compaction plan to target with the policy's default weights. */
+static mem_store_compact_req_t plan_req(mem_compact_policy_t policy, size_t target)
 {
-    mem_store_t *st = open_default();
-    static seg_spec_t specs[40];
-    static char ids[40][16];
-    for (int i = 0; i < 40; i++) {
-        snprintf(ids[i], sizeof(ids[i]), "c%02d", i);
-        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = i, .cluster = i % 4};
-    }
-    assert_int_equal(insert_n(st, "k", specs, 40, true, 100), MEM_OK);
-    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "k", "c39", 0), MEM_OK);
-    /* plan: target 30 of 39 active */
-    mem_store_compact_req_t req = {.policy = MEM_COMPACT_COHERENCE_WEIGHTED,
+    mem_store_compact_req_t req = {.policy = policy,
                                    .has_target = true,
-                                   .target = 30,
+                                   .target = target,
                                    .alpha = 0.25,
                                    .beta = 0.35,
                                    .gamma = 0.4,
                                    .dedup_threshold = 0.02};
+    return req;
+}
+
+static void test_compaction(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert_series(st, "k", "c", 40, 4), MEM_OK);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "k", "c39", 0), MEM_OK);
+    /* plan: target 30 of 39 active */
+    mem_store_compact_req_t req = plan_req(MEM_COMPACT_COHERENCE_WEIGHTED, 30);
     char **ev = NULL;
     size_t n_ev = 0, before = 0;
     assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev, &n_ev, &before, NULL), MEM_OK);
@@ -1273,6 +1303,8 @@ static void test_compaction(void **state)
     req.n_context = 1;
     req.context_dim = 4;
     req.context = (float[4]){1, 0, 0, 0};
+    assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev2, &n2, &before, NULL), MEM_EDIM);
+    req.context_dim = 0; /* an unstated size is no size: never read past the vectors */
     assert_int_equal(mem_store_compact_plan(st, "k", &req, &ev2, &n2, &before, NULL), MEM_EDIM);
     assert_int_equal(mem_store_compact_plan(st, "zz", &req, &ev2, &n2, &before, NULL),
                      MEM_ENOTFOUND);
@@ -1678,6 +1710,205 @@ static void test_vacuum(void **state)
     mem_store_close(st);
 }
 
+/* ---- supersessions that outlive their superseder ---- */
+
+/* The k best by plain cosine for qv (superseded and archived rows skipped); counts one
+ * access of each when record is set. *res freed with mem_store_results_free. */
+static size_t plain_retrieve(mem_store_t *st, const char *ns, const float *qv, size_t k,
+                             bool record, mem_store_result_t **res)
+{
+    mem_store_query_t q = {.q_dim = DIM, .record_access = record};
+    q.scan.query = qv;
+    q.scan.k = k;
+    q.scan.decay = (mem_decay_t){.kind = MEM_DECAY_NONE};
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = INT64_MAX;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, ns, &q, res, &n, NULL, NULL, NULL), MEM_OK);
+    return n;
+}
+
+/* Whether a retrieve (superseded and archived rows skipped) can return id. */
+static bool retrievable(mem_store_t *st, const char *ns, const char *id, int cluster)
+{
+    float qv[DIM];
+    vec_for(qv, id, cluster);
+    mem_store_result_t *res = NULL;
+    size_t n = plain_retrieve(st, ns, qv, 1000, false, &res);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        found |= strcmp(res[i].id, id) == 0;
+    mem_store_results_free(res, n);
+    return found;
+}
+
+/* superseded_by of id, "" when none (the string stays valid until the next call). */
+static const char *superseded_by(mem_store_t *st, const char *ns, const char *id)
+{
+    static char by[MEM_STORE_ID_MAX + 1];
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, ns, id, false, &seg, NULL), MEM_OK);
+    snprintf(by, sizeof(by), "%s", seg->superseded_by ? seg->superseded_by : "");
+    mem_store_segment_free(seg);
+    return by;
+}
+
+static void test_dangling_supersession(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert_series(st, "s", "b", 24, 2), MEM_OK);
+    seg_spec_t d = {.id = "D", .ts_given = true, .ts = 30, .cluster = 0, .sup = {"b00", "b02"}};
+    assert_int_equal(insert_n(st, "s", &d, 1, false, 100), MEM_OK);
+    assert_false(retrievable(st, "s", "b00", 0));
+    assert_int_equal(stats(st, "s").superseded, 2);
+    /* D goes: b00 and b02 are active again, name no superseder, and rejoin the graph */
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "s", "D", 0), MEM_OK);
+    assert_true(retrievable(st, "s", "b00", 0));
+    assert_true(retrievable(st, "s", "b02", 0));
+    assert_string_equal(superseded_by(st, "s", "b00"), "");
+    assert_int_equal(stats(st, "s").superseded, 0);
+    assert_degrees_match_rebuild(st, "s");
+    /* a later, unrelated D is not taken for the old one */
+    assert_int_equal(insert1(st, "s", "D", 31, 1), MEM_OK);
+    assert_string_equal(superseded_by(st, "s", "b00"), "");
+    assert_true(retrievable(st, "s", "b00", 0));
+
+    /* two superseders: the target names the latest one it has left */
+    seg_spec_t e1 = {.id = "E1", .ts_given = true, .ts = 32, .cluster = 1, .sup = {"b05"}};
+    seg_spec_t e2 = {.id = "E2", .ts_given = true, .ts = 33, .cluster = 1, .sup = {"b05"}};
+    assert_int_equal(insert_n(st, "s", &e1, 1, false, 100), MEM_OK);
+    assert_int_equal(insert_n(st, "s", &e2, 1, false, 100), MEM_OK);
+    assert_string_equal(superseded_by(st, "s", "b05"), "E2");
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "s", "E2", 0), MEM_OK);
+    assert_string_equal(superseded_by(st, "s", "b05"), "E1");
+    assert_false(retrievable(st, "s", "b05", 1));
+    /* archiving a superseder keeps its targets superseded; purging it releases them */
+    const char *e1id[] = {"E1"};
+    assert_int_equal(compact_ids(st, "s", e1id, 1, false), MEM_OK);
+    assert_string_equal(superseded_by(st, "s", "b05"), "E1");
+    /* (E1 is archived now, not active: a purge takes the active rows of a plan only, so
+     * purge b07's superseder instead) */
+    seg_spec_t f = {.id = "F", .ts_given = true, .ts = 34, .cluster = 1, .sup = {"b07"}};
+    assert_int_equal(insert_n(st, "s", &f, 1, false, 100), MEM_OK);
+    const char *fid[] = {"F"};
+    assert_int_equal(compact_ids(st, "s", fid, 1, true), MEM_OK);
+    assert_true(retrievable(st, "s", "b07", 1));
+    assert_string_equal(superseded_by(st, "s", "b07"), "");
+    /* a target that is archived as well stays out of the active set */
+    seg_spec_t g = {.id = "G", .ts_given = true, .ts = 35, .cluster = 0, .sup = {"b08"}};
+    assert_int_equal(insert_n(st, "s", &g, 1, false, 100), MEM_OK);
+    const char *b08[] = {"b08"};
+    assert_int_equal(compact_ids(st, "s", b08, 1, false), MEM_OK); /* superseded: skipped */
+    assert_int_equal(last_op.n_applied, 0);
+    assert_int_equal(simple_op(st, MEM_STORE_OP_DELETE, "s", "G", 0), MEM_OK);
+    assert_true(retrievable(st, "s", "b08", 0));
+    assert_degrees_match_rebuild(st, "s");
+    mem_store_ns_stats_t s1 = stats(st, "s");
+    mem_store_close(st);
+
+    /* all of it survives a restart */
+    st = open_default();
+    mem_store_ns_stats_t s2 = stats(st, "s");
+    assert_int_equal(s1.count, s2.count);
+    assert_int_equal(s1.superseded, s2.superseded);
+    assert_int_equal(s2.superseded, 1); /* b05, by the archived E1 */
+    assert_int_equal(s1.graph_edges, s2.graph_edges);
+    assert_true(retrievable(st, "s", "b00", 0));
+    assert_string_equal(superseded_by(st, "s", "b05"), "E1");
+    assert_degrees_match_rebuild(st, "s");
+    mem_store_close(st);
+}
+
+/* ---- what start-up reads back is checked ---- */
+
+static void test_lying_degrees_refused(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert_series(st, "g", "g", 30, 3), MEM_OK);
+    assert_true(stats(st, "g").graph_edges > 0);
+    mem_store_close(st);
+    /* a degree of 1e8 (once made the start-up allocate 400 MB) */
+    corrupt_sql("UPDATE segments SET degree = degree + 100000000 WHERE seq = 5");
+    assert_open_refused("degree of 1000000");
+    corrupt_sql("UPDATE segments SET degree = 4294967295 WHERE seq = 5");
+    assert_open_refused("degree of 4294967295");
+    corrupt_sql("UPDATE segments SET degree = 9000000000 WHERE seq = 5");
+    assert_open_refused("degree of 4294967295");
+    /* one more edge than there are: the degrees no longer add up */
+    corrupt_sql("UPDATE segments SET degree = (SELECT degree FROM segments WHERE seq = 6) + 1"
+                " WHERE seq = 5");
+    assert_open_refused("odd number");
+}
+
+/* The default compaction context (the last retrieve queries) survives a restart. */
+static void test_recent_queries_persist(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert_series(st, "q", "r", 40, 5), MEM_OK);
+    float qv[MEM_STORE__RECENT_QUERIES + 3][DIM];
+    for (int r = 0; r < MEM_STORE__RECENT_QUERIES + 3; r++) { /* the ring wraps */
+        vec_for(qv[r], series_ids[(r * 7) % 40], r % 5);
+        mem_store_result_t *res = NULL;
+        mem_store_results_free(res, plain_retrieve(st, "q", qv[r], 2, true, &res));
+    }
+    mem_store_compact_req_t req = plan_req(MEM_COMPACT_NOVELTY, 20);
+    char **ev1 = NULL, **ev2 = NULL;
+    size_t n1 = 0, n2 = 0, before = 0;
+    assert_int_equal(mem_store_compact_plan(st, "q", &req, &ev1, &n1, &before, NULL), MEM_OK);
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, "q");
+    float *ctx1 = NULL, *ctx2 = NULL;
+    size_t c1 = 0, c2 = 0;
+    assert_int_equal(mem_store__recent_queries(ns, &ctx1, &c1), MEM_OK);
+    mem_store__ns_release(ns);
+    assert_int_equal(c1, MEM_STORE__RECENT_QUERIES);
+    mem_store_close(st);
+
+    st = open_default();
+    ns = mem_store__ns_acquire(st, "q");
+    assert_int_equal(mem_store__recent_queries(ns, &ctx2, &c2), MEM_OK);
+    mem_store__ns_release(ns);
+    assert_int_equal(c2, c1);
+    assert_memory_equal(ctx1, ctx2, c1 * DIM * sizeof(float)); /* same queries, same order */
+    assert_memory_equal(ctx2, qv[3], DIM * sizeof(float));     /* the oldest one kept */
+    assert_int_equal(mem_store_compact_plan(st, "q", &req, &ev2, &n2, &before, NULL), MEM_OK);
+    assert_int_equal(n1, n2);
+    for (size_t i = 0; i < n1; i++)
+        assert_string_equal(ev1[i], ev2[i]);
+    mem_store_ids_free(ev1, n1);
+    mem_store_ids_free(ev2, n2);
+    free(ctx1);
+    free(ctx2);
+    mem_store_close(st);
+    /* a stored ring that is not whole vectors is refused */
+    corrupt_sql("UPDATE namespaces SET recent = x'0102030405'");
+    assert_open_refused("recent queries");
+}
+
+/* Context vectors decoded for a namespace that was dropped and re-created with a larger
+ * dimension since: the plan must refuse them, never read past them. */
+static void test_compact_context_dim_race(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_CREATE, "x", NULL, 4), MEM_OK);
+    float ctx[2 * 4] = {1, 0, 0, 0, 0, 1, 0, 0}; /* decoded against dim 4 */
+    mem_store_compact_req_t req = {.policy = MEM_COMPACT_NOVELTY,
+                                   .has_target = true,
+                                   .target = 0,
+                                   .context_given = true,
+                                   .context = ctx,
+                                   .n_context = 2,
+                                   .context_dim = 4};
+    assert_int_equal(simple_op(st, MEM_STORE_OP_NS_DROP, "x", NULL, 0), MEM_OK);
+    assert_int_equal(insert1(st, "x", "big", 1, 0), MEM_OK); /* re-created with dim DIM */
+    char **ev = NULL;
+    size_t n = 0, before = 0;
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_compact_plan(st, "x", &req, &ev, &n, &before, &err), MEM_EDIM);
+    assert_string_equal(err.field, "context");
+    mem_store_close(st);
+}
+
 /* A namespace records the embedder of its first vectors made from text, durably; another
  * embedder is refused with nothing written; client vectors never record anything; a
  * version 1 file migrates with no embedder recorded and keeps its segments. */
@@ -1739,6 +1970,8 @@ static void test_embedder_record(void **state)
     assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE namespaces DROP COLUMN embedder;"
+                                  "ALTER TABLE namespaces DROP COLUMN recent;"
+                                  "DROP TABLE supersessions;"
                                   "UPDATE meta SET value = 1 WHERE key = 'schema_version';",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -1758,7 +1991,7 @@ static void test_embedder_record(void **state)
         sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
         SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int64(q, 0), 2);
+    assert_int_equal(sqlite3_column_int64(q, 0), MEM_STORE__SCHEMA_VERSION);
     sqlite3_finalize(q);
     sqlite3_close(db);
 }
@@ -1766,6 +1999,14 @@ static void test_embedder_record(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dangling_supersession, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_lying_degrees_refused, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_recent_queries_persist, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_compact_context_dim_race, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_reload_equality, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_monotonic, store_fixture_setup,

@@ -1,0 +1,370 @@
+"""test_edge.py - the HTTP edge against hostile clients: a connection that cannot stall
+the loop, request timeouts from the first byte, request framing, log lines that cannot be
+forged, MCP names that cannot break the encoder.
+
+Raw sockets throughout: these are the bytes a client library would never send.
+"""
+
+import json
+import os
+import re
+import socket
+import threading
+import time
+
+import harness as h
+from harness import check, eq, expect_error, expect_ok, test
+
+E3 = [1.0, 0.0, 0.0]
+
+
+def connect(srv, timeout=10.0):
+    return socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+
+
+def read_all(sock, seconds):
+    """Read until the server closes, or seconds pass. (bytes, closed)."""
+    sock.settimeout(0.2)
+    buf = b""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            b = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return buf, True
+        if not b:
+            return buf, True
+        buf += b
+    return buf, False
+
+
+def responses(buf):
+    """Status codes of every HTTP response in buf, in order."""
+    return [int(m) for m in re.findall(rb"HTTP/1\.[01] (\d{3}) ", buf)]
+
+
+def body_of(buf):
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    m = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return json.loads(rest[:int(m.group(1))]) if m else None
+
+
+def raw_exchange(srv, data, seconds=5.0):
+    s = connect(srv)
+    try:
+        s.sendall(data)
+        return read_all(s, seconds)
+    finally:
+        s.close()
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def answers_quickly(srv, what):
+    """/healthz, a /v1 read, /metrics and /mcp all answer within a few seconds."""
+    t0 = time.monotonic()
+    expect_ok(srv.get("/healthz", timeout=5), 200, "healthz " + what)
+    expect_ok(srv.get("/v1/namespaces", timeout=5), 200, "namespaces " + what)
+    st, _, _ = srv.get("/metrics", timeout=5)
+    eq(st, 200, "metrics " + what)
+    st, _, body = srv.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=5)
+    eq(st, 200, "mcp " + what)
+    check(time.monotonic() - t0 < 5, "answers took %.1f s %s" % (time.monotonic() - t0, what))
+
+
+CHUNKED_HEAD = (b"POST /v1/namespaces/edge/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+
+@test
+def test_stall_long_chunk_size_line_does_not_stall_the_loop():
+    """A chunk-size line longer than MHD's read buffer (chunk extension or leading zeros)
+    must not make the loop spin: other requests are served, the process stays near idle,
+    the connection is dropped at --request-timeout and SIGTERM exits at once."""
+    srv = h.Server(["--request-timeout", "2s", "--idle-timeout", "60s"]).start()
+    try:
+        for line in (b"13;" + b"x" * 40000, b"0" * 40000):
+            bad = connect(srv)
+            bad.sendall(CHUNKED_HEAD + line)
+            time.sleep(0.3)
+            cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+            answers_quickly(srv, "while a chunked upload is stuck")
+            time.sleep(1.0)
+            used = cpu_seconds(srv.proc.pid) - cpu0
+            wall = time.monotonic() - t0
+            check(used < 0.5 * wall, "the server used %.2f s of CPU in %.2f s: it spins" % (used, wall))
+            _, closed = read_all(bad, 8.0)
+            check(closed, "the stuck upload was not dropped after --request-timeout")
+            bad.close()
+        # And shutdown is not delayed by such a connection.
+        bad = connect(srv)
+        bad.sendall(CHUNKED_HEAD + b"13;" + b"x" * 40000)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        srv.stop(timeout=10)
+        check(time.monotonic() - t0 < 3, "SIGTERM took %.1f s with a stuck upload" % (time.monotonic() - t0))
+        bad.close()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_keepalive_second_request_has_the_request_timeout():
+    """The second request on a kept-alive connection, trickled a byte at a time (each byte
+    well within the idle timeout), is dropped at --request-timeout from its first byte."""
+    srv = h.shared(["--request-timeout", "2s", "--idle-timeout", "60s"], key="timeouts")
+    s = connect(srv)
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        buf = b""
+        while b"\r\n\r\n" not in buf or not buf.endswith(b"}"):
+            buf += s.recv(4096)
+        eq(responses(buf), [200], "first request on the connection")
+        # the request line itself never completes: only its first byte can start the clock
+        slow = b"GET /v1/namespaces?pad=" + b"a" * 200
+        t0 = time.monotonic()
+        closed = False
+        for i in range(len(slow)):
+            try:
+                s.sendall(slow[i:i + 1])
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            time.sleep(0.1)
+            if time.monotonic() - t0 > 12:
+                break
+            s.settimeout(0.001)
+            try:
+                if s.recv(1) == b"":
+                    closed = True
+                    break
+            except socket.timeout:
+                pass
+            except ConnectionResetError:
+                closed = True
+                break
+        took = time.monotonic() - t0
+        check(closed, "a trickled second request kept the connection open for %.1f s" % took)
+        check(took < 8, "dropped after %.1f s, want about --request-timeout (2 s)" % took)
+    finally:
+        s.close()
+    expect_ok(srv.get("/healthz"), 200, "server still answers")
+
+
+@test
+def test_keepalive_idle_connection_keeps_its_idle_timeout():
+    """An idle kept-alive connection that sends nothing is not cut by the request timeout:
+    a request sent after longer than --request-timeout of silence is answered."""
+    srv = h.shared(["--request-timeout", "2s", "--idle-timeout", "60s"], key="timeouts")
+    s = connect(srv)
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        time.sleep(3.5)
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        buf, _ = read_all(s, 5)
+        eq(responses(buf), [200, 200], "both requests on the kept-alive connection")
+    finally:
+        s.close()
+
+
+def setup_ns(srv, ns):
+    srv.delete("/v1/namespaces/%s" % ns)
+    expect_ok(srv.put("/v1/namespaces/%s" % ns, {"dim": 3}), 201)
+    expect_ok(srv.insert(ns, {"id": "keep", "embedding": E3}), 201)
+
+
+def ns_count(srv, ns):
+    st, _, body = srv.get("/v1/namespaces/%s" % ns)
+    return body["count"] if st == 200 else None
+
+
+@test
+def test_framing_conflicting_content_length_is_400_and_never_smuggles():
+    srv = h.shared()
+    setup_ns(srv, "frame")
+    smuggled = b"DELETE /v1/namespaces/frame HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    req = (b"POST /v1/namespaces/frame/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           b"Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: %d\r\n\r\n{}"
+           % (2 + len(smuggled))) + smuggled
+    buf, closed = raw_exchange(srv, req)
+    eq(responses(buf), [400], "conflicting Content-Length: one 400 and nothing else")
+    eq(body_of(buf)["error"]["code"], "bad_request", "error code")
+    check(closed, "the connection is closed after a framing error")
+    eq(ns_count(srv, "frame"), 1, "the smuggled DELETE did not run")
+    # Identical repeated values are one length (RFC 9110): accepted.
+    body = json.dumps({"embedding": E3}).encode()
+    req = (b"POST /v1/namespaces/frame/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+           b"Content-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n"
+           % (len(body), len(body))) + body
+    buf, _ = raw_exchange(srv, req)
+    eq(responses(buf), [200], "identical Content-Length headers")
+    # Transfer-Encoding with Content-Length is refused too.
+    req = (b"POST /v1/namespaces/frame/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           b"Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"0\r\n\r\n" + smuggled)
+    buf, _ = raw_exchange(srv, req)
+    eq(responses(buf), [400], "Content-Length with Transfer-Encoding")
+    eq(ns_count(srv, "frame"), 1, "nothing smuggled through TE + CL")
+
+
+@test
+def test_framing_nul_in_the_request_is_400():
+    srv = h.shared()
+    setup_ns(srv, "nul")
+    for target in (b"/v1/namespaces/nul\x00/segments/keep", b"/v1/namespaces/nul\x00",
+                   b"/v1/namespaces/nul/segments/keep\x00x", b"/v1/namespaces/nul?x=\x00"):
+        buf, _ = raw_exchange(srv, b"DELETE " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        eq(responses(buf), [400], "NUL in %r" % target)
+        eq(body_of(buf)["error"]["code"], "bad_request", "error code for %r" % target)
+        eq(ns_count(srv, "nul"), 1, "the namespace survives %r" % target)
+    # In a header value, and in a header name
+    for hdr in (b"Content-Type: application/json\x00text/plain", b"X-A\x00b: c",
+                b"Host: 127.0.0.1\x00.evil.example"):
+        buf, _ = raw_exchange(srv, b"DELETE /v1/namespaces/nul/segments/keep HTTP/1.1\r\n"
+                              b"Host: 127.0.0.1\r\n" + hdr + b"\r\n\r\n")
+        eq(responses(buf), [400], "NUL in header %r" % hdr)
+    eq(ns_count(srv, "nul"), 1, "the segment survives")
+    # Other bytes MHD would pass on quietly: a space or control byte in the target, a folded
+    # header line, a space before the colon.
+    for bad in (b"GET /v1/namespaces /x HTTP/1.1\r\nHost: a\r\n\r\n",
+                b"GET /v1/names\x01paces HTTP/1.1\r\nHost: a\r\n\r\n",
+                b"GET /v1/namespaces HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n",
+                b"GET /v1/namespaces HTTP/1.1\r\nHost : a\r\n\r\n",
+                b"GET /v1/namespaces HTTP/1.1\r\nHost: a\r\nX-B: a\rb\r\n\r\n",
+                b"GET /v1/namespaces HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"):
+        buf, _ = raw_exchange(srv, bad)
+        st = responses(buf)
+        check(st in ([400],), "malformed head %r answered %r" % (bad, st))
+    # A clean request on the same server still works, LF-only line ends included.
+    buf, _ = raw_exchange(srv, b"GET /v1/namespaces/nul HTTP/1.1\nHost: 127.0.0.1\nConnection: close\n\n")
+    eq(responses(buf), [200], "bare-LF request")
+
+
+@test
+def test_framing_transfer_encoding_and_expect():
+    srv = h.shared()
+    setup_ns(srv, "te")
+    for te in (b"identity", b"gzip, chunked", b"gzip", b"chunked, identity"):
+        t0 = time.monotonic()
+        buf, _ = raw_exchange(srv, b"POST /v1/namespaces/te/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              b"Content-Type: application/json\r\nTransfer-Encoding: " + te +
+                              b"\r\n\r\n2\r\n{}\r\n0\r\n\r\n", seconds=4)
+        eq(responses(buf), [501], "Transfer-Encoding: %r" % te)
+        eq(body_of(buf)["error"]["code"], "not_implemented", "code for %r" % te)
+        check(time.monotonic() - t0 < 3, "the 501 for %r was not prompt" % te)
+    # chunked itself works, in any letter case
+    body = json.dumps({"embedding": E3}).encode()
+    buf, _ = raw_exchange(srv, b"POST /v1/namespaces/te/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Connection: close\r\nContent-Type: application/json\r\n"
+                          b"Transfer-Encoding: Chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    eq(responses(buf), [200], "a chunked upload")
+    buf, closed = raw_exchange(srv, b"POST /v1/namespaces/te/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               b"Content-Type: application/json\r\nExpect: foo\r\n"
+                               b"Content-Length: %d\r\n\r\n" % len(body))
+    eq(responses(buf), [417], "Expect: foo")
+    eq(body_of(buf)["error"]["code"], "expectation_failed", "417 code")
+    s = connect(srv)
+    try:
+        s.sendall(b"POST /v1/namespaces/te/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                  b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        first = s.recv(4096)
+        check(first.startswith(b"HTTP/1.1 100"), "100 Continue first: %r" % first[:40])
+        s.sendall(body)
+        buf, _ = read_all(s, 5)
+        eq(responses(buf), [200], "the body after 100 Continue")
+    finally:
+        s.close()
+
+
+def log_lines(srv):
+    with open(srv.log_path, "rb") as f:
+        return f.read().split(b"\n")[:-1]
+
+
+HOSTILE_TARGETS = [b'/v1/namespaces/a"b', b"/v1/namespaces/x\\y", b"/v1/\xff\xfe",
+                   b"/v1/\x01\x7f", b"/v1/\xc3\xa9t\xc3\xa9", b'/"},"level":"error","x":{"a":"']
+
+
+@test
+def test_logs_escape_every_value_json():
+    srv = h.Server(["--log-format", "json", "--log-level", "debug"]).start()
+    try:
+        for t in HOSTILE_TARGETS:
+            raw_exchange(srv, b"GET " + t + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 3)
+        # a request MHD itself refuses (it logs through the same logger)
+        raw_exchange(srv, b"GET / HTTP/1.1\r\nHost: a\r\nBad header line\r\n\r\n", 2)
+    finally:
+        srv.stop()
+    n_req = 0
+    paths = []
+    for ln in log_lines(srv):
+        try:
+            o = json.loads(ln.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise h.Failure("log line is not UTF-8 JSON: %r" % ln)
+        check(isinstance(o, dict) and "event" in o and "ts" in o, "not a log object: %r" % ln)
+        check(o.get("level") in ("debug", "info", "warn", "error"), "level forged: %r" % ln)
+        if o["event"] == "request" and o.get("path") != "/healthz":
+            n_req += 1
+            paths.append(o.get("path"))
+    eq(n_req, len(HOSTILE_TARGETS), "one request line per request")
+    check('/v1/namespaces/a"b' in paths, "a quote survives as a quote: %r" % paths)
+    check("/v1/\\xff\\xfe" in paths, "invalid UTF-8 is spelled \\xNN: %r" % paths)
+    check("/v1/\u00e9t\u00e9" in paths or "/v1/\xe9t\xe9" in paths or "/v1/\\xc3\\xa9t\\xc3\\xa9" in paths,
+          "UTF-8 path: %r" % paths)
+
+
+TEXT_ITEM = re.compile(rb' ([A-Za-z0-9_.-]+)=("(?:[^"\\]|\\.)*"|[^ "]+)')
+
+
+@test
+def test_logs_escape_every_value_text():
+    srv = h.Server(["--log-level", "debug"]).start()
+    try:
+        for t in HOSTILE_TARGETS:
+            raw_exchange(srv, b"GET " + t + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 3)
+    finally:
+        srv.stop()
+    n_req = 0
+    for ln in log_lines(srv):
+        m = re.match(rb"^ts=\S+ level=(debug|info|warn|error) event=[a-z_]+", ln)
+        check(m, "not a log line (forged?): %r" % ln)
+        rest = ln[m.end():]
+        items = TEXT_ITEM.findall(rest)
+        check(b"".join(b" " + k + b"=" + v for k, v in items) == rest,
+              "line does not split into key=value items: %r" % ln)
+        check(all(0x20 <= c < 0x7f for c in ln.replace(b"\xc3\xa9", b"")), "raw control or non-ASCII byte: %r" % ln)
+        if b"event=request" in ln and b"path=/healthz " not in ln:
+            n_req += 1
+            keys = [k for k, _ in items]
+            eq(keys.count(b"status"), 1, "one status per request line: %r" % ln)
+    eq(n_req, len(HOSTILE_TARGETS), "one request line per request")
+
+
+@test
+def test_mcp_long_non_ascii_names_are_rpc_errors():
+    """A method or tool name of many multi-byte characters is quoted in the error message
+    cut at a character boundary: a JSON-RPC error in an HTTP 200, never a 503."""
+    srv = h.shared()
+    name = "\u00e9" * 60 + "\u20ac" * 20  # 180 bytes of UTF-8
+    for pad in range(4):  # shift the characters across any fixed cut
+        st, _, body = srv.post("/mcp", {"jsonrpc": "2.0", "id": 7, "method": "x" * pad + name})
+        eq(st, 200, "HTTP status for a long non-ASCII method (pad %d)" % pad)
+        check(isinstance(body, dict) and "error" in body, "a JSON-RPC error: %r" % body)
+        eq(body["error"]["code"], -32601, "unknown method code")
+        st, _, body = srv.post("/mcp", {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                                        "params": {"name": "y" * pad + name, "arguments": {}}})
+        eq(st, 200, "HTTP status for a long non-ASCII tool name (pad %d)" % pad)
+        check(isinstance(body, dict) and "error" in body, "a JSON-RPC error: %r" % body)
+        eq(body["error"]["code"], -32602, "unknown tool code")
+
+
+if __name__ == "__main__":
+    h.main()
