@@ -280,6 +280,22 @@ static void test_size_and_local_kinds(void **state)
     memset(&local, 0, sizeof(local));
     snprintf(local.ns, sizeof(local.ns), "n");
     size_t len = 0;
+    local.kind = MEM_STORE_OP_IMPORT; /* too big for one record: refused in cluster mode */
+    assert_null(mem_cluster_rec_encode(&local, "m", &len));
+    /* a PATCH's size is its encoding's too, and it is wire kind 5 */
+    mem_store_op_t pt;
+    memset(&pt, 0, sizeof(pt));
+    pt.kind = MEM_STORE_OP_PATCH;
+    snprintf(pt.ns, sizeof(pt.ns), "n");
+    snprintf(pt.id, sizeof(pt.id), "seg");
+    pt.patch_metadata = pt.patch_source = true;
+    pt.metadata = "{\"a\":1}";
+    pt.metadata_len = 7;
+    unsigned char *pb = mem_cluster_rec_encode(&pt, "mm", &len);
+    assert_non_null(pb);
+    assert_int_equal(mem_cluster_rec_size(&pt, 2), len);
+    assert_int_equal(pb[4], 5);
+    free(pb);
     local.kind = MEM_STORE_OP_NS_IMPORT;
     assert_null(mem_cluster_rec_encode(&local, "m", &len));
     local.kind = MEM_STORE_OP_NS_FORGET;
