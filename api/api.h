@@ -1,17 +1,25 @@
-/* api.h - the HTTP API of SPEC section 3 as transport-neutral handlers
+/* api.h - the HTTP API of SPEC sections 3, 8 and 9 as transport-neutral steps
  * SPDX-License-Identifier: MIT
  *
- * server/ turns an MHD request into a mem_api_req_t and calls mem_api_handle on a worker
- * thread. A handler that needs a write returns with resp->pending set: server/ submits
- * that op to the store and, once it is done, calls mem_api_finish (any thread but the
- * loop) to fill the response. Nothing here touches uv or MHD.
+ * server/ turns an MHD request into a mem_api_req_t and drives it step by step; every
+ * step returns what server/ does next (mem_api_next_t):
  *
- * Text embedded by a provider (SPEC 6): a handler that needs vectors made from text by a
- * remote embedder (ctx->embedder_remote) returns with resp->embed set instead, having
- * decoded and checked everything else. server/ has the texts embedded without holding a
- * worker or the loop while the provider answers, then calls mem_api_resume on a worker
- * with the vectors (or the provider's failure); the handler goes on from there and fills
- * the response or sets resp->pending, exactly as mem_api_handle would have.
+ *   head in (loop thread)  mem_api_begin   routing, /healthz, Host, Origin and CORS
+ *                                          preflights, keys, Content-Type, loading/draining
+ *     -> REPLY: send resp; BODY: read the body (at most resp->max_body bytes), then WORK
+ *   WORK (pool thread)     mem_api_work    the handler, or the answer to a finished write
+ *     -> REPLY; WRITE: submit resp->pending to the store's writer (or the cluster log),
+ *        then WORK again; WAIT (cluster mode): wait until this node applied resp->wait_seq
+ *        for resp->wait_ns (mem_api_wait_failed if it did not), then WORK again
+ *
+ *     -> EMBED (a remote embedder, SPEC 6): the handler waits for vectors made from text
+ *        (resp->embed, decoded and checked everything else): server/ has them embedded
+ *        without holding a worker or the loop, then calls mem_api_resume on a worker with
+ *        the vectors or the provider's failure, and asks mem_api_next_of what comes next
+ *
+ * A new asynchronous step (a streamed body, an async cluster wait) is one more
+ * mem_api_next_t value and one more case in server/'s step switch. Nothing here touches
+ * uv or MHD.
  */
 #ifndef MEM_API_API_H
 #define MEM_API_API_H
@@ -23,8 +31,40 @@
 #include "config/config.h"
 #include "storage/store.h"
 
+/* The edge settings and keys (edge.c): origins, hosts, the keys table. Loop thread only. */
+typedef struct mem_api_edge mem_api_edge_t;
+
+/* Build from the settings and the port actually bound (own origins). Takes keys (may be
+ * NULL). MEM_OK, MEM_EINVAL (an --allowed-hosts entry), MEM_ENOMEM. */
+int mem_api_edge_new(const mem_cfg_t *cfg, int port, mem_cfg_keys_t *keys, mem_api_edge_t **out,
+                     mem_err_t *err);
+/* Swap in a re-read keys table (SIGHUP), freeing the old one; takes keys. */
+void mem_api_edge_set_keys(mem_api_edge_t *e, mem_cfg_keys_t *keys);
+void mem_api_edge_free(mem_api_edge_t *e);
+
+/* What server/ provides to the routes it does not own (called on pool threads). */
+typedef struct mem_api_hooks {
+    void *ud;
+    /* GET /metrics: Prometheus text (malloc'd, NULL on ENOMEM); st NULL while loading. */
+    char *(*metrics)(void *ud, mem_store_t *st, size_t *len);
+    /* Cluster mode only (NULL otherwise, and the cluster routes are 404): GET /v1/cluster
+     * (malloc'd JSON), POST /v1/cluster/snapshot. */
+    char *(*cluster_status)(void *ud, size_t *len);
+    int (*cluster_snapshot)(void *ud, bool trim, char **body, mem_err_t *err);
+    /* POST /v1/cluster/move, POST /v1/cluster/nodes/{node}/drain, DELETE
+     * /v1/cluster/nodes/{node}: the malloc'd JSON answer, or err. */
+    int (*cluster_move)(void *ud, const char *ns, const char *from, const char *to, char **body,
+                        mem_err_t *err);
+    int (*cluster_drain)(void *ud, const char *node, bool drain, char **body, mem_err_t *err);
+    int (*cluster_forget)(void *ud, const char *node, char **body, mem_err_t *err);
+    /* /healthz: false when this node must get no traffic (why says it); any thread, the
+     * loop's included: it must not block. NULL: always healthy. */
+    bool (*cluster_healthy)(void *ud, char *why, size_t cap);
+} mem_api_hooks_t;
+
 typedef struct mem_api_ctx {
-    mem_store_t *store;
+    mem_store_t *store; /* NULL while loading; set by the loop thread before it begins any
+                         * request that uses it */
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
     int64_t (*now_ms)(void); /* server clock, injectable for tests */
@@ -36,6 +76,9 @@ typedef struct mem_api_ctx {
     bool embedder_remote;
     size_t (*embedder_dim)(void *ud);
     void *embedder_ud;
+    mem_api_hooks_t hooks;
+    mem_api_edge_t *edge; /* NULL: no Host, Origin or key checks (tests) */
+    bool draining;        /* loop thread: shutting down, 503 */
 } mem_api_ctx_t;
 
 /* One request header as received (name and value are not NUL-terminated). */
@@ -55,6 +98,7 @@ typedef struct mem_api_req {
     size_t body_len;
     const mem_api_header_t *headers; /* every request header, in arrival order */
     size_t n_headers;
+    bool body_expected; /* the head announces a body (Content-Length > 0, or chunked) */
 } mem_api_req_t;
 
 /* A streamed response body (an export): server/ calls mem_api_stream_fill on a worker
@@ -72,6 +116,15 @@ typedef struct mem_api_embed {
     size_t n;
 } mem_api_embed_t;
 
+typedef enum mem_api_next {
+    MEM_API_REPLY, /* resp is complete: send it */
+    MEM_API_BODY,  /* read the body (resp->max_body at most, else 413), then WORK */
+    MEM_API_WORK,  /* run mem_api_work on a pool thread */
+    MEM_API_WRITE, /* submit resp->pending, then WORK */
+    MEM_API_WAIT,  /* cluster mode: wait for resp->wait_seq on resp->wait_ns, then WORK */
+    MEM_API_EMBED, /* embed resp->embed, mem_api_resume, then mem_api_next_of */
+} mem_api_next_t;
+
 typedef struct mem_api_resp {
     int status;
     char *body; /* malloc'd, freed with mem_api_resp_deinit */
@@ -82,6 +135,9 @@ typedef struct mem_api_resp {
     const char *const *headers; /* static name, value, ..., NULL: more headers to send */
     double scanned_fraction;    /* retrieve: segments scored / stored (for metrics), else 0 */
     char route[48];             /* route label for metrics: "retrieve", "segments", ... */
+    size_t max_body;            /* set by mem_api_begin: the largest body this route takes */
+    char wait_ns[MEM_STORE_NS_MAX + 1]; /* MEM_API_WAIT */
+    uint64_t wait_seq;
     /* A write to submit, owned by the response until mem_api_resp_deinit. */
     mem_store_op_t *pending;
     /* status 2xx with a streamed body instead of body (content_type set): taken over by
@@ -112,9 +168,44 @@ bool mem_api_import_feed(mem_api_import_t *imp, const char *data, size_t len);
 void mem_api_import_end(mem_api_import_t *imp, mem_api_resp_t *resp);
 void mem_api_import_free(mem_api_import_t *imp); /* NULL-safe */
 
-/* Route and run the request. Fills resp completely, or sets resp->pending. */
+/* Loop thread, once the head is in (req->body is not there yet). */
+mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                             mem_api_resp_t *resp);
+/* Pool thread: the next step (req->body is complete; req may be NULL after a WRITE). */
+mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                            mem_api_resp_t *resp);
+/* What comes after a handler ran or resumed: EMBED (resp->embed), WRITE (resp->pending) or
+ * REPLY. */
+mem_api_next_t mem_api_next_of(mem_api_resp_t *resp);
+/* The MEM_API_WAIT did not succeed in time: resp becomes the 503. */
+void mem_api_wait_failed(mem_api_resp_t *resp);
+
+/* Cluster mode: what a request acts on, from the route mem_api_begin found (call it once
+ * the body is in: an MCP tools/call names its namespace in the body). */
+typedef enum mem_api_scope {
+    MEM_API_SCOPE_NODE, /* this node's own (health, metrics, the cluster routes, MCP
+                         * handshakes, errors already answered): served here */
+    MEM_API_SCOPE_NS,   /* one namespace (target.ns): served by a node holding it */
+    MEM_API_SCOPE_LIST, /* GET /v1/namespaces: every node's list, merged */
+} mem_api_scope_t;
+
+typedef struct mem_api_target {
+    mem_api_scope_t scope;
+    char ns[MEM_STORE_NS_MAX + 1];
+    bool write;  /* it changes the namespace: a holder that takes writes serves it */
+    bool create; /* it may create the namespace (PUT, POST segments, import, memory_insert) */
+} mem_api_target_t;
+
+/* Any thread; resp is the one mem_api_begin answered with MEM_API_BODY. */
+void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_api_target_t *out);
+/* Headers to add to the answer beside the fields above (CORS, Vary); views valid until
+ * mem_api_resp_deinit. Returns how many were written to out (at most max). */
+size_t mem_api_resp_headers(const mem_api_resp_t *resp, mem_api_header_t *out, size_t max);
+
+/* The whole request at once, for tests and fuzzers with the body in req: begin and work
+ * until a reply or a write (resp->pending set). */
 void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp);
-/* The pending op is done: fill the response from its result. */
+/* The pending op is done: fill the response from its result (mem_api_work). */
 void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 /* Any thread but the loop: the texts of resp->embed are embedded. On success err is NULL
  * or holds MEM_OK and vecs holds resp->embed->n vectors of dim floats each, in order

@@ -39,17 +39,23 @@ void mem_api__pool_free(mem_api__pool_t *pool);
 /* ---- routing ---- */
 typedef enum mem_api__route_kind {
     MEM_API_R_HEALTHZ,
-    MEM_API_R_NAMESPACES, /* /v1/namespaces */
-    MEM_API_R_NS,         /* /v1/namespaces/{ns} */
-    MEM_API_R_SEGMENTS,   /* /v1/namespaces/{ns}/segments */
-    MEM_API_R_SEGMENT,    /* /v1/namespaces/{ns}/segments/{id} */
-    MEM_API_R_RETRIEVE,   /* /v1/namespaces/{ns}/retrieve */
-    MEM_API_R_COMPACT,    /* /v1/namespaces/{ns}/compact */
-    MEM_API_R_MCP,        /* /mcp */
-    MEM_API_R_OPENAPI,    /* /openapi.json */
-    MEM_API_R_EXPORT,     /* /v1/namespaces/{ns}/export */
-    MEM_API_R_IMPORT,     /* /v1/namespaces/{ns}/import */
-    MEM_API_R_CONSOLE,    /* /console, /console/{file}: the static console (id = file) */
+    MEM_API_R_NAMESPACES,       /* /v1/namespaces */
+    MEM_API_R_NS,               /* /v1/namespaces/{ns} */
+    MEM_API_R_SEGMENTS,         /* /v1/namespaces/{ns}/segments */
+    MEM_API_R_SEGMENT,          /* /v1/namespaces/{ns}/segments/{id} */
+    MEM_API_R_RETRIEVE,         /* /v1/namespaces/{ns}/retrieve */
+    MEM_API_R_COMPACT,          /* /v1/namespaces/{ns}/compact */
+    MEM_API_R_MCP,              /* /mcp */
+    MEM_API_R_OPENAPI,          /* /openapi.json */
+    MEM_API_R_EXPORT,           /* /v1/namespaces/{ns}/export */
+    MEM_API_R_IMPORT,           /* /v1/namespaces/{ns}/import */
+    MEM_API_R_CONSOLE,          /* /console, /console/{file}: the static console (id = file) */
+    MEM_API_R_METRICS,          /* /metrics */
+    MEM_API_R_CLUSTER,          /* /v1/cluster (cluster mode) */
+    MEM_API_R_CLUSTER_SNAPSHOT, /* /v1/cluster/snapshot (cluster mode) */
+    MEM_API_R_CLUSTER_MOVE,     /* /v1/cluster/move (cluster mode) */
+    MEM_API_R_CLUSTER_NODE,     /* /v1/cluster/nodes/{node} (cluster mode; id = node) */
+    MEM_API_R_CLUSTER_DRAIN,    /* /v1/cluster/nodes/{node}/drain (cluster mode; id = node) */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -65,8 +71,44 @@ typedef struct mem_api__route {
 int mem_api__route(const char *method, const char *path, mem_api__route_t *out, mem_err_t *err);
 /* Namespace name rule of SPEC section 2: MEM_OK or MEM_EINVAL (field "namespace"). */
 int mem_api__check_ns(const char *name, size_t len, mem_err_t *err);
-/* Content-Type acceptable for a JSON body: NULL or application/json (with parameters). */
+/* Content-Type is application/json (parameters allowed); false for NULL. */
 bool mem_api__json_media(const char *content_type);
+/* The media type of ct[0..len) (parameters ignored, case-insensitive) is want. */
+bool mem_api__media_is(const char *ct, size_t len, const char *want);
+
+/* ---- the edge (edge.c, SPEC section 9; loop thread) ---- */
+typedef struct mem_api__grant {
+    mem_cfg_role_t role;
+    const char *glob; /* in the request's pool */
+} mem_api__grant_t;
+
+/* What the request's key may do: open (no key configured, or a route that needs none), or
+ * the grants of the key presented. */
+typedef struct mem_api__auth {
+    bool open;
+    mem_api__grant_t *grants;
+    size_t n;
+} mem_api__auth_t;
+
+/* The first header named name (case-insensitive), NULL when absent. */
+const char *mem_api__req_header(const mem_api_req_t *req, const char *name, size_t *len);
+/* MEM_OK, MEM_EBADREQ (no Host) or MEM_EHOST. */
+int mem_api__edge_host(const mem_api_edge_t *e, const mem_api_req_t *req, mem_err_t *err);
+/* MEM_OK (no Origin, or an allowed one; *present says which) or MEM_EORIGIN. */
+int mem_api__edge_origin(const mem_api_edge_t *e, const mem_api_req_t *req, bool *present,
+                         mem_err_t *err);
+bool mem_api__edge_auth_on(const mem_api_edge_t *e);
+bool mem_api__edge_metrics_public(const mem_api_edge_t *e);
+/* Resolve the bearer key into out (grants copied into pool): MEM_OK, MEM_EUNAUTH. */
+int mem_api__edge_auth(const mem_api_edge_t *e, const mem_api_req_t *req, mem_api__pool_t *pool,
+                       mem_api__auth_t *out, mem_err_t *err);
+/* a may act with role need on namespace ns (NULL: on some namespace). */
+bool mem_api__auth_allows(const mem_api__auth_t *a, mem_cfg_role_t need, const char *ns);
+/* Same, as MEM_OK or MEM_EFORBIDDEN with a message naming the role and namespace. */
+int mem_api__auth_check(const mem_api__auth_t *a, mem_cfg_role_t need, const char *ns,
+                        mem_err_t *err);
+/* '*' matches any run of bytes, '?' one byte. */
+bool mem_api__glob_match(const char *glob, const char *s);
 
 /* ---- per-response state between handle and finish ---- */
 typedef enum mem_api__pending_kind {
@@ -90,9 +132,28 @@ typedef enum mem_api__wait_kind {
 
 struct mem_api__insert_in;
 struct mem_api__retrieve_in;
+typedef enum mem_api__phase {
+    MEM_API__PH_BEGUN,   /* mem_api_begin is running */
+    MEM_API__PH_BODY,    /* the head passed: the body, then the handler */
+    MEM_API__PH_WAITED,  /* cluster mode: waited for min_seq, the handler is next */
+    MEM_API__PH_PENDING, /* the handler queued a write: finish is next */
+    MEM_API__PH_DONE,
+} mem_api__phase_t;
 
 typedef struct mem_api__state {
     mem_api__pool_t pool;
+    mem_api__phase_t phase;
+    mem_api__route_t route;
+    mem_store_t *store; /* ctx->store as the loop thread saw it in mem_api_begin */
+    const char *query;  /* the query string (min_seq taken out in cluster mode) */
+    json_t *root;       /* the parsed body, own reference */
+    uint64_t min_seq;   /* cluster mode */
+    bool has_min_seq;
+    mem_api__auth_t auth;
+    char *origin;        /* an allowed Origin, answered with CORS headers */
+    bool vary_origin;    /* the request had an Origin: answers vary by it */
+    bool preflight;      /* OPTIONS with Access-Control-Request-Method */
+    char *allow_headers; /* echoed Access-Control-Request-Headers */
     mem_api__pending_kind_t kind;
     double t0_s; /* monotonic start, for took_ms */
     /* compact */
@@ -280,6 +341,8 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
 /* Bytes of s (a NUL-terminated UTF-8 string) to quote in a message of at most max bytes:
  * never more than max, never ending inside a multi-byte character. */
 int mem_api__utf8_prefix(const char *s, size_t max);
+/* The same for len bytes at s (not NUL-terminated). */
+int mem_api__utf8_prefix_n(const char *s, size_t len, size_t max);
 /* A JSON string of s (at most 250 bytes) with every byte that does not start a valid UTF-8
  * sequence replaced by '?' (new reference, NULL on ENOMEM). */
 json_t *mem_api__text(const char *s);
@@ -361,5 +424,11 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
 void mem_api__console(const char *name, mem_api_resp_t *resp);
 /* Wrap the REST answer now in resp as a tools/call result. */
 void mem_api__mcp_wrap(mem_api_resp_t *resp);
+
+/* ---- cluster mode (cluster.c) ---- */
+/* POST /v1/cluster/move, POST /v1/cluster/nodes/{node}/drain, DELETE
+ * /v1/cluster/nodes/{node}: the body checked, then the hook. */
+mem_api_next_t mem_api__cluster_admin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                      mem_api_resp_t *resp);
 
 #endif

@@ -46,7 +46,12 @@ json_t *mem_api__text(const char *s)
 
 int mem_api__utf8_prefix(const char *s, size_t max)
 {
-    size_t n = strnlen(s, max + 1);
+    return mem_api__utf8_prefix_n(s, strnlen(s, max + 1), max);
+}
+
+int mem_api__utf8_prefix_n(const char *s, size_t len, size_t max)
+{
+    size_t n = len;
     if (n <= max) return (int)n;
     n = max;
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) /* s[n] continues a character */

@@ -23,9 +23,12 @@ void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
         store_fail(resp, rc, &err);
         return;
     }
+    const mem_api__state_t *st = resp->_state;
     json_t *o = json_object(), *arr = json_array();
     for (size_t i = 0; arr && i < n; i++)
-        if (json_array_append_new(arr, mem_api__enc_stats(&list[i]))) {
+        /* a scoped key sees the namespaces its globs cover, nothing else */
+        if (mem_api__auth_allows(st ? &st->auth : NULL, MEM_CFG_ROLE_READ, list[i].name) &&
+            json_array_append_new(arr, mem_api__enc_stats(&list[i]))) {
             json_decref(arr);
             arr = NULL;
         }

@@ -95,6 +95,19 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         if (n == 2 && plen[1] > MEM_STORE_ID_MAX) goto notfound;
         out->kind = MEM_API_R_CONSOLE, out->label = "console", allow = "GET";
         if (n == 2) memcpy(out->id, part[1], plen[1]);
+    } else if (n == 1 && PART_IS(0, "metrics")) {
+        out->kind = MEM_API_R_METRICS, out->label = "metrics", allow = "GET";
+    } else if (n == 2 && PART_IS(0, "v1") && PART_IS(1, "cluster")) {
+        out->kind = MEM_API_R_CLUSTER, out->label = "cluster", allow = "GET";
+    } else if (n == 3 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "snapshot")) {
+        out->kind = MEM_API_R_CLUSTER_SNAPSHOT, out->label = "cluster", allow = "POST";
+    } else if (n == 3 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "move")) {
+        out->kind = MEM_API_R_CLUSTER_MOVE, out->label = "cluster", allow = "POST";
+    } else if (n == 4 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "nodes")) {
+        out->kind = MEM_API_R_CLUSTER_NODE, out->label = "cluster", allow = "DELETE";
+    } else if (n == 5 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "nodes") &&
+               PART_IS(4, "drain")) {
+        out->kind = MEM_API_R_CLUSTER_DRAIN, out->label = "cluster", allow = "POST";
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
         if (n == 2) {
             out->kind = MEM_API_R_NAMESPACES, out->label = "namespaces", allow = "GET";
@@ -106,12 +119,12 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
             out->kind = MEM_API_R_SEGMENT, out->label = "segment", allow = "GET, PATCH, DELETE";
         } else if (n == 4 && PART_IS(3, "retrieve")) {
             out->kind = MEM_API_R_RETRIEVE, out->label = "retrieve", allow = "POST";
+        } else if (n == 4 && PART_IS(3, "compact")) {
+            out->kind = MEM_API_R_COMPACT, out->label = "compact", allow = "POST";
         } else if (n == 4 && PART_IS(3, "import")) {
             out->kind = MEM_API_R_IMPORT, out->label = "import", allow = "POST";
         } else if (n == 4 && PART_IS(3, "export")) {
             out->kind = MEM_API_R_EXPORT, out->label = "export", allow = "GET";
-        } else if (n == 4 && PART_IS(3, "compact")) {
-            out->kind = MEM_API_R_COMPACT, out->label = "compact", allow = "POST";
         } else {
             goto notfound;
         }
@@ -150,21 +163,40 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
                                  MEM_STORE_ID_MAX);
         if (l == 0) return mem_err_field(err, MEM_EINVAL, "id", "id: empty");
     }
+    if (out->kind == MEM_API_R_CLUSTER_NODE || out->kind == MEM_API_R_CLUSTER_DRAIN) {
+        bool valid = plen[3] > 0 && plen[3] < 64; /* a node id: [A-Za-z0-9_-]{1,63} */
+        for (size_t i = 0; valid && i < plen[3]; i++) {
+            char c = part[3][i];
+            valid = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+        }
+        if (!valid)
+            return mem_err_field(err, MEM_EINVAL, "node",
+                                 "node: a node id is 1 to 63 of A-Z a-z 0-9 _ -");
+        memcpy(out->id, part[3], plen[3]);
+        out->id[plen[3]] = '\0';
+    }
     return MEM_OK;
 notfound:
     out->label = "unknown";
     return mem_err_set(err, MEM_ENOTFOUND, "no such endpoint: %.120s", path);
 }
 
-bool mem_api__json_media(const char *ct)
+bool mem_api__media_is(const char *ct, size_t len, const char *want)
 {
-    if (!ct) return true;
-    while (*ct == ' ' || *ct == '\t')
-        ct++;
-    size_t l = strcspn(ct, ";");
+    if (!ct) return false;
+    while (len && (*ct == ' ' || *ct == '\t'))
+        ct++, len--;
+    const char *semi = memchr(ct, ';', len);
+    size_t l = semi ? (size_t)(semi - ct) : len;
     while (l && (ct[l - 1] == ' ' || ct[l - 1] == '\t'))
         l--;
-    return l == 16 && strncasecmp(ct, "application/json", 16) == 0;
+    return l == strlen(want) && strncasecmp(ct, want, l) == 0;
+}
+
+bool mem_api__json_media(const char *ct)
+{
+    return ct && mem_api__media_is(ct, strlen(ct), "application/json");
 }
 
 /* Query string of GET segment: only embedding=true|false|1|0|base64. */
@@ -200,124 +232,456 @@ static bool reject_query(const char *q, mem_api_resp_t *resp)
     return true;
 }
 
-void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)
+/* ---- the request, step by step ---- */
+
+static mem_api_next_t reply_err(mem_api_resp_t *resp, const mem_err_t *err)
 {
-    mem_api__route_t r;
+    mem_api_error(resp, err);
+    return MEM_API_REPLY;
+}
+
+/* The role a request needs (SPEC section 9); NONE: no key needed. */
+static mem_cfg_role_t route_role(const mem_api__route_t *r, const char *method,
+                                 const mem_api_ctx_t *ctx)
+{
+    switch (r->kind) {
+    case MEM_API_R_HEALTHZ:
+    case MEM_API_R_OPENAPI:
+    case MEM_API_R_CONSOLE: /* static files: the page asks for a key for its /v1 calls */
+        return MEM_CFG_ROLE_NONE;
+    case MEM_API_R_METRICS:
+        return mem_api__edge_metrics_public(ctx->edge) ? MEM_CFG_ROLE_NONE : MEM_CFG_ROLE_ADMIN;
+    case MEM_API_R_CLUSTER:
+    case MEM_API_R_CLUSTER_SNAPSHOT:
+    case MEM_API_R_CLUSTER_MOVE:
+    case MEM_API_R_CLUSTER_NODE:
+    case MEM_API_R_CLUSTER_DRAIN:
+    case MEM_API_R_COMPACT:
+    case MEM_API_R_IMPORT:
+        return MEM_CFG_ROLE_ADMIN;
+    case MEM_API_R_EXPORT:
+        return MEM_CFG_ROLE_READ;
+    case MEM_API_R_NS:
+        return method_is(method, "GET") ? MEM_CFG_ROLE_READ : MEM_CFG_ROLE_ADMIN;
+    case MEM_API_R_SEGMENTS:
+        return method_is(method, "GET") ? MEM_CFG_ROLE_READ : MEM_CFG_ROLE_WRITE;
+    case MEM_API_R_SEGMENT:
+        return method_is(method, "GET") ? MEM_CFG_ROLE_READ : MEM_CFG_ROLE_WRITE;
+    case MEM_API_R_NAMESPACES:
+    case MEM_API_R_RETRIEVE:
+    case MEM_API_R_MCP: /* each tool call then needs its REST call's role */
+        return MEM_CFG_ROLE_READ;
+    }
+    return MEM_CFG_ROLE_ADMIN;
+}
+
+static bool route_has_ns(const mem_api__route_t *r)
+{
+    return (r->kind >= MEM_API_R_NS && r->kind <= MEM_API_R_COMPACT) ||
+           r->kind == MEM_API_R_EXPORT || r->kind == MEM_API_R_IMPORT;
+}
+
+/* Routes that read or write the store: 503 while it loads. */
+static bool route_needs_store(const mem_api__route_t *r)
+{
+    return r->kind != MEM_API_R_HEALTHZ && r->kind != MEM_API_R_OPENAPI &&
+           r->kind != MEM_API_R_METRICS && r->kind != MEM_API_R_CONSOLE;
+}
+
+/* Take min_seq=N out of the query into st (cluster mode). */
+static int take_min_seq_query(mem_api__state_t *st, const char *q, mem_err_t *err)
+{
+    if (!q || !strstr(q, "min_seq=")) return MEM_OK;
+    size_t len = strlen(q);
+    char *rest = mem_api__palloc(&st->pool, len + 1);
+    if (!rest) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    size_t o = 0;
+    for (const char *p = q; *p;) {
+        const char *amp = strchr(p, '&');
+        size_t n = amp ? (size_t)(amp - p) : strlen(p);
+        if (n >= 8 && strncmp(p, "min_seq=", 8) == 0) {
+            uint64_t v = 0;
+            if (n == 8 || n > 8 + 19) goto bad;
+            for (size_t i = 8; i < n; i++) {
+                if (p[i] < '0' || p[i] > '9') goto bad;
+                v = v * 10 + (uint64_t)(p[i] - '0');
+            }
+            st->min_seq = v;
+            st->has_min_seq = true;
+        } else if (n) {
+            if (o) rest[o++] = '&';
+            memcpy(rest + o, p, n);
+            o += n;
+        }
+        p += n + (amp ? 1 : 0);
+    }
+    rest[o] = '\0';
+    st->query = rest;
+    return MEM_OK;
+bad:
+    return mem_err_field(err, MEM_EINVAL, "min_seq", "min_seq: must be a non-negative integer");
+}
+
+static mem_api_next_t health(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
+{
+    bool ok = ctx->store && !ctx->draining;
+    const char *status = ok ? "ok" : ctx->draining ? "draining" : "loading";
+    char why[256] = "";
+    if (ok && ctx->hooks.cluster_healthy &&
+        !ctx->hooks.cluster_healthy(ctx->hooks.ud, why, sizeof(why))) {
+        /* cluster mode: a stale node (a namespace to bootstrap, far behind, NATS gone) */
+        mem_api__send_json(resp, 503, json_pack("{s:s,s:s}", "status", "stale", "reason", why));
+        resp->retry_after_s = 1;
+        return MEM_API_REPLY;
+    }
+    mem_api__send_json(resp, ok ? 200 : 503, json_pack("{s:s}", "status", status));
+    if (!ok) resp->retry_after_s = 1;
+    return MEM_API_REPLY;
+}
+
+/* OPTIONS on a known path: a CORS preflight (or a plain OPTIONS), 204 with what is allowed. */
+static mem_api_next_t options(mem_api__state_t *st, const mem_api_req_t *req, mem_api_resp_t *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    resp->status = 204;
+    resp->content_type = NULL;
+    resp->allow = st->route.allow;
+    size_t len;
+    const char *want = mem_api__req_header(req, "Access-Control-Request-Headers", &len);
+    st->preflight = st->origin && mem_api__req_header(req, "Access-Control-Request-Method", NULL);
+    if (st->preflight && want && len < 1024) {
+        bool ok = true; /* echo a plain list of header names, anything else gets ours */
+        for (size_t i = 0; i < len && ok; i++) {
+            unsigned char c = (unsigned char)want[i];
+            ok = c == ',' || c == ' ' || c == '-' || c == '_' || (c >= '0' && c <= '9') ||
+                 (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        }
+        if (ok) st->allow_headers = mem_api__pstrndup(&st->pool, want, len);
+    }
+    return MEM_API_REPLY;
+}
+
+mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                             mem_api_resp_t *resp)
+{
     mem_err_t err;
     mem_err_clear(&err);
     resp->content_type = "application/json";
+    resp->max_body = ctx->cfg ? ctx->cfg->max_body : 0;
     mem_api__state_t *st = mem_api__state(resp);
     if (!st) {
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
-        return;
+        return MEM_API_REPLY;
     }
     st->t0_s = mem_api__mono_s();
-    int rc = mem_api__route(req->method, req->path, &r, &err);
-    snprintf(resp->route, sizeof(resp->route), "%s", r.label ? r.label : "unknown");
+    st->store = ctx->store; /* as the loop thread sees it now */
+    mem_api__route_t *r = &st->route;
+    int rc = mem_api__route(req->method, req->path, r, &err);
+    if (rc == MEM_OK && !ctx->hooks.cluster_status &&
+        (r->kind == MEM_API_R_CLUSTER || r->kind == MEM_API_R_CLUSTER_SNAPSHOT ||
+         r->kind == MEM_API_R_CLUSTER_MOVE || r->kind == MEM_API_R_CLUSTER_NODE ||
+         r->kind == MEM_API_R_CLUSTER_DRAIN))
+        rc = mem_err_set(&err, MEM_ENOTFOUND, "no such endpoint: %s (not in cluster mode)",
+                         req->path);
+    snprintf(resp->route, sizeof(resp->route), "%s", r->label ? r->label : "unknown");
+    if (rc == MEM_OK && r->kind == MEM_API_R_HEALTHZ) return health(ctx, resp);
+    const mem_api_edge_t *e = ctx->edge;
+    if (e) {
+        bool has_origin;
+        if (mem_api__edge_host(e, req, &err) != MEM_OK) return reply_err(resp, &err);
+        if (mem_api__edge_origin(e, req, &has_origin, &err) != MEM_OK) {
+            st->vary_origin = true;
+            return reply_err(resp, &err);
+        }
+        st->vary_origin = has_origin;
+        if (has_origin) {
+            size_t len;
+            const char *o = mem_api__req_header(req, "Origin", &len);
+            st->origin = mem_api__pstrndup(&st->pool, o, len);
+            if (!st->origin) return reply_err(resp, &err);
+        }
+    }
+    if (method_is(req->method, "OPTIONS") && (rc == MEM_OK || rc == MEM_EMETHOD) &&
+        r->kind != MEM_API_R_HEALTHZ)
+        return options(st, req, resp);
     if (rc != MEM_OK) {
-        if (rc == MEM_EMETHOD) resp->allow = r.allow;
-        mem_api_error(resp, &err);
-        return;
+        /* without a valid key, an unknown path or method is a 401 like any other (the key
+         * comes before what the server has), except on the routes that need no key */
+        mem_err_t kerr;
+        mem_err_clear(&kerr);
+        bool open_route = rc == MEM_EMETHOD && route_role(r, "GET", ctx) == MEM_CFG_ROLE_NONE;
+        if (mem_api__edge_auth_on(e) && !open_route &&
+            mem_api__edge_auth(e, req, &st->pool, &st->auth, &kerr) != MEM_OK)
+            return reply_err(resp, &kerr);
+        if (rc == MEM_EMETHOD) resp->allow = r->allow;
+        return reply_err(resp, &err);
     }
-    if (r.kind == MEM_API_R_IMPORT) { /* the whole body at once: server/ streams it instead */
-        mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
-        if (!imp) return;
-        st->import = imp;
-        mem_api_import_feed(imp, req->body, req->body_len);
-        mem_api_import_end(imp, resp);
-        return;
+    if (ctx->draining) {
+        mem_err_set(&err, MEM_EBUSY, "the server is shutting down");
+        err.retry_after_s = 1;
+        return reply_err(resp, &err);
     }
-    bool has_body = method_is(req->method, "POST") || method_is(req->method, "PUT") ||
-                    method_is(req->method, "PATCH");
-    if (has_body && !mem_api__json_media(req->content_type)) {
-        mem_api__fail(resp, MEM_EMEDIA, NULL, "content type must be application/json, got %.100s",
-                      req->content_type);
-        return;
+    mem_cfg_role_t need = route_role(r, req->method, ctx);
+    if (need != MEM_CFG_ROLE_NONE) {
+        if (mem_api__edge_auth(e, req, &st->pool, &st->auth, &err) != MEM_OK)
+            return reply_err(resp, &err);
+        if (mem_api__auth_check(&st->auth, need, route_has_ns(r) ? r->ns : NULL, &err) != MEM_OK)
+            return reply_err(resp, &err);
+    } else {
+        st->auth.open = true;
     }
-    if (r.kind == MEM_API_R_MCP) {
-        mem_api__mcp(ctx, req, resp);
-        return;
+    /* An import's body is NDJSON, possibly gigabytes: its own checks (Content-Type
+     * application/x-ndjson, no query, not in cluster mode) run here, before any of it. */
+    if (r->kind == MEM_API_R_IMPORT) {
+        if (!mem_api_import_precheck(ctx, req, resp)) return MEM_API_REPLY;
+        resp->max_body = ctx->cfg ? ctx->cfg->max_import_body : 0;
     }
-    if (r.kind == MEM_API_R_CONSOLE) {
-        mem_api__console(r.id, resp);
-        return;
+    /* A body must say it is JSON (SPEC section 9): a form or a text/plain page post is
+     * refused before its body is read. An empty body needs no Content-Type. */
+    if (r->kind != MEM_API_R_IMPORT && (req->body_expected || req->body_len > 0) &&
+        !mem_api__json_media(req->content_type)) {
+        if (req->content_type)
+            mem_err_set(&err, MEM_EMEDIA, "content type must be application/json, got %.*s",
+                        mem_api__utf8_prefix(req->content_type, 100), req->content_type);
+        else
+            mem_err_set(&err, MEM_EMEDIA, "a request body needs Content-Type: application/json");
+        return reply_err(resp, &err);
     }
-    if (r.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")) {
-        mem_api__emb_form_t form;
-        if ((rc = parse_query(req->query, &form, &err)) != MEM_OK) {
-            mem_api_error(resp, &err);
-            return;
+    if (!ctx->store && route_needs_store(r)) {
+        mem_err_set(&err, MEM_EBUSY, "the store is still loading");
+        err.retry_after_s = 1;
+        return reply_err(resp, &err);
+    }
+    st->query = req->query;
+    if (ctx->hooks.cluster_status && route_has_ns(r) &&
+        take_min_seq_query(st, req->query, &err) != MEM_OK)
+        return reply_err(resp, &err);
+    st->phase = MEM_API__PH_BODY;
+    return MEM_API_BODY;
+}
+
+/* POST /v1/cluster/snapshot: an optional {"trim": bool}. */
+static mem_api_next_t cluster_snapshot(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                       mem_api_resp_t *resp)
+{
+    mem_err_t err;
+    mem_err_clear(&err);
+    bool trim = false;
+    if (req->body_len) {
+        json_t *o = NULL;
+        if (mem_api__parse_body(req->body, req->body_len, &o, &err) != MEM_OK)
+            return reply_err(resp, &err);
+        static const char *const K[] = {"trim", NULL};
+        const json_t *t = json_object_get(o, "trim");
+        if (mem_api__check_keys(o, K, "", &err) != MEM_OK || (t && !json_is_boolean(t))) {
+            if (err.code == MEM_OK)
+                mem_err_field(&err, MEM_EINVAL, "trim", "trim: expected true or false");
+            json_decref(o);
+            return reply_err(resp, &err);
         }
-        mem_api__seg_get(ctx, r.ns, r.id, form, resp);
-        return;
+        trim = json_is_true(t);
+        json_decref(o);
     }
-    if (r.kind == MEM_API_R_SEGMENTS && method_is(req->method, "GET")) {
-        mem_api__seg_list(ctx, r.ns, req->query, resp);
-        return;
+    char *body = NULL;
+    if (ctx->hooks.cluster_snapshot(ctx->hooks.ud, trim, &body, &err) != MEM_OK) {
+        if (err.code == MEM_OK) err.code = MEM_EBUSY;
+        if (err.code == MEM_EBUSY) err.retry_after_s = 1;
+        return reply_err(resp, &err);
     }
-    if (reject_query(req->query, resp)) return;
-    json_t *root = NULL;
-    /* PUT namespace accepts an empty body (default dimension). */
-    if (has_body && !(r.kind == MEM_API_R_NS && req->body_len == 0)) {
-        if ((rc = mem_api__parse_body(req->body, req->body_len, &root, &err)) != MEM_OK) {
-            mem_api_error(resp, &err);
-            return;
-        }
+    free(resp->body);
+    resp->body = body;
+    resp->body_len = body ? strlen(body) : 0;
+    resp->status = 200;
+    resp->content_type = "application/json";
+    return MEM_API_REPLY;
+}
+
+static mem_api_next_t raw_text(mem_api_resp_t *resp, char *text, size_t len, const char *ctype)
+{
+    if (!text) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return MEM_API_REPLY;
     }
-    switch (r.kind) {
+    free(resp->body);
+    resp->body = text;
+    resp->body_len = len;
+    resp->status = 200;
+    resp->content_type = ctype;
+    return MEM_API_REPLY;
+}
+
+/* The handler proper (worker thread), with the body parsed into st->root where it has one. */
+static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                  mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    mem_api__route_t *r = &st->route;
+    const char *method = req->method;
+    switch (r->kind) {
     case MEM_API_R_HEALTHZ:
-        mem_api__send_json(resp, 200, json_pack("{s:s}", "status", "ok"));
+        return health(ctx, resp);
+    case MEM_API_R_OPENAPI:
+        mem_api__openapi(resp);
+        return MEM_API_REPLY;
+    case MEM_API_R_CONSOLE:
+        mem_api__console(r->id, resp);
+        return MEM_API_REPLY;
+    case MEM_API_R_METRICS: {
+        size_t len = 0;
+        char *text = ctx->hooks.metrics ? ctx->hooks.metrics(ctx->hooks.ud, st->store, &len) : NULL;
+        return raw_text(resp, text, len, "text/plain; version=0.0.4; charset=utf-8");
+    }
+    case MEM_API_R_CLUSTER: {
+        size_t len = 0;
+        char *json = ctx->hooks.cluster_status(ctx->hooks.ud, &len);
+        return raw_text(resp, json, len, "application/json");
+    }
+    case MEM_API_R_CLUSTER_SNAPSHOT:
+        return cluster_snapshot(ctx, req, resp);
+    case MEM_API_R_CLUSTER_MOVE:
+    case MEM_API_R_CLUSTER_NODE:
+    case MEM_API_R_CLUSTER_DRAIN:
+        return mem_api__cluster_admin(ctx, req, resp);
+    case MEM_API_R_MCP:
+        mem_api__mcp(ctx, req, resp);
         break;
     case MEM_API_R_NAMESPACES:
         mem_api__ns_list(ctx, resp);
         break;
     case MEM_API_R_NS:
-        if (method_is(req->method, "GET"))
-            mem_api__ns_get(ctx, r.ns, resp);
-        else if (method_is(req->method, "PUT"))
-            mem_api__ns_create(ctx, r.ns, root, resp);
+        if (method_is(method, "GET"))
+            mem_api__ns_get(ctx, r->ns, resp);
+        else if (method_is(method, "PUT"))
+            mem_api__ns_create(ctx, r->ns, st->root, resp);
         else
-            mem_api__ns_drop(ctx, r.ns, resp);
+            mem_api__ns_drop(ctx, r->ns, resp);
         break;
     case MEM_API_R_SEGMENTS:
-        mem_api__seg_insert(ctx, r.ns, root, resp);
+        if (method_is(method, "GET"))
+            mem_api__seg_list(ctx, r->ns, st->query, resp);
+        else
+            mem_api__seg_insert(ctx, r->ns, st->root, resp);
         break;
     case MEM_API_R_SEGMENT:
-        if (method_is(req->method, "PATCH"))
-            mem_api__seg_patch(ctx, r.ns, r.id, root, resp);
-        else
-            mem_api__seg_delete(ctx, r.ns, r.id, resp);
+        if (method_is(method, "GET")) {
+            mem_api__emb_form_t form;
+            mem_err_t err;
+            mem_err_clear(&err);
+            if (parse_query(st->query, &form, &err) != MEM_OK) return reply_err(resp, &err);
+            mem_api__seg_get(ctx, r->ns, r->id, form, resp);
+        } else if (method_is(method, "PATCH")) {
+            mem_api__seg_patch(ctx, r->ns, r->id, st->root, resp);
+        } else {
+            mem_api__seg_delete(ctx, r->ns, r->id, resp);
+        }
         break;
     case MEM_API_R_RETRIEVE:
-        mem_api__retrieve(ctx, r.ns, root, resp);
+        mem_api__retrieve(ctx, r->ns, st->root, resp);
         break;
     case MEM_API_R_COMPACT:
-        mem_api__compact(ctx, r.ns, root, resp);
-        break;
-    case MEM_API_R_OPENAPI:
-        mem_api__openapi(resp);
+        mem_api__compact(ctx, r->ns, st->root, resp);
         break;
     case MEM_API_R_EXPORT:
-        mem_api__export(ctx, r.ns, resp);
+        mem_api__export(ctx, r->ns, resp);
         break;
-    case MEM_API_R_IMPORT:
-        break;
-    case MEM_API_R_MCP:
-    case MEM_API_R_CONSOLE:
+    case MEM_API_R_IMPORT: { /* the whole body at once (tests): server/ streams it instead */
+        mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
+        if (!imp) return MEM_API_REPLY;
+        st->import = imp;
+        mem_api_import_feed(imp, req->body, req->body_len);
+        mem_api_import_end(imp, resp);
         break;
     }
-    json_decref(root);
+    }
+    return mem_api_next_of(resp);
 }
 
-void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
+/* The body is in: parse it (where the route takes one), take a cluster-mode min_seq out of
+ * it, then wait for that or run the handler. */
+static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                              mem_api_resp_t *resp)
 {
     mem_api__state_t *st = resp->_state;
-    if (!st || !resp->pending) {
-        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: nothing pending");
-        return;
+    mem_api__route_t *r = &st->route;
+    mem_err_t err;
+    mem_err_clear(&err);
+    bool takes_json = route_has_ns(r) && r->kind != MEM_API_R_IMPORT &&
+                      (method_is(req->method, "POST") || method_is(req->method, "PUT") ||
+                       method_is(req->method, "PATCH"));
+    /* a query string only where one is read (SPEC section 3: unknown parameters are 400) */
+    bool query_ok = ((r->kind == MEM_API_R_SEGMENT || r->kind == MEM_API_R_SEGMENTS) &&
+                     method_is(req->method, "GET")) ||
+                    r->kind == MEM_API_R_MCP || r->kind == MEM_API_R_METRICS ||
+                    r->kind == MEM_API_R_HEALTHZ || r->kind == MEM_API_R_CONSOLE ||
+                    r->kind == MEM_API_R_IMPORT /* the import checks its own */;
+    if (!query_ok && reject_query(st->query, resp)) return MEM_API_REPLY;
+    /* PUT namespace accepts an empty body (default dimension). */
+    if (takes_json && !(r->kind == MEM_API_R_NS && req->body_len == 0)) {
+        if (mem_api__parse_body(req->body, req->body_len, &st->root, &err) != MEM_OK)
+            return reply_err(resp, &err);
+        json_t *ms = ctx->hooks.cluster_status ? json_object_get(st->root, "min_seq") : NULL;
+        if (ms) {
+            if (!json_is_integer(ms) || json_integer_value(ms) < 0) {
+                mem_err_field(&err, MEM_EINVAL, "min_seq",
+                              "min_seq: must be a non-negative integer");
+                return reply_err(resp, &err);
+            }
+            st->min_seq = (uint64_t)json_integer_value(ms);
+            st->has_min_seq = true;
+            json_object_del(st->root, "min_seq");
+        }
     }
-    mem_api__finish_rest(ctx, resp);
-    if (st->mcp) mem_api__mcp_wrap(resp);
+    if (st->has_min_seq && ctx->hooks.cluster_status) {
+        snprintf(resp->wait_ns, sizeof(resp->wait_ns), "%s", r->ns);
+        resp->wait_seq = st->min_seq;
+        st->phase = MEM_API__PH_WAITED;
+        return MEM_API_WAIT;
+    }
+    return run_handler(ctx, req, resp);
+}
+
+mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                            mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    if (!st) {
+        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: request not begun");
+        return MEM_API_REPLY;
+    }
+    switch (st->phase) {
+    case MEM_API__PH_BODY:
+        return body_in(ctx, req, resp);
+    case MEM_API__PH_WAITED:
+        st->phase = MEM_API__PH_BODY;
+        return run_handler(ctx, req, resp);
+    case MEM_API__PH_PENDING:
+        st->phase = MEM_API__PH_DONE;
+        if (!resp->pending) {
+            mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: nothing pending");
+            return MEM_API_REPLY;
+        }
+        mem_api__finish_rest(ctx, resp);
+        if (st->mcp) mem_api__mcp_wrap(resp);
+        return MEM_API_REPLY;
+    case MEM_API__PH_BEGUN:
+    case MEM_API__PH_DONE:
+        break;
+    }
+    mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: no step to run");
+    return MEM_API_REPLY;
+}
+
+mem_api_next_t mem_api_next_of(mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    if (resp->embed) return MEM_API_EMBED;
+    if (resp->pending && st) {
+        st->phase = MEM_API__PH_PENDING;
+        return MEM_API_WRITE;
+    }
+    return MEM_API_REPLY;
 }
 
 void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs, size_t dim,
@@ -343,21 +707,79 @@ void mem_api_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float 
         mem_api__ns_create_resume(ctx, resp, dim);
     }
     if (st->mcp && !resp->pending) mem_api__mcp_wrap(resp);
+    if (resp->pending) st->phase = MEM_API__PH_PENDING; /* mem_api_finish is next */
+}
+
+void mem_api_wait_failed(mem_api_resp_t *resp)
+{
+    mem_err_t err;
+    mem_err_set(&err, MEM_EBUSY, "this node has not applied the log up to min_seq %llu yet",
+                (unsigned long long)resp->wait_seq);
+    err.retry_after_s = 1;
+    mem_api_error(resp, &err);
+}
+
+void mem_api_handle(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)
+{
+    mem_api_next_t next = mem_api_begin(ctx, req, resp);
+    while (next == MEM_API_BODY || next == MEM_API_WORK || next == MEM_API_WAIT)
+        next = mem_api_work(ctx, req, resp);
+    /* REPLY, WRITE (resp->pending) or EMBED (resp->embed): the caller's to go on with */
+}
+
+void mem_api_finish(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    if (!st || st->phase != MEM_API__PH_PENDING) {
+        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: nothing pending");
+        return;
+    }
+    mem_api_work(ctx, NULL, resp);
+}
+
+size_t mem_api_resp_headers(const mem_api_resp_t *resp, mem_api_header_t *out, size_t max)
+{
+    const mem_api__state_t *st = resp->_state;
+    size_t n = 0;
+#define ADD(k, v)                                                                                  \
+    do {                                                                                           \
+        if (n < max)                                                                               \
+            out[n++] = (mem_api_header_t){                                                         \
+                .name = k, .name_len = sizeof(k) - 1, .value = v, .value_len = strlen(v)};         \
+    } while (0)
+    if (!st) return 0;
+    if (st->vary_origin) ADD("Vary", "Origin");
+    if (st->origin && resp->status != 403) {
+        ADD("Access-Control-Allow-Origin", st->origin);
+        ADD("Access-Control-Expose-Headers", "Retry-After, X-Request-Id, Mcp-Session-Id, "
+                                             "WWW-Authenticate");
+        if (st->preflight) {
+            ADD("Access-Control-Allow-Methods", st->route.allow ? st->route.allow : "GET");
+            ADD("Access-Control-Allow-Headers",
+                st->allow_headers ? st->allow_headers
+                                  : "Authorization, Content-Type, X-Request-Id, Mcp-Session-Id, "
+                                    "Mcp-Protocol-Version, Last-Event-ID");
+            ADD("Access-Control-Max-Age", "600");
+        }
+    }
+#undef ADD
+    return n;
 }
 
 void mem_api_resp_deinit(mem_api_resp_t *resp)
 {
     if (!resp) return;
-    mem_api_stream_free(resp->stream);
-    resp->stream = NULL;
     free(resp->body);
     resp->body = NULL;
     resp->body_len = 0;
+    mem_api_stream_free(resp->stream);
+    resp->stream = NULL;
     mem_api__state_t *st = resp->_state;
     if (st) {
         if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
         mem_api_import_free(st->import);
         json_decref(st->rpc_id);
+        json_decref(st->root);
         mem_api__pool_free(&st->pool);
         free(st);
     }

@@ -33,7 +33,7 @@ int mem_cli__result(const mem_cli_resp_t *r, json_t **out)
     if (code) {
         fprintf(stderr, "mnemod: %ld %s: %s", r->status, code, msg ? msg : "");
         if (field && (!msg || !strstr(msg, field))) fprintf(stderr, " (field %s)", field);
-        if (json_is_integer(line))
+        if (json_is_integer(line) && (!msg || strncmp(msg, "line ", 5) != 0))
             fprintf(stderr, " (line %lld)", (long long)json_integer_value(line));
         fputc('\n', stderr);
     } else {
@@ -205,9 +205,8 @@ static double mono_s(void)
  * most once a second, so a long import leaves a readable trail. */
 void mem_cli__progress(mem_cli_upload_t *up, bool final)
 {
-    static double started, last;
+    static double last; /* one import per process */
     double now = mono_s();
-    if (started == 0) started = now;
     bool tty = up->ud && *(const bool *)up->ud;
     double every = tty ? 0.1 : 1.0;
     if (!final && now - last < every) return;

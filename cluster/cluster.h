@@ -100,7 +100,8 @@ mem_cluster_route_t mem_cluster_route(mem_cluster_t *cl, const char *ns, bool wr
 int mem_cluster_resolve(mem_cluster_t *cl, const char *ns, bool create, mem_err_t *err);
 /* Is ns live here (listed by GET /v1/namespaces on this node)? */
 bool mem_cluster_serves(mem_cluster_t *cl, const char *ns);
-/* The position ns is applied to here (0 when not live here): the fresher of two copies. */
+/* The log position of the last record of ns applied here (0 when not live here): the same
+ * on holders up to date, higher on the fresher of two copies; a valid min_seq for ns. */
 uint64_t mem_cluster_position(mem_cluster_t *cl, const char *ns);
 /* Addresses of the other live nodes (for merged listings). Returns how many. */
 size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap);

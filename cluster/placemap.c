@@ -603,9 +603,11 @@ uint64_t mem_cluster_position(mem_cluster_t *cl, const char *name)
 {
     pthread_mutex_lock(&cl->mu);
     cl_ns_t *ns = mem_cluster__ns_find(cl, name);
-    uint64_t pos = ns && ns->state == CL_NS_LIVE ? mem_cluster__ns_pos(cl, ns) : 0;
+    bool live = ns && ns->state == CL_NS_LIVE;
     pthread_mutex_unlock(&cl->mu);
-    return pos;
+    /* its last record applied here: the same on every holder up to date, whatever else the
+     * stream carries or when a snapshot was taken */
+    return live ? mem_store_log_ns_applied(cl->st, name) : 0;
 }
 
 size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/embed.h"
@@ -541,6 +542,82 @@ static int set_embedder_batch(mem_cfg_t *cfg, const char *val, char *why, size_t
     return 0;
 }
 
+/* ---- the edge (SPEC 9) ---- */
+
+static void trim(const char **s, size_t *len);
+
+/* Each comma-separated entry of val through check(entry, len): 0 or -1 with why set. */
+static int each_entry(const char *val, int (*check)(const char *e, size_t n, char *why, size_t wn),
+                      char *why, size_t n)
+{
+    const char *p = val;
+    for (;;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        trim(&p, &len);
+        if (len == 0) return why_set(why, n, val, "has an empty entry");
+        if (check(p, len, why, n) != 0) return -1;
+        if (!c) return 0;
+        p = c + 1;
+    }
+}
+
+static bool host_chars(const char *s, size_t n)
+{
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!isalnum(c) && c != '.' && c != '-' && c != '_' && c != ':' && c != '[' && c != ']')
+            return false;
+    }
+    return true;
+}
+
+static int check_origin(const char *e, size_t len, char *why, size_t n)
+{
+    char q[300];
+    snprintf(q, sizeof(q), "%.*s", (int)(len < 200 ? len : 200), e);
+    if (len == 1 && e[0] == '*') return 0;
+    size_t skip = len > 7 && strncasecmp(e, "http://", 7) == 0    ? 7
+                  : len > 8 && strncasecmp(e, "https://", 8) == 0 ? 8
+                                                                  : 0;
+    if (!skip || !host_chars(e + skip, len - skip))
+        return why_set(why, n, q,
+                       "is not an origin (*, http://host[:port] or https://host[:port])");
+    return 0;
+}
+
+static int check_host(const char *e, size_t len, char *why, size_t n)
+{
+    char q[300];
+    snprintf(q, sizeof(q), "%.*s", (int)(len < 200 ? len : 200), e);
+    if (!host_chars(e, len)) return why_set(why, n, q, "is not a host name (name or name:port)");
+    return 0;
+}
+
+static int set_allowed_origins(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strlen(val) >= sizeof(cfg->allowed_origins)) return why_set(why, n, NULL, "is too long");
+    if (each_entry(val, check_origin, why, n) != 0) return -1;
+    snprintf(cfg->allowed_origins, sizeof(cfg->allowed_origins), "%s", val);
+    return 0;
+}
+
+static int set_allowed_hosts(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strlen(val) >= sizeof(cfg->allowed_hosts)) return why_set(why, n, NULL, "is too long");
+    if (each_entry(val, check_host, why, n) != 0) return -1;
+    snprintf(cfg->allowed_hosts, sizeof(cfg->allowed_hosts), "%s", val);
+    return 0;
+}
+
+static int set_keys_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strlen(val) >= sizeof(cfg->keys_path)) return why_set(why, n, NULL, "is too long");
+    snprintf(cfg->keys_path, sizeof(cfg->keys_path), "%s", val);
+    return 0;
+}
+
 /* ---- cluster mode (issue 7) ---- */
 
 static int set_nats_url(mem_cfg_t *cfg, const char *val, char *why, size_t n)
@@ -696,8 +773,17 @@ static const opt_t opts[] = {
      "API key itself (every /v1 call then needs Authorization: Bearer KEY)", set_api_key, 0},
     {"api-key-file", "MNEMOD_API_KEY_FILE", "FILE", "none",
      "read the API key from FILE (trailing newline ignored)", set_api_key_file, 0},
-    {"metrics-public", "MNEMOD_METRICS_PUBLIC", "BOOL", "0", "serve /metrics without the API key",
+    {"keys-file", "MNEMOD_KEYS_FILE", "FILE", "none",
+     "scoped keys: lines KEY ROLE NAMESPACE_GLOB (read, write, admin); re-read on SIGHUP",
+     set_keys_file, 0},
+    {"metrics-public", "MNEMOD_METRICS_PUBLIC", "BOOL", "0", "serve /metrics without an admin key",
      set_metrics_public, 1},
+    {"allowed-origins", "MNEMOD_ALLOWED_ORIGINS", "LIST", "none",
+     "browser origins allowed to call (comma-separated, * for all); others get 403",
+     set_allowed_origins, 0},
+    {"allowed-hosts", "MNEMOD_ALLOWED_HOSTS", "LIST", "none",
+     "Host names accepted beside the listen address, localhost and loopback (name[:port],...)",
+     set_allowed_hosts, 0},
     {"max-body", "MNEMOD_MAX_BODY", "SIZE", "16MiB", "largest request body (B, KiB, MiB, GiB)",
      set_max_body, 0},
     {"max-import-body", "MNEMOD_MAX_IMPORT_BODY", "SIZE", "4GiB",
@@ -1070,7 +1156,10 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("embed_dim", "%zu", cfg->embed_dim);
     PAIR("coherence_threshold", "%g", cfg->coherence_threshold);
     PAIR("coherence_weight", "%g", cfg->coherence_weight);
-    PAIR("auth", "%s", cfg->api_key[0] ? "on" : "off");
+    PAIR("auth", "%s", cfg->api_key[0] || cfg->keys_path[0] ? "on" : "off");
+    PAIR("keys_file", "%s", cfg->keys_path[0] ? cfg->keys_path : "none");
+    PAIR("allowed_origins", "%s", cfg->allowed_origins[0] ? cfg->allowed_origins : "none");
+    PAIR("allowed_hosts", "%s", cfg->allowed_hosts[0] ? cfg->allowed_hosts : "none");
     PAIR("metrics_public", "%d", cfg->metrics_public ? 1 : 0);
     PAIR("max_body", "%zu", cfg->max_body);
     PAIR("max_batch", "%zu", cfg->max_batch);

@@ -28,7 +28,7 @@ typedef struct mem_cfg {
     size_t embed_dim;           /* built-in embedder dimension */
     double coherence_threshold; /* [-1, 1] */
     double coherence_weight;    /* [0, 1] */
-    char api_key[512];          /* "" = no auth */
+    char api_key[512];          /* "" = no auth (MEM_CFG_KEY_MAX) */
     bool metrics_public;
     size_t max_body;        /* bytes */
     size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
@@ -61,6 +61,11 @@ typedef struct mem_cfg {
     size_t max_lag;                 /* --max-lag: records behind before /healthz says 503 */
     bool rebalance;                 /* --rebalance: move namespaces when nodes come and go */
     size_t max_moves;               /* --max-moves: namespace moves running at once */
+    /* The edge (SPEC 9). Comma-separated lists, as given (checked: origins are "*" or
+     * scheme://host[:port], hosts are name[:port]); "" = none. */
+    char allowed_origins[4096];
+    char allowed_hosts[4096];
+    char keys_path[4096]; /* --keys-file, "" = none (read by mem_cfg_keys_load) */
     /* Parallel scan (storage/scanpool.c): helper threads a large retrieve is split across
      * (0..64, default CPUs - 1), and the size n_visible * dim from which a retrieve is
      * split when a helper is idle (0 = never split). */
@@ -75,6 +80,38 @@ typedef struct mem_cfg {
     double embedder_timeout_s; /* budget of one request's provider calls, retries included */
     size_t embedder_batch;     /* texts per provider call, 1..MEM_CFG_EMBEDDER_BATCH_MAX */
 } mem_cfg_t;
+
+#define MEM_CFG_KEY_MAX 512 /* bytes of a key, NUL included */
+
+/* ---- scoped keys (SPEC 9): the --keys-file table ---- */
+typedef enum mem_cfg_role {
+    MEM_CFG_ROLE_NONE = 0,
+    MEM_CFG_ROLE_READ = 1,
+    MEM_CFG_ROLE_WRITE = 2, /* includes read */
+    MEM_CFG_ROLE_ADMIN = 3, /* includes write */
+} mem_cfg_role_t;
+
+typedef struct mem_cfg_grant {
+    const char *key; /* NUL-terminated, key_len bytes */
+    size_t key_len;
+    mem_cfg_role_t role;
+    const char *glob; /* namespace glob: '*' any run, '?' one byte */
+} mem_cfg_grant_t;
+
+/* One immutable table: grants in file order (a key may have several). */
+typedef struct mem_cfg_keys {
+    mem_cfg_grant_t *grants;
+    size_t n;
+} mem_cfg_keys_t;
+
+/* Parse a keys file's text: lines `KEY ROLE NAMESPACE_GLOB`, '#' comments and blank lines.
+ * MEM_OK with *out (free with mem_cfg_keys_free), or MEM_EINVAL with err->msg naming path
+ * and the 1-based line (MEM_ENOMEM). */
+int mem_cfg_keys_parse(const char *text, size_t len, const char *path, mem_cfg_keys_t **out,
+                       mem_err_t *err);
+/* Read and parse the file at path (the only I/O here). */
+int mem_cfg_keys_load(const char *path, mem_cfg_keys_t **out, mem_err_t *err);
+void mem_cfg_keys_free(mem_cfg_keys_t *keys);
 
 enum {
     MEM_CFG_RUN = 0,     /* start the server */

@@ -16,6 +16,11 @@
  * has its provider calls encoded on the same worker, started on the loop, and continued by
  * a second worker job once the provider has answered, so the request holds no thread while
  * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
+ *
+ * Cluster mode (server/replicate.c): once a request's body is in, replicate.c says whether
+ * it is served here (its steps run as above) or relayed to a node holding its namespace
+ * (answered on the loop when the holder answers); a write step goes to the cluster log
+ * from the loop and comes back through replicate.c's async handle, holding no thread.
  */
 #include "server/loop.h"
 
@@ -76,7 +81,20 @@ typedef struct conn_ctx {
     struct conn_ctx *prev, *next;
 } conn_ctx_t;
 
-enum req_state { RS_READING, RS_WORKING, RS_READY };
+enum req_state {
+    RS_READING,  /* head or body arriving */
+    RS_ANSWERED, /* the answer was decided on the head: sent when the (empty) body is in */
+    RS_WORKING,  /* suspended: a step runs on the pool or the writer */
+    RS_READY,    /* resumed: r->ready is queued when MHD calls back */
+};
+
+/* What a pool job of a request runs. */
+enum req_job {
+    JOB_WORK,       /* mem_api_work: the next step of the request */
+    JOB_IMPORT_END, /* an import's last piece, then its write record */
+    JOB_WAIT,       /* cluster mode: wait for min_seq */
+    JOB_EMB_RESUME, /* the provider answered: decode, and the handler goes on */
+};
 
 typedef struct conn_req {
     srv_t *srv;
@@ -105,9 +123,9 @@ typedef struct conn_req {
     struct conn_req *next_done; /* guarded by srv->done_lock */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
+    enum req_job job;       /* what work_cb runs */
+    mem_api_next_t next;    /* what the finished job asks for next */
     mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
-    char *repl_query;       /* cluster mode: the query/body with min_seq taken out */
-    char *repl_body;
     /* a streamed response body (an export): filled a chunk at a time on the pool */
     mem_api_stream_t *stream; /* taken from aresp when the response is built */
     char *chunk;              /* STREAM_CHUNK bytes; chunk_off of chunk_len already sent */
@@ -120,7 +138,6 @@ typedef struct conn_req {
     bool import;
     mem_api_import_t *imp;
     bool imp_failed;    /* the import was refused: drop the rest of the body */
-    bool answered;      /* an import refused before its body: the answer is already queued */
     uint64_t body_seen; /* bytes of body received so far */
     bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
     uv_work_t feed_work;
@@ -137,20 +154,22 @@ struct srv {
     uint64_t progress; /* bumped by every MHD callback: a pass that did something */
     uint64_t progress_seen;
     unsigned idle_passes; /* consecutive timeout-0 passes without progress */
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
     uv_async_t async;
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
-    mem_store_t *store;     /* NULL while loading; set on the loop thread */
-    mem_store_t *opened;    /* written by the open work, read after it (uv orders the two) */
-    mem_cluster_t *cluster; /* cluster mode only: written by the open work, like opened */
-    mem_srv_emb_t *emb;     /* --embedder openai:URL only (loop thread) */
-    mem_srv_repl_t *repl;   /* cluster mode only: routes every request (loop thread) */
+    mem_store_t *store;            /* NULL while loading; set on the loop thread */
+    mem_store_t *opened;           /* written by the open work, read after it (uv orders the two) */
+    mem_cluster_t *cluster;        /* cluster mode only: published with store, on the loop thread */
+    mem_cluster_t *opened_cluster; /* written by the open work, like opened */
+    mem_srv_repl_t *repl;          /* cluster mode only: routes every request (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
     mem_api_ctx_t api;
+    mem_cfg_keys_t *keys; /* the keys file read at start-up, until the edge takes it */
+    mem_srv_emb_t *emb;   /* --embedder openai:URL only (loop thread) */
     pthread_mutex_t done_lock;
     conn_req_t *done_head; /* guarded by done_lock */
     size_t in_flight;      /* suspended connections (loop thread) */
@@ -283,6 +302,8 @@ static void on_sweep(uv_timer_t *t)
 }
 
 /* ---- responses ---- */
+
+static void mhd_run(srv_t *s);
 
 /* ---- streamed bodies ----
  * MHD asks for the next bytes (stream_read, loop thread). When the current chunk is used up,
@@ -420,6 +441,10 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
         MHD_add_response_header(mr, h[0], h[1]);
     if (resp->status == 401)
         MHD_add_response_header(mr, "WWW-Authenticate", "Bearer realm=\"mnemod\"");
+    mem_api_header_t extra[8];
+    size_t n = mem_api_resp_headers(resp, extra, 8);
+    for (size_t i = 0; i < n; i++) /* the api's views are NUL-terminated strings */
+        MHD_add_response_header(mr, extra[i].name, extra[i].value);
     if (r->close_after) MHD_add_response_header(mr, "Connection", "close");
     r->status = resp->status;
     return mr;
@@ -434,7 +459,7 @@ static void observe(conn_req_t *r, const char *route)
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
         mem_srv_log(lvl, "request", "id=%s method=%s path=%s status=%d ms=%.3f", r->req_id,
-                    r->method, r->target ? r->target : r->url, r->status, secs * 1000.0);
+                    r->method, r->target ? r->target : "", r->status, secs * 1000.0);
 }
 
 /* Reply directly from the access handler (the connection is not suspended). */
@@ -448,46 +473,27 @@ static enum MHD_Result reply_now(conn_req_t *r, mem_api_resp_t *resp)
     return ok;
 }
 
+/* An error of the transport itself (framing, 413, overload), answered at once. */
 static enum MHD_Result reply_err(conn_req_t *r, const mem_err_t *err, const char *route)
 {
-    mem_api_resp_t resp;
-    memset(&resp, 0, sizeof(resp));
-    mem_api_error(&resp, err);
-    if (err->retry_after_s > 0) resp.retry_after_s = err->retry_after_s;
-    snprintf(resp.route, sizeof(resp.route), "%s", route);
-    enum MHD_Result ok = reply_now(r, &resp);
-    mem_api_resp_deinit(&resp);
-    return ok;
+    mem_api_error(&r->aresp, err);
+    if (err->retry_after_s > 0) r->aresp.retry_after_s = err->retry_after_s;
+    if (route) snprintf(r->aresp.route, sizeof(r->aresp.route), "%s", route);
+    return reply_now(r, &r->aresp);
 }
 
 static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, const char *route,
                                    const char *msg)
 {
     mem_err_t err;
-    mem_err_clear(&err);
     mem_err_set(&err, code, "%s", msg);
     err.retry_after_s = retry_after;
     return reply_err(r, &err, route);
 }
 
-static enum MHD_Result reply_text(conn_req_t *r, int status, const char *ctype, char *body,
-                                  size_t len, const char *route)
-{
-    mem_api_resp_t resp;
-    memset(&resp, 0, sizeof(resp));
-    resp.status = status;
-    resp.body = body;
-    resp.body_len = len;
-    resp.content_type = ctype;
-    snprintf(resp.route, sizeof(resp.route), "%s", route);
-    enum MHD_Result ok = reply_now(r, &resp);
-    mem_api_resp_deinit(&resp);
-    return ok;
-}
-
-/* Loop thread: the worker or the writer is done with r; resume its connection. The
- * caller runs MHD afterwards (once for a whole batch of resumed connections). */
-static void resume(conn_req_t *r)
+/* Loop thread: the request's last step is done; resume its connection and run MHD (in
+ * external mode it has no wake-up channel of its own). */
+static void resume_with(conn_req_t *r)
 {
     srv_t *s = r->srv;
     r->ready = build_response(r, &r->aresp);
@@ -495,24 +501,82 @@ static void resume(conn_req_t *r)
     MHD_resume_connection(r->conn);
     s->in_flight--;
     s->progress++;
-}
-
-static void resume_with(conn_req_t *r)
-{
-    srv_t *s = r->srv;
-    resume(r);
-    mhd_run(s); /* no wake-up channel in external mode: run MHD ourselves */
+    mhd_run(s);
     maybe_finish_shutdown(s);
 }
 
-/* ---- heavy work on the pool ---- */
+/* ---- the request's steps (SPEC sections 3, 8, 9 live in api/; this runs them) ---- */
 
+static void work_cb(uv_work_t *w);
+static void after_work_cb(uv_work_t *w, int status);
+static void on_write_done(mem_store_op_t *op, void *ud);
+static void on_embedded(mem_emb_job_t *job, void *ud);
+static void on_repl_done(void *ud);
+
+static void queue_job(conn_req_t *r, enum req_job job)
+{
+    srv_t *s = r->srv;
+    r->job = job;
+    r->work.data = r;
+    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
+    if (rc != 0) {
+        mem_err_t err;
+        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
+        err.retry_after_s = 1;
+        mem_api_error(&r->aresp, &err);
+        resume_with(r);
+    }
+}
+
+/* Loop thread, connection suspended: do what the api asks for next. */
+static void step(conn_req_t *r, mem_api_next_t next)
+{
+    srv_t *s = r->srv;
+    switch (next) {
+    case MEM_API_REPLY:
+        resume_with(r);
+        return;
+    case MEM_API_BODY: /* only mem_api_begin asks for it; the body is in by now */
+    case MEM_API_WORK:
+        queue_job(r, JOB_WORK);
+        return;
+    case MEM_API_EMBED:
+        if (!r->emb_job) { /* the calls could not be encoded: resp holds the error */
+            resume_with(r);
+            return;
+        }
+        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
+        return;
+    case MEM_API_WAIT:
+        if (!s->cluster) { /* cannot happen: only cluster mode waits */
+            queue_job(r, JOB_WORK);
+            return;
+        }
+        queue_job(r, JOB_WAIT);
+        return;
+    case MEM_API_WRITE:
+        if (s->repl) { /* cluster mode: through the log; no thread waits for NATS */
+            if (mem_srv_repl_write(s->repl, &r->aresp, on_repl_done, r) != 0)
+                resume_with(r); /* refused at once (too large, NATS gone): the answer is set */
+            return;
+        }
+        int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
+        if (rc == MEM_OK) return; /* on_async continues */
+        mem_err_t err;
+        mem_err_set(&err, rc, "the write queue is full, retry later");
+        err.retry_after_s = 1;
+        mem_api_error(&r->aresp, &err);
+        snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
+        resume_with(r);
+        return;
+    }
+}
+
+/* Writer thread: hand the request back to the loop; the answer is encoded on the pool. */
 static void on_write_done(mem_store_op_t *op, void *ud)
 {
     conn_req_t *r = ud;
     srv_t *s = r->srv;
-    /* Encoding the answer is small, pure work: do it here, on the writer thread. */
-    mem_api_finish(&s->api, &r->aresp);
     pthread_mutex_lock(&s->done_lock);
     r->next_done = s->done_head;
     s->done_head = r;
@@ -527,118 +591,61 @@ static void on_async(uv_async_t *h)
     conn_req_t *list = s->done_head;
     s->done_head = NULL;
     pthread_mutex_unlock(&s->done_lock);
-    if (!list) return;
     while (list) {
         conn_req_t *r = list;
         list = r->next_done;
-        resume(r);
-    }
-    mhd_run(s); /* one pass sends every resumed answer */
-    maybe_finish_shutdown(s);
-}
-
-/* Worker, after the handler ran (or resumed): encode the provider calls it waits for, or
- * send its write through the cluster log. */
-static void after_handle(srv_t *s, conn_req_t *r)
-{
-    if (r->aresp.embed) {
-        mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
-        if (r->emb_job) return; /* after_work_cb starts it on the loop */
+        step(r, MEM_API_WORK);
     }
 }
 
-static void after_work_cb(uv_work_t *w, int status);
-static void on_repl_done(void *ud);
-
-/* Worker: the provider has answered (or failed); the handler goes on. */
-static void resume_cb(uv_work_t *w)
-{
-    conn_req_t *r = w->data;
-    mem_srv_emb_resume(&r->srv->api, &r->aresp, &r->emb_job, r->req_id);
-    after_handle(r->srv, r);
-}
-
-/* Loop thread: the provider job is over; continue on the pool. */
+/* Loop thread: the provider job is over; the handler goes on on the pool. */
 static void on_embedded(mem_emb_job_t *job, void *ud)
 {
-    conn_req_t *r = ud;
-    r->work.data = r;
-    if (uv_queue_work(&r->srv->loop, &r->work, resume_cb, after_work_cb) == 0) return;
-    mem_emb_job_free(r->emb_job); /* cannot happen with a live loop: answer 503 */
-    r->emb_job = NULL;
-    mem_err_t err;
-    mem_err_set(&err, MEM_EBUSY, "could not queue the request, retry later");
-    mem_api_resp_deinit(&r->aresp);
-    memset(&r->aresp, 0, sizeof(r->aresp));
-    mem_api_error(&r->aresp, &err);
-    resume_with(r);
+    queue_job(ud, JOB_EMB_RESUME);
+}
+
+/* Worker: a step asked for embeddings: encode the provider calls here, on the same worker
+ * (when that fails, resp holds the error and r->emb_job stays NULL). */
+static void prepare_embed(srv_t *s, conn_req_t *r)
+{
+    if (r->next == MEM_API_EMBED) mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
 }
 
 static void work_cb(uv_work_t *w)
 {
     conn_req_t *r = w->data;
     srv_t *s = r->srv;
-    if (r->import) { /* the last piece of a streamed import, then its write record */
+    switch (r->job) {
+    case JOB_WORK:
+        r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
+        prepare_embed(s, r);
+        return;
+    case JOB_IMPORT_END: /* the last piece of a streamed import, then its write record */
         import_feed(r);
         if (r->imp && !r->imp_failed) mem_api_import_end(r->imp, &r->aresp);
+        r->next = mem_api_next_of(&r->aresp);
         return;
-    }
-    if (strcmp(r->url, "/metrics") == 0) {
-        size_t len = 0;
-        char *text = mem_srv_metrics_render(r->store, s->ops->name, &len);
-        size_t clen = 0;
-        char *ctext = text && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
-        if (ctext) { /* cluster mode: append the replication lag */
-            char *both = realloc(text, len + clen + 1);
-            if (both) {
-                memcpy(both + len, ctext, clen + 1);
-                text = both;
-                len += clen;
-            }
-            free(ctext);
-        }
-        if (text) {
-            r->aresp.status = 200;
-            r->aresp.body = text;
-            r->aresp.body_len = len;
-            r->aresp.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            snprintf(r->aresp.route, sizeof(r->aresp.route), "metrics");
+    case JOB_EMB_RESUME:
+        mem_srv_emb_resume(&s->api, &r->aresp, &r->emb_job, r->req_id);
+        r->next = mem_api_next_of(&r->aresp);
+        prepare_embed(s, r);
+        return;
+    case JOB_WAIT:
+        if (mem_srv_repl_wait(s->cluster, r->aresp.wait_ns, r->aresp.wait_seq) != MEM_OK) {
+            mem_api_wait_failed(&r->aresp);
+            r->next = MEM_API_REPLY;
             return;
         }
-        mem_err_t err;
-        mem_err_set(&err, MEM_ENOMEM, "out of memory rendering metrics");
-        mem_api_error(&r->aresp, &err);
+        r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
+        prepare_embed(s, r);
         return;
     }
-    mem_api_handle(&s->api, &r->areq, &r->aresp);
-    after_handle(s, r);
 }
 
 static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
-    srv_t *s = r->srv;
-    if (r->emb_job) { /* the handler waits for the provider: call it from the loop */
-        mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
-        return;
-    }
-    if (r->aresp.pending && s->repl) { /* cluster mode: through the log, no thread held */
-        if (mem_srv_repl_write(s->repl, &r->aresp, on_repl_done, r) == 0) return;
-        resume_with(r); /* refused at once (too large, NATS gone): the answer is set */
-        return;
-    }
-    if (r->aresp.pending) {
-        int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
-        if (rc == MEM_OK) return; /* resumed by on_async */
-        mem_err_t err;
-        mem_err_set(&err, rc, "the write queue is full, retry later");
-        err.retry_after_s = 1;
-        mem_api_resp_deinit(&r->aresp);
-        memset(&r->aresp, 0, sizeof(r->aresp));
-        mem_api_error(&r->aresp, &err);
-        snprintf(r->aresp.route, sizeof(r->aresp.route), "overload");
-    }
-    resume_with(r);
+    step(r, r->next);
 }
 
 /* Cluster mode, loop thread: replicate.c answered the request (relayed, merged, written). */
@@ -647,31 +654,69 @@ static void on_repl_done(void *ud)
     resume_with(ud);
 }
 
-/* Cluster mode, loop thread: replicate.c routed the request here; serve it like any other,
- * min_seq cut out (the new query and body, when not NULL, are ours to free). */
-static void on_repl_local(void *ud, char *query, char *body, size_t body_len)
+/* Cluster mode, loop thread: replicate.c routed the request here: its steps run as in
+ * single-node mode. */
+static void on_repl_local(void *ud)
 {
-    conn_req_t *r = ud;
-    if (query) {
-        free(r->repl_query);
-        r->repl_query = query;
-        r->areq.query = query;
+    step(ud, MEM_API_WORK);
+}
+
+/* What api/ asks of server/ for the routes it does not own (pool threads). */
+static char *metrics_hook(void *ud, mem_store_t *st, size_t *len)
+{
+    srv_t *s = ud;
+    char *text = mem_srv_metrics_render(st, s->ops->name, len);
+    size_t clen = 0;
+    /* st is NULL while loading: the cluster is published with the store, not before */
+    char *ctext = text && st && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;
+    if (ctext) { /* cluster mode: append the replication lag */
+        char *both = realloc(text, *len + clen + 1);
+        if (both) {
+            memcpy(both + *len, ctext, clen + 1);
+            text = both;
+            *len += clen;
+        }
+        free(ctext);
     }
-    if (body) {
-        free(r->repl_body);
-        r->repl_body = body;
-        r->areq.body = body;
-        r->areq.body_len = body_len;
-    }
-    r->work.data = r;
-    int rc = uv_queue_work(&r->srv->loop, &r->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        mem_err_t err;
-        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
-        mem_api_error(&r->aresp, &err);
-        r->aresp.retry_after_s = 1;
-        resume_with(r);
-    }
+    return text;
+}
+
+static char *cluster_status_hook(void *ud, size_t *len)
+{
+    srv_t *s = ud;
+    return mem_cluster_status_json(s->cluster, len);
+}
+
+static int cluster_snapshot_hook(void *ud, bool trim, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_snapshot(s->cluster, trim, body, err);
+}
+
+static int cluster_move_hook(void *ud, const char *ns, const char *from, const char *to,
+                             char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_move(s->cluster, ns, from, to, body, err);
+}
+
+static int cluster_drain_hook(void *ud, const char *node, bool drain, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_drain(s->cluster, node, drain, body, err);
+}
+
+static int cluster_forget_hook(void *ud, const char *node, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_forget_node(s->cluster, node, body, err);
+}
+
+/* Any thread, the loop's included (it reads state, never waits). */
+static bool cluster_healthy_hook(void *ud, char *why, size_t cap)
+{
+    srv_t *s = ud;
+    return !s->cluster || mem_cluster_healthy(s->cluster, why, cap);
 }
 
 /* ---- MHD callbacks ---- */
@@ -682,15 +727,17 @@ static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s);
 }
 
-static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
+static void make_request_id(conn_req_t *r)
 {
-    const char *given = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    if (given && *given && strlen(given) < sizeof(r->req_id)) {
+    size_t len = 0;
+    const char *given = mem_srv_http_header(r->headers, r->n_headers, "X-Request-Id", &len);
+    if (given && len > 0 && len < sizeof(r->req_id)) {
         bool clean = true;
-        for (const char *p = given; *p; p++)
-            if (*p < 0x21 || *p > 0x7e || *p == '"') clean = false;
+        for (size_t i = 0; i < len; i++)
+            if (given[i] < 0x21 || given[i] > 0x7e || given[i] == '"') clean = false;
         if (clean) {
-            snprintf(r->req_id, sizeof(r->req_id), "%s", given);
+            memcpy(r->req_id, given, len);
+            r->req_id[len] = '\0';
             return;
         }
     }
@@ -701,21 +748,6 @@ static void make_request_id(conn_req_t *r, struct MHD_Connection *c)
     }
     for (size_t i = 0; i < sizeof(rnd); i++)
         snprintf(r->req_id + 2 * i, 3, "%02x", rnd[i]);
-}
-
-/* Constant-time comparison of the Authorization header with "Bearer <key>". */
-static bool authorized(const srv_t *s, struct MHD_Connection *c)
-{
-    const char *key = s->cfg->api_key;
-    if (!key[0]) return true;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0) return false;
-    h += 7;
-    size_t hl = strlen(h), kl = strlen(key);
-    unsigned char diff = (unsigned char)(hl != kl);
-    for (size_t i = 0; i < kl; i++)
-        diff |= (unsigned char)(key[i] ^ (i < hl ? h[i] : 0));
-    return diff == 0;
 }
 
 /* From the URI callback: the raw target (still unmodified by MHD) is copied. */
@@ -748,19 +780,19 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
-/* First access-handler call: the head is complete (no body read yet). Check it, and fill
- * what the rest needs. MEM_OK, or err says what to answer (the connection then closes). */
-static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const char *url,
-                     const char *method, const char *version, mem_err_t *err)
+/* First access-handler call: the head is complete (no body read yet). Check it and fill
+ * r->areq. MEM_OK, or err says what to answer (the connection then closes). */
+static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const char *method,
+                     const char *version, mem_err_t *err)
 {
     r->head_done = true;
     r->start_ns = mono_ns();
     snprintf(r->method, sizeof(r->method), "%s", method);
-    make_request_id(r, c);
     int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
     r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
     if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
+    make_request_id(r);
     const union MHD_ConnectionInfo *hs =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     mem_srv_head_t head = {
@@ -782,10 +814,22 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     size_t pl = q ? (size_t)(q - r->target) : r->target_len;
     r->url = strndup(r->target, pl);
     r->query = strdup(q ? q + 1 : "");
-    const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", NULL);
-    r->ctype = ct ? strdup(ct) : NULL;
+    size_t ctl = 0;
+    const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", &ctl);
+    r->ctype = ct ? strndup(ct, ctl) : NULL;
     if (!r->url || !r->query || (ct && !r->ctype))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    size_t cll = 0;
+    const char *cl = mem_srv_http_header(r->headers, r->n_headers, "Content-Length", &cll);
+    bool chunked = mem_srv_http_header(r->headers, r->n_headers, "Transfer-Encoding", NULL);
+    r->areq.method = r->method;
+    r->areq.path = r->url;
+    r->areq.query = r->query;
+    r->areq.content_type = r->ctype;
+    r->areq.body = "";
+    r->areq.headers = r->headers;
+    r->areq.n_headers = r->n_headers;
+    r->areq.body_expected = chunked || (cl && !(cll == 1 && cl[0] == '0'));
     r->import = mem_api_is_import(method, r->url);
     return MEM_OK;
 }
@@ -797,118 +841,47 @@ static void req_free(conn_req_t *r)
     free(r->chunk);
     mem_api_import_free(r->imp);
     if (r->ready) MHD_destroy_response(r->ready);
-    mem_emb_job_free(r->emb_job);
     mem_api_resp_deinit(&r->aresp);
-    free(r->repl_query);
-    free(r->repl_body);
     free(r->body);
     free(r->url);
     free(r->query);
     free(r->ctype);
     free(r->headers);
     free(r->target);
+    mem_emb_job_free(r->emb_job);
     free(r);
 }
 
-static bool needs_auth(const srv_t *s, const char *url)
-{
-    if (strcmp(url, "/healthz") == 0 || strcmp(url, "/openapi.json") == 0) return false;
-    /* the console's static files: the page asks for the key and sends it on its /v1 calls */
-    if (strncmp(url, "/console", 8) == 0 && (url[8] == '\0' || url[8] == '/')) return false;
-    if (strcmp(url, "/metrics") == 0) return !s->cfg->metrics_public;
-    return true;
-}
-
+/* The body is in: answer what was decided on the head, or run the request's steps. */
 static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
+    if (r->state == RS_ANSWERED) return reply_now(r, &r->aresp);
     if (r->too_big) {
         char msg[96];
-        if (r->import)
-            snprintf(msg, sizeof(msg), "import body over %zu bytes (max-import-body)",
-                     s->cfg->max_import_body);
-        else
-            snprintf(msg, sizeof(msg), "request body over %zu bytes (max-body)", s->cfg->max_body);
-        return reply_error(r, MEM_ETOOBIG, 0, "other", msg);
+        snprintf(msg, sizeof(msg), "%s body over %zu bytes (%s)", r->import ? "import" : "request",
+                 r->aresp.max_body, r->import ? "max-import-body" : "max-body");
+        return reply_error(r, MEM_ETOOBIG, 0, NULL, msg);
     }
-    if (strcmp(r->url, "/healthz") == 0 && strcmp(r->method, "GET") == 0) {
-        bool ok = s->store && !s->draining;
-        const char *txt =
-            ok ? "{\"status\":\"ok\"}"
-               : (s->draining ? "{\"status\":\"draining\"}" : "{\"status\":\"loading\"}");
-        char stale[320];
-        if (ok && s->cluster) { /* cluster mode: a stale node must get no traffic */
-            char why[200];
-            if (!mem_cluster_healthy(s->cluster, why, sizeof(why))) {
-                for (char *c = why; *c; c++)
-                    if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) *c = '\'';
-                snprintf(stale, sizeof(stale), "{\"status\":\"stale\",\"reason\":\"%s\"}", why);
-                txt = stale;
-                ok = false;
-            }
-        }
-        char *body = strdup(txt);
-        if (!body) return MHD_NO;
-        return reply_text(r, ok ? 200 : 503, "application/json", body, strlen(body), "healthz");
-    }
-    if (s->draining) return reply_error(r, MEM_EBUSY, 1, "other", "the server is shutting down");
-    if (needs_auth(s, r->url) && !authorized(s, r->conn))
-        return reply_error(r, MEM_EUNAUTH, 0, "other",
-                           "missing or wrong bearer token (Authorization: Bearer KEY)");
-    if (strcmp(r->url, "/metrics") == 0 && strcmp(r->method, "GET") != 0) {
-        mem_api_resp_t resp;
-        memset(&resp, 0, sizeof(resp));
-        mem_err_t err;
-        mem_err_clear(&err);
-        mem_err_set(&err, MEM_EMETHOD, "method %s not allowed here; allowed: GET", r->method);
-        mem_api_error(&resp, &err);
-        resp.allow = "GET";
-        snprintf(resp.route, sizeof(resp.route), "metrics");
-        enum MHD_Result ok = reply_now(r, &resp);
-        mem_api_resp_deinit(&resp);
-        return ok;
-    }
-    if (!s->store && strcmp(r->url, "/metrics") != 0)
-        return reply_error(r, MEM_EBUSY, 1, "other", "the store is still loading");
     if (s->in_flight >= s->cfg->max_queue)
         return reply_error(r, MEM_EBUSY, 1, "overload",
                            "too many requests in progress (max-queue), retry later");
-
-    r->store = s->store; /* read here, on the loop thread that writes it */
-    r->areq.method = r->method;
-    r->areq.path = r->url;
-    r->areq.query = r->query;
-    r->areq.content_type = r->ctype;
     r->areq.body = r->body ? r->body : "";
     r->areq.body_len = r->len;
-    r->areq.headers = r->headers;
-    r->areq.n_headers = r->n_headers;
     r->state = RS_WORKING;
-    r->work.data = r;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
-    if (s->repl && strcmp(r->url, "/metrics") != 0) { /* cluster mode: replicate.c routes it */
-        mem_srv_repl_hdrs_t h = {
-            .authorization = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
-            .forwarded =
-                MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MEM_SRV_REPL_FORWARDED),
-            .request_id = r->req_id,
-        };
-        if (mem_srv_repl_dispatch(s->repl, &r->areq, &h, &r->aresp, on_repl_local, on_repl_done,
-                                  r) != 0) {
+    if (r->import) {
+        queue_job(r, JOB_IMPORT_END);
+    } else if (s->repl) { /* cluster mode: served here, or by a node holding the namespace */
+        if (mem_srv_repl_dispatch(s->repl, &r->areq, r->req_id, &r->aresp, on_repl_local,
+                                  on_repl_done, r) != 0) {
             mem_err_t err;
             mem_err_set(&err, MEM_ENOMEM, "out of memory");
             mem_api_error(&r->aresp, &err);
             resume_with(r);
         }
-        return MHD_YES;
-    }
-    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        mem_err_t err;
-        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
-        err.retry_after_s = 1;
-        mem_api_error(&r->aresp, &err);
-        resume_with(r);
+    } else {
+        step(r, MEM_API_WORK);
     }
     return MHD_YES;
 }
@@ -925,40 +898,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r->head_done) {
         mem_err_t err;
         mem_err_clear(&err);
-        if (read_head(s, r, c, url, method, version, &err) != MEM_OK) {
+        if (read_head(s, r, c, method, version, &err) != MEM_OK) {
             if (err.code == MEM_ENOMEM) return MHD_NO;
             r->close_after = true; /* never read what follows as another request */
-            if (!r->url) r->url = strdup("");
-            if (!r->url) return MHD_NO;
             return reply_err(r, &err, "bad_request");
+        }
+        mem_api_next_t next = mem_api_begin(&s->api, &r->areq, &r->aresp);
+        if (next == MEM_API_REPLY) {
+            /* Answered on the head (an error, /healthz, a preflight). With a body coming,
+             * answer now: MHD then closes the connection instead of reading the body.
+             * Without one, answer at the end of the request, so it stays kept alive. */
+            if (r->areq.body_expected) return reply_now(r, &r->aresp);
+            r->state = RS_ANSWERED;
+            return MHD_YES;
         }
         const char *cl = mem_srv_http_header(r->headers, r->n_headers, "Content-Length", NULL);
         if (cl) {
             char *end;
             errno = 0;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (errno || *end || n > (r->import ? s->cfg->max_import_body : s->cfg->max_body))
+            if (errno || (*end && *end != ' ' && *end != '\t') || n > r->aresp.max_body)
                 r->too_big = true;
         }
         /* Answer 413 before the body arrives: a client announcing a huge body must not
          * make us read (or wait for) it. MHD closes the connection after this reply. */
         if (r->too_big) return dispatch(s, r);
-        /* An import is checked before its body is read: it may be gigabytes. */
-        if (r->import) {
-            if (s->draining || !s->store || (needs_auth(s, r->url) && !authorized(s, r->conn)))
-                return dispatch(s, r);
-            r->areq.method = r->method;
-            r->areq.path = r->url;
-            r->areq.query = r->query;
-            r->areq.content_type = r->ctype;
-            r->areq.headers = r->headers;
-            r->areq.n_headers = r->n_headers;
-            if (!mem_api_import_precheck(&s->api, &r->areq, &r->aresp)) {
-                r->imp_failed = r->answered = true;
-                return reply_now(r, &r->aresp);
-            }
-            if (x) x->phase = CP_WORKING; /* its body has no deadline, only the idle timeout */
-        }
+        /* An import's body has no deadline (it may be gigabytes), only the idle timeout;
+         * everything that needs no body was checked by mem_api_begin. */
+        if (r->import && x) x->phase = CP_WORKING;
         return MHD_YES;
     }
     if (r->state == RS_READY) {
@@ -977,7 +944,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size && r->import) {
         r->body_seen += *upload_size;
         if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
-        if (r->too_big || r->imp_failed || r->answered) { /* answered at the end of the body */
+        if (r->too_big || r->imp_failed) { /* answered at the end of the body */
             *upload_size = 0;
             return MHD_YES;
         }
@@ -1009,7 +976,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             mem_srv_log(MEM_LOG_INFO, "request_timeout", "id=%s phase=body", r->req_id);
             return MHD_NO; /* drop the connection: the body did not arrive in time */
         }
-        if (!r->too_big && r->len + *upload_size > s->cfg->max_body) r->too_big = true;
+        if (r->state == RS_ANSWERED) { /* a chunked body to an answered request: drop it */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
         if (!r->too_big) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
@@ -1026,8 +997,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return MHD_YES;
     }
-    if (r->answered) return MHD_YES; /* refused before its body: the answer is queued */
-    if (x) x->phase = CP_WORKING;    /* received in full */
+    if (x) x->phase = CP_WORKING; /* received in full */
     return dispatch(s, r);
 }
 
@@ -1158,6 +1128,7 @@ static void finish_shutdown(srv_t *s)
     uv_close((uv_handle_t *)&s->async, close_cb);
     uv_close((uv_handle_t *)&s->sigint, close_cb);
     uv_close((uv_handle_t *)&s->sigterm, close_cb);
+    uv_close((uv_handle_t *)&s->sighup, close_cb);
     mem_srv_log(MEM_LOG_INFO, "stopped", "status=%d", s->exit_code);
 }
 
@@ -1173,10 +1144,31 @@ static void on_signal(uv_signal_t *h, int signum)
     mem_srv_log(MEM_LOG_INFO, "draining", "signal=%d in_flight=%zu", signum, s->in_flight);
     mem_srv_notify("STOPPING=1");
     s->draining = true;
+    s->api.draining = true;
     MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     mem_srv_emb_cancel_all(s->emb); /* requests waiting for the provider answer 503 */
     maybe_finish_shutdown(s);
+}
+
+/* SIGHUP: re-read the keys file. A file that does not parse keeps the keys in force. */
+static void on_sighup(uv_signal_t *h, int signum)
+{
+    srv_t *s = h->data;
+    if (!s->cfg->keys_path[0]) {
+        mem_srv_log(MEM_LOG_INFO, "sighup", "msg=\"no keys file to reload\"");
+        return;
+    }
+    mem_cfg_keys_t *keys = NULL;
+    mem_err_t err;
+    mem_err_clear(&err);
+    if (mem_cfg_keys_load(s->cfg->keys_path, &keys, &err) != MEM_OK) {
+        mem_srv_log(MEM_LOG_ERROR, "keys_reload_failed", "msg=%s kept=old", err.msg);
+        return;
+    }
+    size_t n = keys->n;
+    mem_api_edge_set_keys(s->api.edge, keys);
+    mem_srv_log(MEM_LOG_INFO, "keys_reloaded", "file=%s grants=%zu", s->cfg->keys_path, n);
 }
 
 static void open_work_cb(uv_work_t *w)
@@ -1194,7 +1186,7 @@ static void open_work_cb(uv_work_t *w)
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->cluster, &s->open_err);
+        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -1211,6 +1203,7 @@ static void after_open_cb(uv_work_t *w, int status)
         s->exit_code = 1;
         if (!s->draining) {
             s->draining = true;
+            s->api.draining = true;
             MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
             if (lfd != MHD_INVALID_SOCKET) close(lfd);
         }
@@ -1219,10 +1212,12 @@ static void after_open_cb(uv_work_t *w, int status)
     }
     s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
+    s->cluster = s->opened_cluster;
     if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
         fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
         s->exit_code = 1;
         s->draining = true;
+        s->api.draining = true;
         MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
         if (lfd != MHD_INVALID_SOCKET) close(lfd);
         maybe_finish_shutdown(s);
@@ -1268,15 +1263,29 @@ static bool is_loopback(const struct sockaddr_storage *ss)
     return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
-int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
+int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *keys)
 {
     srv_t *s = calloc(1, sizeof(*s));
-    if (!s) return 1;
+    if (!s) {
+        mem_cfg_keys_free(keys);
+        return 1;
+    }
     s->cfg = cfg;
     s->ops = ops;
+    s->keys = keys;
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.hooks.ud = s;
+    s->api.hooks.metrics = metrics_hook;
+    if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
+        s->api.hooks.cluster_status = cluster_status_hook;
+        s->api.hooks.cluster_snapshot = cluster_snapshot_hook;
+        s->api.hooks.cluster_move = cluster_move_hook;
+        s->api.hooks.cluster_drain = cluster_drain_hook;
+        s->api.hooks.cluster_forget = cluster_forget_hook;
+        s->api.hooks.cluster_healthy = cluster_healthy_hook;
+    }
     pthread_mutex_init(&s->done_lock, NULL);
     int code = 1;
 
@@ -1290,7 +1299,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
         fprintf(stderr, "mnemod: invalid --listen host \"%s\"\n", cfg->listen_host);
         goto out_free;
     }
-    if (!cfg->api_key[0] && !is_loopback(&ss))
+    if (!cfg->api_key[0] && !cfg->keys_path[0] && !is_loopback(&ss))
         mem_srv_log(MEM_LOG_WARN, "no_api_key",
                     "msg=\"listening on a non-loopback address without an API key\" host=%s",
                     cfg->listen_host);
@@ -1316,6 +1325,19 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
     const union MHD_DaemonInfo *port = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    mem_err_t eerr;
+    mem_err_clear(&eerr);
+    int erc =
+        mem_api_edge_new(cfg, port ? port->port : cfg->listen_port, s->keys, &s->api.edge, &eerr);
+    s->keys = NULL; /* the edge owns them now, or freed them */
+    if (erc != MEM_OK) {
+        fprintf(stderr, "mnemod: %s\n", eerr.msg);
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        mem_srv_emb_close(s->emb);
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        goto out_loop;
+    }
     uv_poll_init(&s->loop, &s->poll, info->epoll_fd);
     s->poll.data = s;
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
@@ -1335,6 +1357,9 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops)
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_init(&s->loop, &s->sighup);
+    s->sighup.data = s;
+    uv_signal_start(&s->sighup, on_sighup, SIGHUP);
     mem_srv_log(MEM_LOG_INFO, "listening", "host=%s port=%u kernel=%s threads=%d version=%s",
                 cfg->listen_host, port ? (unsigned)port->port : 0u, ops->name, cfg->threads,
                 MNEMOD_VERSION);
@@ -1356,6 +1381,8 @@ out_loop:
         code = 1;
     }
 out_free:
+    mem_api_edge_free(s->api.edge);
+    mem_cfg_keys_free(s->keys);
     pthread_mutex_destroy(&s->done_lock);
     free(s);
     return code;

@@ -50,6 +50,11 @@ int main(int argc, char **argv)
         }
     }
     mem_vec_init(isa);
+    mem_cfg_keys_t *keys = NULL;
+    if (cfg.keys_path[0] && mem_cfg_keys_load(cfg.keys_path, &keys, &err) != MEM_OK) {
+        fprintf(stderr, "mnemod: %s\n", err.msg);
+        return 2;
+    }
     mem_srv_log_config(&cfg);
-    return mem_srv_run(&cfg, mem_vec_ops());
+    return mem_srv_run(&cfg, mem_vec_ops(), keys);
 }

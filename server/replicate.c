@@ -1,25 +1,27 @@
 /* replicate.c - cluster mode: routing each request to the nodes holding its namespace
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. A request is classified by its path: a namespace route (/v1/namespaces/{ns}...,
- * or an MCP tools/call naming a namespace), the namespace listing, the cluster routes
- * (/v1/cluster...), or anything else (served here). For a namespace, cluster/ says where
- * it goes from its in-memory map: here, to a holder (relayed on the loop by forward.c,
- * with the caller's Authorization and request id, and min_seq left in the request for the
- * holder to honour), or, when the map has no entry yet, to a worker that reads (or, for a
- * creating write, makes) the entry in JetStream and routes again. A relayed request that
- * could not even be sent goes to the next holder; one answered 421 (the holder's map
- * differs: a move just switched) is routed again after a fresh read of the entry.
+ * DESIGN. api/'s router says what a request acts on (mem_api_target): a namespace (a
+ * /v1/namespaces/{ns}... route, or an MCP tools/call naming one), the namespace listing, or
+ * this node's own (health, metrics, the cluster routes: served here). For a namespace,
+ * cluster/ says where it goes from its in-memory map: here, to a holder (relayed on the
+ * loop by forward.c, with the caller's Authorization and request id, and the query and
+ * body exactly as received, min_seq included, for the holder to honour), or, when the map
+ * has no entry yet, to a worker that reads (or, for a creating write, makes) the entry in
+ * JetStream and routes again. A relayed request that could not even be sent goes to the
+ * next holder; one answered 421 (the holder's map differs: a move just switched) is routed
+ * again after a fresh read of the entry.
  *
- * Served here: min_seq is cut out of the query or the body text (jsoncut.c: every other
- * byte is left for api/ to judge), a read that asks for a position not reached yet waits
- * on a worker (at most MIN_SEQ_WAIT_MS), then the caller serves the request as in
- * single-node mode; its write comes back through mem_srv_repl_write, handed to cluster/
- * from the loop and answered from cluster/'s callback through an async handle: no pool
- * thread waits for NATS.
+ * Served here, the request runs its steps as in single-node mode (api/ takes min_seq out
+ * and asks for a MEM_API_WAIT); its write comes back through mem_srv_repl_write, handed to
+ * cluster/ from the loop and answered from cluster/'s callback through an async handle: no
+ * pool thread waits for NATS.
  *
  * GET /v1/namespaces asks every other live node for its own list (a relayed listing
  * answers with the namespaces live on that node only) and merges them with this node's.
+ *
+ * An answer made here keeps resp's api/ state (its CORS headers are the caller's); only
+ * status, body and the few headers a holder sent are replaced.
  */
 #include "server/replicate.h"
 
@@ -30,8 +32,8 @@
 
 #include <jansson.h>
 
-#include "cluster/jsoncut.h"
 #include "server/forward.h"
+#include "server/http.h"
 
 #define MIN_SEQ_WAIT_MS 5000
 #define MAX_HOPS        3 /* route attempts of one request (next holder, fresh map) */
@@ -48,26 +50,18 @@ struct mem_srv_repl {
     struct wreq *done_head; /* mu: writes answered on a cluster thread */
 };
 
-enum kind { K_LOCAL, K_NS, K_LIST, K_ADMIN };
-enum work { W_WAIT, W_RESOLVE, W_ADMIN, W_LIST_LOCAL, W_MERGE };
+enum work { W_RESOLVE, W_LIST_LOCAL, W_MERGE };
 
 typedef struct rreq {
     mem_srv_repl_t *rp;
-    mem_api_req_t req; /* query and body may point to own_query / own_body */
-    char *own_query, *own_body;
+    mem_api_req_t req;
     mem_api_resp_t *resp;
-    mem_srv_repl_local_fn local;
-    mem_srv_repl_done_fn done;
+    mem_srv_repl_fn local, done;
     void *ud;
-    bool waited_ok; /* W_WAIT: min_seq reached */
     char auth[1024];
     char req_id[64];
     bool has_auth, forwarded;
-    int kind;
-    char ns[MEM_STORE_NS_MAX + 1];
-    bool write, create;
-    bool has_min_seq;
-    uint64_t min_seq;
+    mem_api_target_t target;
     uv_work_t work;
     int work_kind;
     int resolve_rc;
@@ -86,7 +80,7 @@ typedef struct rreq {
 typedef struct wreq {
     struct mem_srv_repl *rp;
     mem_api_resp_t *resp;
-    mem_srv_repl_done_fn done;
+    mem_srv_repl_fn done;
     void *ud;
     struct wreq *next_done;
 } wreq_t;
@@ -103,8 +97,6 @@ static void queue(rreq_t *r, int kind);
 
 static void rreq_free(rreq_t *r)
 {
-    free(r->own_query);
-    free(r->own_body);
     for (size_t i = 0; i <= MAX_PEERS; i++)
         free(r->bodies[i]);
     free(r);
@@ -116,26 +108,31 @@ static void finish(rreq_t *r)
     rreq_free(r);
 }
 
-/* Served here: the caller takes over (with the min_seq-free query and body). */
+/* Served here: the caller takes over. */
 static void go_local(rreq_t *r)
 {
-    char *q = r->own_query, *b = r->own_body;
-    size_t blen = r->req.body_len;
-    r->own_query = r->own_body = NULL;
-    mem_srv_repl_local_fn local = r->local;
+    mem_srv_repl_fn local = r->local;
     void *ud = r->ud;
     rreq_free(r);
-    local(ud, q, b, blen);
+    local(ud);
 }
 
+/* A JSON answer made here (takes body; NULL: out of memory). */
 static void set_body(mem_api_resp_t *resp, int status, char *body, const char *route)
 {
-    mem_api_resp_deinit(resp);
-    memset(resp, 0, sizeof(*resp));
-    resp->status = status;
-    resp->body = body;
-    resp->body_len = body ? strlen(body) : 0;
-    resp->content_type = "application/json";
+    if (!body) {
+        mem_err_t err;
+        mem_err_set(&err, MEM_ENOMEM, "out of memory");
+        mem_api_error(resp, &err);
+    } else {
+        free(resp->body);
+        resp->status = status;
+        resp->body = body;
+        resp->body_len = strlen(body);
+        resp->content_type = "application/json";
+        resp->retry_after_s = 0;
+        resp->allow = NULL;
+    }
     snprintf(resp->route, sizeof(resp->route), "%s", route);
 }
 
@@ -148,10 +145,8 @@ static void fail(rreq_t *r, int code, const char *field, const char *msg)
     else
         mem_err_set(&err, code, "%s", msg);
     if (code == MEM_EBUSY) err.retry_after_s = 1;
-    mem_api_resp_deinit(r->resp);
-    memset(r->resp, 0, sizeof(*r->resp));
+    r->resp->allow = NULL;
     mem_api_error(r->resp, &err);
-    if (code == MEM_EBUSY) r->resp->retry_after_s = 1;
     snprintf(r->resp->route, sizeof(r->resp->route), "cluster");
 }
 
@@ -161,141 +156,6 @@ static void answer_code(rreq_t *r, int status, const char *code, const char *msg
     char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     set_body(r->resp, status, body, "cluster");
-}
-
-/* ---- classification ---- */
-
-static bool ns_name_ok(const char *p, size_t n)
-{
-    if (n == 0 || n > MEM_STORE_NS_MAX) return false;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '_' || (i > 0 && (c == '.' || c == '-'));
-        if (!ok) return false;
-    }
-    return true;
-}
-
-/* MCP: the namespace a tools/call acts on ("default" when absent), and whether it writes. */
-static bool mcp_namespace(const char *body, size_t len, char *ns, size_t cap, bool *write,
-                          bool *create)
-{
-    json_t *o = json_loadb(body, len, 0, NULL);
-    bool found = false;
-    const char *method = json_string_value(json_object_get(o, "method"));
-    if (method && strcmp(method, "tools/call") == 0) {
-        json_t *params = json_object_get(o, "params");
-        const char *tool = json_string_value(json_object_get(params, "name"));
-        json_t *args = json_object_get(params, "arguments");
-        json_t *v = json_object_get(args, "namespace");
-        const char *name = json_is_string(v) ? json_string_value(v) : v ? NULL : "default";
-        if (tool && name && ns_name_ok(name, strlen(name))) {
-            snprintf(ns, cap, "%s", name);
-            *write = strcmp(tool, "memory_retrieve") != 0;
-            *create = strcmp(tool, "memory_insert") == 0;
-            found = true;
-        }
-    }
-    json_decref(o);
-    return found;
-}
-
-static void classify(rreq_t *r)
-{
-    const char *path = r->req.path, *m = r->req.method;
-    static const char pre[] = "/v1/namespaces";
-    r->kind = K_LOCAL;
-    if (strcmp(path, "/v1/cluster") == 0 || strncmp(path, "/v1/cluster/", 12) == 0) {
-        r->kind = K_ADMIN;
-        return;
-    }
-    if (strcmp(path, "/mcp") == 0 && strcmp(m, "POST") == 0) {
-        if (mcp_namespace(r->req.body, r->req.body_len, r->ns, sizeof(r->ns), &r->write,
-                          &r->create))
-            r->kind = K_NS; /* memory_insert may create its namespace */
-        return;
-    }
-    if (strncmp(path, pre, sizeof(pre) - 1) != 0) return;
-    const char *p = path + sizeof(pre) - 1;
-    if (*p == '\0') {
-        if (strcmp(m, "GET") == 0) r->kind = K_LIST;
-        return;
-    }
-    if (*p != '/') return;
-    p++;
-    const char *e = strchr(p, '/');
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    if (!ns_name_ok(p, n)) return; /* api/ answers 400 */
-    memcpy(r->ns, p, n);
-    r->ns[n] = '\0';
-    r->kind = K_NS;
-    const char *rest = e ? e : "";
-    bool post = strcmp(m, "POST") == 0;
-    r->write = strcmp(m, "GET") != 0 && !(post && strcmp(rest, "/retrieve") == 0);
-    r->create = (strcmp(m, "PUT") == 0 && !*rest) ||
-                (post && (strcmp(rest, "/segments") == 0 || strcmp(rest, "/import") == 0));
-}
-
-/* Take min_seq out of the query ("min_seq=N") or a POST body; false: answered 400. */
-static bool take_min_seq(rreq_t *r)
-{
-    const char *q = r->req.query ? r->req.query : "";
-    if (strstr(q, "min_seq=")) {
-        size_t len = strlen(q);
-        char *out = malloc(len + 1);
-        if (!out) {
-            fail(r, MEM_ENOMEM, NULL, "out of memory");
-            return false;
-        }
-        size_t o = 0;
-        for (const char *p = q; *p;) {
-            const char *amp = strchr(p, '&');
-            size_t n = amp ? (size_t)(amp - p) : strlen(p);
-            if (n >= 8 && strncmp(p, "min_seq=", 8) == 0) {
-                if (r->has_min_seq || mem_cluster_json_u64(p + 8, n - 8, &r->min_seq) != 0) {
-                    free(out);
-                    fail(r, MEM_EINVAL, "min_seq", "min_seq: must be one non-negative integer");
-                    return false;
-                }
-                r->has_min_seq = true;
-            } else if (n) {
-                if (o) out[o++] = '&';
-                memcpy(out + o, p, n);
-                o += n;
-            }
-            p += n + (amp ? 1 : 0);
-        }
-        out[o] = '\0';
-        r->own_query = out;
-        r->req.query = out;
-    }
-    if (!r->has_min_seq && r->req.body_len && strcmp(r->req.method, "POST") == 0) {
-        char *out = malloc(r->req.body_len);
-        if (!out) {
-            fail(r, MEM_ENOMEM, NULL, "out of memory");
-            return false;
-        }
-        size_t out_len = 0, voff = 0, vlen = 0;
-        int f = mem_cluster_json_cut(r->req.body, r->req.body_len, "min_seq", out, &out_len, &voff,
-                                     &vlen);
-        if (f == MEM_CLUSTER_JSON_DUPLICATE ||
-            (f == MEM_CLUSTER_JSON_FOUND &&
-             mem_cluster_json_u64(r->req.body + voff, vlen, &r->min_seq) != 0)) {
-            free(out);
-            fail(r, MEM_EINVAL, "min_seq", "min_seq: must be one non-negative integer");
-            return false;
-        }
-        if (f == MEM_CLUSTER_JSON_FOUND) {
-            r->has_min_seq = true;
-            r->own_body = out;
-            r->req.body = out;
-            r->req.body_len = out_len;
-        } else {
-            free(out);
-        }
-    }
-    return true;
 }
 
 /* ---- writes ---- */
@@ -356,8 +216,7 @@ static void on_async(uv_async_t *h)
     }
 }
 
-int mem_srv_repl_write(mem_srv_repl_t *rp, mem_api_resp_t *resp, mem_srv_repl_done_fn done,
-                       void *ud)
+int mem_srv_repl_write(mem_srv_repl_t *rp, mem_api_resp_t *resp, mem_srv_repl_fn done, void *ud)
 {
     mem_err_t err;
     mem_err_clear(&err);
@@ -372,13 +231,8 @@ int mem_srv_repl_write(mem_srv_repl_t *rp, mem_api_resp_t *resp, mem_srv_repl_do
         if (rc == MEM_OK) return 0;
         free(r);
     }
-    char route[sizeof(resp->route)];
-    snprintf(route, sizeof(route), "%s", resp->route);
-    mem_api_resp_deinit(resp);
-    memset(resp, 0, sizeof(*resp));
-    mem_api_error(resp, &err);
-    if (rc == MEM_EBUSY) resp->retry_after_s = err.retry_after_s ? err.retry_after_s : 1;
-    snprintf(resp->route, sizeof(resp->route), "%s", route[0] ? route : "cluster");
+    if (rc == MEM_EBUSY && err.retry_after_s <= 0) err.retry_after_s = 1;
+    mem_api_error(resp, &err); /* resp->route stays the write's */
     return -1;
 }
 
@@ -402,20 +256,21 @@ static void on_forwarded(void *ud, mem_srv_fwd_res_t *res)
         }
         char msg[400];
         snprintf(msg, sizeof(msg),
-                 "the node holding namespace %s (%.100s) did not answer: %.100s%s", r->ns, r->addr,
-                 res->error, r->write ? "; the write may have been applied: retry it" : "");
+                 "the node holding namespace %s (%.100s) did not answer: %.100s%s", r->target.ns,
+                 r->addr, res->error,
+                 r->target.write ? "; the write may have been applied: retry it" : "");
         fail(r, MEM_EBUSY, NULL, msg);
         finish(r);
         return;
     }
     if (res->status == 421 && r->hops < MAX_HOPS) { /* its map differs: read ours afresh */
-        r->create = false;
+        r->target.create = false;
         queue(r, W_RESOLVE);
         return;
     }
     mem_api_resp_t *resp = r->resp;
-    mem_api_resp_deinit(resp);
-    memset(resp, 0, sizeof(*resp));
+    free(resp->body);
+    resp->allow = NULL;
     resp->status = res->status;
     resp->body = res->body;
     resp->body_len = res->body_len;
@@ -454,94 +309,6 @@ static void forward(rreq_t *r)
 }
 
 /* ---- work on the pool ---- */
-
-static int admin(rreq_t *r)
-{
-    mem_cluster_t *cl = r->rp->cl;
-    const char *path = r->req.path, *m = r->req.method;
-    mem_err_t err;
-    mem_err_clear(&err);
-    char *body = NULL;
-    int rc = MEM_OK;
-    json_t *in = NULL;
-    if (r->req.body_len) {
-        in = json_loadb(r->req.body, r->req.body_len, JSON_REJECT_DUPLICATES, NULL);
-        if (!json_is_object(in)) {
-            json_decref(in);
-            fail(r, MEM_EINVAL, NULL, "body: a JSON object expected");
-            return 0;
-        }
-    }
-#define ALLOW(method)                                                                              \
-    do {                                                                                           \
-        if (strcmp(m, method) != 0) {                                                              \
-            fail(r, MEM_EMETHOD, NULL, "method not allowed here; allowed: " method);               \
-            r->resp->allow = method;                                                               \
-            goto out;                                                                              \
-        }                                                                                          \
-    } while (0)
-    if (strcmp(path, "/v1/cluster") == 0) {
-        ALLOW("GET");
-        size_t len = 0;
-        body = mem_cluster_status_json(cl, &len);
-        rc = body ? MEM_OK : mem_err_set(&err, MEM_ENOMEM, "out of memory");
-    } else if (strcmp(path, "/v1/cluster/snapshot") == 0) {
-        ALLOW("POST");
-        json_t *t = json_object_get(in, "trim");
-        if (in && (json_object_size(in) > (t ? 1u : 0u) || (t && !json_is_boolean(t)))) {
-            fail(r, MEM_EINVAL, "trim", "body: {\"trim\": true|false} expected");
-            goto out;
-        }
-        rc = mem_cluster_snapshot(cl, json_is_true(t), &body, &err);
-    } else if (strcmp(path, "/v1/cluster/move") == 0) {
-        ALLOW("POST");
-        const char *ns = json_string_value(json_object_get(in, "namespace"));
-        const char *from = json_string_value(json_object_get(in, "from"));
-        const char *to = json_string_value(json_object_get(in, "to"));
-        if (!ns || !from || !to || json_object_size(in) != 3) {
-            fail(r, MEM_EINVAL, NULL,
-                 "body: {\"namespace\": NAME, \"from\": NODE, \"to\": NODE} expected");
-            goto out;
-        }
-        rc = mem_cluster_move(cl, ns, from, to, &body, &err);
-    } else if (strncmp(path, "/v1/cluster/nodes/", 18) == 0) {
-        char id[64];
-        const char *p = path + 18, *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        bool drain = e && strcmp(e, "/drain") == 0;
-        if (n == 0 || n >= sizeof(id) || (e && !drain)) {
-            fail(r, MEM_ENOTFOUND, NULL, "no such cluster route");
-            goto out;
-        }
-        memcpy(id, p, n);
-        id[n] = '\0';
-        if (drain) {
-            ALLOW("POST");
-            json_t *d = json_object_get(in, "drain");
-            if (in && (json_object_size(in) > (d ? 1u : 0u) || (d && !json_is_boolean(d)))) {
-                fail(r, MEM_EINVAL, "drain", "body: {\"drain\": true|false} expected");
-                goto out;
-            }
-            rc = mem_cluster_drain(cl, id, !d || json_is_true(d), &body, &err);
-        } else {
-            ALLOW("DELETE");
-            rc = mem_cluster_forget_node(cl, id, &body, &err);
-        }
-    } else {
-        fail(r, MEM_ENOTFOUND, NULL, "no such cluster route");
-        goto out;
-    }
-#undef ALLOW
-    if (rc == MEM_OK)
-        set_body(r->resp, 200, body, "cluster");
-    else {
-        free(body);
-        fail(r, err.code ? err.code : rc, err.field[0] ? err.field : NULL, err.msg);
-    }
-out:
-    json_decref(in);
-    return 0;
-}
 
 /* Keep only the namespaces live on this node in a {"namespaces": [...]} answer, each with
  * its position here ("log_seq": the merge keeps the freshest copy's figures, and a client
@@ -639,21 +406,15 @@ static void work_cb(uv_work_t *w)
     switch (r->work_kind) {
     case W_RESOLVE:
         mem_err_clear(&r->resolve_err);
-        r->resolve_rc =
-            mem_cluster_resolve(rp->cl, r->ns, r->create && !r->forwarded, &r->resolve_err);
-        return;
-    case W_ADMIN:
-        admin(r);
+        r->resolve_rc = mem_cluster_resolve(rp->cl, r->target.ns, r->target.create && !r->forwarded,
+                                            &r->resolve_err);
         return;
     case W_MERGE:
         merge(r);
         return;
     case W_LIST_LOCAL:
-        mem_api_handle(rp->api, &r->req, r->resp);
+        mem_api_work(rp->api, &r->req, r->resp); /* a listing: answered at once */
         filter_local(r);
-        return;
-    case W_WAIT:
-        r->waited_ok = mem_cluster_wait(rp->cl, r->ns, r->min_seq, MIN_SEQ_WAIT_MS) == MEM_OK;
         return;
     }
 }
@@ -681,9 +442,10 @@ static void after_work(uv_work_t *w, int status)
                 answer_code(r, 421, "misdirected",
                             "this node does not hold the namespace (placement changed)");
                 finish(r);
-            } else if (r->write && !r->create) { /* nothing to delete or compact anywhere */
+            } else if (r->target.write &&
+                       !r->target.create) { /* nothing to delete or compact anywhere */
                 char msg[120];
-                snprintf(msg, sizeof(msg), "namespace not found: %s", r->ns);
+                snprintf(msg, sizeof(msg), "namespace not found: %s", r->target.ns);
                 fail(r, MEM_ENOTFOUND, NULL, msg);
                 finish(r);
             } else {
@@ -697,17 +459,6 @@ static void after_work(uv_work_t *w, int status)
     case W_LIST_LOCAL:
         r->local_done = true;
         list_step(r);
-        return;
-    case W_WAIT:
-        if (r->waited_ok) {
-            go_local(r);
-            return;
-        }
-        char msg[160];
-        snprintf(msg, sizeof(msg), "this node has not applied namespace %s up to min_seq %llu yet",
-                 r->ns, (unsigned long long)r->min_seq);
-        fail(r, MEM_EBUSY, NULL, msg);
-        finish(r);
         return;
     default:
         finish(r);
@@ -734,7 +485,7 @@ static void route(rreq_t *r)
 {
     char why[200] = "";
     mem_cluster_route_t where =
-        mem_cluster_route(r->rp->cl, r->ns, r->write, r->forwarded, r->avoid, r->addr,
+        mem_cluster_route(r->rp->cl, r->target.ns, r->target.write, r->forwarded, r->avoid, r->addr,
                           sizeof(r->addr), why, sizeof(why));
     if (r->hops >= MAX_HOPS && where != MEM_CLUSTER_LOCAL) {
         fail(r, MEM_EBUSY, NULL, why[0] ? why : "the namespace's placement keeps changing");
@@ -743,14 +494,7 @@ static void route(rreq_t *r)
     }
     switch (where) {
     case MEM_CLUSTER_LOCAL:
-        if (!take_min_seq(r)) {
-            finish(r);
-            return;
-        }
-        if (r->has_min_seq && !mem_cluster_reached(r->rp->cl, r->ns, r->min_seq))
-            queue(r, W_WAIT);
-        else
-            go_local(r);
+        go_local(r);
         return;
     case MEM_CLUSTER_FORWARD:
         r->hops++;
@@ -813,9 +557,9 @@ static void list_all(rreq_t *r)
     queue(r, W_LIST_LOCAL);
 }
 
-int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req,
-                          const mem_srv_repl_hdrs_t *h, mem_api_resp_t *resp,
-                          mem_srv_repl_local_fn local, mem_srv_repl_done_fn done, void *ud)
+int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req, const char *request_id,
+                          mem_api_resp_t *resp, mem_srv_repl_fn local, mem_srv_repl_fn done,
+                          void *ud)
 {
     rreq_t *r = calloc(1, sizeof(*r));
     if (!r) return -1;
@@ -826,28 +570,34 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req,
     r->local = local;
     r->done = done;
     r->ud = ud;
-    if (h->authorization && strlen(h->authorization) < sizeof(r->auth)) {
-        snprintf(r->auth, sizeof(r->auth), "%s", h->authorization);
+    size_t len = 0;
+    const char *v = mem_srv_http_header(req->headers, req->n_headers, "Authorization", &len);
+    if (v && len < sizeof(r->auth)) {
+        memcpy(r->auth, v, len);
+        r->auth[len] = '\0';
         r->has_auth = true;
     }
-    if (h->request_id) snprintf(r->req_id, sizeof(r->req_id), "%s", h->request_id);
-    r->forwarded = h->forwarded && *h->forwarded;
-    classify(r);
-    switch (r->kind) {
-    case K_ADMIN:
-        queue(r, W_ADMIN);
-        break;
-    case K_LIST:
+    if (request_id) snprintf(r->req_id, sizeof(r->req_id), "%s", request_id);
+    v = mem_srv_http_header(req->headers, req->n_headers, MEM_SRV_REPL_FORWARDED, &len);
+    r->forwarded = v && len > 0;
+    mem_api_target(req, resp, &r->target);
+    switch (r->target.scope) {
+    case MEM_API_SCOPE_LIST:
         list_all(r);
         break;
-    case K_NS:
+    case MEM_API_SCOPE_NS:
         route(r);
         break;
-    default:
+    case MEM_API_SCOPE_NODE:
         go_local(r);
         break;
     }
     return 0;
+}
+
+int mem_srv_repl_wait(mem_cluster_t *cl, const char *ns, uint64_t seq)
+{
+    return mem_cluster_wait(cl, ns, seq, MIN_SEQ_WAIT_MS);
 }
 
 /* ---- lifetime ---- */

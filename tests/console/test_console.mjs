@@ -73,9 +73,12 @@ before(async () => {
   page = browser.pages()[0] ?? await browser.newPage();
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("console", (m) => {
-    // a refused key is answered 401, which the browser logs as a failed resource; anything
-    // else logged as an error (a CSP violation, an exception) is a defect
-    if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push(m.text());
+    // the refused key (401) and the bad filter (400) the test sends are logged by the
+    // browser as failed resources; anything else logged as an error (a CSP violation, an
+    // exception) is a defect
+    if (m.type() === "error" && !/Failed to load resource: .*status of 40[01]\b/.test(m.text())) {
+      problems.push(m.text());
+    }
   });
 });
 
@@ -146,6 +149,19 @@ test("the console asks for the key, then searches; a slider changes the order", 
   assert.match(await page.textContent("#plot-caption"), /as of 2026-11-10T00:00:00Z/);
   await page.fill("#as-of", "");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
+
+  // a metadata filter: only the matching memories, exact
+  await page.fill("#filter", '{"kind": "secret"}');
+  await page.dispatchEvent("#filter", "change");
+  await waitOrder(["pw-old"]);
+  await page.fill("#filter", '{"kind": {"$bogus": 1}}');
+  await page.dispatchEvent("#filter", "change");
+  await page.waitForSelector("#status.error:not([hidden])");
+  assert.match(await page.textContent("#status"), /^400 invalid_field: filter/);
+  await page.fill("#filter", "");
+  await page.dispatchEvent("#filter", "change");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+  assert.equal(await page.isHidden("#status"), true, "the error clears");
 });
 
 test("the key lasts for the session: a reload does not ask again", async () => {

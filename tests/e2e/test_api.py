@@ -1111,7 +1111,11 @@ def test_content_type_variants_accepted():
     ns = fresh_ns("ctype")
     expect_ok(srv.insert(ns, {"embedding": [1, 0]}, headers={"Content-Type": "application/json; charset=utf-8"}),
               201, "json with charset")
-    expect_ok(srv.insert(ns, {"embedding": [1, 1]}, headers={"Content-Type": None}), 201, "no content type")
+    expect_ok(srv.insert(ns, {"embedding": [1, 1]}, headers={"Content-Type": "Application/JSON"}),
+              201, "media type in any letter case")
+    # a body without a Content-Type is refused (a page's form or fetch cannot plant memories)
+    expect_error(srv.insert(ns, {"embedding": [1, 2]}, headers={"Content-Type": None}), 415,
+                 "unsupported_media_type", "no content type")
     eq(expect_ok(srv.ns_stats(ns))["count"], 2, "count")
 
 

@@ -387,7 +387,7 @@ def test_bad_content_length_lies_over_max():
     """A declared body over --max-body is refused without waiting for it."""
     srv = server("small")
     before = snapshot(srv)
-    raw = ("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n"
+    raw = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n"
            "Connection: close\r\n\r\n{" % INS).encode()
     resp = srv.raw(raw, timeout=20.0)
     expect_error(resp, 413, "payload_too_large", "huge Content-Length")
@@ -401,7 +401,7 @@ def test_bad_chunked_body_over_max():
     chunk = b"[" + b"1," * 2000 + b"1]"
     body = b"%x\r\n%s\r\n" % (len(b'{"embedding":'), b'{"embedding":')
     body += b"%x\r\n%s\r\n" % (len(chunk), chunk) + b"1\r\n}\r\n0\r\n\r\n"
-    raw = ("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+    raw = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
            "Connection: close\r\n\r\n" % INS).encode() + body
     resp = srv.raw(raw, timeout=20.0)
     expect_error(resp, 413, "payload_too_large", "chunked over max")
@@ -486,9 +486,9 @@ def test_bad_many_idle_connections():
         for i in range(300):
             c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
             if i % 3 == 1:
-                c.sendall(b"POST " + INS.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+                c.sendall(b"POST " + INS.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
             elif i % 3 == 2:
-                c.sendall(b"POST " + RET.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                c.sendall(b"POST " + RET.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                           b"Content-Length: 100\r\n\r\n{\"embedding\":")
             socks.append(c)
         for _ in range(5):
@@ -523,12 +523,12 @@ def test_bad_request_and_idle_timeouts():
     import socket
     srv = h.shared(["--request-timeout", "1s", "--idle-timeout", "1s"], key="timeouts")
     c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
-    c.sendall(b"POST /v1/namespaces/t/segments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    c.sendall(b"POST /v1/namespaces/t/segments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: 100\r\n\r\n{\"embedding\":")
     check(_closed_within(c, 20), "an incomplete request is dropped after --request-timeout")
     c.close()
     c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
-    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     check(_closed_within(c, 20), "an idle keep-alive connection is closed after --idle-timeout")
     c.close()
     c = socket.create_connection(("127.0.0.1", srv.port), timeout=10)

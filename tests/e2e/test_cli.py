@@ -222,6 +222,115 @@ def test_list_pages_like_the_api():
     h.check("400 invalid_field" in err and "limit" in err, err)
 
 
+def cli_pty(srv, *args, stdin_path=None, which="stderr"):
+    """Run the CLI with its stderr (or stdout) on a pseudo-terminal: (status, the terminal's
+    bytes, the other stream)."""
+    import pty
+    master, slave = pty.openpty()
+    e = h.clean_env({"MNEMOD_URL": "http://127.0.0.1:%d" % srv.port})
+    fin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        kw = {which: slave, "stdout" if which == "stderr" else "stderr": subprocess.PIPE}
+        p = subprocess.Popen([h.BINARY] + list(args), stdin=fin, env=e, **kw)
+        os.close(slave)
+        got = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer closed the terminal
+                break
+            if not chunk:
+                break
+            got += chunk
+        other = (p.stdout if which == "stderr" else p.stderr).read()
+        rc = p.wait(60)
+    finally:
+        os.close(master)
+        if stdin_path:
+            fin.close()
+    return rc, got.decode("utf-8", "replace"), other.decode("utf-8")
+
+
+@h.test
+def test_export_import_with_progress():
+    srv = h.shared()
+    ns, copy = "cli_exp", "cli_exp_copy"
+    h.expect_ok(srv.insert(ns, {"segments": [
+        {"id": "e%03d" % i, "text": "exported memory number %d" % i, "metadata": {"i": i},
+         "timestamp": 1_760_000_000 + i} for i in range(300)]}), 201)
+    tmp = tempfile.mkdtemp(prefix="mnemod-cli-")
+    path = os.path.join(tmp, "ns.ndjson")
+    try:
+        e = h.clean_env({"MNEMOD_URL": "http://127.0.0.1:%d" % srv.port})
+        with open(path, "wb") as f:
+            p = subprocess.run([h.BINARY, "export", "-n", ns], stdout=f, stderr=subprocess.PIPE,
+                               env=e, timeout=60)
+        h.eq(p.returncode, 0, p.stderr)
+        h.eq(p.stderr.decode().strip(), "exported 300 segments from " + ns)
+        with open(path, "rb") as f:
+            data = f.read()
+        st, _, body = srv.call("GET", "/v1/namespaces/%s/export" % ns)
+        h.eq(st, 200)
+        h.eq([json.loads(x) for x in data.splitlines()], body if isinstance(body, list) else
+             [json.loads(x) for x in body.splitlines()], "the file is the API's export")
+        # a terminal on stdout: refused, nothing sent there
+        rc, term, err = cli_pty(srv, "export", "-n", ns, which="stdout")
+        h.eq(rc, 2, "export to a terminal")
+        h.check("redirect" in err, err)
+        # import with stderr on a terminal: a progress bar redrawn in place
+        rc, term, out = cli_pty(srv, "import", "-n", copy, stdin_path=path)
+        h.eq(rc, 0, term)
+        h.eq(out.strip(), "imported 300 segments into %s (0 identical ones skipped)" % copy)
+        h.check("\r\x1b[K" in term, "redrawn in place: %r" % term[:200])
+        last = term.rstrip("\r\n").split("\r\x1b[K")[-1]
+        h.check(last.startswith("import [" + "#" * 30 + "] 100%  300 lines  "), repr(last))
+        h.check(last.endswith(" / %.1f KiB" % (len(data) / 1024)), repr(last))
+        h.eq(term.count("\n"), 1, "one line in the end")
+        h.eq(h.expect_ok(srv.get("/v1/namespaces/" + copy))["count"], 300)
+        # not a terminal: plain progress lines; the same file again is all skipped
+        with open(path, "rb") as f:
+            p = subprocess.run([h.BINARY, "import", "-n", copy], stdin=f, capture_output=True,
+                               env=e, timeout=60)
+        h.eq(p.returncode, 0, p.stderr)
+        lines = p.stderr.decode().splitlines()
+        h.check(lines and all(ln.startswith("import: ") for ln in lines), lines)
+        h.eq(lines[-1], "import: 300 lines, %.1f KiB of %.1f KiB sent (100%%)"
+             % (len(data) / 1024, len(data) / 1024))
+        h.check("\r" not in p.stderr.decode() and "\x1b" not in p.stderr.decode(), "no escapes")
+        h.eq(p.stdout.decode().strip(),
+             "imported 0 segments into %s (300 identical ones skipped)" % copy)
+        # a pipe (size unknown: chunked), --json
+        p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_pipe", "--json"], input=data,
+                           capture_output=True, env=e, timeout=60)
+        h.eq(p.returncode, 0, p.stderr)
+        h.eq(json.loads(p.stdout), {"imported": 300, "skipped": 0})
+        h.eq(p.stderr.decode().splitlines()[-1], "import: 300 lines, %.1f KiB sent"
+             % (len(data) / 1024))
+        # all or nothing: the bad line is named, nothing written
+        bad = b'{"id":"a","embedding":[1,0]}\n{"id":"b","embedding":[1]}\n'
+        p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_bad", "--quiet"], input=bad,
+                           capture_output=True, env=e, timeout=60)
+        h.eq(p.returncode, 1)
+        err = p.stderr.decode()
+        h.check(err.startswith("mnemod: 400 dimension_mismatch: line 2: "), err)
+        h.eq(err.count("line 2"), 1, err)
+        h.expect_error(srv.get("/v1/namespaces/cli_exp_bad"), 404, "not_found")
+        # stdin a terminal: refused before anything is sent
+        import pty
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([h.BINARY, "import", "-n", copy], stdin=slave,
+                               capture_output=True, env=e, timeout=60)
+        finally:
+            os.close(master)
+            os.close(slave)
+        h.eq(p.returncode, 2, "import from a terminal")
+        h.check(b"mnemod import < FILE" in p.stderr, p.stderr)
+    finally:
+        import shutil
+        shutil.rmtree(tmp, True)
+
+
 @h.test
 def test_long_text_is_cut_to_the_terminal():
     srv = h.shared()

@@ -8,6 +8,7 @@ Raw sockets throughout: these are the bytes a client library would never send.
 import json
 import os
 import re
+import signal
 import socket
 import threading
 import time
@@ -364,6 +365,308 @@ def test_mcp_long_non_ascii_names_are_rpc_errors():
         eq(st, 200, "HTTP status for a long non-ASCII tool name (pad %d)" % pad)
         check(isinstance(body, dict) and "error" in body, "a JSON-RPC error: %r" % body)
         eq(body["error"]["code"], -32602, "unknown tool code")
+
+
+# ---------------------------------------------------------------- the edge: browsers, hosts, keys
+
+EVIL = "https://evil.example"
+APP = "https://app.example.com"
+
+
+def edge_server():
+    return h.shared(["--allowed-origins", APP, "--allowed-hosts", "mem.example.com,other:8080"],
+                    key="edge")
+
+
+def http(srv, method, path, body=None, headers=None, host=None):
+    """One request on a raw socket with exactly these headers (plus Host, Content-Length).
+    (status, {header: value}, parsed body)."""
+    hdrs = {"Host": host if host is not None else "127.0.0.1:%d" % srv.port,
+            "Connection": "close"}
+    hdrs.update(headers or {})
+    data = body.encode() if isinstance(body, str) else (body or b"")
+    lines = ["%s %s HTTP/1.1" % (method, path)]
+    for k, v in hdrs.items():
+        if v is not None:
+            lines.append("%s: %s" % (k, v))
+    if data or method in ("POST", "PUT"):
+        lines.append("Content-Length: %d" % len(data))
+    return srv.raw(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
+
+
+@test
+def test_cross_site_page_requests_cannot_purge_or_plant():
+    """What a web page can send without a preflight (a form post, a no-cors fetch: text/plain,
+    urlencoded, no Content-Type, a foreign Origin) neither purges nor plants memories."""
+    srv = edge_server()
+    setup_ns(srv, "victim")
+    purge = json.dumps({"target": 0, "purge": True})
+    plant = json.dumps({"id": "planted", "embedding": E3})
+    attempts = [
+        ({"Content-Type": "text/plain", "Origin": EVIL}, 403, "forbidden_origin"),
+        ({"Content-Type": "text/plain;charset=UTF-8"}, 415, "unsupported_media_type"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"),
+        ({"Content-Type": "multipart/form-data; boundary=x"}, 415, "unsupported_media_type"),
+        ({}, 415, "unsupported_media_type"),
+        ({"Content-Type": "application/json", "Origin": EVIL}, 403, "forbidden_origin"),
+        ({"Content-Type": "application/json", "Origin": "null"}, 403, "forbidden_origin"),
+    ]
+    for hdrs, status, code in attempts:
+        expect_error(http(srv, "POST", "/v1/namespaces/victim/compact", purge, hdrs), status, code,
+                     "compact purge with %r" % hdrs)
+        expect_error(http(srv, "POST", "/v1/namespaces/victim/segments", plant, hdrs), status, code,
+                     "insert with %r" % hdrs)
+    eq(ns_count(srv, "victim"), 1, "nothing purged")
+    expect_error(srv.seg("victim", "planted"), 404, "not_found", "nothing planted")
+    # the same requests from the allowed origin, as JSON, work (and carry CORS headers)
+    st, hd, _ = http(srv, "POST", "/v1/namespaces/victim/segments", plant,
+                     {"Content-Type": "application/json", "Origin": APP})
+    eq(st, 201, "insert from the allowed origin")
+    eq(hd.get("access-control-allow-origin"), APP, "CORS header for the allowed origin")
+    eq(hd.get("vary"), "Origin", "Vary: Origin")
+    # an empty body needs no Content-Type
+    st, _, _ = http(srv, "DELETE", "/v1/namespaces/victim/segments/planted")
+    eq(st, 200, "DELETE without a body or Content-Type")
+
+
+@test
+def test_mcp_and_metrics_refuse_foreign_origins():
+    srv = edge_server()
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    for origin in (EVIL, "http://localhost:1", "http://127.0.0.1:%d.evil.example" % srv.port):
+        expect_error(http(srv, "POST", "/mcp", ping, {"Content-Type": "application/json",
+                                                      "Origin": origin}),
+                     403, "forbidden_origin", "/mcp from %s" % origin)
+        expect_error(http(srv, "GET", "/metrics", None, {"Origin": origin}), 403,
+                     "forbidden_origin", "/metrics from %s" % origin)
+        expect_error(http(srv, "GET", "/v1/namespaces", None, {"Origin": origin}), 403,
+                     "forbidden_origin", "/v1 from %s" % origin)
+    for origin in (APP, "http://localhost:%d" % srv.port, "http://127.0.0.1:%d" % srv.port):
+        st, hd, body = http(srv, "POST", "/mcp", ping, {"Content-Type": "application/json",
+                                                         "Origin": origin})
+        eq(st, 200, "/mcp from %s" % origin)
+        eq(hd.get("access-control-allow-origin"), origin, "CORS on /mcp")
+    # a same-origin request through an allowed host name
+    st, _, _ = http(srv, "GET", "/v1/namespaces", None,
+                    {"Origin": "http://mem.example.com:%d" % srv.port},
+                    host="mem.example.com:%d" % srv.port)
+    eq(st, 200, "same-origin request through an allowed host name")
+
+
+@test
+def test_preflights():
+    srv = edge_server()
+    s = connect(srv)
+    try:
+        # preflight then the request, kept alive on one connection, as a browser does
+        s.sendall(b"OPTIONS /v1/namespaces/victim/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Origin: " + APP.encode() + b"\r\nAccess-Control-Request-Method: POST\r\n"
+                  b"Access-Control-Request-Headers: content-type, authorization\r\n\r\n")
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += s.recv(4096)
+        head = buf.split(b"\r\n\r\n")[0].decode("latin-1").lower()
+        eq(responses(buf), [204], "preflight status")
+        check("access-control-allow-origin: " + APP in head, "preflight allow-origin: %s" % head)
+        check("access-control-allow-methods: post" in head, "preflight methods: %s" % head)
+        check("access-control-allow-headers: content-type, authorization" in head,
+              "preflight headers: %s" % head)
+        check("access-control-max-age:" in head, "preflight max-age")
+        body = json.dumps({"embedding": E3}).encode()
+        s.sendall(b"POST /v1/namespaces/victim/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  b"Origin: " + APP.encode() + b"\r\nContent-Type: application/json\r\n"
+                  b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        rest, _ = read_all(s, 5)
+        eq(responses(rest), [200], "the request after its preflight, same connection")
+    finally:
+        s.close()
+    expect_error(http(srv, "OPTIONS", "/v1/namespaces/victim/compact", None,
+                      {"Origin": EVIL, "Access-Control-Request-Method": "POST"}),
+                 403, "forbidden_origin", "a refused preflight")
+    st, hd, _ = http(srv, "OPTIONS", "/v1/namespaces/victim", None, {})
+    eq(st, 204, "plain OPTIONS")
+    eq(hd.get("allow"), "GET, PUT, DELETE", "Allow of a plain OPTIONS")
+
+
+@test
+def test_host_rebinding():
+    srv = edge_server()
+    for host, status in (("evil.example", 403), ("evil.example:%d" % srv.port, 403),
+                         ("127.0.0.1.evil.example", 403), ("other:8081", 403), ("other", 403),
+                         ("localhost:%d" % srv.port, 200), ("127.0.0.1", 200),
+                         ("[::1]:%d" % srv.port, 200), ("127.1.2.3:1", 200),
+                         ("MEM.example.com", 200), ("mem.example.com:1234", 200),
+                         ("other:8080", 200)):
+        st, _, body = http(srv, "GET", "/v1/namespaces", host=host)
+        eq(st, status, "Host %s" % host)
+        if status == 403:
+            eq(body["error"]["code"], "forbidden_host", "code for Host %s" % host)
+    # /healthz is exempt, also without any Host (HTTP/1.0)
+    st, _, _ = http(srv, "GET", "/healthz", host="10.1.2.3")
+    eq(st, 200, "/healthz with another Host")
+    r = srv.raw(b"GET /healthz HTTP/1.0\r\n\r\n")
+    eq(r[0], 200, "/healthz without a Host")
+    r = srv.raw(b"GET /v1/namespaces HTTP/1.0\r\n\r\n")
+    expect_error(r, 400, "bad_request", "no Host")
+
+
+@test
+def test_any_host_on_a_public_listen_without_a_list():
+    """--listen on all interfaces with no --allowed-hosts: any Host (a LAN server)."""
+    import subprocess
+    srv = h.Server()
+    srv.port = h.free_port()
+    srv.proc = subprocess.Popen([h.BINARY, "--listen", "0.0.0.0:%d" % srv.port, "--data", srv.db],
+                                stdin=subprocess.DEVNULL, stdout=open(srv.log_path, "ab"),
+                                stderr=subprocess.STDOUT, env=h.clean_env({}))
+    try:
+        srv.wait_healthy()
+        st, _, _ = http(srv, "GET", "/v1/namespaces", host="my-box.lan:%d" % srv.port)
+        eq(st, 200, "any Host on a public listen address without a list")
+        expect_error(srv.raw(b"GET /v1/namespaces HTTP/1.0\r\n\r\n"), 400, "bad_request",
+                     "still no Host at all")
+    finally:
+        srv.stop()
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def keyed(srv, key, method, path, body=None):
+    hdrs = {"Authorization": "Bearer " + key} if key else {}
+    if body is not None:
+        hdrs["Content-Type"] = "application/json"
+        body = json.dumps(body)
+    return http(srv, method, path, body, hdrs)
+
+
+@test
+def test_scoped_keys_roles_globs_and_reload():
+    import tempfile
+    d = tempfile.mkdtemp(prefix="mnemod-keys-")
+    kf = os.path.join(d, "keys")
+    write(kf, "# reader of team-*\nreadkey read team-*\n\nwritekey write team-a\n"
+              "writekey read sh?red\nadminkey admin *\n")
+    srv = h.Server(["--keys-file", kf], env={"MNEMOD_API_KEY": "masterkey"}).start()
+    try:
+        E = {"embedding": E3}
+        eq(keyed(srv, "adminkey", "PUT", "/v1/namespaces/team-a", {"dim": 3})[0], 201, "admin PUT")
+        eq(keyed(srv, "masterkey", "PUT", "/v1/namespaces/other", {"dim": 3})[0], 201,
+           "MNEMOD_API_KEY is admin on *")
+        expect_error(keyed(srv, None, "GET", "/v1/namespaces/team-a"), 401, "unauthorized", "no key")
+        expect_error(keyed(srv, "wrong", "GET", "/v1/namespaces/team-a"), 401, "unauthorized",
+                     "wrong key")
+        eq(keyed(srv, "readkey", "GET", "/v1/namespaces/team-a")[0], 200, "read in glob")
+        expect_error(keyed(srv, "readkey", "GET", "/v1/namespaces/other"), 403, "forbidden",
+                     "read outside the glob")
+        expect_error(keyed(srv, "readkey", "POST", "/v1/namespaces/team-a/segments", E), 403,
+                     "forbidden", "read key inserting")
+        eq(keyed(srv, "writekey", "POST", "/v1/namespaces/team-a/segments", E)[0], 201,
+           "write key inserting")
+        eq(keyed(srv, "writekey", "POST", "/v1/namespaces/shared/segments", E)[0], 403,
+           "write key on its read-only glob")
+        eq(keyed(srv, "adminkey", "PUT", "/v1/namespaces/shared", {"dim": 3})[0], 201, "admin")
+        eq(keyed(srv, "writekey", "GET", "/v1/namespaces/shared")[0], 200, "? glob")
+        expect_error(keyed(srv, "writekey", "DELETE", "/v1/namespaces/team-a"), 403, "forbidden",
+                     "write key dropping a namespace")
+        expect_error(keyed(srv, "writekey", "POST", "/v1/namespaces/team-a/compact",
+                           {"target": 0, "purge": True}), 403, "forbidden", "write key compacting")
+        # a write key may create a namespace implicitly by inserting into it
+        write(kf, "writekey write team-*\nadminkey admin *\nreadkey read team-*\n")
+        srv.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if keyed(srv, "writekey", "POST", "/v1/namespaces/team-new/segments", E)[0] == 201:
+                break
+            time.sleep(0.1)
+        eq(keyed(srv, "adminkey", "GET", "/v1/namespaces/team-new")[2]["count"], 1,
+           "the write key created team-new by inserting")
+        st, _, body = keyed(srv, "readkey", "GET", "/v1/namespaces")
+        eq(st, 200, "listing")
+        eq(sorted(n["name"] for n in body["namespaces"]), ["team-a", "team-new"],
+           "listing shows only the namespaces the key covers")
+        st, _, body = keyed(srv, "adminkey", "GET", "/v1/namespaces")
+        eq(sorted(n["name"] for n in body["namespaces"]), ["other", "shared", "team-a", "team-new"],
+           "admin on * sees every namespace")
+        # /metrics needs admin
+        expect_error(keyed(srv, "readkey", "GET", "/metrics"), 403, "forbidden", "metrics, read key")
+        eq(keyed(srv, "adminkey", "GET", "/metrics")[0], 200, "metrics, admin key")
+        # MCP tools need the role of their REST call
+        def tool(key, name, args):
+            st, _, body = keyed(srv, key, "POST", "/mcp", {"jsonrpc": "2.0", "id": 3,
+                                                            "method": "tools/call",
+                                                            "params": {"name": name,
+                                                                       "arguments": args}})
+            eq(st, 200, "MCP %s" % name)
+            return body["result"]
+        res = tool("readkey", "memory_insert", {"namespace": "team-a", "embedding": E3})
+        check(res["isError"] and res["structuredContent"]["error"]["code"] == "forbidden",
+              "read key cannot insert through MCP: %r" % res)
+        check(not tool("readkey", "memory_retrieve", {"namespace": "team-a", "embedding": E3})["isError"],
+              "read key retrieves through MCP")
+        res = tool("writekey", "memory_compact", {"namespace": "team-a", "target": 0})
+        check(res["isError"], "write key cannot compact through MCP")
+        # a malformed file on SIGHUP keeps the keys in force and logs an error
+        write(kf, "writekey write team-*\nthis line is wrong\n")
+        srv.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "keys_reload_failed" not in srv.log_tail(50):
+            time.sleep(0.1)
+        check("keys_reload_failed" in srv.log_tail(50) and "line 2" in srv.log_tail(50),
+              "the failed reload is logged with its line: %s" % srv.log_tail(5))
+        eq(keyed(srv, "adminkey", "GET", "/v1/namespaces/team-a")[0], 200, "old keys kept")
+        # a new key works after a good reload, a removed one does not
+        write(kf, "newkey read team-a\n")
+        srv.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if keyed(srv, "newkey", "GET", "/v1/namespaces/team-a")[0] == 200:
+                break
+            time.sleep(0.1)
+        eq(keyed(srv, "newkey", "GET", "/v1/namespaces/team-a")[0], 200, "new key after reload")
+        expect_error(keyed(srv, "adminkey", "GET", "/v1/namespaces/team-a"), 401, "unauthorized",
+                     "removed key after reload")
+        eq(keyed(srv, "masterkey", "GET", "/v1/namespaces/team-a")[0], 200, "MNEMOD_API_KEY stays")
+        check("masterkey" not in open(srv.log_path, errors="replace").read()
+              and "newkey" not in open(srv.log_path, errors="replace").read(),
+              "keys are never logged")
+    finally:
+        srv.stop()
+
+
+@test
+def test_keys_file_errors_stop_start_up():
+    import subprocess
+    import tempfile
+    d = tempfile.mkdtemp(prefix="mnemod-keys-")
+    for text, want in (("k1 read *\nk2 superuser *\n", "line 2"),
+                       ("k1 read\n", "line 1"),
+                       ("# ok\n\nk1 read a/b\n", "line 3"),
+                       ("k1 write * extra\n", "line 1")):
+        kf = os.path.join(d, "keys")
+        write(kf, text)
+        p = subprocess.run([h.BINARY, "--keys-file", kf, "--listen", "127.0.0.1:0", "--data",
+                            os.path.join(d, "x.db")], capture_output=True, timeout=20,
+                           env=h.clean_env({}))
+        eq(p.returncode, 2, "exit status for %r" % text)
+        err = p.stderr.decode()
+        check(want in err and "keys" in err and len(err.strip().splitlines()) == 1,
+              "one line naming %s: %r" % (want, err))
+    p = subprocess.run([h.BINARY, "--keys-file", os.path.join(d, "missing")], capture_output=True,
+                       timeout=20, env=h.clean_env({}))
+    eq(p.returncode, 2, "a missing keys file")
+    for flag, val in (("--allowed-origins", "evil.example"), ("--allowed-origins", "http://a,,"),
+                      ("--allowed-hosts", "a/b")):
+        p = subprocess.run([h.BINARY, flag, val], capture_output=True, timeout=20,
+                           env=h.clean_env({}))
+        eq(p.returncode, 2, "%s %s" % (flag, val))
+        check(flag in p.stderr.decode(), "names the flag: %r" % p.stderr)
+    out = subprocess.run([h.BINARY, "--help"], capture_output=True, timeout=20).stdout.decode()
+    for flag in ("--keys-file", "--allowed-origins", "--allowed-hosts", "MNEMOD_KEYS_FILE",
+                 "MNEMOD_ALLOWED_ORIGINS", "MNEMOD_ALLOWED_HOSTS"):
+        check(flag in out, "--help lists %s" % flag)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,7 @@ def test_limit_body_size():
     # announced small, but a chunked body that grows past the limit
     chunks = [big[i:i + 1000] for i in range(0, len(big), 1000)]
     payload = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
-    req = (b"POST /v1/namespaces/body/segments HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    req = (b"POST /v1/namespaces/body/segments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + payload)
     expect_error(srv.raw(req), 413, "payload_too_large", "chunked body over max-body")
     # a lying Content-Length is never trusted past the limit
@@ -146,7 +146,7 @@ def test_limit_metadata_size():
     # the server answers 413 from the headers and closes: send the body only if it lets us
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     try:
-        s.sendall(b"POST /v1/namespaces/meta/segments HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        s.sendall(b"POST /v1/namespaces/meta/segments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                   b"application/json\r\nContent-Length: %d\r\n\r\n" % len(big))
         try:
             s.sendall(big[:65536])
@@ -222,7 +222,7 @@ def test_max_connections():
             # one more: refused or left in the backlog, never served while 8 are open
             extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
             try:
-                extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 st, _, _ = read_response(extra, 2.0)
             except OSError:
                 st = None
@@ -256,7 +256,7 @@ def test_idle_timeout_closes_idle_connections():
         s.close()
         # a keep-alive connection left idle after a request is closed too
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         st, _, body = read_response(s, 10)
         eq(st, 200, "request on the connection")
         check(closed_within(s, 15), "idle keep-alive connection closed")
@@ -275,7 +275,7 @@ def test_request_timeout_drops_slow_body():
     try:
         body = json.dumps({"id": "loris", "embedding": [1, 0, 0]}).encode()
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-        s.sendall(b"POST /v1/namespaces/slow/segments HTTP/1.1\r\nHost: x\r\n"
+        s.sendall(b"POST /v1/namespaces/slow/segments HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
         dropped = False
         deadline = time.monotonic() + 20
@@ -307,7 +307,7 @@ def test_request_timeout_drops_slow_headers():
     srv = h.Server(["--request-timeout", "1s", "--idle-timeout", "30s"]).start()
     try:
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         dropped = False
         deadline = time.monotonic() + 12
         n = 0
@@ -340,7 +340,7 @@ def test_thousand_idle_connections_do_not_block_others():
             s.settimeout(10)
             s.connect(("127.0.0.1", srv.port))
             if i % 2:
-                s.sendall(b"POST /v1/namespaces/idle/segments HTTP/1.1\r\nHost: x\r\n")  # half a request
+                s.sendall(b"POST /v1/namespaces/idle/segments HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request
             held.append(s)
         rng = random.Random(SEED + 4)
         for i in range(20):
@@ -809,7 +809,7 @@ def test_invalid_utf8_in_path_is_404_not_503():
     for path, status, code in ((b"/v1/\xff\xfe", 404, "not_found"),
                                (b"/v1/namespaces/utf8p/segments/%ff%fe", 404, "not_found"),
                                (b"/v1/namespaces/utf8p/segments/\xce", 404, "not_found")):
-        r = srv.raw(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        r = srv.raw(b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         st = r[0]
         check(st == status or st == 400, "GET %r: status %s, want %d (or 400); body %s"
               % (path, st, status, h._short(r[2])))

@@ -4,15 +4,12 @@
  * Byte 0 picks the decoder; the rest is its input:
  *   0 a log record (cluster/record.c): a decoded record re-encodes to bytes that decode to
  *     the same op, and its computed size is the encoder's length;
- *   1 min_seq cut out of a body (cluster/jsoncut.c): a cut leaves a body without the member
- *     (cutting again finds nothing), shorter by exactly the member, every other byte kept in
- *     order; the value token lies inside the input;
+ *   1 (unused: was a decoder since removed; such inputs do nothing)
  *   2 a relayed answer's head and chunked body (server/forward.c): lengths stay inside the
  *     input, a head's status is a three-digit code;
  *   3 placement (cluster/placement.c) over node names from the input: distinct indexes in
  *     range, the least-loaded choice never picks a more loaded node over a less loaded one.
  */
-#include "cluster/jsoncut.c"
 #include "cluster/placement.c"
 #include "cluster/record.c"
 #include "server/forward.c"
@@ -42,32 +39,6 @@ static void record(const uint8_t *in, size_t len)
     mem_cluster_rec_free(b);
     free(buf);
     mem_cluster_rec_free(r);
-}
-
-static void cut(const uint8_t *in, size_t len)
-{
-    char *s = fuzz_dup(in, len, 0);
-    char *out = malloc(len ? len : 1);
-    size_t out_len = 0, off = 0, vlen = 0;
-    int rc = mem_cluster_json_cut(s, len, "min_seq", out, &out_len, &off, &vlen);
-    if (rc == MEM_CLUSTER_JSON_FOUND) {
-        FUZZ_CHECK(out_len < len && off + vlen <= len && vlen > 0, "cut out of range");
-        /* the rest keeps its order: out is a subsequence of s with one gap */
-        size_t a = 0;
-        while (a < out_len && out[a] == s[a])
-            a++;
-        size_t tail = out_len - a;
-        FUZZ_CHECK(memcmp(out + a, s + len - tail, tail) == 0, "bytes changed outside the cut");
-        char *again = malloc(out_len ? out_len : 1);
-        size_t l2, o2, v2;
-        int rc2 = mem_cluster_json_cut(out, out_len, "min_seq", again, &l2, &o2, &v2);
-        FUZZ_CHECK(rc2 == MEM_CLUSTER_JSON_ABSENT, "min_seq still there after the cut (%d)", rc2);
-        free(again);
-        uint64_t v;
-        mem_cluster_json_u64(s + off, vlen, &v);
-    }
-    free(out);
-    free(s);
 }
 
 static void answer(const uint8_t *in, size_t len)
@@ -126,7 +97,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         record(in, len);
         break;
     case 1:
-        cut(in, len);
         break;
     case 2:
         answer(in, len);

@@ -37,9 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                "unexpected rc %d", rc);
     if (rc == MEM_OK) {
         FUZZ_CHECK(r.label && r.label[0], "route without label");
-        bool has_ns = r.kind != MEM_API_R_HEALTHZ && r.kind != MEM_API_R_NAMESPACES &&
-                      r.kind != MEM_API_R_MCP && r.kind != MEM_API_R_OPENAPI &&
-                      r.kind != MEM_API_R_CONSOLE;
+        bool has_ns = (r.kind >= MEM_API_R_NS && r.kind <= MEM_API_R_COMPACT) ||
+                      r.kind == MEM_API_R_EXPORT || r.kind == MEM_API_R_IMPORT;
         if (r.kind == MEM_API_R_CONSOLE) /* a file name, never a path */
             FUZZ_CHECK(strnlen(r.id, sizeof(r.id)) < sizeof(r.id) && !strchr(r.id, '/'),
                        "console file name %s (path %s)", r.id, path);

@@ -53,7 +53,8 @@ if command -v man >/dev/null 2>&1; then
     check "man page renders without warnings" \
         sh -c "man --warnings -l -Tutf8 '$MAN' 2>&1 >/dev/null | grep . && exit 1 || exit 0"
     for flag in config listen data half-life recency-bias decay decay-offset embed-dim \
-        coherence-threshold coherence-weight api-key-file metrics-public max-body max-batch \
+        coherence-threshold coherence-weight api-key-file keys-file metrics-public \
+        allowed-origins allowed-hosts max-body max-batch \
         max-future-skew threads sync max-connections idle-timeout request-timeout max-queue \
         max-namespaces log-level log-format simd embedder embedder-model embedder-key-file \
         embedder-timeout embedder-batch; do

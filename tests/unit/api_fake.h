@@ -296,7 +296,8 @@ static void ctx_init(void)
     test_cfg.max_batch = 1000;
     test_cfg.max_future_skew_s = 300;
     test_cfg.max_body = 16u << 20;
-    test_ctx.store = NULL;
+    /* any non-NULL pointer: the store calls are the fakes above (NULL means "loading") */
+    test_ctx.store = (mem_store_t *)&fake;
     test_ctx.cfg = &test_cfg;
     test_ctx.ops = mem_vec_ops();
     test_ctx.now_ms = fake_now;

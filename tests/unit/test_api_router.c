@@ -43,7 +43,10 @@ static void test_route_table(void **state)
         {"GET", "/healthz/x", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/openapi.yaml", MEM_ENOTFOUND, 0, NULL, NULL},
         {"GET", "/openapi.json/x", MEM_ENOTFOUND, 0, NULL, NULL},
-        {"GET", "/metrics", MEM_ENOTFOUND, 0, NULL, NULL}, /* served by server/ */
+        {"GET", "/metrics", MEM_OK, MEM_API_R_METRICS, "", ""},
+        {"GET", "/v1/cluster", MEM_OK, MEM_API_R_CLUSTER, "", ""},
+        {"POST", "/v1/cluster/snapshot", MEM_OK, MEM_API_R_CLUSTER_SNAPSHOT, "", ""},
+        {"POST", "/metrics", MEM_EMETHOD, 0, NULL, NULL},
         {"GET", "/v1/namespaces/a/b/c/d/e/f/g", MEM_ENOTFOUND, 0, NULL, NULL},
         /* 405 */
         {"POST", "/healthz", MEM_EMETHOD, 0, NULL, NULL},
@@ -143,17 +146,21 @@ static void test_handle_404_405_bodies(void **state)
 static void test_content_type(void **state)
 {
     static const char *body = "{\"embedding\":[1,0,0]}";
-    const char *bad[] = {
-        "text/plain",           "application/x-www-form-urlencoded", "application/jsonx",
-        "application/json-seq", "multipart/form-data; boundary=x",   ""};
+    const char *bad[] = {NULL, /* a body needs a Content-Type (SPEC section 9) */
+                         "text/plain",
+                         "application/x-www-form-urlencoded",
+                         "application/jsonx",
+                         "application/json-seq",
+                         "multipart/form-data; boundary=x",
+                         ""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         mem_api_resp_t r;
         call_ct("POST", "/v1/namespaces/mem/retrieve", NULL, bad[i], body, &r);
         check_error(&r, 415, "unsupported_media_type", NULL);
         mem_api_resp_deinit(&r);
     }
-    const char *good[] = {NULL, "application/json", "application/json; charset=utf-8",
-                          "Application/JSON", " application/json ;charset=UTF-8"};
+    const char *good[] = {"application/json", "application/json; charset=utf-8", "Application/JSON",
+                          " application/json ;charset=UTF-8"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         mem_api_resp_t r;
         call_ct("POST", "/v1/namespaces/mem/retrieve", NULL, good[i], body, &r);

@@ -632,8 +632,10 @@ static void test_sample_config(void **state)
         if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
         if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0 ||
             strcmp(key, "scan-helpers") == 0 || strcmp(key, "embedder-model") == 0 ||
-            strcmp(key, "embedder-key-file") == 0 || strcmp(key, "nats-url") == 0 ||
-            strcmp(key, "node-id") == 0 || strcmp(key, "advertise") == 0)
+            strcmp(key, "embedder-key-file") == 0 || strcmp(key, "keys-file") == 0 ||
+            strcmp(key, "allowed-origins") == 0 || strcmp(key, "allowed-hosts") == 0 ||
+            strcmp(key, "nats-url") == 0 || strcmp(key, "node-id") == 0 ||
+            strcmp(key, "advertise") == 0)
             continue; /* example values (no default); CPU-dependent defaults */
         used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
         keys++;

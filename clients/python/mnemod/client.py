@@ -253,9 +253,10 @@ class Client:
         raise AssertionError("unreachable")
 
     def _stream(self, method: str, path: str, body: Any = None,
-                headers: Optional[Dict[str, str]] = None) -> http.client.HTTPResponse:
-        """A request on its own connection whose answer is read by the caller (streams).
-        503 is retried as in request() when the body can be sent again."""
+                headers: Optional[Dict[str, str]] = None
+                ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """A request on its own connection whose answer is read by the caller (streams),
+        who closes both. 503 is retried as in request() when the body can be sent again."""
         attempt = 0
         while True:
             conn = self._new_conn()
@@ -265,7 +266,7 @@ class Client:
                 conn.close()
                 raise TransportError("%s %s: %s" % (method, path, e)) from e
             if resp.status < 400:
-                return resp
+                return conn, resp
             raw = resp.read()
             conn.close()
             hdrs = {k.lower(): v for k, v in resp.getheaders()}
@@ -443,7 +444,7 @@ class Client:
     def export_lines(self, ns: str) -> Iterator[bytes]:
         """GET /v1/namespaces/{ns}/export as raw NDJSON lines (each ends with a newline),
         streamed: memory stays bounded whatever the namespace's size."""
-        resp = self._stream("GET", self._ns_path(ns, "export"))
+        conn, resp = self._stream("GET", self._ns_path(ns, "export"))
         try:
             while True:
                 line = resp.readline()
@@ -455,6 +456,7 @@ class Client:
             raise TransportError("export %s: %s" % (ns, e)) from e
         finally:
             resp.close()
+            conn.close()
 
     def export(self, ns: str) -> Iterator[Dict[str, Any]]:
         """Every stored segment of the namespace (archived and superseded included), in seq
@@ -475,8 +477,8 @@ class Client:
                         progress: Optional[ProgressCallback] = None,
                         chunk_bytes: int = 256 * 1024) -> ImportResult:
         """POST /v1/namespaces/{ns}/import: bulk load, all or nothing. ``segments`` is an
-        iterable of insert objects (dicts), of NDJSON lines (str or bytes), or a binary file
-        object holding NDJSON (an export). The body is streamed in chunks of about
+        iterable of insert objects (dicts), of NDJSON lines (str or bytes), or a file object
+        holding NDJSON (an export, opened in binary or text mode). The body is streamed in chunks of about
         ``chunk_bytes``; ``progress`` is called after each chunk with an
         :class:`ImportProgress`, and once more with ``done=True`` after the answer. An error
         raises :class:`ApiError` whose ``details["line"]`` names the 1-based bad line."""
@@ -486,9 +488,7 @@ class Client:
                 total = os.fstat(segments.fileno()).st_size - segments.tell()
             except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
                 total = None
-            source: Iterable[Any] = iter(lambda: segments.readline(), b"")
-        else:
-            source = segments
+        source: Iterable[Any] = segments  # a file object iterates its lines (bytes or str)
         state = {"lines": 0, "bytes": 0}
 
         def lines() -> Iterator[bytes]:
@@ -523,13 +523,14 @@ class Client:
                 progress(ImportProgress(state["lines"], state["bytes"], total))
 
         headers = self._headers_for("application/x-ndjson")
-        resp = self._stream("POST", self._ns_path(ns, "import"), chunks(), headers)
+        conn, resp = self._stream("POST", self._ns_path(ns, "import"), chunks(), headers)
         try:
             raw = resp.read()
         except (OSError, http.client.HTTPException) as e:
             raise TransportError("import %s: %s" % (ns, e)) from e
         finally:
             resp.close()
+            conn.close()
         body = _decode(raw, resp.getheader("content-type") or "")
         if progress:
             progress(ImportProgress(state["lines"], state["bytes"], total, done=True))

@@ -202,6 +202,7 @@ class ImportResult(_Model):
     """POST /v1/namespaces/{ns}/import."""
     imported: int = 0
     skipped: int = 0
+    log_seq: Optional[int] = None
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 

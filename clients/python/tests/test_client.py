@@ -11,6 +11,7 @@ import asyncio
 import base64
 import datetime as dt
 import http.server
+import json
 import math
 import os
 import struct
@@ -152,6 +153,23 @@ class ClientTest(unittest.TestCase):
             self.c.get_segment(ns, "pw")
         with self.assertRaises(errors.NotFoundError):
             self.c.delete_segment(ns, "pw")
+
+    def test_base64_embeddings(self):
+        ns = self.ns()
+        v = [0.6, 0.8, 0.0]
+        b64 = base64.b64encode(struct.pack("<3f", *v)).decode()
+        self.c.insert(ns, embedding=b64, id="b")
+        seg = self.c.get_segment(ns, "b", embedding="base64")
+        self.assertIsInstance(seg.embedding, str)
+        self.assertEqual(list(struct.unpack("<3f", base64.b64decode(seg.embedding))), unit(v))
+        arr = self.c.get_segment(ns, "b", embedding=True).embedding  # shortest float32 text
+        self.assertEqual([struct.unpack("f", struct.pack("f", x))[0] for x in arr], unit(v))
+        hit = self.c.retrieve(ns, embedding=base64.b64encode(struct.pack("<3f", 0, 1, 0))
+                              .decode(), explain=True).results[0]
+        self.assertAlmostEqual(hit.similarity, unit(v)[1], places=6)
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.insert(ns, embedding="not base64!")
+        self.assertEqual(cm.exception.field, "embedding")
 
     def test_ids_are_percent_encoded(self):
         ns = self.ns()
@@ -300,6 +318,99 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(rest - set(mine), set(), "operations without a client method")
         for op in rest:
             self.assertTrue(callable(getattr(mnemod.Client, mine[op])), op)
+
+    def test_update_segment(self):
+        ns = self.ns()
+        self.c.insert(ns, "a memory", id="m", source="chat", metadata={"u": "ana", "p": 1})
+        seg = self.c.update_segment(ns, "m", metadata={"u": "bo", "tags": ["x"]})
+        self.assertIsInstance(seg, mnemod.Segment)
+        self.assertEqual((seg.metadata, seg.source), ({"u": "bo", "tags": ["x"]}, "chat"))
+        seg = self.c.update_segment(ns, "m", source="ops")
+        self.assertEqual((seg.metadata, seg.source), ({"u": "bo", "tags": ["x"]}, "ops"))
+        seg = self.c.update_segment(ns, "m", metadata=None)
+        self.assertIsNone(seg.metadata)
+        self.assertEqual(self.c.get_segment(ns, "m").to_dict(), seg.to_dict())
+        self.assertEqual(seg.text, "a memory")
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.request("PATCH", "/v1/namespaces/%s/segments/m" % ns, {"text": "changed"})
+        self.assertEqual(cm.exception.field, "text")
+        with self.assertRaises(errors.NotFoundError):
+            self.c.update_segment(ns, "nope", source="x")
+
+    def test_metadata_filters(self):
+        ns = self.ns()
+        self.c.insert_batch(ns, [
+            {"id": "a", "embedding": [1, 0], "metadata": {"user": "ana", "prio": 3, "t": {"k": 1}}},
+            {"id": "b", "embedding": [0.9, 0.1], "metadata": {"user": "bo", "prio": 1}},
+            {"id": "c", "embedding": [0.8, 0.2], "metadata": {"user": "ana", "prio": 1}},
+            {"id": "d", "embedding": [0.7, 0.3]}])
+        def ids(f):
+            return [r.id for r in self.c.retrieve(ns, embedding=[1, 0], filter=f).results]
+        self.assertEqual(ids({"user": "ana"}), ["a", "c"])
+        self.assertEqual(ids({"prio": {"$gte": 2}}), ["a"])
+        self.assertEqual(ids({"user": {"$in": ["bo", "cy"]}}), ["b"])
+        self.assertEqual(ids({"t.k": 1}), ["a"])
+        self.assertEqual(ids({"user": {"$exists": False}}), ["d"])
+        self.assertEqual(ids({"user": "ana", "prio": {"$lt": 2}}), ["c"])
+        with self.assertRaises(errors.BadRequestError) as cm:
+            ids({"user": {"$bogus": 1}})
+        self.assertTrue(cm.exception.field.startswith("filter"), cm.exception.field)
+
+    def test_export_import(self):
+        ns, copy = self.ns(), self.ns() + "_copy"
+        self.c.insert_batch(ns, [{"id": "s%d" % i, "text": "memory %d about %s" % (i, w),
+                                  "metadata": {"i": i}, "source": "src%d" % (i % 2),
+                                  "timestamp": 1_760_000_000 + i * 60}
+                                 for i, w in enumerate(["cats", "dogs", "birds", "fish", "cats"])])
+        self.c.insert(ns, "replaces s0", id="s5", supersedes=["s0"], timestamp=1_760_000_400)
+        self.c.compact(ns, target=4, policy="coherence_weighted", context=[])
+        lines = list(self.c.export(ns))
+        self.assertEqual([x["id"] for x in lines], ["s%d" % i for i in range(6)])
+        self.assertEqual(sum(1 for x in lines if x["archived"]), 1)
+        self.assertEqual(lines[5]["supersedes"], ["s0"])
+        self.assertEqual(len(lines[0]["embedding"]), 256)
+        seen = []
+        res = self.c.import_segments(copy, lines, progress=seen.append, chunk_bytes=2000)
+        self.assertIsInstance(res, mnemod.ImportResult)
+        self.assertEqual((res.imported, res.skipped), (6, 0))
+        self.assertGreater(len(seen), 2, "several chunks with progress")
+        self.assertEqual([p.lines for p in seen][-1], 6)
+        self.assertTrue(seen[-1].done and not any(p.done for p in seen[:-1]))
+        self.assertEqual(seen[-1].bytes, sum(len(json.dumps(x, separators=(",", ":"))) + 1
+                                             for x in ({k: v for k, v in x.items()
+                                                        if v is not None} for x in lines)))
+        self.assertEqual(list(self.c.export(copy)), lines, "export, import, export: the same")
+        st, st2 = self.c.get_namespace(ns), self.c.get_namespace(copy)
+        for f in ("count", "superseded", "archived", "graph_edges", "max_degree", "oldest",
+                  "newest"):
+            self.assertEqual(getattr(st, f), getattr(st2, f), f)
+        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True)
+        self.assertEqual([(r.id, r.score) for r in self.c.retrieve(ns, "memory about cats", **q)
+                          .results],
+                         [(r.id, r.score) for r in self.c.retrieve(copy, "memory about cats", **q)
+                          .results])
+        # identical lines are skipped; a file object works (text or binary)
+        import io
+        import tempfile
+        with tempfile.TemporaryFile() as f:
+            n = self.c.export_to(ns, f)
+            self.assertEqual(n, 6)
+            f.seek(0)
+            again = self.c.import_segments(copy, f)
+        self.assertEqual((again.imported, again.skipped), (0, 6))
+        text = io.StringIO("".join(json.dumps({"id": "t%d" % i, "embedding": [1, i]}) + "\n"
+                                   for i in range(3)))
+        fresh = self.c.import_segments(self.ns() + "_text", text)
+        self.assertEqual(fresh.imported, 3)
+        # all or nothing: a bad line is named, nothing written
+        bad = [{"id": "ok1", "embedding": [1, 0]}, {"id": "ok2", "embedding": [1, 1]},
+               {"id": "bad", "embedding": [1]}]
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.import_segments(self.ns() + "_bad", iter(bad))
+        self.assertEqual((cm.exception.code, cm.exception.details.get("line")),
+                         ("dimension_mismatch", 3))
+        with self.assertRaises(errors.NotFoundError):
+            self.c.get_namespace(self.ns() + "_bad")
 
     # ---------------------------------------------------------------- retrieval
 

@@ -211,6 +211,7 @@ export interface SegmentPage {
 export interface ImportResult {
   imported: number;
   skipped: number;
+  log_seq?: number;
 }
 
 /** Given to an import's `onProgress` after each chunk is sent, and once with `done`. */

@@ -91,6 +91,19 @@ describe("MnemodClient", () => {
     await rejects(c.deleteSegment(ns, "pw"), 404, "not_found");
   });
 
+  test("base64 embeddings", async () => {
+    const ns = "ts_base64";
+    const b64 = Buffer.from(new Float32Array([0.6, 0.8, 0]).buffer).toString("base64");
+    await c.insert(ns, { id: "b", embedding: b64 });
+    const seg = await c.getSegment(ns, "b", { embedding: "base64" });
+    assert.equal(typeof seg.embedding, "string");
+    const bytes = Uint8Array.from(Buffer.from(seg.embedding, "base64")); // own, aligned buffer
+    assert.deepEqual(Array.from(new Float32Array(bytes.buffer)), unit([0.6, 0.8, 0]));
+    assert.deepEqual((await c.getSegment(ns, "b", { embedding: true })).embedding.map(f32),
+      unit([0.6, 0.8, 0]));
+    await rejects(c.insert(ns, { embedding: "not base64!" }), 400, "invalid_field", "embedding");
+  });
+
   test("batch, supersedes, atomicity", async () => {
     const ns = "ts_batch";
     const r = await c.insertBatch(ns, [
@@ -150,6 +163,70 @@ describe("MnemodClient", () => {
     const vec = (await c.listSegments(ns, { limit: 1, embedding: true })).segments[0].embedding;
     assert.ok(Math.abs(dot(vec, vec) - 1) < 1e-5);
     await rejects(c.listSegments(ns, { limit: 0 }), 400, "invalid_field", "limit");
+  });
+
+  test("updateSegment (PATCH)", async () => {
+    const ns = "ts_patch";
+    await c.insert(ns, { id: "m", text: "a memory", source: "chat", metadata: { u: "ana" } });
+    let seg = await c.updateSegment(ns, "m", { metadata: { u: "bo", tags: ["x"] } });
+    assert.deepEqual([seg.metadata, seg.source], [{ u: "bo", tags: ["x"] }, "chat"]);
+    seg = await c.updateSegment(ns, "m", { source: "ops" });
+    assert.deepEqual([seg.metadata, seg.source], [{ u: "bo", tags: ["x"] }, "ops"]);
+    seg = await c.updateSegment(ns, "m", { metadata: null });
+    assert.equal(seg.metadata, undefined);
+    assert.deepEqual(await c.getSegment(ns, "m"), seg);
+    await rejects(c.request("PATCH", `/v1/namespaces/${ns}/segments/m`, { text: "x" }), 400,
+      "invalid_field", "text");
+    await rejects(c.updateSegment(ns, "nope", { source: "x" }), 404, "not_found");
+  });
+
+  test("metadata filters", async () => {
+    const ns = "ts_filters";
+    await c.insertBatch(ns, [
+      { id: "a", embedding: [1, 0], metadata: { user: "ana", prio: 3, t: { k: 1 } } },
+      { id: "b", embedding: [0.9, 0.1], metadata: { user: "bo", prio: 1 } },
+      { id: "c", embedding: [0.8, 0.2], metadata: { user: "ana", prio: 1 } },
+      { id: "d", embedding: [0.7, 0.3] }]);
+    const ids = async (filter) => (await c.retrieve(ns, { embedding: [1, 0], filter }))
+      .results.map((r) => r.id);
+    assert.deepEqual(await ids({ user: "ana" }), ["a", "c"]);
+    assert.deepEqual(await ids({ prio: { $gte: 2 } }), ["a"]);
+    assert.deepEqual(await ids({ user: { $nin: ["ana"] }, prio: { $lte: 1 } }), ["b"]);
+    assert.deepEqual(await ids({ "t.k": 1 }), ["a"]);
+    assert.deepEqual(await ids({ user: { $exists: false } }), ["d"]);
+    const e = await rejects(ids({ user: { $bogus: 1 } }), 400, "invalid_field");
+    assert.match(e.field, /^filter/);
+  });
+
+  test("export and import", async () => {
+    const ns = "ts_export", copy = "ts_export_copy";
+    await c.insertBatch(ns, ["cats", "dogs", "birds", "fish", "cats"].map((w, i) => ({
+      id: `s${i}`, text: `memory ${i} about ${w}`, metadata: { i }, timestamp: 1_760_000_000 + i * 60 })));
+    await c.insert(ns, { id: "s5", text: "replaces s0", supersedes: ["s0"], timestamp: 1_760_000_400 });
+    await c.compact(ns, { target: 4, policy: "coherence_weighted", context: [] });
+    const lines = [];
+    for await (const x of c.export(ns)) lines.push(x);
+    assert.deepEqual(lines.map((x) => x.id), ["s0", "s1", "s2", "s3", "s4", "s5"]);
+    assert.equal(lines.filter((x) => x.archived).length, 1);
+    assert.deepEqual(lines[5].supersedes, ["s0"]);
+    const seen = [];
+    const res = await c.import(copy, lines, { onProgress: (p) => seen.push(p), chunkBytes: 2000 });
+    assert.deepEqual(res, { imported: 6, skipped: 0 });
+    assert.ok(seen.length > 2, "several chunks");
+    assert.equal(seen.at(-1).done, true);
+    assert.equal(seen.at(-1).lines, 6);
+    const again = [];
+    for await (const x of c.export(copy)) again.push(x);
+    assert.deepEqual(again, lines, "export, import, export: the same");
+    for (const f of ["count", "superseded", "archived", "graph_edges", "max_degree"]) {
+      assert.equal((await c.getNamespace(copy))[f], (await c.getNamespace(ns))[f], f);
+    }
+    async function* raw() { for await (const l of c.exportLines(ns)) yield l; }
+    assert.deepEqual(await c.import(copy, raw()), { imported: 0, skipped: 6 });
+    const e = await rejects(c.import("ts_export_bad", [{ id: "ok", embedding: [1, 0] },
+      '{"id":"bad","embedding":[1]}']), 400, "dimension_mismatch");
+    assert.equal(e.details.line, 2);
+    await rejects(c.getNamespace("ts_export_bad"), 404, "not_found");
   });
 
   test("retrieve scores follow the formula", async () => {

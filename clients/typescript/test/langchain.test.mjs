@@ -121,6 +121,26 @@ describe("MnemodVectorStore", () => {
     assert.ok(Math.abs(score - cos(q, emb.vector(texts[3])) * 0.5 ** (ageDays / 7)) < 1e-5);
   });
 
+  test("similaritySearch with metadata filters", async () => {
+    const store = await MnemodVectorStore.fromTexts(texts, metas, emb,
+      { namespace: "lc_filters", client });
+    const q = "staging database password";
+    const ana = await store.similaritySearchWithScore(q, 4, { user: "ana" });
+    assert.deepEqual(new Set(ana.map(([d]) => d.metadata.user)), new Set(["ana"]));
+    assert.equal(ana.length, 2);
+    const want = [0, 2].map((i) => ({ t: texts[i], s: cos(emb.vector(q), emb.vector(texts[i])) }))
+      .sort((a, b) => b.s - a.s);
+    assert.deepEqual(ana.map(([d]) => d.pageContent), want.map((w) => w.t));
+    ana.forEach(([, score], i) => assert.ok(Math.abs(score - want[i].s) < 1e-5));
+    const secrets = await store.similaritySearch(q, 4, { kind: "secret", user: { $ne: "ana" } });
+    assert.deepEqual(secrets.map((d) => d.pageContent), [texts[3]]);
+    const viaRetriever = await store.asRetriever({ k: 4, filter: { kind: { $in: ["work"] } } })
+      .invoke(q);
+    assert.deepEqual(viaRetriever.map((d) => d.pageContent), [texts[2]]);
+    await assert.rejects(store.similaritySearch(q, 2, { user: { $like: "a%" } }),
+      (e) => e instanceof ApiError && e.status === 400);
+  });
+
   test("the namespace is required", () => {
     assert.throws(() => new MnemodVectorStore(emb, {}), /namespace/);
   });
