@@ -315,7 +315,7 @@ int mem_api__decode_segment(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
                             size_t *dim, mem_store_seg_in_t *seg, bool *embedded, mem_err_t *err);
 
 typedef struct mem_api__retrieve_in {
-    mem_store_query_t q; /* q.scan.query in the pool */
+    mem_store_query_t q; /* q.scan.query, q.text in the pool */
     bool explain;
     bool embedded; /* the query vector is (or will be) made from the query text */
     /* remote embedder: the query text awaiting its vector (q.scan.query NULL, q_dim 0) */
@@ -323,8 +323,21 @@ typedef struct mem_api__retrieve_in {
     size_t query_len;
 } mem_api__retrieve_in_t;
 
+/* What a text query does when the request names no match (SPEC 6): the match and hybrid's
+ * text weight for the namespace's kind of vectors (mem_api__text_match). */
+typedef struct mem_api__text_match {
+    mem_scan_match_t match;
+    double text_weight;
+} mem_api__text_match_t;
+/* The default of a text query for namespace s (its kind of vectors, the configuration). */
+mem_api__text_match_t mem_api__text_match(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s);
+
+/* Retrieve body. A query text matches as the body's "match" says, else as dflt says; an
+ * embedding alone matches by vector (text and hybrid need a query: 400). The query is
+ * embedded only for vector and hybrid match. */
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
-                             size_t ns_dim, mem_api__retrieve_in_t *out, mem_err_t *err);
+                             size_t ns_dim, const mem_api__text_match_t *dflt,
+                             mem_api__retrieve_in_t *out, mem_err_t *err);
 
 typedef struct mem_api__compact_in {
     mem_store_compact_req_t req; /* req.context in the pool */
@@ -355,7 +368,7 @@ json_t *mem_api__enc_segment(const mem_store_segment_t *seg);
 json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_form_t form);
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
-                             int64_t origin_ms);
+                             int64_t origin_ms, mem_scan_match_t match);
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);

@@ -558,11 +558,28 @@ static const char *const RETRIEVE_KEYS[] = {"embedding",
                                             "include_superseded",
                                             "include_archived",
                                             "explain",
+                                            "match",
                                             "filter",
                                             NULL};
 
+static int decode_match(const json_t *v, mem_scan_match_t *out, mem_err_t *err)
+{
+    const char *s = json_string_value(v);
+    if (s && strcmp(s, "vector") == 0)
+        *out = MEM_SCAN_MATCH_VECTOR;
+    else if (s && strcmp(s, "text") == 0)
+        *out = MEM_SCAN_MATCH_TEXT;
+    else if (s && strcmp(s, "hybrid") == 0)
+        *out = MEM_SCAN_MATCH_HYBRID;
+    else
+        return mem_err_field(err, MEM_EINVAL, "match",
+                             "match: expected \"vector\", \"text\" or \"hybrid\"");
+    return MEM_OK;
+}
+
 int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const json_t *root,
-                             size_t ns_dim, mem_api__retrieve_in_t *out, mem_err_t *err)
+                             size_t ns_dim, const mem_api__text_match_t *dflt,
+                             mem_api__retrieve_in_t *out, mem_err_t *err)
 {
     int rc;
     const json_t *v;
@@ -584,6 +601,16 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
     size_t n = 0;
     if (emb && query)
         return mem_err_field(err, MEM_EINVAL, "query", "query: give query or embedding, not both");
+    mem_scan_match_t match = emb ? MEM_SCAN_MATCH_VECTOR : dflt->match;
+    if ((v = opt(root, "match"))) {
+        if ((rc = decode_match(v, &match, err)) != MEM_OK) return rc;
+        if (emb && match != MEM_SCAN_MATCH_VECTOR)
+            return mem_err_field(err, MEM_EINVAL, "match",
+                                 "match: text and hybrid match need a query (text)");
+    }
+    p->match = match;
+    p->text_weight = dflt->text_weight;
+    r.q.lex = ctx->cfg->lex;
     if (emb) {
         if ((rc = mem_api__decode_vec(pool, emb, "embedding", ns_dim, &vec, &n, err)) != MEM_OK)
             return rc;
@@ -591,8 +618,14 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
         const char *s;
         size_t l;
         if ((rc = get_str(query, "query", MEM_API_MAX_TEXT, &s, &l, err)) != MEM_OK) return rc;
-        r.embedded = true;
-        if (ctx->embedder_remote) {
+        if (l == 0) return mem_err_field(err, MEM_EINVAL, "query", "query: empty");
+        if (!(r.q.text = mem_api__pstrndup(pool, s, l)))
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        r.q.text_len = l;
+        r.embedded = match != MEM_SCAN_MATCH_TEXT;
+        if (!r.embedded) {
+            /* text match: no vector (the namespace's may not be made from text at all) */
+        } else if (ctx->embedder_remote) {
             size_t want = ns_dim;
             if ((rc = defer_text(ctx, l, "query", &want, err)) != MEM_OK) return rc;
             if (!(r.query_text = mem_api__pstrndup(pool, s, l)))

@@ -125,9 +125,14 @@ static double age_before_offset(int64_t origin_ms, int64_t ts_ms)
     return (double)(d < 0 ? -d : d) / 1000.0;
 }
 
+static const char *match_name(mem_scan_match_t m)
+{
+    return m == MEM_SCAN_MATCH_TEXT ? "text" : m == MEM_SCAN_MATCH_HYBRID ? "hybrid" : "vector";
+}
+
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
-                             int64_t origin_ms)
+                             int64_t origin_ms, mem_scan_match_t match)
 {
     json_t *o = json_object(), *arr = json_array();
     if (!o || !arr) goto fail;
@@ -144,12 +149,17 @@ json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size
         if (explain &&
             (set(h, "similarity", json_f32(r->hit.sim)) ||
              set(h, "decay", json_real(r->hit.decay)) || set(h, "gate", json_real(r->hit.gate)) ||
-             set(h, "age_seconds", json_real(age_before_offset(origin_ms, r->ts_ms)))))
+             set(h, "age_seconds", json_real(age_before_offset(origin_ms, r->ts_ms))) ||
+             (match != MEM_SCAN_MATCH_VECTOR &&
+              set(h, "text_score", json_real(r->hit.text_score))) ||
+             (match != MEM_SCAN_MATCH_TEXT &&
+              set(h, "vector_score", json_f32((float)r->hit.vector_score)))))
             goto fail;
     }
     if (set(o, "namespace", json_string(ns)) || set(o, "took_ms", json_real(took_ms)) ||
         set(o, "scanned", json_integer((json_int_t)scanned)) ||
-        set(o, "kernel", json_string(kernel ? kernel : "scalar")))
+        set(o, "kernel", json_string(kernel ? kernel : "scalar")) ||
+        set(o, "match", json_string(match_name(match))))
         goto fail;
     if (json_object_set_new(o, "results", arr)) {
         arr = NULL;

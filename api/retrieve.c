@@ -3,7 +3,12 @@
  *
  * Runs on a worker thread: the scan happens inside mem_store_retrieve under the
  * namespace's shared lock. The namespace is looked up first so the query's dimension
- * can be checked with a clear message before anything is scanned. A text query for a
+ * can be checked with a clear message before anything is scanned. A text query matches as
+ * its "match" says, else as the namespace's kind of vectors says (mem_api__text_match);
+ * where the namespace's vectors cannot be made from text (client vectors of another
+ * dimension than the embedder's), the default falls back to text match while an explicit
+ * vector or hybrid match is refused (400 dimension_mismatch); a namespace of another
+ * embedder stays 409 embedder_mismatch unless the query asks for text match. A text query for a
  * remote embedder waits for its vector (resp->embed) and scans in mem_api__retrieve_resume.
  */
 #include <string.h>
@@ -26,7 +31,7 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
         return;
     }
     json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
-                                     in->explain, in->q.scan.origin_ms);
+                                     in->explain, in->q.scan.origin_ms, in->q.scan.match);
     resp->scanned_fraction = (double)scanned / (double)(s->count ? s->count : 1);
     mem_store_results_free(res, n);
     mem_api__send_json(resp, 200, o);
@@ -50,12 +55,28 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
-    /* A text query for a namespace of another embedder (or dimension): say so first. */
+    mem_api__text_match_t dflt = mem_api__text_match(ctx, &st->ns_stats);
     bool text_query = json_string_length(json_object_get(root, "query")) > 0 &&
                       !json_object_get(root, "embedding");
-    if ((text_query && (rc = mem_api__embed_check(ctx, &st->ns_stats, "query", &err)) != MEM_OK) ||
-        (rc = mem_api__decode_retrieve(ctx, &st->pool, root, st->ns_stats.dim, in, &err)) !=
-            MEM_OK) {
+    if (text_query) {
+        const char *m = json_string_value(json_object_get(root, "match"));
+        bool given = json_object_get(root, "match") != NULL;
+        bool wants_vector =
+            given ? !(m && strcmp(m, "text") == 0) : dflt.match != MEM_SCAN_MATCH_TEXT;
+        /* a namespace of another embedder (or dimension): say so first, or match by text */
+        if (wants_vector &&
+            (rc = mem_api__embed_check(ctx, &st->ns_stats, "query", &err)) != MEM_OK) {
+            if (rc != MEM_EDIM ||
+                (given && m && (strcmp(m, "vector") == 0 || strcmp(m, "hybrid") == 0))) {
+                mem_api_error(resp, &err);
+                return;
+            }
+            mem_err_clear(&err);
+            if (!given) dflt.match = MEM_SCAN_MATCH_TEXT;
+        }
+    }
+    if ((rc = mem_api__decode_retrieve(ctx, &st->pool, root, st->ns_stats.dim, &dflt, in, &err)) !=
+        MEM_OK) {
         mem_api_error(resp, &err);
         return;
     }

@@ -257,6 +257,31 @@ size_t mem_api__embedder_dim(const mem_api_ctx_t *ctx)
     return ctx->embedder_dim ? ctx->embedder_dim(ctx->embedder_ud) : 0;
 }
 
+mem_api__text_match_t mem_api__text_match(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s)
+{
+    mem_api__vec_kind_t kind = mem_api__ns_vec_kind(s);
+    mem_api__text_match_t m;
+    /* measured on the development set: docs/retrieval.md */
+    switch (ctx->cfg->match) {
+    case MEM_CFG_MATCH_VECTOR:
+        m.match = MEM_SCAN_MATCH_VECTOR;
+        break;
+    case MEM_CFG_MATCH_TEXT:
+        m.match = MEM_SCAN_MATCH_TEXT;
+        break;
+    case MEM_CFG_MATCH_HYBRID:
+        m.match = MEM_SCAN_MATCH_HYBRID;
+        break;
+    default: /* client vectors were not made from text: their cosine to an embedded query
+                means nothing */
+        m.match = kind == MEM_API_VEC_CLIENT ? MEM_SCAN_MATCH_TEXT : MEM_SCAN_MATCH_HYBRID;
+    }
+    m.text_weight = ctx->cfg->text_weight >= 0.0   ? ctx->cfg->text_weight
+                    : kind == MEM_API_VEC_PROVIDER ? MEM_SCAN_TEXT_WEIGHT_SEMANTIC
+                                                   : MEM_SCAN_TEXT_WEIGHT_BUILTIN;
+    return m;
+}
+
 mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s)
 {
     if (!s->embedder[0]) return MEM_API_VEC_CLIENT;

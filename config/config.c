@@ -297,6 +297,42 @@ static int set_coherence_weight(mem_cfg_t *cfg, const char *val, char *why, size
     return range_double(val, 0.0, 1.0, &cfg->coherence_weight, why, n);
 }
 
+static int set_match(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    static const char *const names[] = {"auto", "vector", "text", "hybrid"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(val, names[i]) == 0) {
+            cfg->match = (mem_cfg_match_t)i;
+            return 0;
+        }
+    snprintf(why, n, "expected auto, vector, text or hybrid");
+    return -1;
+}
+
+static int set_text_weight(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (strcmp(val, "auto") == 0) {
+        cfg->text_weight = -1.0;
+        return 0;
+    }
+    return range_double(val, 0.0, 1.0, &cfg->text_weight, why, n);
+}
+
+static int set_bm25_k1(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, 0.0, 10.0, &cfg->lex.k1, why, n);
+}
+
+static int set_bm25_b(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, 0.0, 1.0, &cfg->lex.b, why, n);
+}
+
+static int set_text_grams(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return range_double(val, 0.0, 1.0, &cfg->lex.gram_weight, why, n);
+}
+
 /* A key ends up in an HTTP header (compared, or sent): printable ASCII without spaces,
  * shorter than cap. what names it in messages ("the API key"). */
 static int check_key(const char *key, size_t len, size_t cap, const char *what, char *why, size_t n)
@@ -765,6 +801,20 @@ static const opt_t opts[] = {
      0},
     {"embedder-batch", "MNEMOD_EMBEDDER_BATCH", "N", "64", "texts per provider call, 1..2048",
      set_embedder_batch, 0},
+    {"match", "MNEMOD_MATCH", "MODE", "auto",
+     "match of a text query: auto (hybrid for built-in and provider vectors, text for client "
+     "vectors), vector, text or hybrid",
+     set_match, 0},
+    {"text-weight", "MNEMOD_TEXT_WEIGHT", "X", "auto",
+     "hybrid's share of text relevance in [0, 1]; auto: 0.9 with built-in vectors, 0.5 with a "
+     "provider's",
+     set_text_weight, 0},
+    {"bm25-k1", "MNEMOD_BM25_K1", "X", "0.9", "BM25 term-frequency saturation, in [0, 10]",
+     set_bm25_k1, 0},
+    {"bm25-b", "MNEMOD_BM25_B", "X", "0.4", "BM25 length normalisation, in [0, 1]", set_bm25_b, 0},
+    {"text-grams", "MNEMOD_TEXT_GRAMS", "X", "0",
+     "weight in [0, 1] of a character-trigram field in text relevance; 0 keeps none",
+     set_text_grams, 0},
     {"coherence-threshold", "MNEMOD_COHERENCE_THRESHOLD", "X", "0.55",
      "cosine for a coherence edge, in [-1, 1]", set_coherence_threshold, 0},
     {"coherence-weight", "MNEMOD_COHERENCE_WEIGHT", "X", "0.0",
@@ -1065,6 +1115,9 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->embed_dim = MEM_EMBED_DIM_DEFAULT;
     cfg->coherence_threshold = 0.55;
     cfg->coherence_weight = 0.0;
+    cfg->match = MEM_CFG_MATCH_AUTO;
+    cfg->text_weight = -1.0;
+    cfg->lex = MEM_LEXPARAMS_DEFAULTS;
     cfg->metrics_public = false;
     cfg->max_body = 16u << 20;
     cfg->max_import_body = (size_t)4 << 30;

@@ -9,6 +9,7 @@
 
 #include "core/decay.h"
 #include "core/err.h"
+#include "core/lexidx.h"
 #include "core/log.h"
 
 /* Which embedder makes vectors from text (SPEC 6). */
@@ -16,6 +17,15 @@ typedef enum mem_cfg_embedder {
     MEM_CFG_EMBEDDER_BUILTIN, /* core/embed.c, the hashed lexical embedder */
     MEM_CFG_EMBEDDER_OPENAI,  /* an OpenAI-compatible POST BASE_URL/embeddings */
 } mem_cfg_embedder_t;
+
+/* How a text query matches by default (SPEC 6): AUTO picks per namespace by the kind of its
+ * vectors (docs/retrieval.md); the others force one match for every namespace. */
+typedef enum mem_cfg_match {
+    MEM_CFG_MATCH_AUTO,
+    MEM_CFG_MATCH_VECTOR,
+    MEM_CFG_MATCH_TEXT,
+    MEM_CFG_MATCH_HYBRID,
+} mem_cfg_match_t;
 
 #define MEM_CFG_EMBEDDER_BATCH_MAX   2048   /* texts per provider call (OpenAI's own limit) */
 #define MEM_CFG_EMBEDDER_TIMEOUT_MAX 3600.0 /* seconds */
@@ -79,6 +89,10 @@ typedef struct mem_cfg {
     char embedder_key[1024];   /* sent as "Authorization: Bearer KEY"; "" = none */
     double embedder_timeout_s; /* budget of one request's provider calls, retries included */
     size_t embedder_batch;     /* texts per provider call, 1..MEM_CFG_EMBEDDER_BATCH_MAX */
+    /* Text retrieval (SPEC 6). text_weight < 0: hybrid's text share by namespace kind. */
+    mem_cfg_match_t match;
+    double text_weight;  /* [0, 1], or -1 (auto) */
+    mem_lexparams_t lex; /* k1, b, gram_weight (0: no trigram field is kept) */
 } mem_cfg_t;
 
 #define MEM_CFG_KEY_MAX 512 /* bytes of a key, NUL included */

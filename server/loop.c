@@ -1183,6 +1183,7 @@ static void open_work_cb(uv_work_t *w)
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
         .scan_split_min = s->cfg->scan_split_min,
+        .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {

@@ -35,10 +35,12 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
         mem_index_record_access(view, hits[i].pos);
         push_dirty(ns, hits[i].pos);
     }
-    memcpy(ns->recent + ns->recent_head * ns->dim, query, ns->dim * sizeof(float));
-    ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
-    if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
-    ns->recent_dirty = true;
+    if (query) { /* a text match has no vector to remember */
+        memcpy(ns->recent + ns->recent_head * ns->dim, query, ns->dim * sizeof(float));
+        ns->recent_head = (ns->recent_head + 1) % MEM_STORE__RECENT_QUERIES;
+        if (ns->n_recent < MEM_STORE__RECENT_QUERIES) ns->n_recent++;
+        ns->recent_dirty = true;
+    }
     pthread_mutex_unlock(&ns->acc_mu);
 }
 

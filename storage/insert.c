@@ -311,6 +311,28 @@ static int insert_row_sql(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_
     return rc;
 }
 
+/* The texts of the new members of op into w->docs[i], without any lock held. */
+static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const seg_kind_t *kind)
+{
+    if (op->n_segs > w->cap_docs) {
+        mem_lexdoc_t *d = realloc(w->docs, op->n_segs * sizeof(*d));
+        if (!d) return MEM_ENOMEM;
+        memset(d + w->cap_docs, 0, (op->n_segs - w->cap_docs) * sizeof(*d));
+        w->docs = d;
+        w->cap_docs = op->n_segs;
+    }
+    mem_lextok_opts_t to = MEM_LEXTOK_DEFAULTS;
+    for (size_t i = 0; i < op->n_segs; i++) {
+        const mem_store_seg_in_t *in = &op->segs[i];
+        if (kind[i] != SEG_NEW || !in->text) continue;
+        if (!w->tk && mem_lextok_new(&to, &w->tk) != MEM_OK) return MEM_ENOMEM;
+        if (mem_lexdoc_build(&w->docs[i], w->tk, in->text, in->text_len, w->st->opts.text_grams) !=
+            MEM_OK)
+            return MEM_ENOMEM;
+    }
+    return MEM_OK;
+}
+
 /* The new members of an insert op (kind SEG_NEW), all at once:
  * 1. append every row under the lock (invisible to scans until COMMIT);
  * 2. link them (linker.c: edges found without the lock, applied under it);
@@ -327,6 +349,8 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
     size_t first = mem_index_rows(view), n_new = 0, n_targets = 0;
     int rc = MEM_OK;
     *n_inserted = 0;
+    if ((rc = tokenise_new(w, op, kind)) != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    mem_lexidx_t *lex = mem_store__lex(ns);
 
     mem_index_t *idx = mem_store__write_lock(w, ns);
     for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
@@ -339,6 +363,8 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
         else
             rc = mem_index_append(idx, in->id, strlen(in->id), ts[i], ns->last_seq + 1, in->vec,
                                   (uint16_t)src, 0, &pos);
+        size_t lpos; /* ENOMEM fails the group: its namespaces are reloaded, both indexes */
+        if (rc == MEM_OK) rc = mem_lexidx_append(lex, in->text ? &w->docs[i] : NULL, true, &lpos);
         if (rc == MEM_OK) {
             ns->last_seq++;
             ns->last_ts_ms = ts[i];

@@ -155,6 +155,7 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
         if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
         m++;
         mem_index_set_flags(idx, rows[i], to);
+        mem_store__lex_flags(ns, rows[i], to);
         if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
     }
     mem_store__write_unlock(w, ns);
@@ -172,7 +173,9 @@ int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *
     mem_index_t *idx = mem_store__write_lock(w, ns);
     for (size_t i = 0; i < n; i++) {
         uint8_t f = mem_index_flags(idx, rows[i]);
-        if (!(f & MEM_ROW_DELETED)) mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
+        if (f & MEM_ROW_DELETED) continue;
+        mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
+        mem_store__lex_flags(ns, rows[i], (uint8_t)(f & ~drop));
     }
     mem_store__write_unlock(w, ns);
     const mem_index_t *view = mem_store__writer_view(w, ns);

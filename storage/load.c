@@ -19,18 +19,20 @@
 #include "storage/store_int.h"
 
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
-                      mem_store_ns_t **out)
+                      mem_lexidx_t *lex, bool grams, mem_store_ns_t **out)
 {
     mem_store_ns_t *ns = calloc(1, sizeof(*ns));
     int rc = ns ? MEM_OK : MEM_ENOMEM;
     if (ns && !(ns->recent = malloc(MEM_STORE__RECENT_QUERIES * dim * sizeof(float))))
         rc = MEM_ENOMEM;
     if (rc == MEM_OK && !idx) rc = mem_index_new(dim, &idx);
+    if (rc == MEM_OK && !lex) rc = mem_lexidx_new(grams, &lex);
     if (rc == MEM_OK) rc = mem_meta_new(&ns->meta);
     if (rc != MEM_OK) {
         if (ns) free(ns->recent);
         free(ns);
         mem_index_free(idx);
+        mem_lexidx_free(lex);
         return rc;
     }
     snprintf(ns->name, sizeof(ns->name), "%s", name);
@@ -39,6 +41,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
     ns->refs = 1;
     ns->last_ts_ms = INT64_MIN;
     ns->_idx = idx;
+    ns->_lex = lex;
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -52,6 +55,7 @@ int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *
 void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx)
 {
     mem_index_publish(idx, mem_index_rows(idx));
+    mem_lexidx_publish(ns->_lex, mem_index_rows(idx));
     mem_index_counts_t c;
     mem_index_counts(idx, &c);
     ns->pub_active = c.n_active;
@@ -167,17 +171,28 @@ static int link_unlinked(const mem_store_t *st, const ns_row_t *nr, mem_index_t 
     return rc;
 }
 
-/* Read the namespace's segments into idx (not shared with anyone yet). */
-static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *idx, sqlite3 *db,
-                     uint64_t clock, mem_err_t *err)
+/* Read the namespace's segments into idx and their texts into lex (neither shared with
+ * anyone yet). The lexical index is rebuilt from the texts, not stored: tokenising costs
+ * about what reading postings back would, and a change of tokenizer applies at once. */
+static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *idx,
+                     mem_lexidx_t *lex, sqlite3 *db, uint64_t clock, mem_err_t *err)
 {
     pos_list_t unlinked = {0};
     static const char sql[] =
         "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived, degree,"
-        " access_count, tick FROM segments WHERE ns_id = ? ORDER BY seq";
+        " access_count, tick, text FROM segments WHERE ns_id = ? ORDER BY seq";
     sqlite3_stmt *st = NULL;
+    mem_lextok_t *tk = NULL;
+    mem_lexdoc_t doc = {0};
+    mem_lextok_opts_t to = MEM_LEXTOK_DEFAULTS;
+    bool grams = mem_lexidx_has_grams(lex);
+    if (mem_lextok_new(&to, &tk) != MEM_OK)
+        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load segments");
+    if (rc != SQLITE_OK) {
+        mem_lextok_free(tk);
+        return mem_store__err_sqlite(err, db, rc, "load segments");
+    }
     sqlite3_bind_int64(st, 1, nr->ns_id);
     int64_t prev_seq = 0, prev_ts = INT64_MIN;
     uint64_t max_tick = 0;
@@ -223,6 +238,14 @@ static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *
             rc = mem_err_set(err, rc, "out of memory loading %s", nr->name);
             goto out;
         }
+        const char *text = (const char *)sqlite3_column_text(st, 10);
+        size_t lpos;
+        if ((text && mem_lexdoc_build(&doc, tk, text, (size_t)sqlite3_column_bytes(st, 10),
+                                      grams) != MEM_OK) ||
+            mem_lexidx_append(lex, text ? &doc : NULL, flags == 0, &lpos) != MEM_OK) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
+            goto out;
+        }
         int64_t deg = sqlite3_column_int64(st, 7);
         int64_t acc = sqlite3_column_int64(st, 8);
         int64_t tick = sqlite3_column_int64(st, 9);
@@ -247,6 +270,8 @@ static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *
 out:
     sqlite3_finalize(st);
     free(unlinked.p);
+    mem_lexdoc_deinit(&doc);
+    mem_lextok_free(tk);
     return rc;
 }
 
@@ -265,14 +290,20 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, MEM_ECORRUPT, "corrupt embedder of namespace row %lld",
                            (long long)ns_id);
     mem_index_t *idx = NULL;
+    mem_lexidx_t *lex = NULL;
     mem_store_ns_t *ns;
     int rc = mem_index_new(nr.dim, &idx);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory loading %s", name);
-    if ((rc = load_rows(st, &nr, idx, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+    if (rc == MEM_OK) rc = mem_lexidx_new(st->opts.text_grams, &lex);
+    if (rc != MEM_OK) {
         mem_index_free(idx);
+        return mem_err_set(err, rc, "out of memory loading %s", name);
+    }
+    if ((rc = load_rows(st, &nr, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+        mem_index_free(idx);
+        mem_lexidx_free(lex);
         return rc;
     }
-    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, &ns)) != MEM_OK)
+    if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
     if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
     if ((rc = mem_store__meta_load(ns, db, err)) != MEM_OK) {

@@ -88,6 +88,7 @@ void mem_store__ns_release(mem_store_ns_t *ns)
 {
     if (!ns || __atomic_sub_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
     mem_index_free(ns->_idx);
+    mem_lexidx_free(ns->_lex);
     mem_meta_free(ns->meta);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
@@ -135,6 +136,63 @@ mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, m
     mem_index_t *old = ns->_idx;
     ns->_idx = fresh;
     return old;
+}
+
+mem_lexidx_t *mem_store__lex(mem_store_ns_t *ns)
+{
+    return ns->_lex;
+}
+
+mem_lexidx_t *mem_store__write_swap_lex(mem_store__writer_t *w, mem_store_ns_t *ns,
+                                        mem_lexidx_t *fresh)
+{
+    (void)w;
+    mem_lexidx_t *old = ns->_lex;
+    ns->_lex = fresh;
+    return old;
+}
+
+void mem_store__lex_flags(mem_store_ns_t *ns, size_t pos, uint8_t to)
+{
+    if (to & MEM_ROW_DELETED)
+        mem_lexidx_remove(ns->_lex, pos);
+    else
+        mem_lexidx_set_active(ns->_lex, pos, to == 0);
+}
+
+#define TOK_POOL_MAX 64 /* tokenizers kept for reuse (about 70 KB each) */
+
+mem_lextok_t *mem_store__tok_get(mem_store_t *st)
+{
+    mem_lextok_t *tk = NULL;
+    pthread_mutex_lock(&st->tk_mu);
+    if (st->n_tk) tk = st->tk_pool[--st->n_tk];
+    pthread_mutex_unlock(&st->tk_mu);
+    if (!tk) {
+        mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
+        if (mem_lextok_new(&o, &tk) != MEM_OK) return NULL;
+    }
+    return tk;
+}
+
+void mem_store__tok_put(mem_store_t *st, mem_lextok_t *tk)
+{
+    if (!tk) return;
+    pthread_mutex_lock(&st->tk_mu);
+    if (st->n_tk == st->cap_tk && st->cap_tk < TOK_POOL_MAX) {
+        size_t cap = st->cap_tk ? st->cap_tk * 2 : 8;
+        mem_lextok_t **p = realloc(st->tk_pool, cap * sizeof(*p));
+        if (p) {
+            st->tk_pool = p;
+            st->cap_tk = cap;
+        }
+    }
+    if (st->n_tk < st->cap_tk) {
+        st->tk_pool[st->n_tk++] = tk;
+        tk = NULL;
+    }
+    pthread_mutex_unlock(&st->tk_mu);
+    mem_lextok_free(tk);
 }
 
 static int ns_missing(mem_err_t *err, const char *name)
@@ -261,6 +319,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     pthread_cond_init(&st->q_cv, NULL);
     pthread_cond_init(&st->done_cv, NULL);
     pthread_mutex_init(&st->pool_mu, NULL);
+    pthread_mutex_init(&st->tk_mu, NULL);
 
     int rc = sqlite3_open_v2(
         st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -317,6 +376,10 @@ void mem_store_close(mem_store_t *st)
     pthread_cond_destroy(&st->q_cv);
     pthread_cond_destroy(&st->done_cv);
     pthread_mutex_destroy(&st->pool_mu);
+    for (size_t i = 0; i < st->n_tk; i++)
+        mem_lextok_free(st->tk_pool[i]);
+    free(st->tk_pool);
+    pthread_mutex_destroy(&st->tk_mu);
     free(st->path);
     free(st);
 }
@@ -541,9 +604,16 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     mem_store_result_t *res = NULL;
     size_t n_hits = 0, n_scanned = 0, n_res = 0;
     int rc = MEM_OK;
-    if (q->q_dim != ns->dim) {
+    bool text = q->scan.match != MEM_SCAN_MATCH_VECTOR;
+    mem_lextok_t *tk = NULL;
+    mem_lexq_t lq = {0};
+    if (q->scan.match != MEM_SCAN_MATCH_TEXT && q->q_dim != ns->dim) {
         rc = mem_err_field(err, MEM_EDIM, "embedding", "embedding: expected %zu floats, got %zu",
                            ns->dim, q->q_dim);
+        goto out;
+    }
+    if (text && !(tk = mem_store__tok_get(st))) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
     hits = malloc(q->scan.k * sizeof(*hits));
@@ -555,6 +625,15 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     mem_scan_params_t p = q->scan;
     const mem_index_t *idx = mem_store__read_lock(ns);
     bool skip = false;
+    if (text) { /* weighed by the statistics of this moment, under the lock */
+        p.lex = ns->_lex;
+        p.text = &lq;
+        if (mem_lexq_prepare(&lq, ns->_lex, tk, q->text, q->text_len, &q->lex) != MEM_OK) {
+            mem_store__read_unlock(ns);
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     p.source = -1;
     if (q->source) {
         p.source = mem_index_source_find(idx, q->source, q->source_len);
@@ -573,7 +652,9 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         mem_scan_rows(idx, st->opts.ops, &p, cand, n_cand, hits, &n_hits, &n_scanned);
     else if (!skip)
         mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
-    if (q->record_access && !skip) mem_store__record_access(ns, idx, p.query, hits, n_hits);
+    if (q->record_access && !skip)
+        mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
+                                 n_hits);
     mem_store__read_unlock(ns);
     free(fmask);
     free(cand);
@@ -609,6 +690,8 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     if (scanned) *scanned = n_scanned;
     if (kernel) *kernel = st->opts.ops->name;
 out:
+    mem_lexq_deinit(&lq);
+    mem_store__tok_put(st, tk);
     mem_store_results_free(res, n_res);
     free(hits);
     if (c) rconn_release(st, c);

@@ -59,6 +59,10 @@ typedef struct mem_store_opts {
     size_t scan_helpers;
     size_t scan_split_min;
     size_t scan_split_min_cold;
+    /* Lexical index (core/lexidx.h), one per namespace, rebuilt from the stored texts at
+     * open and after a failed group: keep its trigram field too (for a configured
+     * gram_weight > 0; it costs about as much memory again as the words). */
+    bool text_grams;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX 64
@@ -290,9 +294,15 @@ size_t mem_store_export_dim(const mem_store_export_t *x);
 void mem_store_export_close(mem_store_export_t *x); /* NULL-safe */
 
 typedef struct mem_store_query {
-    mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored */
-    size_t q_dim;           /* MEM_EDIM when it differs from the namespace's */
-    const char *source;     /* NULL: any source; else only segments with this source */
+    mem_scan_params_t scan; /* scan.query has q_dim floats, normalised; scan.source ignored;
+                               scan.lex and scan.text are the store's */
+    size_t q_dim;           /* MEM_EDIM when it differs from the namespace's (vector, hybrid) */
+    /* text, hybrid match (scan.match): the query text, tokenised and weighed against the
+     * namespace's lexical index under its lock */
+    const char *text;
+    size_t text_len;
+    mem_lexparams_t lex;
+    const char *source; /* NULL: any source; else only segments with this source */
     size_t source_len;
     bool record_access; /* count an access for each returned segment, remember the query */
     const mem_meta_filter_t *filter; /* NULL, or a metadata filter (core/meta.h) */

@@ -29,6 +29,8 @@
 #include <sqlite3.h>
 
 #include "core/index.h"
+#include "core/lexidx.h"
+#include "core/lextok.h"
 #include "core/meta.h"
 #include "storage/store.h"
 
@@ -43,6 +45,8 @@ typedef struct mem_store_ns {
     int refs;      /* atomic; the registry holds one */
     pthread_rwlock_t lock;
     mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
+    mem_lexidx_t *_lex; /* private: the lexical index at _idx's positions, same lock, same
+                           rules (mem_store__lex) */
     mem_meta_t *meta;   /* metadata value index (by seq): guarded by lock, changed by the writer */
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
@@ -82,6 +86,18 @@ void mem_store__write_unlock(mem_store__writer_t *w, mem_store_ns_t *ns);
 /* Writer thread, between write_lock and write_unlock: install fresh (taken) in place of the
  * current index, which is returned (free it after the unlock). */
 mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, mem_index_t *fresh);
+/* The lexical index of ns, under the same rules as the index beside it: read it where a
+ * view of the index may be read, change it where the mutable handle may be used. */
+mem_lexidx_t *mem_store__lex(mem_store_ns_t *ns);
+/* Like write_swap, for the lexical index. */
+mem_lexidx_t *mem_store__write_swap_lex(mem_store__writer_t *w, mem_store_ns_t *ns,
+                                        mem_lexidx_t *fresh);
+/* A row of ns changed its flags to `to` (mem_index_set_flags): the lexical index follows. */
+void mem_store__lex_flags(mem_store_ns_t *ns, size_t pos, uint8_t to);
+/* A tokenizer (core/lextok.h, the index's options) lent for one call, from the store's
+ * pool; NULL when out of memory. Any thread. */
+mem_lextok_t *mem_store__tok_get(mem_store_t *st);
+void mem_store__tok_put(mem_store_t *st, mem_lextok_t *tk);
 
 typedef struct mem_store__scanpool mem_store__scanpool_t;
 
@@ -168,6 +184,10 @@ struct mem_store {
     } * nspos;
     size_t n_nspos, cap_nspos;
 
+    /* tokenizers lent to retrieves (mem_store__tok_get), under tk_mu */
+    pthread_mutex_t tk_mu;
+    mem_lextok_t **tk_pool;
+    size_t n_tk, cap_tk;
     /* parallel scan helpers (scanpool.c); NULL when none */
     mem_store__scanpool_t *scanpool;
 };
@@ -197,9 +217,10 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err);
 /* Load one namespace row by name from db. *out = NULL when it does not exist. */
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err);
-/* A namespace holding idx (taken, also on failure; NULL = a new empty index). */
+/* A namespace holding idx and lex (taken, also on failure; NULL = new empty ones, lex with
+ * the trigram field when grams). */
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
-                      mem_store_ns_t **out);
+                      mem_lexidx_t *lex, bool grams, mem_store_ns_t **out);
 /* idx is ns's mutable handle (write-locked, or ns not shared yet): make its current state
  * the committed one (visibility and the counts stats show). */
 void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx);

@@ -26,9 +26,13 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     size_t limit = c.n_rows / 4 > VACUUM_MIN_HOLES ? c.n_rows / 4 : VACUUM_MIN_HOLES;
     if (c.n_deleted <= limit || c.n_visible != c.n_rows || ns->n_touched || ns->in_group) return;
     mem_index_t *vac = NULL;
+    mem_lexidx_t *lvac = NULL;
     size_t *remap = malloc(c.n_rows * sizeof(*remap));
-    if (!remap || mem_index_vacuum(view, &vac) != MEM_OK) { /* ENOMEM: after a later group */
+    /* the writer is the only one that changes the lexical index: read it without the lock */
+    if (!remap || mem_index_vacuum(view, &vac) != MEM_OK ||
+        mem_lexidx_vacuum(mem_store__lex(ns), &lvac) != MEM_OK) { /* ENOMEM: a later group */
         free(remap);
+        mem_index_free(vac);
         return;
     }
     mem_index_vacuum_remap(view, remap);
@@ -42,8 +46,10 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     }
     ns->n_dirty = k;
     mem_index_t *old = mem_store__write_swap(w, ns, vac);
+    mem_lexidx_t *lold = mem_store__write_swap_lex(w, ns, lvac);
     pthread_mutex_unlock(&ns->acc_mu);
     mem_store__write_unlock(w, ns);
     mem_index_free(old);
+    mem_lexidx_free(lold);
     free(remap);
 }

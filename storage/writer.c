@@ -143,7 +143,8 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, i
     int rc = mem_store__step_done(st, s, "create namespace", err);
     if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
-    if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, NULL, &ns)) != MEM_OK)
+    if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, NULL, NULL,
+                                st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory");
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
         mem_store__ns_release(ns);
@@ -438,6 +439,10 @@ static void *writer_main(void *arg)
     }
     free(w.g_ns);
     free(w.g_pend);
+    for (size_t i = 0; i < w.cap_docs; i++)
+        mem_lexdoc_deinit(&w.docs[i]);
+    free(w.docs);
+    mem_lextok_free(w.tk);
     return NULL;
 }
 

@@ -31,6 +31,10 @@ struct mem_store__writer {
     size_t g_n, g_cap;
     int64_t lsn0;   /* st->lsn when the group began */
     bool lsn_dirty; /* st->lsn moved: write it at the group's end */
+    /* insert: the new rows' texts, tokenised before the namespace is locked */
+    mem_lextok_t *tk; /* NULL until the first text */
+    mem_lexdoc_t *docs;
+    size_t cap_docs;
 };
 
 /* writer.c */

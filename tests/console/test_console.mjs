@@ -5,7 +5,7 @@
 // decay plot, as_of, the segment browser, the key kept for the session. Screenshots go to
 // build/test-artifacts/. Any page error or CSP violation fails the test.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
@@ -15,11 +15,12 @@ import { chromium } from "playwright-core";
 import { ROOT, startServer } from "../../clients/typescript/test/server.mjs";
 
 const KEY = "console-s3cret";
+const READ_KEY = "console-reader"; // a scoped key: read, namespaces agent*
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ARTIFACTS = resolve(process.env.MNEMOD_TEST_ARTIFACTS || join(ROOT, "build", "test-artifacts"));
 const NS = "agent";
 
-let srv, browser, page, profile; // browser: the persistent context
+let srv, browser, page, profile, keys; // browser: the persistent context
 const problems = [];
 
 async function call(method, path, body) {
@@ -52,7 +53,9 @@ async function waitOrder(ids) {
 }
 
 before(async () => {
-  srv = await startServer({ env: { MNEMOD_API_KEY: KEY } });
+  keys = mkdtempSync(join(tmpdir(), "mnemod-keys-"));
+  writeFileSync(join(keys, "keys"), `${READ_KEY} read agent*\n`);
+  srv = await startServer({ env: { MNEMOD_API_KEY: KEY, MNEMOD_KEYS_FILE: join(keys, "keys") } });
   for (const s of [
     { id: "pw-old", text: "the staging database password is hunter2", source: "ops",
       timestamp: "2026-11-02T09:00:00Z", metadata: { kind: "secret" } },
@@ -85,6 +88,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
+  if (keys) rmSync(keys, { recursive: true, force: true });
   if (srv) assert.equal(await srv.stop(), 0, "mnemod exits 0 on SIGTERM");
 });
 
@@ -200,6 +204,24 @@ test("the segment browser pages through the listing with its filters", async () 
     `m${String(i * 3).padStart(2, "0")}`));
   assert.equal(await page.textContent('#segments tbody tr[data-id="m03"] td.meta'), '{"n":3}');
   await page.screenshot({ path: join(ARTIFACTS, "console-browse.png") });
+});
+
+test("another of the server's own origins, with a scoped read key", async () => {
+  // http://localhost:PORT is the server's own origin too; its sessionStorage is its own,
+  // so the page asks again. The read key covers agent* only: the list shows what it covers.
+  await page.goto(`http://localhost:${srv.port}/console`);
+  await page.waitForSelector("#key-dialog[open]", { timeout: 10_000 });
+  await page.fill("#key-input", READ_KEY);
+  await page.click("#key-save");
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"]`);
+  assert.deepEqual(await page.$$eval("#ns-list button", (b) => b.map((x) => x.dataset.ns)), [NS]);
+  await page.click(`#ns-list button[data-ns="${NS}"]`);
+  await page.fill("#q", "staging database password");
+  await page.press("#q", "Enter");
+  await waitOrder(["pw-old", "pw-new", "lunch"]);
+  await page.goto(`http://localhost:${srv.port}/console#ns=browse`);
+  await page.waitForSelector(`#ns-list button[data-ns="${NS}"]`);
+  assert.equal(await page.locator('#ns-list button[data-ns="browse"]').count(), 0);
 });
 
 test("no page errors and no policy violations", () => {

@@ -1059,9 +1059,13 @@ def test_text_only_insert_and_query():
     eq(len(g["embedding"]), 256, "embedding length")
     near(math.sqrt(sum(x * x for x in g["embedding"])), 1.0, 1e-5, "unit norm")
     for i, d in enumerate(docs):
-        res = retrieve_ok(srv, ns, {"query": d, "k": 4})["results"]
+        res = retrieve_ok(srv, ns, {"query": d, "k": 4, "match": "vector"})["results"]
         eq(res[0]["id"], "d%d" % i, "a text is its own nearest neighbour")
         near(res[0]["score"], 1.0, 1e-5, "identical text scores 1")
+        # the default for built-in vectors is hybrid: the same text still ranks first
+        out = retrieve_ok(srv, ns, {"query": d, "k": 4})
+        eq(out["match"], "hybrid", "default match of a text query (built-in vectors)")
+        eq(out["results"][0]["id"], "d%d" % i, "hybrid: a text is its own best match")
     res = retrieve_ok(srv, ns, {"query": "what is the wifi password", "k": 1})["results"]
     eq(res[0]["id"], "d0", "lexical query")
     # deterministic: the same text embeds the same way in another namespace
@@ -1082,7 +1086,13 @@ def test_text_dimension_mismatch():
     expect_ok(srv.put("/v1/namespaces/" + ns, {"dim": 8}), 201)
     expect_error(srv.insert(ns, {"text": "no vector here"}), 400, "dimension_mismatch")
     expect_ok(srv.insert(ns, {"embedding": [1] * 8}), 201)
-    expect_error(srv.retrieve(ns, {"query": "anything"}), 400, "dimension_mismatch")
+    # vectors that cannot be made from text: a text query matches by text, vectors are refused
+    out = expect_ok(srv.retrieve(ns, {"query": "anything"}))
+    eq(out["match"], "text", "a text query on client vectors of another dimension")
+    eq(out["results"], [], "no text stored: nothing matches")
+    for m in ("vector", "hybrid"):
+        expect_error(srv.retrieve(ns, {"query": "anything", "match": m}), 400,
+                     "dimension_mismatch")
     eq(expect_ok(srv.ns_stats(ns))["count"], 1, "count")
     s2 = h.shared(["--embed-dim", "16"], key="dim16")
     ns2 = fresh_ns("tdim")

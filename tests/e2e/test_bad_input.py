@@ -247,7 +247,17 @@ case("retrieve_no_query", "POST", RET, {"k": 3}, 400, "invalid_field")
 case("retrieve_query_number", "POST", RET, {"query": 5}, 400, "invalid_field")
 case("retrieve_zero_vector", "POST", RET, {"embedding": [0, 0, 0, 0]}, 400, "invalid_field")
 case("retrieve_1e39", "POST", RET, {"embedding": [1e39, 0, 0, 0]}, 400, "invalid_field")
-case("retrieve_text_dim_mismatch", "POST", RET, {"query": "victim"}, 400, "dimension_mismatch")
+# the victim's vectors (dim 4) cannot be made from text: vector and hybrid match are refused
+# (a text query without "match" matches by text)
+case("retrieve_text_dim_mismatch", "POST", RET, {"query": "victim", "match": "vector"}, 400,
+     "dimension_mismatch")
+case("retrieve_hybrid_dim_mismatch", "POST", RET, {"query": "victim", "match": "hybrid"}, 400,
+     "dimension_mismatch")
+case("retrieve_match_unknown", "POST", RET, {"query": "victim", "match": "fuzzy"}, 400,
+     "invalid_field")
+case("retrieve_match_number", "POST", RET, {"query": "victim", "match": 1}, 400, "invalid_field")
+case("retrieve_match_text_embedding", "POST", RET, {"embedding": [1, 0, 0, 0], "match": "text"},
+     400, "invalid_field")
 
 # compact
 case("compact_target_negative", "POST", CMP, {"target": -1}, 400, "invalid_field")

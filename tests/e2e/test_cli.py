@@ -393,6 +393,32 @@ def test_key_and_url():
 
 
 @h.test
+def test_scoped_keys():
+    tmp = tempfile.mkdtemp(prefix="mnemod-cli-keys-")
+    path = os.path.join(tmp, "keys")
+    with open(path, "w") as f:
+        f.write("cli-reader read team_*\ncli-writer write team_*\n")
+    srv = h.shared(env={"MNEMOD_KEYS_FILE": path}, key="scoped")
+    try:
+        w, r = {"MNEMOD_API_KEY": "cli-writer"}, {"MNEMOD_API_KEY": "cli-reader"}
+        ok(cli(srv, "add", "-n", "team_a", "written with a write key", env=w), "write key adds")
+        rc, _, err = cli(srv, "add", "-n", "team_a", "not with a read key", env=r)
+        h.eq(rc, 1)
+        h.check(err.startswith("mnemod: 403 forbidden: "), err)
+        rc, _, err = cli(srv, "add", "-n", "other", "outside the glob", env=w)
+        h.eq(rc, 1)
+        h.check(err.startswith("mnemod: 403 forbidden: "), err)
+        rows = table(ok(cli(srv, "search", "-n", "team_a", "written", env=r), "read key searches"))
+        h.eq(len(rows), 1)
+        rc, _, err = cli(srv, "ns", "drop", "team_a", "--yes", env=w)
+        h.eq(rc, 1, "dropping needs admin")
+        h.check("403 forbidden" in err, err)
+    finally:
+        import shutil
+        shutil.rmtree(tmp, True)
+
+
+@h.test
 def test_usage_errors():
     srv = h.shared()
     for args, needle in [(["search"], "QUERY"), (["search", "q", "--bogus"], "--bogus"),

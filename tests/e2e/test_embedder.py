@@ -96,12 +96,22 @@ def test_single_insert_key_and_retrieve():
     h.expect_ok(srv.insert("notes", {"id": "lunch", "text": "team lunch moved to thursday"}), 201)
     p.reset_calls()
     res = h.expect_ok(srv.retrieve("notes", {"query": "staging password", "k": 2,
-                                             "explain": True}))
+                                             "explain": True, "match": "vector"}))
     h.eq(p.calls()[0]["inputs"], ["staging password"])
     h.eq(res["results"][0]["id"], "pw")
     want = h.dot(unit(vector("staging password", DIM)),
                  unit(vector("the staging password is hunter2", DIM)))
     h.near(res["results"][0]["similarity"], want, 1e-5, "similarity")
+    # by default a provider's namespace blends text and vectors evenly (the query is embedded)
+    p.reset_calls()
+    res = h.expect_ok(srv.retrieve("notes", {"query": "staging password", "k": 2,
+                                             "explain": True}))
+    h.eq(res["match"], "hybrid", "default match with a provider's vectors")
+    h.eq(p.calls()[0]["inputs"], ["staging password"])
+    r0 = res["results"][0]
+    h.near(r0["similarity"], 0.5 * r0["text_score"] + 0.5 * max(0.0, r0["vector_score"]), 1e-6,
+           "hybrid 0.5")
+    h.near(r0["vector_score"], want, 1e-5, "vector part")
     # a retrieve with an embedding, and a client embedding at insert, need no call
     p.reset_calls()
     h.expect_ok(srv.retrieve("notes", {"embedding": vector("lunch", DIM)}))
@@ -249,7 +259,10 @@ def test_dimensions():
     h.expect_ok(srv.put("/v1/namespaces/four", {"dim": 4}), 201)
     p.reset_calls()
     h.expect_error(srv.insert("four", {"text": "too wide"}), 400, "dimension_mismatch")
-    h.expect_error(srv.retrieve("four", {"query": "too wide"}), 400, "dimension_mismatch")
+    h.expect_error(srv.retrieve("four", {"query": "too wide", "match": "vector"}), 400,
+                   "dimension_mismatch")
+    # without a match, a query of a namespace whose vectors cannot be made from text is text
+    h.eq(h.expect_ok(srv.retrieve("four", {"query": "too wide"}))["match"], "text", "text")
     h.eq(p.calls(), [], "the known dimension is checked before any call")
     h.expect_ok(srv.insert("four", {"text": "client vector", "embedding": [1, 0, 0, 0]}), 201)
     h.expect_error(srv.insert("new", {"segments": [{"embedding": [1, 2, 3]}, {"text": "x"}]}),

@@ -124,12 +124,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 1: {
         mem_api__retrieve_in_t in;
         memset(&in, 0, sizeof(in));
-        rc = mem_api__decode_retrieve(&ctx, &pool, root, ns_dim, &in, &err);
+        /* the default match of a text query varies with the namespace, as in the server */
+        mem_api__text_match_t dflt = {(mem_scan_match_t)(ns_dim % 3), 0.9};
+        rc = mem_api__decode_retrieve(&ctx, &pool, root, ns_dim, &dflt, &in, &err);
         if (rc != MEM_OK) break;
         const mem_scan_params_t *p = &in.q.scan;
         FUZZ_CHECK(p->k >= 1 && p->k <= MEM_SCAN_MAX_K, "k %zu", p->k);
-        FUZZ_CHECK(in.q.q_dim >= 1 && in.q.q_dim <= MEM_API_MAX_DIM, "q_dim %zu", in.q.q_dim);
-        check_unit(p->query, in.q.q_dim, "query");
+        FUZZ_CHECK(p->match <= MEM_SCAN_MATCH_HYBRID, "match %d", (int)p->match);
+        if (p->match != MEM_SCAN_MATCH_VECTOR)
+            FUZZ_CHECK(in.q.text && in.q.text_len > 0, "text match without a query text");
+        if (p->match == MEM_SCAN_MATCH_TEXT) {
+            FUZZ_CHECK(!p->query && in.q.q_dim == 0, "text match with a vector");
+        } else {
+            FUZZ_CHECK(in.q.q_dim >= 1 && in.q.q_dim <= MEM_API_MAX_DIM, "q_dim %zu", in.q.q_dim);
+            check_unit(p->query, in.q.q_dim, "query");
+        }
         FUZZ_CHECK(p->decay.recency_bias >= 0 && p->decay.recency_bias <= 1, "recency_bias");
         FUZZ_CHECK(p->coherence_weight >= 0 && p->coherence_weight <= 1, "coherence_weight");
         FUZZ_CHECK(p->decay.half_life_s >= 0 && isfinite(p->decay.half_life_s), "half_life");

@@ -188,12 +188,14 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
 {
     int i = fake_find(ns);
     if (i < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
-    if (q->q_dim != fake_ns[i].dim) return mem_err_set(err, MEM_EDIM, "dimension");
+    if (q->scan.match != MEM_SCAN_MATCH_TEXT && q->q_dim != fake_ns[i].dim)
+        return mem_err_set(err, MEM_EDIM, "dimension");
     fake.n_retrieve++;
     fake.q = *q;
-    memcpy(fake.query, q->scan.query,
-           sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
-                                                         : q->q_dim * sizeof(float));
+    if (q->scan.query) /* NULL for a text match */
+        memcpy(fake.query, q->scan.query,
+               sizeof(fake.query) < q->q_dim * sizeof(float) ? sizeof(fake.query)
+                                                             : q->q_dim * sizeof(float));
     fake.q.scan.query = fake.query;
     snprintf(fake.source, sizeof(fake.source), "%.*s", (int)q->source_len,
              q->source ? q->source : "");
@@ -203,6 +205,7 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
                                 .seq = 12,
                                 .score = 0.8125,
                                 .sim = 0.875f,
+                                .vector_score = 0.875,
                                 .decay = 0.5,
                                 .gate = 0.25,
                                 .age_s = 1234.5};
@@ -211,8 +214,14 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
     r[0].text = "remember the milk";
     r[0].source = "hermes";
     r[0].metadata = "{\"k\":\"v\"}";
-    r[1].hit = (mem_scan_hit_t){
-        .pos = 1, .seq = 3, .score = 0.5, .sim = 0.5f, .decay = 1, .gate = 0, .age_s = 0};
+    r[1].hit = (mem_scan_hit_t){.pos = 1,
+                                .seq = 3,
+                                .score = 0.5,
+                                .sim = 0.5f,
+                                .vector_score = 0.5,
+                                .decay = 1,
+                                .gate = 0,
+                                .age_s = 0};
     r[1].id = "x0";
     r[1].ts_ms = FAKE_NOW_MS;
     size_t k = q->scan.k < 2 ? q->scan.k : 2;

@@ -122,7 +122,14 @@ static const bad_case_t BAD[] = {
     {"POST", RETR, "{}", 400, "invalid_field", "query"},
     {"POST", RETR, "{" E3 ",\"query\":\"x\"}", 400, "invalid_field", "query"},
     {"POST", RETR, "{\"query\":\"\"}", 400, "invalid_field", "query"},
-    {"POST", RETR, "{\"query\":\"hello\"}", 400, "dimension_mismatch", "query"},
+    /* client vectors of another dimension than the embedder's: a text query matches by
+     * text unless it asks for vectors */
+    {"POST", RETR, "{\"query\":\"hello\",\"match\":\"vector\"}", 400, "dimension_mismatch",
+     "query"},
+    {"POST", RETR, "{\"query\":\"hello\",\"match\":\"hybrid\"}", 400, "dimension_mismatch",
+     "query"},
+    {"POST", RETR, "{\"query\":\"hello\",\"match\":\"fuzzy\"}", 400, "invalid_field", "match"},
+    {"POST", RETR, "{\"embedding\":[1,0,0],\"match\":\"text\"}", 400, "invalid_field", "match"},
     {"POST", RETR, "{" E3 ",\"k\":0}", 400, "invalid_field", "k"},
     {"POST", RETR, "{" E3 ",\"k\":1001}", 400, "invalid_field", "k"},
     {"POST", RETR, "{" E3 ",\"k\":\"10\"}", 400, "invalid_field", "k"},
@@ -264,6 +271,9 @@ static void test_nonmonotonic_body_names_both(void **state)
     mem_api_resp_deinit(&r);
 }
 
+/* what a text query does by default in a namespace of built-in vectors */
+static const mem_api__text_match_t hybrid_dflt = {MEM_SCAN_MATCH_HYBRID, 0.9};
+
 static json_t *load(const char *s)
 {
     json_t *j = json_loads(s, 0, NULL);
@@ -333,7 +343,8 @@ static void test_decode_base64_embeddings(void **state)
     const char *ret = "{\"embedding\":\"AABAQAAAgEAAAAAA\",\"k\":3}";
     assert_int_equal(mem_api__parse_body(ret, strlen(ret), &j, &err), MEM_OK);
     mem_api__retrieve_in_t rin;
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &rin, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &rin, &err),
+                     MEM_OK);
     assert_true(rin.q.scan.query[0] == 0.6f && rin.q.scan.query[1] == 0.8f);
     json_decref(j);
     const char *com = "{\"target\":1,\"context\":[[3,4,0],\"AABAQAAAgEAAAAAA\"]}";
@@ -421,6 +432,51 @@ static void test_decode_insert_text_only(void **state)
     mem_api__pool_free(&pool);
 }
 
+static void test_decode_retrieve_match(void **state)
+{
+    mem_api__pool_t pool = {0};
+    mem_api__retrieve_in_t in;
+    mem_err_t err;
+    /* the default applies to a text query; the vector is made for hybrid */
+    json_t *j = load("{\"query\":\"quick fox\"}");
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 256, &hybrid_dflt, &in, &err),
+                     MEM_OK);
+    assert_int_equal(in.q.scan.match, MEM_SCAN_MATCH_HYBRID);
+    assert_true(in.q.scan.text_weight == 0.9);
+    assert_non_null(in.q.scan.query);
+    assert_int_equal(in.q.text_len, 9);
+    assert_string_equal(in.q.text, "quick fox");
+    json_decref(j);
+    /* text match: no vector is made, so any dimension will do */
+    j = load("{\"query\":\"quick fox\",\"match\":\"text\"}");
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 7, &hybrid_dflt, &in, &err),
+                     MEM_OK);
+    assert_int_equal(in.q.scan.match, MEM_SCAN_MATCH_TEXT);
+    assert_null(in.q.scan.query);
+    assert_false(in.embedded);
+    assert_true(in.q.lex.k1 == 0.9 && in.q.lex.b == 0.4);
+    json_decref(j);
+    /* an embedding alone is vector match; asking text or hybrid of it is an error */
+    j = load("{\"embedding\":[1,0,0]}");
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
+    assert_int_equal(in.q.scan.match, MEM_SCAN_MATCH_VECTOR);
+    json_decref(j);
+    const char *bad[] = {"{\"embedding\":[1,0,0],\"match\":\"text\"}",
+                         "{\"embedding\":[1,0,0],\"match\":\"hybrid\"}",
+                         "{\"query\":\"x\",\"match\":\"fuzzy\"}", "{\"query\":\"x\",\"match\":1}",
+                         "{\"query\":\"\",\"match\":\"text\"}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        j = load(bad[i]);
+        mem_err_clear(&err);
+        assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                         MEM_EINVAL);
+        assert_true(strcmp(err.field, "match") == 0 || strcmp(err.field, "query") == 0);
+        json_decref(j);
+    }
+    mem_api__pool_free(&pool);
+}
+
 static void test_decode_retrieve_defaults(void **state)
 {
     mem_api__pool_t pool = {0};
@@ -430,7 +486,8 @@ static void test_decode_retrieve_defaults(void **state)
     test_cfg.decay.kind = MEM_DECAY_GAUSSIAN;
     test_cfg.coherence_weight = 0.25;
     json_t *j = load("{\"embedding\":[0,0,2]}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     const mem_scan_params_t *p = &in.q.scan;
     assert_int_equal(p->k, 10);
     assert_int_equal(in.q.q_dim, 3);
@@ -462,7 +519,8 @@ static void test_decode_retrieve_everything(void **state)
                      "\"offset\":\"2w\",\"coherence_weight\":0.4,\"since\":1700000000,"
                      "\"until\":\"2026-07-01T00:00:00Z\",\"source\":\"hermes\",\"min_score\":-0.2,"
                      "\"include_superseded\":true,\"include_archived\":true,\"explain\":true}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     const mem_scan_params_t *p = &in.q.scan;
     assert_int_equal(p->k, 3);
     assert_true(p->decay.half_life_s == 36 * 3600);
@@ -483,7 +541,8 @@ static void test_decode_retrieve_everything(void **state)
     /* half_life_days, decay strings, as_of sets origin and until unless given */
     j = load("{\"embedding\":[1,0,0],\"half_life_days\":90,\"decay\":\"linear\","
              "\"as_of\":\"2026-02-15T00:00:00Z\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_true(in.q.scan.decay.half_life_s == 90 * 86400.0);
     assert_int_equal(in.q.scan.decay.kind, MEM_DECAY_LINEAR);
     assert_int_equal(in.q.scan.origin_ms, INT64_C(1771113600000));
@@ -491,7 +550,8 @@ static void test_decode_retrieve_everything(void **state)
     json_decref(j);
     j = load("{\"embedding\":[1,0,0],\"as_of\":\"2026-02-15T00:00:00Z\",\"origin\":0,"
              "\"half_life\":120,\"decay\":\"none\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 3, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_int_equal(in.q.scan.origin_ms, 0);
     assert_int_equal(in.q.scan.until_ms, INT64_C(1771113600000));
     assert_true(in.q.scan.decay.half_life_s == 120);
@@ -499,7 +559,8 @@ static void test_decode_retrieve_everything(void **state)
     json_decref(j);
     /* text query uses the embedder */
     j = load("{\"query\":\"quick fox\",\"decay\":\"gaussian\"}");
-    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 256, &in, &err), MEM_OK);
+    assert_int_equal(mem_api__decode_retrieve(&test_ctx, &pool, j, 256, &hybrid_dflt, &in, &err),
+                     MEM_OK);
     assert_int_equal(in.q.q_dim, 256);
     assert_int_equal(in.q.scan.decay.kind, MEM_DECAY_GAUSSIAN);
     json_decref(j);

@@ -323,12 +323,15 @@ static void test_retrieve_answer(void **state)
     json_object_del(j, "took_ms");
     char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     assert_string_equal(
-        s, "{\"namespace\":\"mem\",\"scanned\":5,\"kernel\":\"avx512\",\"results\":["
+        s, "{\"namespace\":\"mem\",\"scanned\":5,\"kernel\":\"avx512\",\"match\":\"vector\","
+           "\"results\":["
            "{\"id\":\"x1\",\"seq\":12,\"score\":0.8125,\"timestamp\":\"2026-07-31T09:09:25.500Z\","
            "\"text\":\"remember the milk\",\"source\":\"hermes\",\"metadata\":{\"k\":\"v\"},"
-           "\"similarity\":0.875,\"decay\":0.5,\"gate\":0.25,\"age_seconds\":1234.5},"
+           "\"similarity\":0.875,\"decay\":0.5,\"gate\":0.25,\"age_seconds\":1234.5,"
+           "\"vector_score\":0.875},"
            "{\"id\":\"x0\",\"seq\":3,\"score\":0.5,\"timestamp\":\"2026-07-31T09:30:00.000Z\","
-           "\"similarity\":0.5,\"decay\":1.0,\"gate\":0.0,\"age_seconds\":0.0}]}");
+           "\"similarity\":0.5,\"decay\":1.0,\"gate\":0.0,\"age_seconds\":0.0,"
+           "\"vector_score\":0.5}]}");
     free(s);
     json_decref(j);
     mem_api_resp_deinit(&r);
@@ -728,7 +731,17 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
 {
     mem_api_resp_t r;
     use_remote(0);
+    /* mem holds client vectors: a text query matches by text unless it asks for vectors */
     call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"k\":3}", &r);
+    assert_null(r.embed);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(fake.n_retrieve, 1);
+    assert_int_equal(fake.q.scan.match, MEM_SCAN_MATCH_TEXT);
+    assert_int_equal(fake.q.text_len, 4);
+    mem_api_resp_deinit(&r);
+    fake.n_retrieve = 0;
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"k\":3,\"match\":\"vector\"}",
+         &r);
     assert_int_equal(fake.n_retrieve, 0);
     assert_non_null(r.embed);
     assert_int_equal(r.embed->n, 1);
@@ -741,7 +754,7 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     assert_true(fabsf(fake.query[2] - 0.8f) < 1e-6f);
     assert_non_null(strstr(r.body, "\"results\":["));
     mem_api_resp_deinit(&r);
-    call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\"}", &r);
+    call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"match\":\"hybrid\"}", &r);
     mem_api_resume(&test_ctx, &r, q, 2, NULL);
     check_error(&r, 400, "dimension_mismatch", "query");
     mem_api_resp_deinit(&r);
@@ -758,7 +771,8 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     /* MCP: the same seam; the tool result is wrapped once the answer is final */
     call("POST", "/mcp",
          "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
-         "\"memory_retrieve\",\"arguments\":{\"namespace\":\"mem\",\"query\":\"milk\"}}}",
+         "\"memory_retrieve\",\"arguments\":{\"namespace\":\"mem\",\"query\":\"milk\","
+         "\"match\":\"vector\"}}}",
          &r);
     assert_non_null(r.embed);
     assert_null(r.body);

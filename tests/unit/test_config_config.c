@@ -659,7 +659,7 @@ static void test_sample_config(void **state)
     fclose(f);
     for (const char *p = strstr(help, "\n  --"); p; p = strstr(p + 1, "\n  --")) {
         char flag[64], needle[80];
-        if (sscanf(p + 5, "%63[a-z-]", flag) != 1 || strcmp(flag, "help") == 0 ||
+        if (sscanf(p + 5, "%63[a-z0-9-]", flag) != 1 || strcmp(flag, "help") == 0 ||
             strcmp(flag, "version") == 0 || strcmp(flag, "config") == 0)
             continue;
         snprintf(needle, sizeof(needle), "\n# %s = ", flag);

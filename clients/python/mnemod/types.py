@@ -174,6 +174,7 @@ class RetrieveResult(_Model):
     took_ms: float = 0.0
     scanned: int = 0
     kernel: str = ""
+    match: str = ""  # "vector", "text" or "hybrid": how the query matched
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 

@@ -164,6 +164,8 @@ export interface RetrieveResult {
   took_ms: number;
   scanned: number;
   kernel: string;
+  /** How the query matched: "vector", "text" or "hybrid". */
+  match: MatchMode;
   results: ScoredSegment[];
   [more: string]: unknown;
 }
