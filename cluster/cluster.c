@@ -300,14 +300,16 @@ static int open_bucket(mem_cluster_t *cl, const char *name, kvStore **out, int64
 /* ---- heartbeat and stream state ---- */
 
 /* The position this node reports per stream for trimming: what it applied, lowered to what
- * its catching-up namespaces of that stream still need from the log. */
+ * its catching-up namespaces of that stream still need from the log and to the last
+ * committed record of a namespace whose next record is still with the store. */
 static uint64_t report_pos(mem_cluster_t *cl, size_t i)
 {
     uint64_t pos = cl->streams[i].applied;
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
         for (cl_ns_t *ns = cl->ht[b]; ns; ns = ns->hnext)
-            if (ns->stream == i && ns->state == CL_NS_CATCHUP && ns->applied < pos)
-                pos = ns->applied;
+            if (ns->stream == i && ns->applied < pos &&
+                (ns->state == CL_NS_CATCHUP || ns->submitted > ns->applied))
+                pos = ns->applied; /* catching up, or a record of it still with the store */
     return pos;
 }
 

@@ -73,7 +73,10 @@ bool mem_cluster__ns_holds(const mem_cluster_t *cl, const cl_ns_t *ns, const cha
 uint64_t mem_cluster__ns_pos(const mem_cluster_t *cl, const cl_ns_t *ns)
 {
     uint64_t pos = ns->applied;
-    if (ns->state == CL_NS_LIVE && ns->verified && cl->streams[ns->stream].applied > pos)
+    /* A record of ns still with the store (the origin's own apply is not counted by the
+     * fetcher, which passed it over) keeps ns at what is committed. */
+    if (ns->state == CL_NS_LIVE && ns->verified && ns->submitted <= ns->applied &&
+        cl->streams[ns->stream].applied > pos)
         pos = cl->streams[ns->stream].applied;
     return pos;
 }

@@ -147,8 +147,10 @@ int mem_cluster__snap_publish(mem_cluster_t *cl, const char *name, uint64_t *cov
     pthread_mutex_lock(&cl->mu);
     cl_ns_t *ns = mem_cluster__ns_find(cl, name);
     bool live = ns && ns->state == CL_NS_LIVE;
-    /* read before the export: everything at or below it is committed by then */
-    uint64_t base = live && ns->verified ? cl->streams[ns->stream].applied : 0;
+    /* read before the export: everything at or below it is committed by then (the stream's
+     * position only when no record of ns is still with the store: the fetcher passes over
+     * the origin's own records before they commit) */
+    uint64_t base = live ? mem_cluster__ns_pos(cl, ns) : 0;
     uint64_t ctr = ++cl->n_snapshots;
     pthread_mutex_unlock(&cl->mu);
     if (!live) return mem_err_set(err, MEM_EBUSY, "namespace %s is not live on this node", name);
