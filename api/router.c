@@ -379,7 +379,8 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
     st->store = ctx->store; /* as the loop thread sees it now */
     mem_api__route_t *r = &st->route;
     int rc = mem_api__route(req->method, req->path, r, &err);
-    if (rc == MEM_OK && !ctx->hooks.cluster_status &&
+    /* a single node has no cluster routes at all: 404 whatever the node id or method */
+    if ((rc == MEM_OK || rc == MEM_EINVAL || rc == MEM_EMETHOD) && !ctx->hooks.cluster_status &&
         (r->kind == MEM_API_R_CLUSTER || r->kind == MEM_API_R_CLUSTER_SNAPSHOT ||
          r->kind == MEM_API_R_CLUSTER_MOVE || r->kind == MEM_API_R_CLUSTER_NODE ||
          r->kind == MEM_API_R_CLUSTER_DRAIN))
@@ -433,10 +434,12 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
         st->auth.open = true;
     }
     /* An import's body is NDJSON, possibly gigabytes: its own checks (Content-Type
-     * application/x-ndjson, no query, not in cluster mode) run here, before any of it. */
+     * application/x-ndjson, no query) run here, before any of it. In cluster mode an import
+     * is one log record, so server/ buffers its body like any other (max-body). */
     if (r->kind == MEM_API_R_IMPORT) {
         if (!mem_api_import_precheck(ctx, req, resp)) return MEM_API_REPLY;
-        resp->max_body = ctx->cfg ? ctx->cfg->max_import_body : 0;
+        if (ctx->cfg)
+            resp->max_body = ctx->cfg->nats_url[0] ? ctx->cfg->max_body : ctx->cfg->max_import_body;
     }
     /* A body must say it is JSON (SPEC section 9): a form or a text/plain page post is
      * refused before its body is read. An empty body needs no Content-Type. */
