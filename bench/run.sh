@@ -27,5 +27,10 @@ if [ -f bench/cluster/run.py ]; then
     python3 bench/cluster/run.py "$B/mnemod" bench/results/cluster.json ||
         echo "bench/cluster/run.py exited with status $? (not fatal)"
 fi
+if [ -f bench/cluster/scale.py ]; then
+    echo "== cluster scale"
+    python3 bench/cluster/scale.py "$B/mnemod" bench/results/cluster_scale.json ||
+        echo "bench/cluster/scale.py exited with status $? (not fatal)"
+fi
 echo "results in bench/results/"
 exit 0

@@ -59,6 +59,8 @@ static void copy_results(mem_store_op_t *dst, const mem_store_op_t *src)
     dst->err = src->err;
     dst->created = src->created;
     dst->n_applied = src->n_applied;
+    dst->n_imported = src->n_imported;
+    dst->n_skipped = src->n_skipped;
     if (dst->kind == MEM_STORE_OP_INSERT && dst->outs && src->outs && dst->n_segs == src->n_segs)
         memcpy(dst->outs, src->outs, src->n_segs * sizeof(*src->outs));
 }
@@ -185,7 +187,8 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
     snprintf(j->msgid, sizeof(j->msgid), "%s-%llx-%llu", cl->cfg->node_id,
              (unsigned long long)cl->boot,
              (unsigned long long)__atomic_add_fetch(&cl->msg_ctr, 1, __ATOMIC_RELAXED));
-    size_t size = mem_cluster_rec_size(op, strlen(j->msgid));
+    /* an import is sized when a publisher encodes it (its segments are staged in a file) */
+    size_t size = op->kind == MEM_STORE_OP_IMPORT ? 0 : mem_cluster_rec_size(op, strlen(j->msgid));
     if (cl->max_payload && size + HEADER_ROOM > cl->max_payload) {
         free(j);
         pthread_mutex_lock(&cl->mu);
@@ -251,7 +254,21 @@ static int publish(mem_cluster_t *cl, cl_job_t *j)
     cl_ns_t *ns = j->ns;
     size_t len = 0;
     unsigned char *buf = mem_cluster_rec_encode(j->op, j->msgid, &len);
-    if (!buf) return mem_err_set(&j->err, MEM_ENOMEM, "out of memory");
+    if (!buf)
+        return mem_err_set(&j->err, j->op->kind == MEM_STORE_OP_IMPORT ? MEM_ESTORAGE : MEM_ENOMEM,
+                           j->op->kind == MEM_STORE_OP_IMPORT
+                               ? "cannot read the staged import (or out of memory)"
+                               : "out of memory");
+    if (cl->max_payload && len + HEADER_ROOM > cl->max_payload) { /* an import, sized now */
+        free(buf);
+        pthread_mutex_lock(&cl->mu);
+        cl->n_too_big++;
+        pthread_mutex_unlock(&cl->mu);
+        return mem_err_set(&j->err, MEM_ETOOBIG,
+                           "as a cluster log record this import is %zu bytes, over the NATS "
+                           "max_payload of %zu: import it in smaller files or raise max_payload",
+                           len + HEADER_ROOM, cl->max_payload);
+    }
     pthread_mutex_lock(&cl->mu);
     bool known = ns->last_known;
     uint64_t expect = ns->last;

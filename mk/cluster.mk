@@ -11,7 +11,7 @@ $(B)/cluster/%.o: CFLAGS += -DMNEMOD_HAVE_NATS
 $(B)/mnemod: LDLIBS += $(shell pkg-config --libs libnats)
 endif
 
-.PHONY: cluster-test bench-cluster
+.PHONY: cluster-test bench-cluster bench-cluster-scale
 # Not part of `make test` (about 3 minutes on 2 cores; run under nice):
 #  - test_cluster.py: 3 nats-server + 3 nodes holding every namespace: NATS leader kill, node
 #    kill, rejoin, read-your-writes, concurrent writers, snapshot + trim + re-bootstrap;
@@ -19,6 +19,8 @@ endif
 #    mid-write, a move under load, node add / drain / remove, automatic trim while a node is
 #    down and its re-bootstrap;
 #  - test_outage.py: NATS frozen then killed (reads stay fast, honest /healthz), payload limit;
+#  - test_import.py: NDJSON import through a non-holder, all or nothing on both holders, the
+#    payload limit, a duplicate key relayed (also run by `make test`, with test_outage.py);
 #  - test_partition.py: a network partition (skipped unless root with ip and iptables);
 #  - the single-node durability suite through the cluster write path.
 cluster-test: deps
@@ -26,6 +28,7 @@ cluster-test: deps
 	nice python3 tests/cluster/test_cluster.py $(B)/mnemod
 	nice python3 tests/cluster/test_placement.py $(B)/mnemod
 	nice python3 tests/cluster/test_outage.py $(B)/mnemod
+	nice python3 tests/cluster/test_import.py $(B)/mnemod
 	nice python3 tests/cluster/test_partition.py $(B)/mnemod
 	WRAPPED_MNEMOD=$(abspath $(B)/mnemod) nice python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats
 
@@ -36,3 +39,10 @@ cluster-test: deps
 bench-cluster: deps
 	@$(MAKE) --no-print-directory $(B)/mnemod
 	nice python3 bench/cluster/run.py $(B)/mnemod bench/results/cluster.json
+
+# Write and read throughput of 1, 2 and 3 nodes (through one node and spread over all)
+# against one server in single-node mode, in the same run: bench/results/cluster_scale.json
+# (about 4 minutes; measures only).
+bench-cluster-scale: deps
+	@$(MAKE) --no-print-directory $(B)/mnemod
+	nice python3 bench/cluster/scale.py $(B)/mnemod bench/results/cluster_scale.json

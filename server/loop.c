@@ -830,7 +830,8 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->areq.headers = r->headers;
     r->areq.n_headers = r->n_headers;
     r->areq.body_expected = chunked || (cl && !(cll == 1 && cl[0] == '0'));
-    r->import = mem_api_is_import(method, r->url);
+    /* cluster mode: an import is one log record, its body buffered and routed like any */
+    r->import = !s->repl && mem_api_is_import(method, r->url);
     return MEM_OK;
 }
 

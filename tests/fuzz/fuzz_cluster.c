@@ -28,7 +28,8 @@ static void record(const uint8_t *in, size_t len)
     FUZZ_CHECK(b != NULL, "a re-encoded record does not decode");
     FUZZ_CHECK(b->op.kind == r->op.kind && b->op.dim == r->op.dim && b->op.now_ms == r->op.now_ms &&
                    b->op.n_segs == r->op.n_segs && b->op.n_evict == r->op.n_evict &&
-                   strcmp(b->op.ns, r->op.ns) == 0 && strcmp(b->msgid, r->msgid) == 0,
+                   b->n_import == r->n_import && strcmp(b->op.ns, r->op.ns) == 0 &&
+                   strcmp(b->msgid, r->msgid) == 0,
                "round trip changed the op");
     for (size_t i = 0; i < r->op.n_segs; i++)
         FUZZ_CHECK(strcmp(b->op.segs[i].id, r->op.segs[i].id) == 0 &&
