@@ -133,7 +133,7 @@ enum {
 };
 
 /* Buffer size that holds the --help text (and the version line). */
-#define MEM_CFG_TEXT_MAX 8192
+#define MEM_CFG_TEXT_MAX 16384
 
 /* Fill cfg from defaults, the optional --config file, env (NULL = none; a NULL-terminated
  * "KEY=value" array) and argv. Help/version text goes to out_text (may be NULL).
