@@ -616,36 +616,62 @@ static int cmd_search(mem_cli_t *c, const args_t *a, const char *ns)
     rc = ns_request(c, "POST", ns, "/retrieve", body, &j);
     json_decref(body);
     if (rc || !j) return rc;
-    bool gate = opt(a, "coherence-weight") != NULL;
-    static const char *const head[] = {"#", "SCORE", "SIM", "DECAY", "GATE", "AGE", "ID", "TEXT"};
-    static const char *const head_nogate[] = {"#", "SCORE", "SIM", "DECAY", "AGE", "ID", "TEXT"};
-    mem_cli_table_t t;
-    mem_cli__table_init(&t, gate ? 8 : 7, gate ? head : head_nogate);
-    for (int i = 0; i < (gate ? 6 : 5); i++)
-        t.right[i] = true;
+    /* Columns: the score and its parts; LEX and VEC (the text and vector relevance a
+     * hybrid match blends into SIM) when the server sent them, GATE with a coherence
+     * weight. */
+    const json_t *results = json_object_get(j, "results");
+    bool gate = opt(a, "coherence-weight") != NULL, parts = false;
     size_t i;
     json_t *h;
-    const json_t *results = json_object_get(j, "results");
+    json_array_foreach(results, i, h)
+    {
+        if (json_object_get(h, "text_score") || json_object_get(h, "vector_score")) parts = true;
+    }
+    enum { C_RANK, C_SCORE, C_SIM, C_LEX, C_VEC, C_DECAY, C_GATE, C_AGE, C_ID, C_TEXT, N_COLS };
+    static const char *const names[N_COLS] = {"#",     "SCORE", "SIM", "LEX", "VEC",
+                                              "DECAY", "GATE",  "AGE", "ID",  "TEXT"};
+    static const char *const keys[N_COLS] = {NULL,           "score", "similarity", "text_score",
+                                             "vector_score", "decay", "gate",       NULL,
+                                             NULL,           NULL};
+    int cols[N_COLS], n_cols = 0;
+    for (int k = 0; k < N_COLS; k++)
+        if (((k != C_LEX && k != C_VEC) || parts) && (k != C_GATE || gate)) cols[n_cols++] = k;
+    const char *head[N_COLS];
+    for (int k = 0; k < n_cols; k++)
+        head[k] = names[cols[k]];
+    mem_cli_table_t t;
+    mem_cli__table_init(&t, (size_t)n_cols, head);
+    for (int k = 0; k < n_cols; k++)
+        t.right[k] = cols[k] <= C_AGE;
     json_array_foreach(results, i, h)
     {
         char rank[24], age[32];
         snprintf(rank, sizeof(rank), "%zu", i + 1);
         mem_cli__fmt_age(json_number_value(json_object_get(h, "age_seconds")), age, sizeof(age));
-        char *score = fmt_num(json_object_get(h, "score"), 4);
-        char *sim = fmt_num(json_object_get(h, "similarity"), 4);
-        char *dec = fmt_num(json_object_get(h, "decay"), 4);
-        char *gt = fmt_num(json_object_get(h, "gate"), 4);
-        const char *cells8[] = {rank, score, sim, dec, gt, age, jstr(h, "id"), jstr(h, "text")};
-        const char *cells7[] = {rank, score, sim, dec, age, jstr(h, "id"), jstr(h, "text")};
-        rc = mem_cli__table_add(&t, gate ? cells8 : cells7);
-        free(score);
-        free(sim);
-        free(dec);
-        free(gt);
+        char *owned[N_COLS] = {NULL};
+        const char *cells[N_COLS];
+        for (int k = 0; k < n_cols; k++) {
+            int c_ = cols[k];
+            if (c_ == C_RANK)
+                cells[k] = rank;
+            else if (c_ == C_AGE)
+                cells[k] = age;
+            else if (c_ == C_ID)
+                cells[k] = jstr(h, "id");
+            else if (c_ == C_TEXT)
+                cells[k] = jstr(h, "text");
+            else
+                cells[k] = owned[k] = fmt_num(json_object_get(h, keys[c_]), 4);
+        }
+        rc = mem_cli__table_add(&t, cells);
+        for (int k = 0; k < n_cols; k++)
+            free(owned[k]);
         if (rc) break;
     }
     mem_cli__table_print(&t, stdout, mem_cli__term_width());
-    fprintf(stderr, "%zu results, %lld scanned, %.2f ms\n", json_array_size(results),
+    const char *match = jstr(j, "match");
+    fprintf(stderr, "%zu results%s%s%s, %lld scanned, %.2f ms\n", json_array_size(results),
+            match ? " (" : "", match ? match : "", match ? " match)" : "",
             (long long)json_integer_value(json_object_get(j, "scanned")),
             json_number_value(json_object_get(j, "took_ms")));
     mem_cli__table_free(&t);

@@ -147,11 +147,45 @@ test("the console asks for the key, then searches; a slider changes the order", 
   await page.fill("#recency-bias", "1");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
 
+  // coherence weight 1: the graph's gate replaces decay; the rows are the API's answer to
+  // the same request, gates included (the lunch note has no neighbour: gate 0)
+  const halfLife = Math.round(await page.evaluate(() =>
+    10 ** (Math.log10(1 / 24) + (45 / 99) * (Math.log10(3650) - Math.log10(1 / 24))) * 86400));
+  await page.fill("#coherence-weight", "1");
+  assert.equal(await page.textContent("#coherence-weight-out"), "1.00");
+  const coh = await call("POST", `/v1/namespaces/${NS}/retrieve`, { query:
+    "staging database password", k: 10, half_life: halfLife, recency_bias: 1,
+    coherence_weight: 1, decay: "exponential", explain: true });
+  await waitOrder(coh.results.map((r) => r.id));
+  assert.notDeepEqual(coh.results.map((r) => r.id), ["pw-new", "pw-old", "lunch"],
+    "the gate changes the order");
+  const gates = await page.$$eval("#results tbody tr td:nth-child(5)", (t) =>
+    t.map((x) => x.textContent));
+  assert.deepEqual(gates, coh.results.map((r) => r.gate.toFixed(4)));
+  assert.ok(coh.results.some((r) => r.gate === 0) && coh.results.some((r) => r.gate === 1),
+    `gates ${gates}`);
+  await page.fill("#coherence-weight", "0");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+
   // as of 10 November: later memories are excluded
   await page.fill("#as-of", "2026-11-10T00:00:00");
   await waitOrder(["pw-old"]);
   assert.match(await page.textContent("#plot-caption"), /as of 2026-11-10T00:00:00Z/);
   await page.fill("#as-of", "");
+  await waitOrder(["pw-new", "pw-old", "lunch"]);
+
+  // a hybrid match shows the text and vector parts of each similarity
+  await page.selectOption("#match", "hybrid");
+  await page.waitForSelector("#results.with-parts");
+  const hyb = await call("POST", `/v1/namespaces/${NS}/retrieve`, { query:
+    "staging database password", k: 10, half_life: halfLife, recency_bias: 1, coherence_weight: 0, decay: "exponential", match: "hybrid", explain: true });
+  await waitOrder(hyb.results.map((r) => r.id));
+  const parts = await page.$$eval("#results tbody tr", (trs) => trs.map((tr) =>
+    [tr.children[6].textContent, tr.children[7].textContent]));
+  assert.deepEqual(parts, hyb.results.map((r) => [r.text_score.toFixed(4),
+    r.vector_score.toFixed(4)]));
+  assert.equal(await page.isVisible("#results th.opt"), true);
+  await page.selectOption("#match", "");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
 
   // a metadata filter: only the matching memories, exact

@@ -155,6 +155,11 @@ def test_search_table_matches_the_api():
         (["--source", "ops", "--min-score", "0.72"], {"source": "ops", "min_score": 0.72}),
         (["--since", "2026-11-03", "--until", "2026-11-29"],
          {"since": "2026-11-03T00:00:00Z", "until": "2026-11-29T00:00:00Z"}),
+        (["--match", "text"], {"match": "text"}),
+        (["--match", "vector", "--half-life", "7d", "--origin", "2026-11-30"],
+         {"match": "vector", "half_life": "7d", "origin": "2026-11-30T00:00:00Z"}),
+        (["--match", "hybrid", "--filter", '{"kind": {"$ne": "x"}}'],
+         {"match": "hybrid", "filter": {"kind": {"$ne": "x"}}}),
     ]
     for args, req in cases:
         out = ok(cli(srv, "search", "-n", ns, q, *args), "search %s" % args)
@@ -167,9 +172,17 @@ def test_search_table_matches_the_api():
             h.near(float(r["DECAY"]), a["decay"], 6e-5, "decay %s" % args)
             if "coherence_weight" in req:
                 h.near(float(r["GATE"]), a["gate"], 6e-5, "gate")
+            parts = any("text_score" in x or "vector_score" in x for x in api)
+            h.eq("LEX" in r and "VEC" in r, parts, "LEX and VEC columns when the server sends them")
+            for col, key in (("LEX", "text_score"), ("VEC", "vector_score")):
+                if key in a:
+                    h.near(float(r[col]), a[key], 6e-5, "%s %s" % (key, args))
+                elif parts:
+                    h.eq(r[col], "-", "%s absent" % key)
             h.eq(r["TEXT"], a["text"], "text")
-        h.check(cli(srv, "search", "-n", ns, q, *args)[2].startswith("%d results" % len(api)),
-                "summary on stderr")
+        summary = cli(srv, "search", "-n", ns, q, *args)[2]
+        match = h.expect_ok(srv.retrieve(ns, dict(req, query=q)))["match"]
+        h.check(summary.startswith("%d results (%s match), " % (len(api), match)), summary)
         j = json.loads(ok(cli(srv, "search", "-n", ns, q, "--json", *args)))
         want = h.expect_ok(srv.retrieve(ns, dict(req, query=q)))
         for d in (j, want):

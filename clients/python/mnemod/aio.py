@@ -2,7 +2,7 @@
 
 Each call runs the synchronous client in a worker thread (``asyncio.to_thread``), so the
 event loop never blocks on the network and the package stays dependency-free. The
-iterators (``iter_segments``, ``export``) are async generators.
+iterators (``iter_segments``, ``export``, ``export_lines``) are async generators.
 
     async with AsyncClient("http://127.0.0.1:6636") as c:
         hits = await c.retrieve("agent", "staging password", half_life="7d")
@@ -20,7 +20,7 @@ from .types import Segment
 _METHODS = ("health", "metrics", "openapi", "list_namespaces", "create_namespace",
             "get_namespace", "delete_namespace", "insert", "insert_batch", "get_segment",
             "delete_segment", "update_segment", "list_segments", "retrieve", "compact",
-            "export_to", "import_segments", "request")
+            "export_to", "import_segments", "cluster_status", "cluster_snapshot", "request")
 _BATCH = 256  # items pulled from a synchronous iterator per thread hop
 
 
@@ -57,6 +57,10 @@ class AsyncClient:
     def iter_segments(self, ns: str, **kw: Any) -> AsyncIterator[Segment]:
         """Every segment of the listing, page after page."""
         return self._drain(self.sync.iter_segments(ns, **kw))
+
+    def export_lines(self, ns: str) -> AsyncIterator[bytes]:
+        """The namespace's export as raw NDJSON lines."""
+        return self._drain(self.sync.export_lines(ns))
 
     def export(self, ns: str) -> AsyncIterator[Dict[str, Any]]:
         """The namespace's export, one JSON object per stored segment."""

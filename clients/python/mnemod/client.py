@@ -439,6 +439,18 @@ class Client:
         return CompactResult.from_dict(self.request("POST", self._ns_path(ns, "compact"),
                                                     body).body)
 
+    # ------------------------------------------------------------------ cluster
+
+    def cluster_status(self) -> Dict[str, Any]:
+        """GET /v1/cluster: nodes, streams, namespaces and counters (docs/cluster.md).
+        A server not in cluster mode answers 404 (:class:`NotFoundError`)."""
+        return self.request("GET", "/v1/cluster").body
+
+    def cluster_snapshot(self, *, trim: Optional[bool] = None) -> Dict[str, Any]:
+        """POST /v1/cluster/snapshot: publish a snapshot and return its manifest; ``trim``
+        also drops the stream records the snapshot covers. 404 when not in cluster mode."""
+        return self.request("POST", "/v1/cluster/snapshot", _wire({"trim": trim})).body
+
     # ------------------------------------------------------------------ export / import
 
     def export_lines(self, ns: str) -> Iterator[bytes]:

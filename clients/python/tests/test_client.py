@@ -274,13 +274,18 @@ class ClientTest(unittest.TestCase):
                           (mnemod.InsertResult, "Inserted"), (mnemod.ScoredSegment, "Result"),
                           (mnemod.RetrieveResult, "RetrieveResponse"),
                           (mnemod.CompactResult, "CompactResponse"),
-                          (mnemod.SegmentPage, "SegmentList")]:
+                          (mnemod.SegmentPage, "SegmentList"),
+                          (mnemod.ImportResult, "ImportResult"),
+                          (mnemod.Inserted, "Inserted.inserted[]")]:
+            schema = schemas[name.split(".")[0]]
+            if name.endswith("[]"):  # the items of an array property
+                schema = schema["properties"][name.split(".")[1][:-2]]["items"]
             fields = {f.name for f in dataclasses.fields(cls)} - local
-            self.assertEqual(fields, set(schemas[name]["properties"]),
+            self.assertEqual(fields, set(schema["properties"]),
                              "%s vs components.schemas.%s" % (cls.__name__, name))
-            for req in schemas[name].get("required", []):
+            for req in schema.get("required", []):
                 f = {x.name: x for x in dataclasses.fields(cls)}[req]
-                nullable = "null" in json_types(schemas[name]["properties"][req], schemas)
+                nullable = "null" in json_types(schema["properties"][req], schemas)
                 self.assertTrue(f.default is dataclasses.MISSING or nullable
                                 or f.default is not None or f.default_factory
                                 is not dataclasses.MISSING,
@@ -296,6 +301,14 @@ class ClientTest(unittest.TestCase):
                          set(schemas["CompactRequest"]["properties"]))
         self.assertEqual(kwargs(mnemod.Client.create_namespace),
                          set(schemas["NamespaceCreate"]["properties"]))
+        self.assertEqual(kwargs(mnemod.Client.update_segment, ("self", "ns", "id")),
+                         set(schemas["SegmentPatch"]["properties"]))
+        # an error's fields: code and message as attributes, the rest in details
+        err = schemas["Error"]["properties"]["error"]
+        self.assertEqual(set(err["required"]), {"code", "message"})
+        e = errors.error_from_response(400, {"error": {p: "x" for p in err["properties"]}})
+        self.assertEqual(set(e.details), set(err["properties"]))
+        self.assertEqual((e.code, e.message, e.field), ("x", "x", "x"))
         params = doc["components"]["parameters"]
         listing = doc["paths"]["/v1/namespaces/{ns}/segments"]["get"]["parameters"]
         names = {params[p["$ref"].rsplit("/", 1)[1]]["name"] for p in listing}
@@ -313,11 +326,17 @@ class ClientTest(unittest.TestCase):
                 "insertSegments": "insert", "listSegments": "list_segments",
                 "getSegment": "get_segment", "deleteSegment": "delete_segment",
                 "patchSegment": "update_segment", "retrieve": "retrieve", "compact": "compact",
-                "exportNamespace": "export", "importNamespace": "import_segments"}
-        rest = {o for o in ops if o not in ("mcp", "clusterStatus", "clusterSnapshot")}
+                "exportNamespace": "export", "importNamespace": "import_segments",
+                "clusterStatus": "cluster_status", "clusterSnapshot": "cluster_snapshot"}
+        rest = {o for o in ops if o != "mcp"}  # MCP is JSON-RPC for agents, not a REST route
         self.assertEqual(rest - set(mine), set(), "operations without a client method")
         for op in rest:
             self.assertTrue(callable(getattr(mnemod.Client, mine[op])), op)
+        self.assertEqual(kwargs(mnemod.Client.cluster_snapshot),
+                         set(schemas["SnapshotRequest"]["properties"]))
+        # and the async client has every one of them too
+        public = {n for n in dir(mnemod.Client) if not n.startswith("_")} - {"close"}
+        self.assertEqual(public - set(dir(mnemod.AsyncClient)), set(), "missing in AsyncClient")
 
     def test_update_segment(self):
         ns = self.ns()
@@ -384,7 +403,9 @@ class ClientTest(unittest.TestCase):
         for f in ("count", "superseded", "archived", "graph_edges", "max_degree", "oldest",
                   "newest"):
             self.assertEqual(getattr(st, f), getattr(st2, f), f)
-        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True)
+        # the match is explicit: the copy's vectors come from the export, not from an embedder
+        # of its own, so its default match may differ from the original's
+        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match="hybrid")
         self.assertEqual([(r.id, r.score) for r in self.c.retrieve(ns, "memory about cats", **q)
                           .results],
                          [(r.id, r.score) for r in self.c.retrieve(copy, "memory about cats", **q)
@@ -476,6 +497,18 @@ class ClientTest(unittest.TestCase):
         self.assertEqual({r.id for r in only_ops.results}, {"pw-old", "pw-new"})
         self.assertEqual(self.c.retrieve(ns, "password", k=1, as_of="2026-11-10T00:00:00Z")
                          .results[0].id, "pw-old")
+        for match in ("text", "vector", "hybrid"):
+            r = self.c.retrieve(ns, "staging database password", match=match, explain=True)
+            self.assertEqual(r.match, match)
+            top = r.results[0]
+            if match == "hybrid":
+                self.assertIsInstance(top.text_score, float)
+                self.assertIsInstance(top.vector_score, float)
+            elif match == "text":
+                self.assertAlmostEqual(top.similarity, top.text_score, places=6)
+        with self.assertRaises(errors.BadRequestError) as cm:
+            self.c.retrieve(ns, "x", match="fuzzy")
+        self.assertEqual(cm.exception.field, "match")
 
     def test_compact(self):
         ns = self.ns()
@@ -504,6 +537,14 @@ class ClientTest(unittest.TestCase):
 
     # ---------------------------------------------------------------- async
 
+    def test_cluster_routes_outside_cluster_mode(self):
+        # a single server has no cluster: both routes answer 404 with the JSON error code
+        for call in (self.c.cluster_status, lambda: self.c.cluster_snapshot(trim=True)):
+            with self.assertRaises(mnemod.NotFoundError) as cm:
+                call()
+            self.assertEqual((cm.exception.status, cm.exception.code), (404, "not_found"))
+            self.assertIn("not in cluster mode", cm.exception.message)
+
     def test_async_client(self):
         ns = self.ns()
 
@@ -514,10 +555,14 @@ class ClientTest(unittest.TestCase):
                                        for i in range(1, 6)))
                 st = await ac.get_namespace(ns)
                 hits = await ac.retrieve(ns, embedding=[1, 0], k=2)
-                return st, hits
-        st, hits = asyncio.run(go())
+                listed = [x.id async for x in ac.iter_segments(ns, page_size=2)]
+                lines = [json.loads(x) async for x in ac.export_lines(ns)]
+                return st, hits, listed, lines
+        st, hits, listed, lines = asyncio.run(go())
         self.assertEqual(st.count, 5)
         self.assertEqual([r.id for r in hits.results], ["a1", "a2"])
+        self.assertEqual(sorted(listed), ["a%d" % i for i in range(1, 6)])
+        self.assertEqual(sorted(x["id"] for x in lines), sorted(listed))
 
 
 def client(case, url, **kw):
@@ -540,10 +585,22 @@ class InstallTest(unittest.TestCase):
         shutil.copytree(os.path.dirname(HERE), src,
                         ignore=shutil.ignore_patterns("__pycache__", "tests"))
         venv = os.path.join(tmp, "venv")
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
         py = os.path.join(venv, "bin", "python")
         env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
-        p = subprocess.run([py, "-m", "pip", "install", "--no-index", src], env=env,
+        # Seeding a venv with its own pip costs most of this test's time; a pip that can
+        # install into another interpreter (--python, pip >= 22.3) does the same install
+        # into a bare venv. Without one (Debian's python3 has no pip), the venv gets its own.
+        outer = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True,
+                               text=True, env=env, timeout=60)
+        m = re.match(r"pip (\d+)\.(\d+)", outer.stdout)
+        if outer.returncode == 0 and m and (int(m.group(1)), int(m.group(2))) >= (22, 3):
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True,
+                           timeout=120)
+            pip = [sys.executable, "-m", "pip", "--python", py]
+        else:
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+            pip = [py, "-m", "pip"]
+        p = subprocess.run(pip + ["install", "--no-index", src], env=env,
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         srv = Server().start()

@@ -16,9 +16,9 @@
 import { ApiError, MnemodError, TransportError, errorFromResponse } from "./errors.js";
 import type {
   CompactRequest, CompactResult, CreateNamespaceRequest, Embedding, ExportedSegment,
-  ImportProgress, ImportResult, InsertResult, Json, ListSegmentsRequest, NamespaceCreated,
+  ImportProgress, ImportResult, InsertResult, ListSegmentsRequest, NamespaceCreated,
   NamespaceStats, RetrieveRequest, RetrieveResult, Segment, SegmentInput, SegmentPage,
-  Timestamp,
+  SegmentPatch, SnapshotRequest, Timestamp,
 } from "./types.js";
 
 export * from "./errors.js";
@@ -267,8 +267,7 @@ export class MnemodClient {
   /** PATCH /v1/namespaces/{ns}/segments/{id}: replace `metadata` (null clears it) and/or
    * `source`. Text, embedding and timestamp are immutable. */
   async updateSegment(ns: string, id: string,
-                      patch: { metadata?: Record<string, Json> | null; source?: string }):
-    Promise<Segment> {
+                      patch: SegmentPatch): Promise<Segment> {
     return this.request("PATCH", MnemodClient.nsPath(ns, `/segments/${encodeURIComponent(id)}`),
       wire(patch));
   }
@@ -305,6 +304,20 @@ export class MnemodClient {
   /** POST /v1/namespaces/{ns}/compact: shrink to `target` (or `ratio` of the active ones). */
   async compact(ns: string, req: CompactRequest): Promise<CompactResult> {
     return this.request("POST", MnemodClient.nsPath(ns, "/compact"), wire(req));
+  }
+
+  // ------------------------------------------------------------------ cluster
+
+  /** GET /v1/cluster: nodes, streams, namespaces and counters (docs/cluster.md). A server
+   * not in cluster mode answers 404 (an `ApiError` with code `not_found`). */
+  async clusterStatus(): Promise<Record<string, unknown>> {
+    return this.request("GET", "/v1/cluster");
+  }
+
+  /** POST /v1/cluster/snapshot: publish a snapshot and return its manifest; `trim` also
+   * drops the stream records it covers. 404 when not in cluster mode. */
+  async clusterSnapshot(req: SnapshotRequest = {}): Promise<Record<string, unknown>> {
+    return this.request("POST", "/v1/cluster/snapshot", wire(req));
   }
 
   // ------------------------------------------------------------------ export / import

@@ -182,6 +182,17 @@ export interface CompactRequest {
   dedup_threshold?: number;
 }
 
+/** PATCH …/segments/{id}: `metadata: null` clears it. */
+export interface SegmentPatch {
+  metadata?: Record<string, Json> | null;
+  source?: string;
+}
+
+/** POST /v1/cluster/snapshot (cluster mode only). */
+export interface SnapshotRequest {
+  trim?: boolean;
+}
+
 export interface CompactResult {
   before: number;
   after: number;

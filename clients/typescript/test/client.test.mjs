@@ -277,6 +277,22 @@ describe("MnemodClient", () => {
       .map((r) => r.id)), new Set(["pw-old", "pw-new"]));
     assert.equal((await c.retrieve(ns, { query: q, k: 1, as_of: "2026-11-10T00:00:00Z" }))
       .results[0].id, "pw-old");
+    for (const match of ["text", "vector", "hybrid"]) {
+      const r = await c.retrieve(ns, { query: q, match, explain: true });
+      assert.equal(r.match, match);
+      if (match === "hybrid") {
+        assert.equal(typeof r.results[0].text_score, "number");
+        assert.equal(typeof r.results[0].vector_score, "number");
+      }
+    }
+    await rejects(c.retrieve(ns, { query: q, match: "fuzzy" }), 400, "invalid_field", "match");
+  });
+
+  test("cluster routes outside cluster mode: 404 with the JSON code", async () => {
+    for (const p of [c.clusterStatus(), c.clusterSnapshot({ trim: true })]) {
+      const e = await rejects(p, 404, "not_found");
+      assert.match(e.serverMessage, /not in cluster mode/);
+    }
   });
 
   test("compact", async () => {

@@ -44,19 +44,34 @@ test("interfaces have the properties of their schemas", () => {
     InsertResult: "Inserted", ScoredSegment: "Result", RetrieveResult: "RetrieveResponse",
     CompactResult: "CompactResponse", SegmentPage: "SegmentList", SegmentInput: "SegmentIn",
     RetrieveRequest: "RetrieveRequest", CompactRequest: "CompactRequest",
-    CreateNamespaceRequest: "NamespaceCreate",
+    CreateNamespaceRequest: "NamespaceCreate", SnapshotRequest: "SnapshotRequest",
+    SegmentPatch: "SegmentPatch", ImportResult: "ImportResult", ExportedSegment: "ExportLine",
+    Inserted: "Inserted.inserted[]",
   };
   const local = new Set(["created"]); // from the HTTP status, not the JSON
   for (const [iface, schema] of Object.entries(pairs)) {
     assert.ok(mine[iface], `interface ${iface}`);
+    const [name, prop] = schema.split(".");
+    // "Schema.prop[]": the items of an array property
+    const s = prop ? schemas[name].properties[prop.slice(0, -2)].items : schemas[name];
     assert.deepEqual(mine[iface].filter((p) => !local.has(p)).sort(),
-      Object.keys(schemas[schema].properties).sort(), `${iface} vs schemas.${schema}`);
+      Object.keys(s.properties).sort(), `${iface} vs schemas.${schema}`);
   }
   const params = doc.components.parameters;
   const names = (op) => (op.parameters ?? []).map((p) => params[p.$ref.split("/").pop()].name)
     .filter((n) => n !== "ns" && n !== "id");
   assert.deepEqual(mine.ListSegmentsRequest.sort(),
     names(doc.paths["/v1/namespaces/{ns}/segments"].get).sort());
+});
+
+test("an ApiError carries every field of the error object", async () => {
+  const { errorFromResponse } = await import("../dist/index.js");
+  const err = doc.components.schemas.Error.properties.error;
+  assert.deepEqual([...err.required].sort(), ["code", "message"]);
+  const e = errorFromResponse(400, { error: Object.fromEntries(
+    Object.keys(err.properties).map((p) => [p, "x"])) });
+  assert.deepEqual(Object.keys(e.details).sort(), Object.keys(err.properties).sort());
+  assert.deepEqual([e.code, e.serverMessage, e.field], ["x", "x", "x"]);
 });
 
 test("every REST operation has a client method", () => {
@@ -66,12 +81,14 @@ test("every REST operation has a client method", () => {
     deleteNamespace: "deleteNamespace", insertSegments: "insert", listSegments: "listSegments",
     getSegment: "getSegment", deleteSegment: "deleteSegment", patchSegment: "updateSegment",
     retrieve: "retrieve", compact: "compact", exportNamespace: "export",
-    importNamespace: "import",
+    importNamespace: "import", clusterStatus: "clusterStatus", clusterSnapshot: "clusterSnapshot",
   };
   for (const path of Object.values(doc.paths)) {
     for (const op of Object.values(path)) {
-      // MCP and the cluster administration routes have no client methods
-      if (!op || !op.operationId || op.operationId === "mcp" || op["x-mnemod-cluster-only"])
+      // MCP is JSON-RPC for agents, not a REST route; moving namespaces and draining or
+      // forgetting nodes are an operator's (curl), not an application's
+      if (!op || !op.operationId || op.operationId === "mcp") continue;
+      if (["clusterMove", "clusterDrainNode", "clusterForgetNode"].includes(op.operationId))
         continue;
       const m = methods[op.operationId];
       assert.ok(m, `operation ${op.operationId} has no client method`);
