@@ -291,6 +291,8 @@ static void *fetch_main(void *arg)
             next = seq + 1;
             continue;
         }
+        /* js_DirectGetMsg has no JetStream error code out-parameter (unlike js_GetMsg): the
+         * server's 404 for "no message" comes back as the status NATS_NOT_FOUND itself */
         if (st == NATS_NOT_FOUND) { /* nothing at or after next yet */
             pthread_mutex_lock(&cl->mu);
             if (!s->wake && !cl->stop) {
