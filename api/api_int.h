@@ -169,6 +169,7 @@ typedef struct mem_api__state {
     mem_api__wait_kind_t wait;
     char ns[MEM_STORE_NS_MAX + 1];
     bool ns_exists;
+    bool no_graph;                 /* namespace create: "coherence": false */
     mem_store_ns_stats_t ns_stats; /* when ns_exists */
     struct mem_api__insert_in *ins;
     struct mem_api__retrieve_in *ret;
@@ -349,7 +350,7 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
 /* PUT body: NULL root (no body) means the embedder's dimension (*dim 0 when a remote
  * embedder's dimension is not known yet). */
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
-                              mem_err_t *err);
+                              bool *coherence, mem_err_t *err);
 
 /* Bytes of s (a NUL-terminated UTF-8 string) to quote in a message of at most max bytes:
  * never more than max, never ending inside a multi-byte character. */
@@ -418,7 +419,8 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 
 /* GET .../export: the namespace as NDJSON (api/export.c), a streamed body. */
-void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
+void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api__emb_form_t form,
+                     mem_api_resp_t *resp);
 
 /* mem_api_resume's continuations, one per wait kind. */
 void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,

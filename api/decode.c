@@ -661,6 +661,7 @@ int mem_api__decode_retrieve(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, co
             return rc;
     }
     if ((v = opt(root, "coherence_weight"))) {
+        r.q.coherence_weight_given = true;
         if ((rc = get_num(v, "coherence_weight", 0, 1, false, &p->coherence_weight, err)) != MEM_OK)
             return rc;
     }
@@ -815,11 +816,12 @@ int mem_api__decode_compact(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, con
 }
 
 int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size_t *dim,
-                              mem_err_t *err)
+                              bool *coherence, mem_err_t *err)
 {
-    static const char *const K[] = {"dim", NULL};
+    static const char *const K[] = {"dim", "coherence", NULL};
     int rc;
     *dim = mem_api__embedder_dim(ctx);
+    *coherence = true;
     if (!root) return MEM_OK;
     if ((rc = mem_api__check_keys(root, K, "", err)) != MEM_OK) return rc;
     const json_t *v = opt(root, "dim");
@@ -828,5 +830,7 @@ int mem_api__decode_ns_create(const mem_api_ctx_t *ctx, const json_t *root, size
         if ((rc = get_int(v, "dim", 1, MEM_API_MAX_DIM, &x, err)) != MEM_OK) return rc;
         *dim = (size_t)x;
     }
+    if ((v = opt(root, "coherence")) && (rc = get_bool(v, "coherence", coherence, err)) != MEM_OK)
+        return rc;
     return MEM_OK;
 }

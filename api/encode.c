@@ -60,6 +60,7 @@ json_t *mem_api__enc_stats(const mem_store_ns_stats_t *s)
         set(o, "dim", json_integer((json_int_t)s->dim)) ||
         set(o, "oldest", s->empty ? json_null() : mem_api__enc_ts(s->oldest_ms)) ||
         set(o, "newest", s->empty ? json_null() : mem_api__enc_ts(s->newest_ms)) ||
+        set(o, "coherence", json_boolean(s->coherence)) ||
         set(o, "graph_edges", json_integer((json_int_t)s->graph_edges)) ||
         set(o, "max_degree", json_integer((json_int_t)s->max_degree)) ||
         set(o, "embedder", s->embedder[0] ? json_string(s->embedder) : json_null())) {

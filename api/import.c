@@ -259,12 +259,13 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     imp->line++;
     if (len && s[len - 1] == '\r') len--;
     if (len == 0) return; /* a blank line (a trailing one, most often) holds no segment */
-    json_error_t jerr;
-    json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!o) {
-        char msg[160];
-        snprintf(msg, sizeof(msg), "invalid JSON at column %d: %.100s", jerr.column, jerr.text);
-        fail_line(imp, MEM_EJSON, NULL, msg);
+    static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
+    json_t *o = NULL;
+    mem_err_t pe;
+    mem_err_clear(&pe);
+    int prc = mem_api__json_parse(s, len, VEC_PATHS, NULL, &o, &pe);
+    if (prc != MEM_OK) { /* "invalid JSON at line 1 column C: reason", or out of memory */
+        fail_line(imp, prc, NULL, pe.msg);
         return;
     }
     mem_api__pool_t pool = {0};

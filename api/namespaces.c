@@ -18,7 +18,7 @@ void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     mem_err_clear(&err);
     mem_store_ns_stats_t *list = NULL;
     size_t n = 0;
-    int rc = mem_store_ns_list(ctx->store, &list, &n, &err);
+    int rc = mem_store_ns_list_exact(ctx->store, &list, &n, &err); /* graph stats are exact */
     if (rc != MEM_OK) {
         store_fail(resp, rc, &err);
         return;
@@ -44,8 +44,15 @@ void mem_api__ns_list(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
 
 void mem_api__ns_get(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp)
 {
-    mem_store_ns_stats_t s;
-    if (mem_api__ns_stats(ctx, ns, &s, resp)) mem_api__send_json(resp, 200, mem_api__enc_stats(&s));
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_store_ns_stats_t s; /* graph_edges and max_degree: exact, after the graph caught up */
+    int rc = mem_store_ns_stats_exact(ctx->store, ns, &s, &err);
+    if (rc != MEM_OK) {
+        store_fail(resp, rc, &err);
+        return;
+    }
+    mem_api__send_json(resp, 200, mem_api__enc_stats(&s));
 }
 
 static mem_store_op_t *new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
@@ -71,7 +78,8 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
     mem_err_t err;
     mem_err_clear(&err);
     size_t dim;
-    int rc = mem_api__decode_ns_create(ctx, root, &dim, &err);
+    bool coherence;
+    int rc = mem_api__decode_ns_create(ctx, root, &dim, &coherence, &err);
     if (rc != MEM_OK) {
         mem_api_error(resp, &err);
         return;
@@ -85,6 +93,7 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
             return;
         }
         snprintf(st->ns, sizeof(st->ns), "%s", ns);
+        st->no_graph = !coherence;
         st->wait = MEM_API_W_NS_CREATE;
         st->embed = (mem_api_embed_t){.texts = probe, .lens = probe_len, .n = 1};
         resp->embed = &st->embed;
@@ -93,6 +102,7 @@ void mem_api__ns_create(const mem_api_ctx_t *ctx, const char *ns, const json_t *
     mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_CREATE, MEM_STORE_OP_NS_CREATE, ns);
     if (!op) return;
     op->dim = dim;
+    op->no_graph = !coherence;
     resp->pending = op;
 }
 
@@ -102,6 +112,7 @@ void mem_api__ns_create_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, s
     mem_store_op_t *op = new_op(ctx, resp, MEM_API_P_NS_CREATE, MEM_STORE_OP_NS_CREATE, st->ns);
     if (!op) return;
     op->dim = dim;
+    op->no_graph = st->no_graph;
     resp->pending = op;
 }
 

@@ -24,6 +24,7 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
     mem_store_result_t *res = NULL;
     size_t n = 0, scanned = 0;
     const char *kernel = NULL;
+    in->q.need_gates = in->explain; /* explain shows each hit's gate: the graph must be current */
     int rc = mem_store_retrieve(ctx->store, ns, &in->q, &res, &n, &scanned, &kernel, &err);
     if (rc != MEM_OK) {
         if (err.code == MEM_OK) err.code = rc;

@@ -586,9 +586,20 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r->ns, st->root, resp);
         break;
-    case MEM_API_R_EXPORT:
-        mem_api__export(ctx, r->ns, resp);
+    case MEM_API_R_EXPORT: { /* embedding=true (the default) or base64 */
+        mem_api__emb_form_t form = MEM_API_EMB_ARRAY;
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (st->query && *st->query && parse_query(st->query, &form, &err) != MEM_OK)
+            return reply_err(resp, &err);
+        if (form == MEM_API_EMB_NONE) {
+            mem_err_field(&err, MEM_EINVAL, "embedding",
+                          "embedding: an export always carries the vectors (true or base64)");
+            return reply_err(resp, &err);
+        }
+        mem_api__export(ctx, r->ns, form, resp);
         break;
+    }
     case MEM_API_R_IMPORT: { /* the whole body at once (tests): server/ streams it instead */
         mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
         if (!imp) return MEM_API_REPLY;
@@ -616,8 +627,9 @@ static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req
     /* a query string only where one is read (SPEC section 3: unknown parameters are 400) */
     bool query_ok = ((r->kind == MEM_API_R_SEGMENT || r->kind == MEM_API_R_SEGMENTS) &&
                      method_is(req->method, "GET")) ||
-                    r->kind == MEM_API_R_MCP || r->kind == MEM_API_R_METRICS ||
-                    r->kind == MEM_API_R_HEALTHZ || r->kind == MEM_API_R_CONSOLE ||
+                    r->kind == MEM_API_R_EXPORT /* embedding= */ || r->kind == MEM_API_R_MCP ||
+                    r->kind == MEM_API_R_METRICS || r->kind == MEM_API_R_HEALTHZ ||
+                    r->kind == MEM_API_R_CONSOLE ||
                     r->kind == MEM_API_R_IMPORT /* the import checks its own */;
     if (!query_ok && reject_query(st->query, resp)) return MEM_API_REPLY;
     /* PUT namespace accepts an empty body (default dimension). */

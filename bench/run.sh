@@ -32,5 +32,11 @@ if [ -f bench/cluster/scale.py ]; then
     python3 bench/cluster/scale.py "$B/mnemod" bench/results/cluster_scale.json ||
         echo "bench/cluster/scale.py exited with status $? (not fatal)"
 fi
+if [ -f bench/peers/run.py ]; then
+    # after http: the peers are reported as ratios to this run's latency figures too
+    echo "== peers"
+    python3 bench/peers/run.py "$B" bench/results/peers.json ||
+        echo "bench/peers/run.py exited with status $? (not fatal)"
+fi
 echo "results in bench/results/"
 exit 0

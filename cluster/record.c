@@ -1,15 +1,15 @@
 /* record.c - a write op as a replicated log record
  * SPDX-License-Identifier: MIT
  *
- * Layout: "MNR1", u8 wire kind (below; stable across versions, unlike the op enum), u8 flags (1
- * batch, 2 purge, 4 embedder), str msgid, str ns, u64 dim, i64 now_ms, str embedder (only with
- * flag 4), then per kind: INSERT u32 n, n x (str
- * id, u8 ts_given, i64 ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x
- * f32); DELETE str id; COMPACT u32 n, n x str; PATCH str id, u8 (1 metadata given, 2 source
- * given), opt metadata, opt source (absent with its bit set: clear it); IMPORT u32 n, n x (the
- * INSERT segment, then u8 archived, u64 line): the whole import in one record, so its holders
- * apply it all or nothing like a single node. str = u32 length, bytes, NUL; opt = u8 present,
- * then str. Host byte order (every supported target is little-endian).
+ * Layout: "MNR1", u8 wire kind (below; stable across versions, unlike the op enum), u8 flags
+ * (1 batch, 2 purge, 4 embedder, 8 no graph), str msgid, str ns, u64 dim, i64 now_ms, str
+ * embedder (only with flag 4), then per kind: INSERT u32 n, n x (str id, u8 ts_given, i64
+ * ts_ms, opt text, opt source, opt metadata, u32 n_sup, n_sup x str, dim x f32); DELETE str id;
+ * COMPACT u32 n, n x str; PATCH str id, u8 (1 metadata given, 2 source given), opt metadata,
+ * opt source (absent with its bit set: clear it); IMPORT u32 n, n x (the INSERT segment, then
+ * u8 archived, u64 line): the whole import in one record, so its holders apply it all or
+ * nothing like a single node. str = u32 length, bytes, NUL; opt = u8 present, then str. Host
+ * byte order (every supported target is little-endian).
  */
 #include "cluster/record.h"
 
@@ -186,7 +186,8 @@ unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgi
     wbuf_t w = {0};
     put(&w, "MNR1", 4);
     put_u8(&w, (uint8_t)wk);
-    put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0) | (op->embedder ? 4 : 0)));
+    put_u8(&w, (uint8_t)((op->batch ? 1 : 0) | (op->purge ? 2 : 0) | (op->embedder ? 4 : 0) |
+                         (op->no_graph ? 8 : 0)));
     put_str(&w, msgid, strlen(msgid));
     put_str(&w, op->ns, strlen(op->ns));
     put_u64(&w, (uint64_t)op->dim);
@@ -467,6 +468,7 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
     op->kind = op_of(kind);
     op->batch = (flags & 1) != 0;
     op->purge = (flags & 2) != 0;
+    op->no_graph = (flags & 8) != 0;
     if (copy_str(&r, rec->msgid, sizeof(rec->msgid)) || copy_str(&r, op->ns, sizeof(op->ns)))
         goto bad;
     op->dim = (size_t)get_u64(&r);

@@ -446,6 +446,16 @@ static int set_request_timeout(mem_cfg_t *cfg, const char *val, char *why, size_
     return duration(val, 1.0, 1, &cfg->request_timeout_s, why, n);
 }
 
+static int set_graph_wait(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    int rc = duration(val, 1.0, 0, &v, why, n);
+    if (rc) return rc;
+    if (v > 3600) return why_set(why, n, val, "must be at most 1h");
+    cfg->graph_wait_s = v;
+    return 0;
+}
+
 static int set_sync(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     if (strcmp(val, "full") == 0)
@@ -852,6 +862,9 @@ static const opt_t opts[] = {
      set_idle_timeout, 0},
     {"request-timeout", "MNEMOD_REQUEST_TIMEOUT", "DUR", "30s",
      "drop a request not received in full by then", set_request_timeout, 0},
+    {"graph-wait", "MNEMOD_GRAPH_WAIT", "DUR", "10s",
+     "how long a read that needs the coherence graph waits for it to catch up (then 503)",
+     set_graph_wait, 0},
     {"max-queue", "MNEMOD_MAX_QUEUE", "N", "1024", "queued heavy requests before 503",
      set_max_queue, 0},
     {"max-namespaces", "MNEMOD_MAX_NAMESPACES", "N", "10000", "most namespaces", set_max_namespaces,
@@ -1129,6 +1142,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_connections = 1024;
     cfg->idle_timeout_s = 30.0;
     cfg->request_timeout_s = 30.0;
+    cfg->graph_wait_s = 10.0;
     cfg->max_queue = 1024;
     cfg->max_namespaces = 10000;
     cfg->log_level = MEM_LOG_INFO;
@@ -1222,6 +1236,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("max_connections", "%zu", cfg->max_connections);
     PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);
     PAIR("request_timeout_s", "%g", cfg->request_timeout_s);
+    PAIR("graph_wait_s", "%g", cfg->graph_wait_s);
     PAIR("max_queue", "%zu", cfg->max_queue);
     PAIR("max_namespaces", "%zu", cfg->max_namespaces);
     PAIR("log_level", "%s", (unsigned)cfg->log_level < 4 ? levels[cfg->log_level] : "info");

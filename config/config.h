@@ -49,6 +49,7 @@ typedef struct mem_cfg {
     size_t max_connections;
     double idle_timeout_s;
     double request_timeout_s;
+    double graph_wait_s; /* a read that needs the coherence graph waits this long at most */
     size_t max_queue;
     size_t max_namespaces;
     mem_log_level_t log_level;

@@ -53,7 +53,7 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
         ops->dot_rows(q, blk->vecs, blk->n_rows, idx->dim, idx->stride, scores);
         for (size_t r = 0; r < blk->n_rows; r++) {
             size_t other = b * MEM_INDEX_BLOCK_ROWS + r;
-            if (other == pos || blk->flags[r] != 0 || !(scores[r] >= threshold)) continue;
+            if (other == pos || !blk->linked[r] || !(scores[r] >= threshold)) continue;
             if (n == cap) {
                 size_t ncap = cap ? cap * 2 : 64;
                 size_t *g = realloc(nb, ncap * sizeof(*g));
@@ -75,8 +75,10 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
 static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops, int link,
                   mem_graph_touch_fn touched, void *ud)
 {
-    if (pos >= idx->n_rows || MEM_INDEX_ROW(idx, pos, flags) != 0)
-        return MEM_OK; /* only active rows have edges */
+    if (pos >= idx->n_rows) return MEM_OK;
+    /* link: an active row that is not linked yet; unlink: a linked row */
+    bool linked = MEM_INDEX_ROW(idx, pos, linked) != 0;
+    if (link ? (linked || MEM_INDEX_ROW(idx, pos, flags) != 0) : !linked) return MEM_OK;
     size_t *nb = NULL, n = 0;
     int rc = collect_neighbours(idx, pos, threshold, ops, &nb, &n);
     if (rc != MEM_OK) return rc;
@@ -92,7 +94,15 @@ static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_o
         mem_index__deg_set(idx, nb[i], link ? d + 1 : (d ? d - 1 : 0));
         if (touched) touched(ud, nb[i]);
     }
-    mem_index__deg_set(idx, pos, link ? (uint32_t)n : 0);
+    if (link) {
+        MEM_INDEX_ROW(idx, pos, linked) = 1;
+        idx->n_linked++;
+        mem_index__deg_set(idx, pos, (uint32_t)n);
+    } else {
+        mem_index__deg_set(idx, pos, 0);
+        MEM_INDEX_ROW(idx, pos, linked) = 0;
+        idx->n_linked--;
+    }
     if (touched) touched(ud, pos);
     if (link)
         idx->graph_edges += n;
@@ -165,8 +175,10 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
             }
         }
     }
-    for (size_t p = 0; p < n; p++)
+    for (size_t p = 0; p < n; p++) { /* the graph of the active rows */
         MEM_INDEX_ROW(idx, p, degree) = act[p] ? deg[p] : 0;
+        MEM_INDEX_ROW(idx, p, linked) = act[p];
+    }
     free(deg);
     free(act);
     free(scores);
@@ -285,17 +297,23 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
     return true;
 }
 
-/* set: sorted, unique, active rows. */
-static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, float threshold,
-                    const mem_vec_ops_t *ops, int unlink, mem_graph_delta_t *out)
+/* set: sorted, unique rows below limit, joining the graph (link: not linked) or leaving it
+ * (unlink: linked). The other members are the linked rows below limit, less excl (sorted,
+ * unique: rows leaving at the same time). Reads vectors, sketches and graph fields only,
+ * through the block table as it is loaded now (index_int.h: rows may be appended). */
+static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, size_t n_set,
+                    const size_t *excl, size_t n_excl, float threshold, const mem_vec_ops_t *ops,
+                    int unlink, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->unlink = unlink;
     if (n_set == 0) return MEM_OK;
     int rc = MEM_OK;
-    const size_t dim = idx->dim, stride = idx->stride, nb = idx->n_blocks;
+    const size_t dim = idx->dim, stride = idx->stride;
+    const size_t nb = (limit + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
+    mem_index_block_t *const *blocks = mem_index__blocks(idx);
     uint32_t *cnt = calloc(n_set, sizeof(*cnt));
-    uint32_t *oth = calloc(idx->n_rows, sizeof(*oth)); /* counts of the other rows */
+    uint32_t *oth = calloc(limit ? limit : 1, sizeof(*oth)); /* counts of the other rows */
     double *m_blk = malloc(nb * sizeof(*m_blk));
     q8set_t q8 = {0};
     if (!cnt || !oth || !m_blk) {
@@ -306,14 +324,15 @@ static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, flo
         rc = delta_push(out, set[k], 0);
     if (rc != MEM_OK) goto fail;
     out->n_set = n_set;
-
-    bool use_i8 = ops->dot_rows_i8 && n_set >= MEM_GRAPH_I8_MIN && idx->blocks[0]->q8 &&
+    bool use_i8 = ops->dot_rows_i8 && n_set >= MEM_GRAPH_I8_MIN && blocks[0]->q8 &&
                   q8set_init(&q8, idx, set, n_set, ops);
-    for (size_t b = 0; b < nb; b++) { /* M per block: the largest norm of its active rows */
-        const mem_index_block_t *blk = idx->blocks[b];
+    for (size_t b = 0; b < nb; b++) { /* M per block: the largest norm of its rows */
+        const mem_index_block_t *blk = blocks[b];
+        size_t nr = limit - b * MEM_INDEX_BLOCK_ROWS;
+        if (nr > MEM_INDEX_BLOCK_ROWS) nr = MEM_INDEX_BLOCK_ROWS;
         double m = 0.0;
-        for (size_t r = 0; use_i8 && r < blk->n_rows; r++)
-            if (blk->flags[r] == 0) {
+        for (size_t r = 0; use_i8 && r < nr; r++)
+            if (blk->linked[r] || !unlink) { /* members, and (link) the joining rows */
                 double nx = norm_ub(ops, blk->vecs + r * stride, dim);
                 m = nx > m ? nx : m;
             }
@@ -334,17 +353,23 @@ static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, flo
     uint64_t internal = 0, external = 0;
     for (size_t t0 = 0; t0 < n_set; t0 += tile) {
         size_t t1 = t0 + tile < n_set ? t0 + tile : n_set;
-        size_t si = 0;
+        size_t si = 0, xi = 0;
         for (size_t b = 0; b < nb; b++) {
-            const mem_index_block_t *blk = idx->blocks[b];
-            size_t base = b * MEM_INDEX_BLOCK_ROWS, nr = blk->n_rows, n_act = 0;
+            const mem_index_block_t *blk = blocks[b];
+            size_t base = b * MEM_INDEX_BLOCK_ROWS, nr = limit - base, n_act = 0;
+            if (nr > MEM_INDEX_BLOCK_ROWS) nr = MEM_INDEX_BLOCK_ROWS;
             for (size_t r = 0; r < nr; r++) {
                 slot[r] = -1;
-                act[r] = blk->flags[r] == 0;
-                n_act += act[r];
+                act[r] = blk->linked[r];
             }
-            for (; si < n_set && set[si] < base + nr; si++)
+            for (; xi < n_excl && excl[xi] < base + nr; xi++)
+                act[excl[xi] - base] = 0;
+            for (; si < n_set && set[si] < base + nr; si++) {
                 slot[set[si] - base] = (int32_t)si;
+                act[set[si] - base] = 1; /* joining (link) or leaving (unlink: linked anyway) */
+            }
+            for (size_t r = 0; r < nr; r++)
+                n_act += act[r];
             if (!n_act) continue;
             bool i8 = use_i8 && isfinite(m_blk[b]);
             for (size_t c0 = 0; c0 < nr; c0 += chunk) {
@@ -398,7 +423,7 @@ static int find_set(const mem_index_t *idx, const size_t *set, size_t n_set, flo
             }
         }
     }
-    for (size_t p = 0; p < idx->n_rows && rc == MEM_OK; p++)
+    for (size_t p = 0; p < limit && rc == MEM_OK; p++)
         if (oth[p]) {
             rc = delta_push(out, p, oth[p]);
             external += oth[p];
@@ -434,27 +459,43 @@ int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, 
     size_t *set = malloc((n_new ? n_new : 1) * sizeof(*set)), n = 0;
     if (!set) return MEM_ENOMEM;
     for (size_t p = first_pos; p < first_pos + n_new; p++)
-        if (MEM_INDEX_ROW(idx, p, flags) == 0) set[n++] = p;
-    int rc = find_set(idx, set, n, threshold, ops, 0, out);
+        if (MEM_INDEX_ROW(idx, p, flags) == 0 && !MEM_INDEX_ROW(idx, p, linked)) set[n++] = p;
+    int rc = find_set(idx, idx->n_rows, set, n, NULL, 0, threshold, ops, 0, out);
     free(set);
     return rc;
 }
 
-/* The active rows among rows[0..n), sorted and unique, then find_set. */
+/* rows[0..n) below limit that can take the step (link: not linked; unlink: linked), sorted
+ * and unique, into a new array *out (*n_out of them). */
+static int select_rows(const mem_index_t *idx, size_t limit, const size_t *rows, size_t n,
+                       int unlink, size_t **out, size_t *n_out)
+{
+    mem_index_block_t *const *blocks = mem_index__blocks(idx);
+    size_t *set = malloc((n ? n : 1) * sizeof(*set)), k = 0;
+    if (!set) return MEM_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i] >= limit) continue;
+        uint8_t l = blocks[rows[i] / MEM_INDEX_BLOCK_ROWS]->linked[rows[i] % MEM_INDEX_BLOCK_ROWS];
+        if ((l != 0) == (unlink != 0)) set[k++] = rows[i];
+    }
+    qsort(set, k, sizeof(*set), cmp_pos);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (i == 0 || set[i] != set[i - 1]) set[u++] = set[i];
+    *out = set;
+    *n_out = u;
+    return MEM_OK;
+}
+
 static int find_rows(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
                      const mem_vec_ops_t *ops, int unlink, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->unlink = unlink;
-    size_t *set = malloc((n ? n : 1) * sizeof(*set)), k = 0;
-    if (!set) return MEM_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i] < idx->n_rows && MEM_INDEX_ROW(idx, rows[i], flags) == 0) set[k++] = rows[i];
-    qsort(set, k, sizeof(*set), cmp_pos);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++)
-        if (i == 0 || set[i] != set[i - 1]) set[u++] = set[i];
-    int rc = find_set(idx, set, u, threshold, ops, unlink, out);
+    size_t *set, u;
+    int rc = select_rows(idx, idx->n_rows, rows, n, unlink, &set, &u);
+    if (rc != MEM_OK) return rc;
+    rc = find_set(idx, idx->n_rows, set, u, NULL, 0, threshold, ops, unlink, out);
     free(set);
     return rc;
 }
@@ -469,6 +510,30 @@ int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, 
                           const mem_vec_ops_t *ops, mem_graph_delta_t *out)
 {
     return find_rows(idx, rows, n, threshold, ops, 1, out);
+}
+
+int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, float threshold,
+                          const mem_vec_ops_t *ops, mem_graph_delta_t *d_unlink,
+                          mem_graph_delta_t *d_link)
+{
+    memset(d_unlink, 0, sizeof(*d_unlink));
+    memset(d_link, 0, sizeof(*d_link));
+    d_unlink->unlink = 1;
+    size_t *uset = NULL, *lset = NULL, nu = 0, nl = 0;
+    int rc = select_rows(idx, ch->n_rows, ch->unlink, ch->n_unlink, 1, &uset, &nu);
+    if (rc == MEM_OK) rc = select_rows(idx, ch->n_rows, ch->link, ch->n_link, 0, &lset, &nl);
+    if (rc == MEM_OK && nu)
+        rc = find_set(idx, ch->n_rows, uset, nu, NULL, 0, threshold, ops, 1, d_unlink);
+    /* the joining rows meet the members that stay */
+    if (rc == MEM_OK && nl)
+        rc = find_set(idx, ch->n_rows, lset, nl, uset, nu, threshold, ops, 0, d_link);
+    free(uset);
+    free(lset);
+    if (rc != MEM_OK) {
+        mem_graph_delta_free(d_unlink);
+        mem_graph_delta_free(d_link);
+    }
+    return rc;
 }
 
 int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touch_fn touched,
@@ -487,11 +552,19 @@ int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touc
         uint32_t c = d->count[i], v;
         if (i < d->n_set) {
             v = d->unlink ? 0 : c;
+            if (!d->unlink && !MEM_INDEX_ROW(idx, pos, linked)) { /* joins, then takes v */
+                MEM_INDEX_ROW(idx, pos, linked) = 1;
+                idx->n_linked++;
+            }
         } else {
             uint32_t d0 = MEM_INDEX_ROW(idx, pos, degree);
             v = d->unlink ? (d0 >= c ? d0 - c : 0) : d0 + c;
         }
         mem_index__deg_set(idx, pos, v);
+        if (d->unlink && i < d->n_set && MEM_INDEX_ROW(idx, pos, linked)) { /* leaves at 0 */
+            MEM_INDEX_ROW(idx, pos, linked) = 0;
+            idx->n_linked--;
+        }
         if (touched) touched(ud, pos);
     }
     if (!d->unlink)

@@ -1,9 +1,12 @@
-/* graph.h - the coherence graph: degrees of the active rows (SPEC section 5)
+/* graph.h - the coherence graph: degrees of the linked rows (SPEC section 5)
  * SPDX-License-Identifier: MIT
  *
- * An edge joins two active rows (flags == 0) when cos >= threshold. Only degrees are
- * kept (in the index); graph_edges and max_degree follow every change. The touched
- * callback reports each row whose degree changed, so storage/ can persist it.
+ * An edge joins two rows of the graph (linked rows) when cos >= threshold. The graph's
+ * members are meant to be the active rows (flags == 0); the graph owner (core/index.h)
+ * makes them so, link by link: a row that becomes active is linked, one that stops being
+ * active is unlinked. Only degrees are kept (in the index); graph_edges and max_degree
+ * follow every change. The touched callback reports each row whose degree changed, so
+ * storage/ can persist it.
  *
  * Every cosine is ops->dot_rows of two stored rows; the kernel must score a row the same
  * wherever it sits in a batch (tests/unit/test_core_graph.c checks every ISA). Link and
@@ -22,26 +25,24 @@
 
 typedef void (*mem_graph_touch_fn)(void *ud, size_t pos);
 
-/* Row pos has just become active (inserted, or restored): link it to every other active
- * row among positions < idx->n_rows. A no-op for a row that is not active; link a row once
- * (twice would count its edges twice). On MEM_ENOMEM nothing has changed. */
+/* Row pos is active and not linked: link it to every linked row. A no-op otherwise. On
+ * MEM_ENOMEM nothing has changed. */
 int mem_graph_link(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
                    mem_graph_touch_fn touched, void *ud);
-/* Row pos is about to leave the active set (superseded, archived, deleted): drop its
- * edges. Call before changing its flags (a no-op once it is inactive). On MEM_ENOMEM
- * nothing has changed. */
+/* Row pos is linked: drop it and its edges (a no-op otherwise). On MEM_ENOMEM nothing has
+ * changed. */
 int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
                      mem_graph_touch_fn touched, void *ud);
-/* Recompute every degree from scratch (bulk, blocked). MEM_OK or MEM_ENOMEM. */
+/* Make the graph that of the active rows, from scratch (bulk, blocked). MEM_OK, MEM_ENOMEM. */
 int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops);
 
 /* ---- batches: many rows at once, scored in one pass over the index ----
- *
- * A batch is split in two so that storage/ can score without the namespace lock: find
- * only READS the index (the writer is the only thread that changes one, so it may run it
- * unlocked while scanners read) and fills a delta; apply writes degrees, graph_edges and
- * max_degree (under the exclusive lock), with no failure point once the histogram is
- * reserved. Between find and apply the index must not change (rows, flags, degrees).
+ * * A batch is split in two so that storage/ can score without the namespace lock: find
+ * only READS the index - vectors, sketches and the graph fields, never flags - so the graph
+ * owner may run it unlocked while scanners read and rows are appended, and fills a delta;
+ * apply writes degrees, links, graph_edges and max_degree (under the exclusive lock), with
+ * no failure point once the histogram is reserved. Between find and apply the graph fields
+ * must not change.
  * The edge decisions are exactly mem_graph_link's (the same dot_rows score, `>=`): every
  * block is read once for the whole batch (tiles of batch rows x block rows); with an int8
  * kernel (ops->dot_rows_i8) and a batch of MEM_GRAPH_I8_MIN rows or more, a pair whose
@@ -61,25 +62,35 @@ typedef struct mem_graph_delta {
     int unlink;
 } mem_graph_delta_t; /* zero-initialise; free with mem_graph_delta_free */
 
-/* Rows first_pos .. first_pos + n_new - 1 (< idx->n_rows) have just been appended and are
- * not linked yet (degree 0); every other active row is linked. Finds the edges of the
- * active ones among them: with every other active row, and among themselves (once).
- * Reads idx only. MEM_OK or MEM_ENOMEM (*out then empty). */
+/* The active rows among first_pos .. first_pos + n_new - 1 that are not linked: finds their
+ * edges with every linked row, and among themselves (once). Reads flags: for a caller
+ * that owns rows and graph alike (tests, benches). MEM_OK or MEM_ENOMEM (*out then empty). */
 int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
                         const mem_vec_ops_t *ops, mem_graph_delta_t *out);
-/* rows[0..n) (any order, duplicates and inactive rows ignored) have just become active
- * again (a released supersession) or were never linked (degree 0); every other active row
- * is linked. Finds their edges, as mem_graph_link_find does for appended rows. Reads idx
- * only. MEM_OK, MEM_ENOMEM. */
+/* rows[0..n) (any order; duplicates and linked rows ignored) join the graph: finds their
+ * edges with the linked rows and among themselves. MEM_OK, MEM_ENOMEM. */
 int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
                             const mem_vec_ops_t *ops, mem_graph_delta_t *out);
-/* rows[0..n) (any order, duplicates and inactive rows ignored) are about to leave the
- * active set: finds the edges they take with them. Reads idx only. MEM_OK, MEM_ENOMEM. */
+/* rows[0..n) (any order; duplicates and rows not linked ignored) leave the graph: finds
+ * the edges they take with them. MEM_OK, MEM_ENOMEM. */
 int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
                           const mem_vec_ops_t *ops, mem_graph_delta_t *out);
+/* Both at once, for the graph owner: ch->unlink rows leave and ch->link rows join, among
+ * positions below ch->n_rows only (rows above may be being appended). d_unlink holds the
+ * edges the leaving rows take; d_link the joining rows' edges with the members that stay
+ * and among themselves. Apply d_unlink, then d_link. MEM_OK, MEM_ENOMEM (both empty). */
+typedef struct mem_graph_change {
+    const size_t *link, *unlink;
+    size_t n_link, n_unlink;
+    size_t n_rows;
+} mem_graph_change_t;
+int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, float threshold,
+                          const mem_vec_ops_t *ops, mem_graph_delta_t *d_unlink,
+                          mem_graph_delta_t *d_link);
 /* Apply a delta found on this same index state; touched reports every row whose degree
  * changed (and every row of the batch). On MEM_ENOMEM nothing has changed. After an
- * unlink apply the batch's rows have degree 0: change their flags next. */
+ * unlink apply the batch's rows are out of the graph (degree 0); after a link apply they
+ * are in it. */
 int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touch_fn touched,
                     void *ud);
 void mem_graph_delta_free(mem_graph_delta_t *d);

@@ -3,6 +3,8 @@
  */
 #include "core/index.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +49,9 @@ void mem_index_free(mem_index_t *idx)
         free(idx->blocks[b]);
     }
     free(idx->blocks);
+    for (size_t i = 0; i < idx->_n_retired; i++)
+        free(idx->_retired[i]);
+    free(idx->_retired);
     free(idx->_slots);
     for (size_t s = 1; s <= idx->_n_sources; s++)
         free(idx->_sources[s]);
@@ -104,10 +109,20 @@ static void map_remove(mem_index_t *idx, size_t pos)
 static int add_block(mem_index_t *idx)
 {
     if (idx->n_blocks == idx->cap_blocks) {
+        /* A new table, not a realloc: the graph owner may still read the old one (it stays,
+         * retired, until the index is freed). */
         size_t cap = idx->cap_blocks ? idx->cap_blocks * 2 : 16;
-        mem_index_block_t **blocks = realloc(idx->blocks, cap * sizeof(*blocks));
+        mem_index_block_t ***retired = NULL;
+        if (idx->blocks) {
+            retired = realloc(idx->_retired, (idx->_n_retired + 1) * sizeof(*retired));
+            if (!retired) return MEM_ENOMEM;
+            idx->_retired = retired;
+        }
+        mem_index_block_t **blocks = malloc(cap * sizeof(*blocks));
         if (!blocks) return MEM_ENOMEM;
-        idx->blocks = blocks;
+        if (idx->n_blocks) memcpy(blocks, idx->blocks, idx->n_blocks * sizeof(*blocks));
+        if (idx->blocks) idx->_retired[idx->_n_retired++] = idx->blocks;
+        __atomic_store_n(&idx->blocks, blocks, __ATOMIC_RELEASE);
         idx->cap_blocks = cap;
     }
     mem_index_block_t *blk = calloc(1, sizeof(*blk));
@@ -126,7 +141,9 @@ static int add_block(mem_index_t *idx)
         return MEM_ENOMEM;
     }
     memset(blk->q8, 0, MEM_INDEX_BLOCK_ROWS * idx->stride);
-    idx->blocks[idx->n_blocks++] = blk;
+    idx->blocks[idx->n_blocks] = blk;
+    /* published with the release below: a reader that loads n_blocks sees the block */
+    __atomic_store_n(&idx->n_blocks, idx->n_blocks + 1, __ATOMIC_RELEASE);
     return MEM_OK;
 }
 
@@ -164,6 +181,7 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     blk->ts_ms[r] = ts_ms;
     blk->seq[r] = seq;
     blk->degree[r] = 0;
+    blk->linked[r] = 0;
     blk->access_count[r] = 0;
     blk->tick[r] = ++idx->clock;
     blk->source[r] = source;
@@ -189,10 +207,8 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
 {
     uint8_t *f = &MEM_INDEX_ROW(idx, pos, flags);
     if (*f & MEM_ROW_DELETED) return; /* a hole stays a hole */
-    /* core/graph.c unlinks a row (degree 0) before it leaves the active set and links it
-     * after it joins; a row that changes sides with edges still counted is a caller slip
-     * that costs one recount, so graph_edges/max_degree never describe inactive rows. */
-    int moved = (*f == 0) != (flags == 0) && MEM_INDEX_ROW(idx, pos, degree) != 0;
+    /* The graph fields are left alone: the graph owner sees the change (storage/ tells it)
+     * and unlinks or links the row; until then a row that is not active has gate 0. */
     count_flags(idx, *f, -1);
     count_flags(idx, flags, 1);
     *f = flags;
@@ -201,8 +217,17 @@ void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)
         free(ROW_ID(idx, pos));
         ROW_ID(idx, pos) = NULL;
     }
-    if (flags != 0) MEM_INDEX_ROW(idx, pos, degree) = 0; /* inactive rows have no edges */
-    if (moved) mem_index_recount_graph(idx);
+}
+
+int mem_index_append_hole(mem_index_t *idx, int64_t ts_ms, int64_t seq, const float *vec,
+                          size_t *pos)
+{
+    /* a transient id, removed with the flag at once: the map never keeps it */
+    char id[32];
+    int len = snprintf(id, sizeof(id), "\x01hole %lld", (long long)seq);
+    int rc = mem_index_append(idx, id, (size_t)len, ts_ms, seq, vec, 0, 0, pos);
+    if (rc == MEM_OK) mem_index_set_flags(idx, *pos, MEM_ROW_DELETED);
+    return rc;
 }
 
 int mem_index_source_find(const mem_index_t *idx, const char *source, size_t len)
@@ -248,14 +273,17 @@ void mem_index_recount_graph(mem_index_t *idx)
 {
     uint64_t sum = 0;
     uint32_t max = 0;
+    size_t n_linked = 0;
     for (size_t p = 0; p < idx->n_rows; p++) {
-        if (MEM_INDEX_ROW(idx, p, flags) != 0) continue;
+        if (!MEM_INDEX_ROW(idx, p, linked)) continue;
         uint32_t d = MEM_INDEX_ROW(idx, p, degree);
         sum += d;
+        n_linked++;
         if (d > max) max = d;
     }
     idx->graph_edges = sum / 2;
     idx->max_degree = max;
+    idx->n_linked = n_linked;
 
     /* The histogram: room for one more than the largest degree, so a link that raises the
      * maximum by one rarely needs to grow it. On ENOMEM it is dropped (NULL) and
@@ -270,7 +298,7 @@ void mem_index_recount_graph(mem_index_t *idx)
     if (!idx->_deg_hist) return;
     memset(idx->_deg_hist, 0, idx->_deg_hist_cap * sizeof(*idx->_deg_hist));
     for (size_t p = 0; p < idx->n_rows; p++)
-        if (MEM_INDEX_ROW(idx, p, flags) == 0 && MEM_INDEX_ROW(idx, p, degree) != 0)
+        if (MEM_INDEX_ROW(idx, p, linked) && MEM_INDEX_ROW(idx, p, degree) != 0)
             idx->_deg_hist[MEM_INDEX_ROW(idx, p, degree)]++;
 }
 
@@ -292,7 +320,7 @@ int mem_index__hist_reserve(mem_index_t *idx, size_t max_deg)
 void mem_index__deg_set(mem_index_t *idx, size_t pos, uint32_t deg)
 {
     uint32_t *d = &MEM_INDEX_ROW(idx, pos, degree);
-    if (idx->_deg_hist && MEM_INDEX_ROW(idx, pos, flags) == 0) {
+    if (idx->_deg_hist && MEM_INDEX_ROW(idx, pos, linked)) {
         if (*d) idx->_deg_hist[*d]--;
         if (deg) idx->_deg_hist[deg]++;
         if (deg > idx->max_degree) idx->max_degree = deg;
@@ -330,6 +358,7 @@ int mem_index_vacuum(const mem_index_t *old, mem_index_t **out)
         nb->q8_scale[nr] = ob->q8_scale[r];
         nb->q8_err[nr] = ob->q8_err[r];
         nb->degree[nr] = ob->degree[r];
+        nb->linked[nr] = ob->linked[r];
         nb->access_count[nr] = __atomic_load_n(&ob->access_count[r], __ATOMIC_RELAXED);
         nb->tick[nr] = __atomic_load_n(&ob->tick[r], __ATOMIC_RELAXED);
     }
@@ -349,6 +378,7 @@ int mem_index_vacuum(const mem_index_t *old, mem_index_t **out)
     idx->clock = __atomic_load_n(&old->clock, __ATOMIC_RELAXED);
     idx->graph_edges = old->graph_edges;
     idx->max_degree = old->max_degree;
+    idx->n_linked = old->n_linked;
     idx->n_visible = idx->n_rows;
     *out = idx;
     return MEM_OK;
@@ -400,13 +430,14 @@ void mem_index_counts(const mem_index_t *idx, mem_index_counts_t *out)
     out->n_superseded = idx->n_superseded;
     out->n_archived = idx->n_archived;
     out->n_deleted = idx->n_deleted;
+    out->n_linked = idx->n_linked;
     out->graph_edges = idx->graph_edges;
     out->max_degree = idx->max_degree;
 }
 
-long mem_index_find_seq(const mem_index_t *idx, int64_t seq)
+size_t mem_index_lower_seq(const mem_index_t *idx, int64_t seq, size_t n)
 {
-    size_t lo = 0, hi = idx->n_rows;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (MEM_INDEX_ROW(idx, mid, seq) < seq)
@@ -414,6 +445,12 @@ long mem_index_find_seq(const mem_index_t *idx, int64_t seq)
         else
             hi = mid;
     }
+    return lo;
+}
+
+long mem_index_find_seq(const mem_index_t *idx, int64_t seq)
+{
+    size_t lo = mem_index_lower_seq(idx, seq, idx->n_rows);
     return lo < idx->n_rows && MEM_INDEX_ROW(idx, lo, seq) == seq ? (long)lo : -1;
 }
 
@@ -484,12 +521,21 @@ void mem_index_publish(mem_index_t *idx, size_t n_visible)
     idx->n_visible = n_visible < idx->n_rows ? n_visible : idx->n_rows;
 }
 
-void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t degree, uint32_t access_count,
-                           uint64_t tick)
+void mem_index_restore_row(mem_index_t *idx, size_t pos, uint32_t access_count, uint64_t tick)
 {
-    MEM_INDEX_ROW(idx, pos, degree) = MEM_INDEX_ROW(idx, pos, flags) == 0 ? degree : 0;
     MEM_INDEX_ROW(idx, pos, access_count) = access_count;
     MEM_INDEX_ROW(idx, pos, tick) = tick;
+}
+
+void mem_index_restore_link(mem_index_t *idx, size_t pos, uint32_t degree)
+{
+    MEM_INDEX_ROW(idx, pos, linked) = 1;
+    MEM_INDEX_ROW(idx, pos, degree) = degree;
+}
+
+bool mem_index_linked(const mem_index_t *idx, size_t pos)
+{
+    return MEM_INDEX_ROW(idx, pos, linked) != 0;
 }
 
 void mem_index_restore_clock(mem_index_t *idx, uint64_t clock)

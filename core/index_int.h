@@ -5,10 +5,19 @@
  * never by storage/ or anything above (scripts/check-deps.sh refuses it). The rules of
  * core/index.h hold per field: everything is written only through a mutable handle
  * (`mem_index_t *`, the caller excludes every reader), except the access statistics marked
- * "atomic", which any view holder bumps with relaxed atomics.
+ * "atomic", which any view holder bumps with relaxed atomics. Two owners share the
+ * mutations (core/index.h): [rows] fields are the row owner's (append, flags, ids,
+ * sources), [graph] fields the graph owner's (core/graph.c: degrees, links, edge counts).
  *
- * The degree histogram: _deg_hist[d] = active rows whose degree is d (d >= 1; degree 0 is
- * not counted, so a freshly appended row needs no update). It lets a link or unlink keep
+ * Growing while the graph owner reads. The graph owner reads rows (vectors, sketches,
+ * seqs) WITHOUT the lock while the row owner appends: it reads only positions it was told
+ * are visible, through `blocks` loaded atomically. So the row owner never frees a block
+ * table it replaced: the old one stays readable (it points at the same blocks) until the
+ * index is freed; the tables grow by doubling, so the retired ones together are smaller
+ * than the live one.
+ *
+ * The degree histogram: _deg_hist[d] = linked rows whose degree is d (d >= 1; degree 0 is
+ * not counted, so a freshly linked row with no edge needs no update). It lets a link or unlink keep
  * max_degree exact in O(change) instead of a recount over every row.
  */
 #ifndef MEM_CORE_INDEX_INT_H
@@ -23,7 +32,7 @@ typedef struct mem_index_block {
     float *vecs;                                 /* BLOCK_ROWS * stride floats, 64-byte aligned */
     int64_t ts_ms[MEM_INDEX_BLOCK_ROWS];         /* observation time, Unix ms */
     int64_t seq[MEM_INDEX_BLOCK_ROWS];           /* per-namespace sequence */
-    uint32_t degree[MEM_INDEX_BLOCK_ROWS];       /* coherence-graph degree (0 when inactive) */
+    uint32_t degree[MEM_INDEX_BLOCK_ROWS];       /* [graph] degree, 0 unless linked */
     uint32_t access_count[MEM_INDEX_BLOCK_ROWS]; /* atomic: retrieves that returned the row */
     uint64_t tick[MEM_INDEX_BLOCK_ROWS];         /* atomic: clock at insert or last access */
     uint16_t source[MEM_INDEX_BLOCK_ROWS];       /* interned source, 0 = none */
@@ -31,6 +40,7 @@ typedef struct mem_index_block {
     uint32_t n_rows;                             /* rows used in this block */
     int64_t ts_min, ts_max;                      /* over every row of the block */
     char *ids[MEM_INDEX_BLOCK_ROWS];             /* NUL-terminated, NULL for a hole */
+    uint8_t linked[MEM_INDEX_BLOCK_ROWS];        /* [graph] 1: a member of the graph */
     /* int8 sketch of vecs (filled by mem_index_append): the scan's pre-filter reads it to
      * skip the exact f32 dot of rows that cannot enter the top K.
      * Row r's codes at q8 + r * stride, biased by 128 (byte = code + 128, code in
@@ -43,40 +53,48 @@ typedef struct mem_index_block {
 } mem_index_block_t;
 
 struct mem_index {
-    size_t dim;    /* floats per vector */
-    size_t stride; /* floats per row (dim rounded up to 16) */
-    mem_index_block_t **blocks;
+    size_t dim;                 /* floats per vector */
+    size_t stride;              /* floats per row (dim rounded up to 16) */
+    mem_index_block_t **blocks; /* [rows] read with __atomic_load_n by the graph owner */
     size_t n_blocks, cap_blocks;
-    size_t n_rows;    /* positions used, holes included */
-    size_t n_visible; /* positions scans may read (committed) */
-    size_t n_active, n_superseded, n_archived, n_deleted;
-    uint64_t clock;       /* atomic: +1 per insert and per access */
-    uint64_t graph_edges; /* edges among active rows */
-    uint32_t max_degree;  /* over active rows */
-    uint32_t *_slots;     /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tomb */
+    mem_index_block_t ***_retired; /* [rows] replaced block tables, freed with the index */
+    size_t _n_retired;
+    size_t n_rows;    /* [rows] positions used, holes included */
+    size_t n_visible; /* [rows] positions scans may read (committed) */
+    size_t n_active, n_superseded, n_archived, n_deleted; /* [rows] */
+    uint64_t clock;                                       /* atomic: +1 per insert and per access */
+    size_t n_linked;                                      /* [graph] rows in the graph */
+    uint64_t graph_edges;                                 /* [graph] edges among linked rows */
+    uint32_t max_degree;                                  /* [graph] over linked rows */
+    uint32_t *_slots; /* open-addressing id map: pos + 1, 0 = empty, UINT32_MAX = tomb */
     size_t _cap_slots, _used_slots;
     char **_sources; /* interned sources, index 1.. */
     size_t _n_sources, _cap_sources;
-    uint32_t *_deg_hist;  /* active rows per degree (index >= 1), NULL when not built */
+    uint32_t *_deg_hist;  /* [graph] linked rows per degree (index >= 1), NULL when not built */
     size_t _deg_hist_cap; /* entries in _deg_hist */
 };
 
 static inline mem_index_block_t *mem_index__block_of(const mem_index_t *idx, size_t pos)
 {
-    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS];
+    return __atomic_load_n(&idx->blocks, __ATOMIC_ACQUIRE)[pos / MEM_INDEX_BLOCK_ROWS];
 }
 static inline const float *mem_index__vec(const mem_index_t *idx, size_t pos)
 {
-    return idx->blocks[pos / MEM_INDEX_BLOCK_ROWS]->vecs +
-           (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
+    return mem_index__block_of(idx, pos)->vecs + (pos % MEM_INDEX_BLOCK_ROWS) * idx->stride;
 }
 #define MEM_INDEX_ROW(idx, pos, field)                                                             \
-    ((idx)->blocks[(pos) / MEM_INDEX_BLOCK_ROWS]->field[(pos) % MEM_INDEX_BLOCK_ROWS])
+    (__atomic_load_n(&(idx)->blocks, __ATOMIC_ACQUIRE)[(pos) / MEM_INDEX_BLOCK_ROWS]               \
+         ->field[(pos) % MEM_INDEX_BLOCK_ROWS])
+/* The block table as the graph owner reads it while rows are appended. */
+static inline mem_index_block_t *const *mem_index__blocks(const mem_index_t *idx)
+{
+    return __atomic_load_n(&idx->blocks, __ATOMIC_ACQUIRE);
+}
 
 /* Make room for degrees up to max_deg. MEM_OK (also when there is no histogram), MEM_ENOMEM. */
 int mem_index__hist_reserve(mem_index_t *idx, size_t max_deg);
-/* Set the degree of row pos; for an active row the histogram and max_degree follow (the
- * new degree must have been reserved). graph_edges is the caller's. */
+/* Set the degree of row pos; for a linked row the histogram and max_degree follow (the new
+ * degree must have been reserved). graph_edges is the caller's. */
 void mem_index__deg_set(mem_index_t *idx, size_t pos, uint32_t deg);
 
 #endif

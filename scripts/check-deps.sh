@@ -37,7 +37,7 @@ fi
 # The writer's token is the writer's: only its files include storage/writer_int.h.
 for f in storage/*.c; do
     case $f in
-    storage/writer.c | storage/insert.c | storage/remove.c | storage/linker.c | storage/supersede.c | \
+    storage/writer.c | storage/insert.c | storage/remove.c | storage/supersede.c | \
     storage/vacuum.c | storage/access.c | storage/patch.c | storage/meta.c | storage/import.c | \
     storage/nssnap.c) ;;
     *) if grep -n '#include "storage/writer_int.h"' "$f"; then

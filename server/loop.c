@@ -1184,6 +1184,10 @@ static void open_work_cb(uv_work_t *w)
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
         .scan_split_min = s->cfg->scan_split_min,
+        /* at least 1 ms: 0 would ask the store for its default */
+        .graph_wait_ms = s->cfg->graph_wait_s * 1000.0 >= 1.0
+                             ? (uint32_t)(s->cfg->graph_wait_s * 1000.0 + 0.5)
+                             : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);

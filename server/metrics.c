@@ -222,6 +222,17 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
             "# TYPE mnemod_scan_parts_helped_total counter\n"
             "mnemod_scan_parts_helped_total %llu\n",
             (unsigned long long)m.scan_parts_helped);
+        put(&b,
+            "# HELP mnemod_graph_behind Namespaces whose coherence graph has not caught up.\n"
+            "# TYPE mnemod_graph_behind gauge\nmnemod_graph_behind %zu\n"
+            "# HELP mnemod_graph_batches_total Batches the coherence graph applied.\n"
+            "# TYPE mnemod_graph_batches_total counter\nmnemod_graph_batches_total %llu\n"
+            "# HELP mnemod_graph_rows_total Rows the coherence graph linked or unlinked.\n"
+            "# TYPE mnemod_graph_rows_total counter\nmnemod_graph_rows_total %llu\n"
+            "# HELP mnemod_graph_seconds_total Time the coherence graph spent catching up.\n"
+            "# TYPE mnemod_graph_seconds_total counter\nmnemod_graph_seconds_total %g\n",
+            m.graph_behind, (unsigned long long)m.graph_batches, (unsigned long long)m.graph_rows,
+            m.graph_seconds);
         put(&b, "# HELP mnemod_commit_duration_seconds Group-commit latency.\n"
                 "# TYPE mnemod_commit_duration_seconds histogram\n");
         for (size_t k = 0; k < 8; k++)

@@ -6,7 +6,7 @@
  * leaves nothing to undo and fails only that op. An identical re-sent segment (same id,
  * same content) is not new: it answers with the stored record and writes nothing. The new
  * members are then appended under the exclusive lock (invisible to scans until the group
- * commits), linked into the coherence graph (linker.c), and written.
+ * commits) and written; the coherence graph links them in the background (linker.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,6 @@
 
 #include <sqlite3.h>
 
-#include "core/graph.h"
 #include "storage/writer_int.h"
 
 typedef enum { SEG_NEW, SEG_STORED, SEG_IN_BATCH } seg_kind_t;
@@ -304,8 +303,7 @@ static int insert_row_sql(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_
         sqlite3_bind_blob(s, 9, blob, (int)blob_len, SQLITE_STATIC);
     else
         sqlite3_bind_null(s, 9);
-    sqlite3_bind_int64(s, 10, mem_index_degree(idx, pos));
-    sqlite3_bind_int64(s, 11, (int64_t)mem_index_access_tick(idx, pos));
+    sqlite3_bind_int64(s, 10, (int64_t)mem_index_access_tick(idx, pos));
     int rc = mem_store__step_done(st, s, "insert segment", err);
     free(blob);
     return rc;
@@ -335,12 +333,10 @@ static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const 
 
 /* The new members of an insert op (kind SEG_NEW), all at once:
  * 1. append every row under the lock (invisible to scans until COMMIT);
- * 2. link them (linker.c: edges found without the lock, applied under it);
- * 3. write the rows (each with its degree);
- * 4. the superseded targets leave the active set at once (linker.c), then the supersede
- *    links are written.
- * Final degrees depend only on the final active set, so this equals linking and
- * superseding member by member. */
+ * 2. write the rows;
+ * 3. the superseded targets leave the active set at once, then the supersede links are
+ *    written.
+ * The coherence graph follows in the background (linker.c). */
 static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op,
                       const seg_kind_t *kind, const int64_t *ts, size_t *n_inserted)
 {
@@ -378,14 +374,7 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
         return mem_err_set(err, rc == MEM_ELIMIT ? MEM_ENOMEM : rc,
                            rc == MEM_ELIMIT ? "source: too many distinct sources"
                                             : "out of memory");
-
-    /* A small op without supersedes waits for the group's end (or the next op that needs
-     * the graph of this namespace): then one pass links every row the group added. */
-    mem_store__link_later(w, ns, first);
-    if ((n_targets || n_new >= MEM_GRAPH_I8_MIN) &&
-        (rc = mem_store__link_pending(w, ns, first, err)) != MEM_OK)
-        return rc;
-
+    if (n_new) mem_store__note_append(w, ns); /* the linker links them (linker.c) */
     size_t pos = first;
     for (size_t i = 0; i < op->n_segs; i++) {
         if (kind[i] != SEG_NEW) continue;
@@ -483,8 +472,8 @@ int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op)
     for (size_t i = 0; i < op->n_segs; i++)
         any_new |= kind[i] == SEG_NEW;
     if (any_new) {
-        if (!ns &&
-            (rc = mem_store__ns_create(w, op->ns, op->dim, op->now_ms, &ns, &op->err)) != MEM_OK)
+        if (!ns && (rc = mem_store__ns_create(w, op->ns, op->dim, true, op->now_ms, &ns,
+                                              &op->err)) != MEM_OK)
             goto out;
         if ((rc = mem_store__group_touch(w, ns)) != MEM_OK) {
             rc = mem_err_set(&op->err, rc, "out of memory");

@@ -1,191 +1,538 @@
-/* linker.c - the writer's coherence-graph maintenance: link, unlink, persist degrees
+/* linker.c - the coherence graph, kept up in the background by one thread
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. The graph is maintained in batches (core/graph.h), and its scoring pass, the
- * expensive part (one read of the whole namespace), runs WITHOUT the namespace lock,
- * through the writer's view (this thread is the only one that changes an index, so it
- * may read it while scanners do); only the apply step (degrees, edges, max degree, and
- * the flags of rows that leave) takes the exclusive lock, briefly. Every kind of change
- * takes this one path: an insert op appends all its new rows, then links them in one
- * batch (every block read once for all of them); its supersede targets leave in one
- * unlink batch, and so do a delete and a compaction's evictions (mem_store__leave).
+ * DESIGN. Ingest never waits for the graph (SPEC section 5). The writer commits rows and
+ * flags and acknowledges; at each publish it tells the linker what changed (new rows are
+ * those above g_rows; rows whose flags changed are listed) and bumps the namespace's
+ * w_gen. The linker takes a namespace's pending work at once, decides each row against its
+ * current flags (active and not linked: joins; linked and not active: leaves), finds the
+ * edges WITHOUT the namespace lock (core/graph.h: it reads only vectors, sketches, seqs
+ * and the graph fields, which it alone changes, while the writer may append), and applies
+ * them under the exclusive lock in one short step; then g_gen covers what it took. Final
+ * degrees depend only on the final membership, so a batch equals any order of single
+ * changes. A read that needs the graph waits until g_gen reaches the w_gen it saw on
+ * arrival (mem_store__graph_wait), at most opts.graph_wait_ms.
  *
- * Small insert ops (fewer than MEM_GRAPH_I8_MIN new rows, no supersedes) are not linked
- * at once: the rows a group appends to a namespace stay pending and are linked together,
- * by the next op of the group that needs that graph (a big insert, a supersede, a delete,
- * a compaction) or at the group's end, before the degrees are written - so 32 concurrent
- * single inserts cost one pass over the namespace, not 32. Final degrees only depend on
- * the final active set, so this equals maintaining them row by row. Rows whose degree
- * moved are collected per namespace and written once at the end of the group, so SQLite
- * always holds the degrees that match its rows.
+ * Persistence, in batches. SQLite keeps a checkpoint of the graph: graph_blocks holds, per
+ * bucket of MEM_STORE__GRAPH_BUCKET seqs, the (seq, degree) of its linked rows. The linker
+ * notes the buckets its batches touched and, at most MEM_STORE__GRAPH_CKPT_MS apart (and
+ * when it runs out of work, and at shutdown), hands their new contents to the writer, which
+ * writes them in its next group. Between batches the graph is consistent, so every
+ * checkpoint is a graph of some membership; at start-up load.c restores it and lists as
+ * pending every row whose membership differs from its flags. A deleted row takes its
+ * vector with it, so the writer keeps the vector of every deleted row in graph_gone until
+ * a checkpoint records that the graph let go of it: the start-up can still unlink a row
+ * that was deleted after the last checkpoint.
  */
+#define _GNU_SOURCE /* gettid, for the thread's own nice value */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <sqlite3.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core/graph.h"
-#include "storage/writer_int.h"
+#include "storage/store_int.h"
 
-static size_t *pending_of(mem_store__writer_t *w, const mem_store_ns_t *ns)
+struct mem_store__linker {
+    mem_store_t *st;
+    double last_ckpt;
+};
+
+static double mono_s(void)
 {
-    for (size_t i = 0; i < w->g_n; i++)
-        if (w->g_ns[i] == ns) return &w->g_pend[i];
-    return NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void mem_store__link_later(mem_store__writer_t *w, mem_store_ns_t *ns, size_t first)
+static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-    size_t *pend = pending_of(w, ns);
-    if (pend && *pend == SIZE_MAX) *pend = first;
+    if (need <= *cap) return MEM_OK;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *a = realloc(*p, c * size);
+    if (!a) return MEM_ENOMEM;
+    *p = a;
+    *cap = c;
+    return MEM_OK;
 }
 
-/* mem_graph_touch_fn: remember a row whose degree moved (ud is the namespace). */
-static void touched_row(void *ud, size_t pos)
+/* ---- the queue (under g_mu) ---- */
+
+static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
 {
-    mem_store_ns_t *ns = ud;
-    if (ns->n_touched == ns->cap_touched) {
-        size_t cap = ns->cap_touched ? ns->cap_touched * 2 : 64;
-        size_t *t = realloc(ns->touched, cap * sizeof(*t));
-        if (!t) {
-            ns->meta_dirty = true; /* see flush_degrees: an overflow forces a full pass */
-            ns->cap_touched = SIZE_MAX;
-            return;
-        }
-        ns->touched = t;
-        ns->cap_touched = cap;
+    if (ns->g.queued || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) return;
+    if (grow((void **)&st->g_queue, &st->g_qcap, st->g_qn + 1, sizeof(*st->g_queue)) != MEM_OK)
+        return; /* it stays behind until its next publish: reads time out, nothing is lost */
+    __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
+    ns->g.queued = true;
+    st->g_queue[st->g_qn++] = ns;
+    pthread_cond_signal(&st->g_cv);
+}
+
+void mem_store__graph_adopt(mem_store_t *st, mem_store_ns_t *ns)
+{
+    if (!ns->coherence) return;
+    pthread_mutex_lock(&st->g_mu);
+    if (ns->g.w_gen > ns->g.g_gen || ns->g.n_pend) queue_locked(st, ns);
+    pthread_mutex_unlock(&st->g_mu);
+}
+
+void mem_store__graph_publish(mem_store_t *st, mem_store_ns_t *ns)
+{
+    mem_store_graph_t *g = &ns->g;
+    if (!ns->coherence || !g->w_changed) return;
+    pthread_mutex_lock(&st->g_mu);
+    g->w_gen++;
+    size_t n = g->n_w_flagged;
+    if (n && grow((void **)&g->pend, &g->cap_pend, g->n_pend + n, sizeof(*g->pend)) != MEM_OK) {
+        g->rescan = true; /* no room for the list: the next batch looks at every row */
+    } else if (n) {
+        memcpy(g->pend + g->n_pend, g->w_flagged, n * sizeof(*g->pend));
+        g->n_pend += n;
     }
-    if (ns->cap_touched != SIZE_MAX) ns->touched[ns->n_touched++] = pos;
+    queue_locked(st, ns);
+    pthread_mutex_unlock(&st->g_mu);
+    g->n_w_flagged = 0;
+    g->w_changed = false;
 }
 
-static int cmp_size(const void *a, const void *b)
+void mem_store__graph_free(mem_store_graph_t *g)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
+    free(g->pend);
+    free(g->buckets);
+    free(g->gone);
+    free(g->w_flagged);
+    memset(g, 0, sizeof(*g));
 }
 
-static int write_degree(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_index_t *idx,
-                        size_t pos, mem_err_t *err)
+size_t mem_store__graph_behind(mem_store_t *st)
 {
-    if (mem_index_flags(idx, pos) & MEM_ROW_DELETED) return MEM_OK;
-    sqlite3_stmt *s = w->st->stmts[STMT_SEG_DEGREE];
-    sqlite3_bind_int64(s, 1, mem_index_degree(idx, pos));
-    sqlite3_bind_int64(s, 2, ns->ns_id);
-    sqlite3_bind_int64(s, 3, mem_index_seq(idx, pos));
-    return mem_store__step_done(w->st, s, "write degree", err);
+    size_t n = 0;
+    pthread_rwlock_rdlock(&st->reg_lock);
+    pthread_mutex_lock(&st->g_mu);
+    for (size_t i = 0; i < st->n_nss; i++)
+        n += st->nss[i]->coherence && st->nss[i]->g.g_gen < st->nss[i]->g.w_gen;
+    pthread_mutex_unlock(&st->g_mu);
+    pthread_rwlock_unlock(&st->reg_lock);
+    return n;
 }
 
-int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err)
+void mem_store__graph_deadline(const mem_store_t *st, struct timespec *dl)
 {
-    const mem_index_t *idx = mem_store__writer_view(w, ns);
-    int rc = MEM_OK;
-    if (ns->cap_touched == SIZE_MAX) { /* the list overflowed: write every row */
-        for (size_t pos = 0, n = mem_index_rows(idx); pos < n && rc == MEM_OK; pos++)
-            rc = write_degree(w, ns, idx, pos, err);
-        return rc;
-    }
-    if (ns->n_touched) qsort(ns->touched, ns->n_touched, sizeof(size_t), cmp_size);
-    for (size_t i = 0; i < ns->n_touched && rc == MEM_OK; i++)
-        if (i == 0 || ns->touched[i] != ns->touched[i - 1])
-            rc = write_degree(w, ns, idx, ns->touched[i], err);
+    clock_gettime(CLOCK_REALTIME, dl);
+    uint64_t ns_add = (uint64_t)st->opts.graph_wait_ms * 1000000ull + (uint64_t)dl->tv_nsec;
+    dl->tv_sec += (time_t)(ns_add / 1000000000ull);
+    dl->tv_nsec = (long)(ns_add % 1000000000ull);
+}
+
+int mem_store__graph_wait(mem_store_t *st, mem_store_ns_t *ns, const struct timespec *dl,
+                          mem_err_t *err)
+{
+    if (!ns->coherence) return MEM_OK;
+    pthread_mutex_lock(&st->g_mu);
+    uint64_t target = ns->g.w_gen;
+    while (ns->g.g_gen < target && !__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE))
+        if (pthread_cond_timedwait(&st->g_done_cv, &st->g_mu, dl) == ETIMEDOUT) break;
+    bool ok = ns->g.g_gen >= target || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&st->g_mu);
+    if (ok) return MEM_OK;
+    int rc = mem_err_set(err, MEM_EBUSY,
+                         "the coherence graph of %s is still catching up with recent writes "
+                         "(waited %u ms); retry later",
+                         ns->name, (unsigned)st->opts.graph_wait_ms);
+    if (err) err->retry_after_s = 1;
     return rc;
 }
 
-void mem_store__graph_reset(mem_store_ns_t *ns)
+/* ---- one batch ---- */
+
+typedef struct touch_ctx {
+    mem_store_graph_t *g;
+    const mem_index_t *view;
+    bool oom;
+} touch_ctx_t;
+
+/* mem_graph_touch_fn: the bucket of a row whose degree moved goes to the next checkpoint. */
+static void touch_bucket(void *ud, size_t pos)
 {
-    ns->n_touched = 0;
-    if (ns->cap_touched == SIZE_MAX) {
-        free(ns->touched);
-        ns->touched = NULL;
-        ns->cap_touched = 0;
+    touch_ctx_t *t = ud;
+    mem_store_graph_t *g = t->g;
+    uint64_t b = (uint64_t)mem_index_seq(t->view, pos) / MEM_STORE__GRAPH_BUCKET;
+    if (g->n_buckets && g->buckets[g->n_buckets - 1] == b) return;
+    if (grow((void **)&g->buckets, &g->cap_buckets, g->n_buckets + 1, sizeof(*g->buckets)) !=
+        MEM_OK) {
+        t->oom = true;
+        return;
     }
+    g->buckets[g->n_buckets++] = b;
 }
 
-/* mem_graph_touch_fn for a batch link: the batch's own rows (>= first) get their degree in
- * their INSERT, so only older rows go to the group's degree flush. */
-typedef struct touch_older {
-    mem_store_ns_t *ns;
-    size_t first;
-} touch_older_t;
-
-static void touched_older_row(void *ud, size_t pos)
+static int push_gone(mem_store_graph_t *g, int64_t seq)
 {
-    touch_older_t *t = ud;
-    if (pos < t->first) touched_row(t->ns, pos);
+    if (grow((void **)&g->gone, &g->cap_gone, g->n_gone + 1, sizeof(*g->gone)) != MEM_OK)
+        return MEM_ENOMEM;
+    g->gone[g->n_gone++] = seq;
+    return MEM_OK;
 }
 
-int mem_store__link_pending(mem_store__writer_t *w, mem_store_ns_t *ns, size_t skip_from,
-                            mem_err_t *err)
+typedef struct rows {
+    size_t *p;
+    size_t n, cap;
+} rows_t;
+
+static int rows_push(rows_t *r, size_t pos)
 {
-    size_t *pend = pending_of(w, ns);
-    if (!pend || *pend == SIZE_MAX) return MEM_OK;
-    const mem_index_t *view = mem_store__writer_view(w, ns);
-    mem_graph_delta_t d;
-    touch_older_t to = {ns, skip_from};
-    int rc = mem_graph_link_find(view, *pend, mem_index_rows(view) - *pend,
-                                 w->st->opts.coherence_threshold, w->st->opts.ops, &d);
+    if (grow((void **)&r->p, &r->cap, r->n + 1, sizeof(*r->p)) != MEM_OK) return MEM_ENOMEM;
+    r->p[r->n++] = pos;
+    return MEM_OK;
+}
+
+/* Decide the candidate rows against their flags (shared lock held): joins, leaves (and,
+ * of those, the deleted ones: their kept vectors can go once they are out), and the deleted
+ * rows already out of the graph. */
+static int decide(mem_store_graph_t *g, const mem_index_t *view, const size_t *cand, size_t n_cand,
+                  size_t from, size_t to, rows_t *join, rows_t *leave, rows_t *leave_gone)
+{
+    int rc = MEM_OK;
+    for (size_t i = 0; i < n_cand + (to - from) && rc == MEM_OK; i++) {
+        size_t p = i < n_cand ? cand[i] : from + (i - n_cand);
+        if (p >= to) continue;
+        uint8_t f = mem_index_flags(view, p);
+        bool linked = mem_index_linked(view, p);
+        if (f == 0 && !linked) {
+            rc = rows_push(join, p);
+        } else if (f != 0 && linked) {
+            rc = rows_push(leave, p);
+            if (rc == MEM_OK && (f & MEM_ROW_DELETED)) rc = rows_push(leave_gone, p);
+        } else if ((f & MEM_ROW_DELETED) && !linked) {
+            rc = push_gone(g, mem_index_seq(view, p));
+        }
+    }
+    return rc;
+}
+
+static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
+{
+    mem_store_t *st = lk->st;
+    mem_store_graph_t *g = &ns->g;
+    pthread_mutex_lock(&st->g_mu);
+    if (g->busy || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) { /* a vacuum requeues */
+        pthread_mutex_unlock(&st->g_mu);
+        return;
+    }
+    g->busy = true;
+    if (g->rescan) g->g_rows = 0; /* decide every row again: decisions are idempotent */
+    g->rescan = false;
+    uint64_t gen = g->w_gen;
+    size_t *cand = g->pend, n_cand = g->n_pend;
+    g->pend = NULL;
+    g->n_pend = g->cap_pend = 0;
+    pthread_mutex_unlock(&st->g_mu);
+
+    double t0 = mono_s();
+    rows_t join = {0}, leave = {0}, leave_gone = {0};
+    const mem_index_t *view = mem_store__read_lock(ns);
+    size_t rows = mem_index_visible(view), from = g->g_rows < rows ? g->g_rows : rows;
+    int rc = decide(g, view, cand, n_cand, from, rows, &join, &leave, &leave_gone);
+    mem_store__read_unlock(ns);
+    /* at most a batch of joins now; the rest goes back to the list */
+    size_t n_join = join.n > MEM_STORE__GRAPH_BATCH ? MEM_STORE__GRAPH_BATCH : join.n;
+    view = mem_store__linker_view(lk, ns);
+    mem_graph_delta_t du, dl;
+    mem_graph_change_t ch = {
+        .link = join.p, .n_link = n_join, .unlink = leave.p, .n_unlink = leave.n, .n_rows = rows};
+    if (rc == MEM_OK)
+        rc = mem_graph_change_find(view, &ch, st->opts.coherence_threshold, st->opts.ops, &du, &dl);
+    touch_ctx_t tc = {g, view, false};
     if (rc == MEM_OK) {
-        mem_index_t *idx = mem_store__write_lock(w, ns);
-        rc = mem_graph_apply(idx, &d, touched_older_row, &to);
-        mem_store__write_unlock(w, ns);
+        mem_index_t *idx = mem_store__linker_lock(lk, ns);
+        rc = mem_graph_apply(idx, &du, touch_bucket, &tc);
+        if (rc == MEM_OK) rc = mem_graph_apply(idx, &dl, touch_bucket, &tc);
+        mem_index_counts_t c;
+        mem_index_counts(idx, &c);
+        ns->pub_edges = c.graph_edges;
+        ns->pub_max_degree = c.max_degree;
+        if (rc == MEM_OK) g->g_rows = rows;
+        mem_store__linker_unlock(lk, ns);
+        mem_graph_delta_free(&du);
+        mem_graph_delta_free(&dl);
     }
-    mem_graph_delta_free(&d);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
-    *pend = SIZE_MAX;
+    for (size_t i = 0; rc == MEM_OK && i < leave_gone.n; i++)
+        rc = push_gone(g, mem_index_seq(view, leave_gone.p[i]));
+    if (tc.oom) g->ckpt_all = true; /* lost a bucket: the next checkpoint writes them all */
+    double dt = mono_s() - t0;
+
+    pthread_mutex_lock(&st->g_mu);
+    g->busy = false;
+    /* what is left (or everything, on a failure) is looked at again next time */
+    size_t n_back = rc == MEM_OK ? join.n - n_join : n_cand;
+    const size_t *back = !n_back ? NULL : rc == MEM_OK ? join.p + n_join : cand;
+    if (rc != MEM_OK) g->g_rows = from;
+    if (n_back &&
+        grow((void **)&g->pend, &g->cap_pend, g->n_pend + n_back, sizeof(*g->pend)) == MEM_OK) {
+        memcpy(g->pend + g->n_pend, back, n_back * sizeof(*g->pend));
+        g->n_pend += n_back;
+    } else if (n_back) {
+        g->g_rows = 0;
+    }
+    if (rc == MEM_OK && !n_back && gen > g->g_gen) g->g_gen = gen;
+    st->g_batches++;
+    st->g_rows_done += rc == MEM_OK ? n_join + leave.n : 0;
+    st->g_seconds += dt;
+    if (g->w_gen > g->g_gen || g->n_pend) queue_locked(st, ns);
+    pthread_cond_broadcast(&st->g_done_cv);
+    pthread_mutex_unlock(&st->g_mu);
+    free(cand);
+    free(join.p);
+    free(leave.p);
+    free(leave_gone.p);
+    if (rc != MEM_OK) { /* out of memory: let the rest of the process breathe */
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- checkpoints ---- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void mem_store__ckpt_free(mem_store__ckpt_t *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n_buckets; i++)
+        free(c->blob[i]);
+    free(c->blob);
+    free(c->blob_len);
+    free(c->bucket);
+    free(c->gone);
+    mem_store__ns_release(c->ns);
+    free(c);
+}
+
+/* The bucket's linked rows as (seq, degree) pairs, little-endian 8 + 4 bytes. */
+static int bucket_blob(const mem_index_t *view, size_t rows, uint64_t b, unsigned char **out,
+                       size_t *len)
+{
+    int64_t lo = (int64_t)(b * MEM_STORE__GRAPH_BUCKET), hi = lo + MEM_STORE__GRAPH_BUCKET;
+    size_t p = mem_index_lower_seq(view, lo, rows);
+    unsigned char *blob = NULL;
+    size_t n = 0;
+    for (; p < rows && mem_index_seq(view, p) < hi; p++) {
+        if (!mem_index_linked(view, p)) continue;
+        if (!blob && !(blob = malloc(MEM_STORE__GRAPH_BUCKET * 12))) return MEM_ENOMEM;
+        uint64_t seq = (uint64_t)mem_index_seq(view, p);
+        uint32_t deg = mem_index_degree(view, p);
+        for (int k = 0; k < 8; k++)
+            blob[n * 12 + (size_t)k] = (unsigned char)(seq >> (8 * k));
+        for (int k = 0; k < 4; k++)
+            blob[n * 12 + 8 + (size_t)k] = (unsigned char)(deg >> (8 * k));
+        n++;
+    }
+    *out = blob;
+    *len = n * 12;
     return MEM_OK;
 }
 
-int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
-                     uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err)
+/* ns's checkpoint (NULL when nothing changed, or on ENOMEM: tried again next time). */
+static mem_store__ckpt_t *make_ckpt(mem_store__linker_t *lk, mem_store_ns_t *ns)
 {
-    int rc = mem_store__link_pending(w, ns, SIZE_MAX, err);
-    if (rc != MEM_OK) return rc;
-    const mem_index_t *view = mem_store__writer_view(w, ns);
-    mem_graph_delta_t d;
-    if ((rc = mem_graph_unlink_find(view, rows, n, w->st->opts.coherence_threshold, w->st->opts.ops,
-                                    &d)) != MEM_OK)
-        return mem_err_set(err, rc, "out of memory");
-    size_t m = 0;
-    mem_index_t *idx = mem_store__write_lock(w, ns);
-    rc = mem_graph_apply(idx, &d, touched_row, ns);
-    for (size_t i = 0; rc == MEM_OK && i < n; i++) {
-        uint8_t f = mem_index_flags(idx, rows[i]);
-        uint8_t to = add == MEM_ROW_DELETED ? MEM_ROW_DELETED : (uint8_t)(f | add);
-        if ((f & MEM_ROW_DELETED) || to == f) continue; /* gone, or listed twice */
-        if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
-        m++;
-        mem_index_set_flags(idx, rows[i], to);
-        mem_store__lex_flags(ns, rows[i], to);
-        if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
+    mem_store_t *st = lk->st;
+    mem_store_graph_t *g = &ns->g;
+    pthread_mutex_lock(&st->g_mu);
+    if (g->busy || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_unlock(&st->g_mu);
+        return NULL;
     }
-    mem_store__write_unlock(w, ns);
-    mem_graph_delta_free(&d);
-    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
-    if (n_left) *n_left = m;
+    g->busy = true;
+    pthread_mutex_unlock(&st->g_mu);
+    const mem_index_t *view = mem_store__linker_view(lk, ns);
+    size_t rows = g->g_rows;
+    mem_store__ckpt_t *c = calloc(1, sizeof(*c));
+    if (c && g->ckpt_all) { /* a lost note: every bucket the rows fall in */
+        g->n_buckets = 0;
+        touch_ctx_t tc = {g, view, false};
+        for (size_t p = 0; p < rows && !tc.oom; p++)
+            touch_bucket(&tc, p);
+        if (!tc.oom) g->ckpt_all = false;
+    }
+    if (c && (g->n_buckets || g->n_gone)) {
+        qsort(g->buckets, g->n_buckets, sizeof(*g->buckets), cmp_u64);
+        size_t u = 0;
+        for (size_t i = 0; i < g->n_buckets; i++)
+            if (i == 0 || g->buckets[i] != g->buckets[i - 1]) g->buckets[u++] = g->buckets[i];
+        c->bucket = malloc((u ? u : 1) * sizeof(*c->bucket));
+        c->blob = calloc(u ? u : 1, sizeof(*c->blob));
+        c->blob_len = calloc(u ? u : 1, sizeof(*c->blob_len));
+        bool ok = c->bucket && c->blob && c->blob_len;
+        for (size_t i = 0; ok && i < u; i++) {
+            c->bucket[i] = g->buckets[i];
+            ok = bucket_blob(view, rows, g->buckets[i], &c->blob[i], &c->blob_len[i]) == MEM_OK;
+            c->n_buckets = i + 1;
+        }
+        if (ok) {
+            c->gone = g->gone;
+            c->n_gone = g->n_gone;
+            g->gone = NULL;
+            g->n_gone = g->cap_gone = 0;
+            g->n_buckets = 0;
+            c->ns = ns;
+            __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
+        } else {
+            mem_store__ckpt_free(c); /* the lists stay: the next checkpoint tries again */
+            c = NULL;
+        }
+    } else if (c) {
+        free(c);
+        c = NULL;
+    }
+    pthread_mutex_lock(&st->g_mu);
+    g->busy = false;
+    pthread_cond_broadcast(&st->g_done_cv);
+    pthread_mutex_unlock(&st->g_mu);
+    return c;
+}
+
+static void checkpoint_all(mem_store__linker_t *lk)
+{
+    mem_store_t *st = lk->st;
+    pthread_rwlock_rdlock(&st->reg_lock);
+    size_t n = st->n_nss, k = 0;
+    mem_store_ns_t **held = malloc((n ? n : 1) * sizeof(*held));
+    for (size_t i = 0; held && i < n; i++)
+        if (st->nss[i]->coherence) {
+            __atomic_add_fetch(&st->nss[i]->refs, 1, __ATOMIC_ACQ_REL);
+            held[k++] = st->nss[i];
+        }
+    pthread_rwlock_unlock(&st->reg_lock);
+    mem_store__ckpt_t *list = NULL, **tail = &list;
+    for (size_t i = 0; held && i < k; i++) {
+        mem_store__ckpt_t *c = make_ckpt(lk, held[i]);
+        if (c) {
+            *tail = c;
+            tail = &c->next;
+        }
+        mem_store__ns_release(held[i]);
+    }
+    free(held);
+    if (list) mem_store__ckpt_submit(st, list);
+    lk->last_ckpt = mono_s();
+}
+
+/* ---- the thread ---- */
+
+/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10)
+ * for this thread only. A busy machine still runs it, at a slower pace. */
+#define LINKER_NICE 10
+
+static void *linker_main(void *arg)
+{
+    mem_store__linker_t lk = {.st = arg, .last_ckpt = mono_s()};
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), LINKER_NICE) != 0) {
+        /* not permitted (a container, a sandbox): the graph then shares the CPU evenly */
+    }
+    mem_store_t *st = lk.st;
+    for (;;) {
+        pthread_mutex_lock(&st->g_mu);
+        if ((!st->g_qn || st->g_paused) && !st->g_stop) {
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            dl.tv_sec += MEM_STORE__GRAPH_CKPT_MS / 1000;
+            pthread_cond_timedwait(&st->g_cv, &st->g_mu, &dl);
+        }
+        bool stop = st->g_stop;
+        uint64_t ckpt_req = st->ckpt_req;
+        mem_store_ns_t *ns = NULL;
+        if (!stop && st->g_qn && !st->g_paused) { /* first in, first out */
+            ns = st->g_queue[0];
+            memmove(st->g_queue, st->g_queue + 1, (st->g_qn - 1) * sizeof(*st->g_queue));
+            st->g_qn--;
+            ns->g.queued = false;
+        }
+        bool idle = !st->g_qn || st->g_paused;
+        pthread_mutex_unlock(&st->g_mu);
+        if (stop) break;
+        if (ns) {
+            batch(&lk, ns);
+            mem_store__ns_release(ns);
+        }
+        bool asked = ckpt_req != st->ckpt_done; /* read racily: confirmed under g_mu */
+        if ((idle && !ns) || asked || mono_s() - lk.last_ckpt >= MEM_STORE__GRAPH_CKPT_MS / 1e3)
+            checkpoint_all(&lk);
+        if (asked) {
+            pthread_mutex_lock(&st->g_mu);
+            st->ckpt_done = ckpt_req;
+            pthread_cond_broadcast(&st->g_done_cv);
+            pthread_mutex_unlock(&st->g_mu);
+        }
+    }
+    checkpoint_all(&lk); /* the writer writes it before it stops */
+    pthread_mutex_lock(&st->g_mu);
+    for (size_t i = 0; i < st->g_qn; i++) {
+        st->g_queue[i]->g.queued = false;
+        mem_store__ns_release(st->g_queue[i]);
+    }
+    st->g_qn = 0;
+    pthread_mutex_unlock(&st->g_mu);
+    return NULL;
+}
+
+int mem_store__linker_start(mem_store_t *st, mem_err_t *err)
+{
+    if (pthread_create(&st->linker, NULL, linker_main, st) != 0)
+        return mem_err_set(err, MEM_ESTORAGE, "cannot start the graph linker thread");
+    st->linker_started = true;
     return MEM_OK;
 }
 
-int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
-                      uint8_t drop, mem_err_t *err)
+void mem_store__linker_pause(mem_store_t *st, bool paused)
 {
-    int rc = mem_store__link_pending(w, ns, SIZE_MAX, err);
-    if (rc != MEM_OK) return rc;
-    mem_index_t *idx = mem_store__write_lock(w, ns);
-    for (size_t i = 0; i < n; i++) {
-        uint8_t f = mem_index_flags(idx, rows[i]);
-        if (f & MEM_ROW_DELETED) continue;
-        mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
-        mem_store__lex_flags(ns, rows[i], (uint8_t)(f & ~drop));
+    pthread_mutex_lock(&st->g_mu);
+    st->g_paused = paused;
+    pthread_cond_signal(&st->g_cv);
+    pthread_mutex_unlock(&st->g_mu);
+}
+
+void mem_store__linker_stop(mem_store_t *st)
+{
+    if (!st || !st->linker_started) return;
+    pthread_mutex_lock(&st->g_mu);
+    st->g_stop = true;
+    pthread_cond_signal(&st->g_cv);
+    pthread_cond_broadcast(&st->g_done_cv);
+    pthread_mutex_unlock(&st->g_mu);
+    pthread_join(st->linker, NULL);
+    st->linker_started = false;
+}
+
+void mem_store_settle(mem_store_t *st)
+{
+    mem_store_sync(st);
+    while (st->linker_started && mem_store__graph_behind(st)) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 50 * 1000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&st->g_mu);
+        pthread_cond_timedwait(&st->g_done_cv, &st->g_mu, &dl);
+        pthread_mutex_unlock(&st->g_mu);
     }
-    mem_store__write_unlock(w, ns);
-    const mem_index_t *view = mem_store__writer_view(w, ns);
-    mem_graph_delta_t d;
-    if ((rc = mem_graph_link_set_find(view, rows, n, w->st->opts.coherence_threshold,
-                                      w->st->opts.ops, &d)) != MEM_OK)
-        return mem_err_set(err, rc, "out of memory");
-    idx = mem_store__write_lock(w, ns);
-    rc = mem_graph_apply(idx, &d, touched_row, ns);
-    mem_store__write_unlock(w, ns);
-    mem_graph_delta_free(&d);
-    return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
+    pthread_mutex_lock(&st->g_mu);
+    uint64_t mine = ++st->ckpt_req;
+    pthread_cond_signal(&st->g_cv);
+    while (st->linker_started && st->ckpt_done < mine)
+        pthread_cond_wait(&st->g_done_cv, &st->g_mu);
+    pthread_mutex_unlock(&st->g_mu);
+    mem_store_sync(st);
 }

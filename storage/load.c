@@ -2,10 +2,11 @@
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Rows come back ordered by seq, which is time order, so appending them rebuilds
- * the time-ordered blocks. Degrees are read from their column (the writer keeps them
- * exact in the same transaction as the change that moved them), so no O(n^2) graph pass
- * is needed. Rows read back are untrusted: a wrong embedding size, a seq or timestamp out
- * of order is MEM_ECORRUPT.
+ * the time-ordered blocks. The coherence graph comes back from its checkpoint (linker.c):
+ * no O(n^2) pass at start; the rows written or deleted after the checkpoint are handed to
+ * the linker, which catches up in the background while reads that need the graph wait.
+ * Rows read back are untrusted: a wrong embedding size, a seq or timestamp out of order, a
+ * graph that names a missing row or lies about degrees is MEM_ECORRUPT.
  */
 #define _GNU_SOURCE /* pthread_rwlockattr_setkind_np: a writer must not starve behind scans */
 #include <pthread.h>
@@ -15,7 +16,6 @@
 
 #include <sqlite3.h>
 
-#include "core/graph.h"
 #include "storage/store_int.h"
 
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
@@ -79,21 +79,23 @@ static uint32_t clamp_u32(int64_t x)
     return x <= 0 ? 0 : x >= (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)x;
 }
 
-/* Stored degrees are untrusted (a lying one would size the degree histogram): each active
- * row has at most one edge to every other active row, and every edge counts twice. */
+/* Stored degrees are untrusted (a lying one would size the degree histogram): each linked
+ * row has at most one edge to every other linked row, and every edge counts twice. */
 static int check_degrees(const ns_row_t *nr, const mem_index_t *idx, mem_err_t *err)
 {
-    mem_index_counts_t c;
-    mem_index_counts(idx, &c);
+    size_t rows = mem_index_rows(idx), n_linked = 0;
+    for (size_t pos = 0; pos < rows; pos++)
+        n_linked += mem_index_linked(idx, pos);
     uint64_t sum = 0;
-    for (size_t pos = 0; pos < c.n_rows; pos++) {
-        uint32_t d = mem_index_degree(idx, pos); /* 0 for inactive rows (restore_row) */
-        if (d >= c.n_active)
+    for (size_t pos = 0; pos < rows; pos++) {
+        uint32_t d = mem_index_linked(idx, pos) ? mem_index_degree(idx, pos) : 0;
+        if (d && d >= n_linked)
             return mem_err_set(err, MEM_ECORRUPT,
                                "namespace %s: the segment at seq %lld has a stored coherence "
-                               "degree of %lu with only %zu active segments: the file is damaged",
+                               "degree of %lu with only %zu segments in the graph: the file is "
+                               "damaged",
                                nr->name, (long long)mem_index_seq(idx, pos), (unsigned long)d,
-                               c.n_active);
+                               n_linked);
         sum += d;
     }
     if (sum % 2)
@@ -104,83 +106,87 @@ static int check_degrees(const ns_row_t *nr, const mem_index_t *idx, mem_err_t *
     return MEM_OK;
 }
 
-/* Rows stored as "not linked" (degree -1, see the schema 2 migration) are linked now, in
- * one batch, and the degrees that moved are written at once, so the file agrees again. */
-typedef struct pos_list {
-    size_t *p;
-    size_t n, cap;
-} pos_list_t;
-
-static int pos_push(pos_list_t *l, size_t pos)
+/* The graph's checkpoint (graph_blocks, see linker.c): each (seq, degree) names a row of the
+ * graph. A seq that no row has, or that falls outside its bucket, is a damaged file. */
+static int load_graph(const ns_row_t *nr, mem_index_t *idx, sqlite3 *db, mem_err_t *err)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        size_t *a = realloc(l->p, cap * sizeof(*a));
-        if (!a) return MEM_ENOMEM;
-        l->p = a;
-        l->cap = cap;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT first_seq, data FROM graph_blocks WHERE ns_id = ?"
+                                " ORDER BY first_seq",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) return mem_store__err_sqlite(err, db, rc, "load the graph");
+    sqlite3_bind_int64(st, 1, nr->ns_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t first = sqlite3_column_int64(st, 0);
+        const unsigned char *b = sqlite3_column_blob(st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        if (len % 12 || len / 12 > MEM_STORE__GRAPH_BUCKET) {
+            rc = mem_err_set(err, MEM_ECORRUPT,
+                             "namespace %s: a stored graph block of %zu bytes: the file is damaged",
+                             nr->name, len);
+            goto out;
+        }
+        for (size_t i = 0; i < len / 12; i++) {
+            uint64_t seq = 0;
+            uint32_t deg = 0;
+            for (int k = 0; k < 8; k++)
+                seq |= (uint64_t)b[i * 12 + (size_t)k] << (8 * k);
+            for (int k = 0; k < 4; k++)
+                deg |= (uint32_t)b[i * 12 + 8 + (size_t)k] << (8 * k);
+            long pos = seq <= (uint64_t)INT64_MAX ? mem_index_find_seq(idx, (int64_t)seq) : -1;
+            if (pos < 0 || (int64_t)seq < first ||
+                (int64_t)seq >= first + MEM_STORE__GRAPH_BUCKET ||
+                mem_index_linked(idx, (size_t)pos)) {
+                rc = mem_err_set(err, MEM_ECORRUPT,
+                                 "namespace %s: the stored graph names segment seq %llu, which "
+                                 "it cannot hold: the file is damaged",
+                                 nr->name, (unsigned long long)seq);
+                goto out;
+            }
+            mem_index_restore_link(idx, (size_t)pos, deg);
+        }
     }
-    l->p[l->n++] = pos;
-    return MEM_OK;
-}
-
-static void touched_pos(void *ud, size_t pos)
-{
-    pos_list_t *l = ud;
-    if (pos_push(l, pos) != MEM_OK) l->cap = SIZE_MAX; /* marks the overflow */
-}
-
-static int link_unlinked(const mem_store_t *st, const ns_row_t *nr, mem_index_t *idx, sqlite3 *db,
-                         const pos_list_t *rows, mem_err_t *err)
-{
-    mem_graph_delta_t d;
-    pos_list_t touched = {0};
-    sqlite3_stmt *up = NULL;
-    int rc = mem_graph_link_set_find(idx, rows->p, rows->n, st->opts.coherence_threshold,
-                                     st->opts.ops, &d);
-    if (rc == MEM_OK) rc = mem_graph_apply(idx, &d, touched_pos, &touched);
-    mem_graph_delta_free(&d);
-    if (rc != MEM_OK || touched.cap == SIZE_MAX) {
-        free(touched.p);
-        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
-    }
-    for (size_t i = 0; i < rows->n && rc == MEM_OK; i++) /* rows that stay inactive: 0 */
-        rc = pos_push(&touched, rows->p[i]);
-    if (rc != MEM_OK) {
-        free(touched.p);
-        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
-    }
-    int src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (src == SQLITE_OK)
-        src = sqlite3_prepare_v2(db, "UPDATE segments SET degree = ? WHERE ns_id = ? AND seq = ?",
-                                 -1, &up, NULL);
-    for (size_t i = 0; i < touched.n && src == SQLITE_OK; i++) {
-        sqlite3_bind_int64(up, 1, mem_index_degree(idx, touched.p[i]));
-        sqlite3_bind_int64(up, 2, nr->ns_id);
-        sqlite3_bind_int64(up, 3, mem_index_seq(idx, touched.p[i]));
-        src = sqlite3_step(up) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-        sqlite3_reset(up);
-    }
-    sqlite3_finalize(up);
-    if (src == SQLITE_OK) src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    if (src != SQLITE_OK) {
-        rc = mem_store__err_sqlite(err, db, sqlite3_errcode(db), "write degrees");
-        if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    free(touched.p);
+    rc = rc == SQLITE_DONE ? MEM_OK : mem_store__err_sqlite(err, db, rc, "load the graph");
+out:
+    sqlite3_finalize(st);
     return rc;
 }
 
-/* Read the namespace's segments into idx and their texts into lex (neither shared with
- * anyone yet). The lexical index is rebuilt from the texts, not stored: tokenising costs
- * about what reading postings back would, and a change of tokenizer applies at once. */
-static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *idx,
-                     mem_lexidx_t *lex, sqlite3 *db, uint64_t clock, mem_err_t *err)
+/* What the linker still has to do: every row whose graph membership differs from its flags
+ * (written or deleted after the last checkpoint), and every deleted row whose vector is kept
+ * (graph_gone rows come back as holes). */
+static int pending_of(mem_store_ns_t *ns, const mem_index_t *idx)
 {
-    pos_list_t unlinked = {0};
+    mem_store_graph_t *g = &ns->g;
+    size_t rows = mem_index_rows(idx);
+    g->g_rows = rows;
+    for (size_t p = 0; p < rows; p++) {
+        uint8_t f = mem_index_flags(idx, p);
+        bool want = f == 0, linked = mem_index_linked(idx, p);
+        if (want == linked && !(f & MEM_ROW_DELETED)) continue;
+        if (g->n_pend == g->cap_pend) {
+            size_t cap = g->cap_pend ? g->cap_pend * 2 : 64;
+            size_t *a = realloc(g->pend, cap * sizeof(*a));
+            if (!a) return MEM_ENOMEM;
+            g->pend = a;
+            g->cap_pend = cap;
+        }
+        g->pend[g->n_pend++] = p;
+    }
+    g->w_gen = g->n_pend ? 1 : 0;
+    g->g_gen = 0;
+    return MEM_OK;
+}
+
+static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexidx_t *lex,
+                     sqlite3 *db, uint64_t clock, mem_err_t *err)
+{
     static const char sql[] =
-        "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived, degree,"
-        " access_count, tick, text FROM segments WHERE ns_id = ? ORDER BY seq";
+        "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived,"
+        " access_count, tick, text, 0 FROM segments WHERE ns_id = ?1"
+        " UNION ALL SELECT seq, NULL, ts_ms, embedding, NULL, 0, 0, 0, 0, NULL, 1 FROM graph_gone"
+        " WHERE ns_id = ?1 ORDER BY seq";
     sqlite3_stmt *st = NULL;
     mem_lextok_t *tk = NULL;
     mem_lexdoc_t doc = {0};
@@ -203,14 +209,17 @@ static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *
         int64_t ts = sqlite3_column_int64(st, 2);
         const void *blob = sqlite3_column_blob(st, 3);
         size_t blob_len = (size_t)sqlite3_column_bytes(st, 3);
-        if (seq <= prev_seq || ts < prev_ts || !id || id_len == 0 || id_len > MEM_STORE_ID_MAX ||
-            blob_len != nr->dim * sizeof(float) || !blob || seq > nr->last_seq) {
+        bool gone = sqlite3_column_int(st, 10) != 0;
+        if (seq <= prev_seq || ts < prev_ts || (!gone && (!id || id_len == 0)) ||
+            id_len > MEM_STORE_ID_MAX || blob_len != nr->dim * sizeof(float) || !blob ||
+            seq > nr->last_seq) {
             rc = mem_err_set(err, MEM_ECORRUPT, "namespace %s: corrupt segment row at seq %lld",
                              nr->name, (long long)seq);
             goto out;
         }
         prev_seq = seq;
         prev_ts = ts;
+        if (gone && !graph) continue;
         int src = 0;
         if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
             src = mem_index_source_intern(idx, (const char *)sqlite3_column_text(st, 4),
@@ -232,29 +241,27 @@ static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *
             goto out;
         }
         memcpy(vec, blob, blob_len);
-        rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
+        if (gone)
+            rc = mem_index_append_hole(idx, ts, seq, vec, &pos);
+        else
+            rc = mem_index_append(idx, id, id_len, ts, seq, vec, (uint16_t)src, flags, &pos);
         if (vec != vbuf) free(vec);
         if (rc != MEM_OK) {
             rc = mem_err_set(err, rc, "out of memory loading %s", nr->name);
             goto out;
         }
-        const char *text = (const char *)sqlite3_column_text(st, 10);
+        const char *text = (const char *)sqlite3_column_text(st, 9);
         size_t lpos;
-        if ((text && mem_lexdoc_build(&doc, tk, text, (size_t)sqlite3_column_bytes(st, 10),
-                                      grams) != MEM_OK) ||
-            mem_lexidx_append(lex, text ? &doc : NULL, flags == 0, &lpos) != MEM_OK) {
+        if ((text && mem_lexdoc_build(&doc, tk, text, (size_t)sqlite3_column_bytes(st, 9), grams) !=
+                         MEM_OK) ||
+            mem_lexidx_append(lex, text ? &doc : NULL, flags == 0 && !gone, &lpos) != MEM_OK) {
             rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
             goto out;
         }
-        int64_t deg = sqlite3_column_int64(st, 7);
-        int64_t acc = sqlite3_column_int64(st, 8);
-        int64_t tick = sqlite3_column_int64(st, 9);
-        mem_index_restore_row(idx, pos, clamp_u32(deg), clamp_u32(acc),
-                              tick > 0 ? (uint64_t)tick : 0);
-        if (deg < 0 && pos_push(&unlinked, pos) != MEM_OK) {
-            rc = mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", nr->name);
-            goto out;
-        }
+        if (gone) mem_lexidx_remove(lex, lpos); /* the same hole, at the same position */
+        int64_t acc = sqlite3_column_int64(st, 7);
+        int64_t tick = sqlite3_column_int64(st, 8);
+        mem_index_restore_row(idx, pos, clamp_u32(acc), tick > 0 ? (uint64_t)tick : 0);
         if (tick > 0 && (uint64_t)tick > max_tick) max_tick = (uint64_t)tick;
     }
     if (rc != SQLITE_DONE) {
@@ -264,12 +271,12 @@ static int load_rows(const mem_store_t *store, const ns_row_t *nr, mem_index_t *
     rc = MEM_OK;
     /* mem_index_append advanced the clock once per row: put the stored one back. */
     mem_index_restore_clock(idx, clock > max_tick ? clock : max_tick);
-    if ((rc = check_degrees(nr, idx, err)) != MEM_OK) goto out;
+    if (graph && ((rc = load_graph(nr, idx, db, err)) != MEM_OK ||
+                  (rc = check_degrees(nr, idx, err)) != MEM_OK))
+        goto out;
     mem_index_recount_graph(idx);
-    if (unlinked.n) rc = link_unlinked(store, nr, idx, db, &unlinked, err);
 out:
     sqlite3_finalize(st);
-    free(unlinked.p);
     mem_lexdoc_deinit(&doc);
     mem_lextok_free(tk);
     return rc;
@@ -292,19 +299,26 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     mem_index_t *idx = NULL;
     mem_lexidx_t *lex = NULL;
     mem_store_ns_t *ns;
+    bool coherence = sqlite3_column_int(row, 8) != 0;
     int rc = mem_index_new(nr.dim, &idx);
     if (rc == MEM_OK) rc = mem_lexidx_new(st->opts.text_grams, &lex);
     if (rc != MEM_OK) {
         mem_index_free(idx);
         return mem_err_set(err, rc, "out of memory loading %s", name);
     }
-    if ((rc = load_rows(st, &nr, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) != MEM_OK) {
+    if ((rc = load_rows(&nr, coherence, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) !=
+        MEM_OK) {
         mem_index_free(idx);
         mem_lexidx_free(lex);
         return rc;
     }
     if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
+    ns->coherence = coherence;
+    if (coherence && pending_of(ns, idx) != MEM_OK) {
+        mem_store__ns_release(ns);
+        return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", name);
+    }
     if (embedder) memcpy(ns->embedder, embedder, strlen(embedder) + 1);
     if ((rc = mem_store__meta_load(ns, db, err)) != MEM_OK) {
         mem_store__ns_release(ns);
@@ -333,7 +347,8 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
 }
 
 #define NS_COLS                                                                                    \
-    "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent FROM namespaces"
+    "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent, coherence"               \
+    " FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)
@@ -367,6 +382,7 @@ int mem_store__load_all(mem_store_t *st, mem_err_t *err)
             rc = mem_err_set(err, rc, "out of memory loading namespaces");
             goto out;
         }
+        mem_store__graph_adopt(st, ns); /* the linker starts on it once it runs */
     }
     rc = rc == SQLITE_DONE ? MEM_OK : mem_store__err_sqlite(err, st->db, rc, "load namespaces");
 out:

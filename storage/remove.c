@@ -1,11 +1,11 @@
 /* remove.c - the writer's delete and compaction ops: rows that leave
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. A delete and a compaction's evictions take the path every graph change takes
- * (linker.c, mem_store__leave): the rows' edges are found without the namespace lock
- * through the writer's view, then degrees and flags change together under the exclusive
- * lock; the SQL follows. A compaction applies a plan made earlier on a worker
- * (mem_store_compact_plan): ids that are gone or no longer active by now are skipped.
+ * DESIGN. A delete and a compaction's evictions change flags (under the exclusive lock,
+ * mem_store__leave) and write their rows; the coherence graph follows in the background
+ * (linker.c), as for every other change: no graph work here. A compaction applies a plan made
+ * earlier on a worker (mem_store_compact_plan): ids that are gone or no longer active by now are
+ * skipped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +14,19 @@
 
 #include "storage/writer_int.h"
 
-/* Write the rows that left: deleted (purge) or archived. */
+/* Write the rows that left: deleted (purge) or archived. A deleted row of a namespace with a
+ * graph leaves its vector in graph_gone until the graph has let go of it (linker.c). */
 static int write_left(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *seqs, size_t n,
                       bool purge, mem_err_t *err)
 {
     int rc = MEM_OK;
     for (size_t i = 0; i < n && rc == MEM_OK; i++) {
+        if (purge && ns->coherence) {
+            sqlite3_stmt *g = w->st->stmts[STMT_GONE_SAVE];
+            sqlite3_bind_int64(g, 1, ns->ns_id);
+            sqlite3_bind_int64(g, 2, seqs[i]);
+            if ((rc = mem_store__step_done(w->st, g, "delete segment", err)) != MEM_OK) break;
+        }
         sqlite3_stmt *s = w->st->stmts[purge ? STMT_SEG_DELETE : STMT_SEG_ARCHIVE];
         sqlite3_bind_int64(s, 1, ns->ns_id);
         sqlite3_bind_int64(s, 2, seqs[i]);
@@ -53,7 +60,6 @@ int mem_store__op_compact(mem_store__writer_t *w, mem_store_op_t *op)
     if (!ns) return mem_err_set(&op->err, MEM_ENOTFOUND, "namespace not found: %s", op->ns);
     int rc = mem_store__group_touch(w, ns);
     if (rc != MEM_OK) return mem_err_set(&op->err, rc, "out of memory");
-    if ((rc = mem_store__link_pending(w, ns, SIZE_MAX, &op->err)) != MEM_OK) return rc;
     op->n_applied = 0;
     const mem_index_t *view = mem_store__writer_view(w, ns);
     size_t cap = op->n_evict ? op->n_evict : 1, n = 0, m = 0;

@@ -162,8 +162,8 @@ int mem_store__check_ours(sqlite3 *db, mem_err_t *err)
  * The pairs are taken from each row's supersedes list: a target is the row holding that id
  * with a smaller seq (an id re-used after its row was deleted never names the old one).
  * Rows left pointing at a superseder that no longer exists (deleted before this version)
- * become active again; their degree is set to -1, "not linked", so that start-up links
- * them (storage/load.c). */
+ * become active again; their degree is set to -1, "not linked", for the graph to link
+ * them (v4 leaves them out of its first checkpoint). */
 static int migrate_v2_v3(sqlite3 *db, mem_err_t *err)
 {
     static const char ddl[] =
@@ -224,10 +224,82 @@ static int migrate_v2_v3(sqlite3 *db, mem_err_t *err)
         err);
 }
 
+/* v4: the coherence graph leaves the segment rows. Its degrees live in graph_blocks, one row
+ * per bucket of MEM_STORE__GRAPH_BUCKET seqs holding the (seq i64, degree u32) pairs,
+ * little-endian, of its linked rows (written in batches by the linker, storage/linker.c);
+ * graph_gone keeps the vector of a deleted row until the graph has let go of it; a
+ * namespace may keep no graph at all (coherence 0). The stored degrees of the active rows
+ * become the first checkpoint; a row of schema 3 marked "not linked" (degree -1) is left
+ * out, for the linker to link. */
+static int migrate_v3_v4(sqlite3 *db, mem_err_t *err)
+{
+    static const char ddl[] =
+        "CREATE TABLE graph_blocks("
+        " ns_id INTEGER NOT NULL,"
+        " first_seq INTEGER NOT NULL," /* a multiple of the bucket size */
+        " data BLOB NOT NULL,"
+        " PRIMARY KEY(ns_id, first_seq)) WITHOUT ROWID;"
+        "CREATE TABLE graph_gone("
+        " ns_id INTEGER NOT NULL,"
+        " seq INTEGER NOT NULL,"
+        " ts_ms INTEGER NOT NULL,"
+        " embedding BLOB NOT NULL,"
+        " PRIMARY KEY(ns_id, seq)) WITHOUT ROWID;"
+        "ALTER TABLE namespaces ADD COLUMN coherence INTEGER NOT NULL DEFAULT 1;";
+    int rc = mem_store__exec(db, ddl, err);
+    if (rc != MEM_OK) return rc;
+    sqlite3_stmt *rows = NULL, *put = NULL;
+    unsigned char blob[MEM_STORE__GRAPH_BUCKET * 12];
+    size_t len = 0;
+    int64_t cur_ns = 0, cur_b = -1;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT ns_id, seq, degree FROM segments WHERE superseded_by IS"
+                                 " NULL AND archived = 0 AND degree >= 0 ORDER BY ns_id, seq",
+                                 -1, &rows, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db, "INSERT INTO graph_blocks VALUES(?, ?, ?)", -1, &put, NULL);
+    for (;;) {
+        int step = src == SQLITE_OK ? sqlite3_step(rows) : src;
+        int64_t ns_id = step == SQLITE_ROW ? sqlite3_column_int64(rows, 0) : 0;
+        int64_t seq = step == SQLITE_ROW ? sqlite3_column_int64(rows, 1) : 0;
+        int64_t b = step == SQLITE_ROW ? seq / MEM_STORE__GRAPH_BUCKET : -1;
+        if (len && (step != SQLITE_ROW || ns_id != cur_ns || b != cur_b)) { /* a bucket ends */
+            sqlite3_bind_int64(put, 1, cur_ns);
+            sqlite3_bind_int64(put, 2, cur_b * MEM_STORE__GRAPH_BUCKET);
+            sqlite3_bind_blob(put, 3, blob, (int)len, SQLITE_STATIC);
+            int p = sqlite3_step(put);
+            sqlite3_reset(put);
+            len = 0;
+            if (p != SQLITE_DONE) {
+                src = p;
+                break;
+            }
+        }
+        if (step != SQLITE_ROW) {
+            src = step;
+            break;
+        }
+        int64_t deg = sqlite3_column_int64(rows, 2);
+        uint32_t d = deg > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)deg; /* load checks */
+        for (int k = 0; k < 8; k++)
+            blob[len + (size_t)k] = (unsigned char)((uint64_t)seq >> (8 * k));
+        for (int k = 0; k < 4; k++)
+            blob[len + 8 + (size_t)k] = (unsigned char)(d >> (8 * k));
+        len += 12;
+        cur_ns = ns_id;
+        cur_b = b;
+    }
+    if (src != SQLITE_DONE) rc = mem_store__err_sqlite(err, db, src, "migrate to schema 4");
+    sqlite3_finalize(rows);
+    sqlite3_finalize(put);
+    if (rc != MEM_OK) return rc;
+    return mem_store__exec(db, "ALTER TABLE segments DROP COLUMN degree", err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
 static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2,
-                                                                 migrate_v2_v3};
+                                                                 migrate_v2_v3, migrate_v3_v4};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

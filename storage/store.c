@@ -92,7 +92,7 @@ void mem_store__ns_release(mem_store_ns_t *ns)
     mem_meta_free(ns->meta);
     pthread_rwlock_destroy(&ns->lock);
     pthread_mutex_destroy(&ns->acc_mu);
-    free(ns->touched);
+    mem_store__graph_free(&ns->g);
     free(ns->dirty);
     free(ns->recent);
     free(ns);
@@ -136,6 +136,25 @@ mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, m
     mem_index_t *old = ns->_idx;
     ns->_idx = fresh;
     return old;
+}
+
+const mem_index_t *mem_store__linker_view(const mem_store__linker_t *lk, const mem_store_ns_t *ns)
+{
+    (void)lk; /* the token and ns->g.busy are the proof: nothing swaps the index meanwhile */
+    return ns->_idx;
+}
+
+mem_index_t *mem_store__linker_lock(mem_store__linker_t *lk, mem_store_ns_t *ns)
+{
+    (void)lk;
+    pthread_rwlock_wrlock(&ns->lock);
+    return ns->_idx;
+}
+
+void mem_store__linker_unlock(mem_store__linker_t *lk, mem_store_ns_t *ns)
+{
+    (void)lk;
+    pthread_rwlock_unlock(&ns->lock);
 }
 
 mem_lexidx_t *mem_store__lex(mem_store_ns_t *ns)
@@ -234,8 +253,8 @@ static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *er
     }
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v3(c->db,
-                                "SELECT id, text, source, metadata, ts_ms FROM segments"
-                                " WHERE ns_id = ? AND seq = ?",
+                                "SELECT seq, text, source, metadata FROM segments"
+                                " WHERE ns_id = ?1 AND seq IN (SELECT value FROM json_each(?2))",
                                 -1, SQLITE_PREPARE_PERSISTENT, &c->fetch, NULL);
     if (rc != SQLITE_OK) {
         rc = mem_store__err_sqlite(err, c->db, rc, "open read connection");
@@ -313,12 +332,16 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     st->opts = *opts;
     st->opts.path = st->path;
     if (!st->opts.ops) st->opts.ops = mem_vec_ops();
+    if (!st->opts.graph_wait_ms) st->opts.graph_wait_ms = MEM_STORE_GRAPH_WAIT_MS;
     st->max_page_count = opts->max_page_count;
     pthread_rwlock_init(&st->reg_lock, NULL);
     pthread_mutex_init(&st->q_mu, NULL);
     pthread_cond_init(&st->q_cv, NULL);
     pthread_cond_init(&st->done_cv, NULL);
     pthread_mutex_init(&st->pool_mu, NULL);
+    pthread_mutex_init(&st->g_mu, NULL);
+    pthread_cond_init(&st->g_cv, NULL);
+    pthread_cond_init(&st->g_done_cv, NULL);
     pthread_mutex_init(&st->tk_mu, NULL);
 
     int rc = sqlite3_open_v2(
@@ -341,7 +364,8 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
         (rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
-        (rc = mem_store__writer_start(st, err)) != MEM_OK)
+        (rc = mem_store__writer_start(st, err)) != MEM_OK ||
+        (rc = mem_store__linker_start(st, err)) != MEM_OK)
         goto fail;
     *out = st;
     return MEM_OK;
@@ -353,7 +377,8 @@ fail:
 void mem_store_close(mem_store_t *st)
 {
     if (!st) return;
-    mem_store__writer_stop(st);             /* drains the queue and flushes access statistics */
+    mem_store__linker_stop(st); /* its last checkpoint goes to the writer, which writes it: */
+    mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
     mem_store__scanpool_stop(st->scanpool); /* no scan runs any more: join the helpers */
     st->scanpool = NULL;
     for (int i = 0; i < STMT_COUNT; i++)
@@ -375,6 +400,10 @@ void mem_store_close(mem_store_t *st)
     pthread_mutex_destroy(&st->q_mu);
     pthread_cond_destroy(&st->q_cv);
     pthread_cond_destroy(&st->done_cv);
+    pthread_mutex_destroy(&st->g_mu);
+    pthread_cond_destroy(&st->g_cv);
+    pthread_cond_destroy(&st->g_done_cv);
+    free(st->g_queue);
     pthread_mutex_destroy(&st->pool_mu);
     for (size_t i = 0; i < st->n_tk; i++)
         mem_lextok_free(st->tk_pool[i]);
@@ -396,6 +425,7 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
     o->count = ns->pub_active + ns->pub_superseded;
     o->superseded = ns->pub_superseded;
     o->archived = ns->pub_archived;
+    o->coherence = ns->coherence;
     o->graph_edges = ns->pub_edges;
     o->max_degree = ns->pub_max_degree;
     memcpy(o->embedder, ns->pub_embedder, sizeof(o->embedder));
@@ -423,7 +453,21 @@ int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_
     return MEM_OK;
 }
 
-int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err)
+int mem_store_ns_stats_exact(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
+                             mem_err_t *err)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    struct timespec dl;
+    mem_store__graph_deadline(st, &dl);
+    int rc = mem_store__graph_wait(st, ns, &dl, err);
+    if (rc == MEM_OK) fill_stats(ns, out);
+    mem_store__ns_release(ns);
+    return rc;
+}
+
+static int ns_list(mem_store_t *st, bool exact, mem_store_ns_stats_t **out, size_t *n,
+                   mem_err_t *err)
 {
     pthread_rwlock_rdlock(&st->reg_lock);
     size_t cnt = st->n_nss;
@@ -440,14 +484,32 @@ int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, me
         __atomic_add_fetch(&held[i]->refs, 1, __ATOMIC_ACQ_REL);
     }
     pthread_rwlock_unlock(&st->reg_lock);
+    struct timespec dl; /* one deadline for the whole list */
+    mem_store__graph_deadline(st, &dl);
+    int rc = MEM_OK;
     for (size_t i = 0; i < cnt; i++) {
+        if (exact && rc == MEM_OK) rc = mem_store__graph_wait(st, held[i], &dl, err);
         fill_stats(held[i], &res[i]);
         mem_store__ns_release(held[i]);
     }
     free(held);
+    if (rc != MEM_OK) {
+        free(res);
+        return rc;
+    }
     *out = res;
     *n = cnt;
     return MEM_OK;
+}
+
+int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err)
+{
+    return ns_list(st, false, out, n, err);
+}
+
+int mem_store_ns_list_exact(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err)
+{
+    return ns_list(st, true, out, n, err);
 }
 
 /* ---- get ---- */
@@ -591,6 +653,79 @@ void mem_store_results_free(mem_store_result_t *res, size_t n)
     free(res);
 }
 
+/* "[seq,seq,...]" of the hits, for json_each: the one statement that reads them all. */
+static char *seq_list(const mem_scan_hit_t *hits, size_t n)
+{
+    char *b = malloc(n * 21 + 3), *p = b;
+    if (!b) return NULL;
+    *p++ = '[';
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, i ? ",%lld" : "%lld", (long long)hits[i].seq);
+    *p++ = ']';
+    *p = '\0';
+    return b;
+}
+
+typedef struct seq_at {
+    int64_t seq;
+    size_t hit;
+} seq_at_t;
+
+static int cmp_seq_at(const void *a, const void *b)
+{
+    int64_t x = ((const seq_at_t *)a)->seq, y = ((const seq_at_t *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* The hit with this seq (order sorted by seq), or -1. */
+static long hit_of(const seq_at_t *order, size_t n, int64_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (order[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && order[lo].seq == seq ? (long)order[lo].hit : -1;
+}
+
+/* Fill res[i] (id, ts from memory already) with text, source, metadata of hits[i]: stepping
+ * s, whose first row was read while the scan's view was held. */
+static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hit_t *hits, size_t n,
+                      mem_store_result_t *res, mem_err_t *err)
+{
+    seq_at_t order_s[64], *order = n <= 64 ? order_s : malloc(n * sizeof(*order));
+    if (!order) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        order[i] = (seq_at_t){hits[i].seq, i};
+    qsort(order, n, sizeof(*order), cmp_seq_at);
+    int rc = MEM_OK, src = first;
+    size_t found = 0;
+    for (; src == SQLITE_ROW; src = sqlite3_step(s)) {
+        long h = hit_of(order, n, sqlite3_column_int64(s, 0));
+        if (h < 0) continue;
+        bool oom = false;
+        res[h].text = dup_col(s, 1, &oom);
+        res[h].source = dup_col(s, 2, &oom);
+        res[h].metadata = dup_col(s, 3, &oom);
+        if (oom) {
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+            break;
+        }
+        found++;
+    }
+    if (rc == MEM_OK && src != SQLITE_DONE)
+        rc = mem_store__err_sqlite(err, db, src, "fetch results");
+    /* the snapshot was taken while the scan's view was held: every hit is in it */
+    if (rc == MEM_OK && found != n)
+        rc = mem_err_set(err, MEM_ECORRUPT, "storage: %zu of %zu results are missing from the file",
+                         n - found, n);
+    if (order != order_s) free(order);
+    return rc;
+}
+
 int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
                        mem_err_t *err)
@@ -602,8 +737,10 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     mem_store_rconn_t *c = NULL;
     mem_scan_hit_t *hits = NULL;
     mem_store_result_t *res = NULL;
+    char *seqs = NULL;
     size_t n_hits = 0, n_scanned = 0, n_res = 0;
     int rc = MEM_OK;
+    mem_scan_params_t p = q->scan;
     bool text = q->scan.match != MEM_SCAN_MATCH_VECTOR;
     mem_lextok_t *tk = NULL;
     mem_lexq_t lq = {0};
@@ -611,6 +748,21 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         rc = mem_err_field(err, MEM_EDIM, "embedding", "embedding: expected %zu floats, got %zu",
                            ns->dim, q->q_dim);
         goto out;
+    }
+    if (!ns->coherence && p.coherence_weight > 0) {
+        if (q->coherence_weight_given) {
+            rc = mem_err_field(err, MEM_EINVAL, "coherence_weight",
+                               "coherence_weight: namespace %s keeps no coherence graph "
+                               "(created with \"coherence\": false)",
+                               ns->name);
+            goto out;
+        }
+        p.coherence_weight = 0; /* a configured default, meaningless here */
+    }
+    if (p.coherence_weight > 0 || q->need_gates) {
+        struct timespec dl;
+        mem_store__graph_deadline(st, &dl);
+        if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
     }
     if (text && !(tk = mem_store__tok_get(st))) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -622,7 +774,8 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
-    mem_scan_params_t p = q->scan;
+    if ((rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
+
     const mem_index_t *idx = mem_store__read_lock(ns);
     bool skip = false;
     if (text) { /* weighed by the statistics of this moment, under the lock */
@@ -655,35 +808,39 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
     if (q->record_access && !skip)
         mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
                                  n_hits);
+    /* id, timestamp and seq come from memory; the rest from one SQLite snapshot pinned now,
+     * while the view is held: a delete applies to memory before its commit, so every hit is
+     * still in that snapshot even if it is deleted right after the unlock. */
+    bool oom = false;
+    for (size_t i = 0; i < n_hits && !oom; i++) {
+        res[i].hit = hits[i];
+        res[i].ts_ms = mem_index_ts(idx, hits[i].pos);
+        oom = !(res[i].id = strdup(mem_index_id(idx, hits[i].pos)));
+        n_res = i + 1;
+    }
+    int first = SQLITE_DONE;
+    if (!oom && n_hits) {
+        if ((seqs = seq_list(hits, n_hits))) {
+            sqlite3_bind_int64(c->fetch, 1, ns->ns_id);
+            sqlite3_bind_text(c->fetch, 2, seqs, -1, SQLITE_STATIC);
+            first = sqlite3_step(c->fetch); /* takes the read snapshot */
+        } else {
+            oom = true;
+        }
+    }
     mem_store__read_unlock(ns);
     free(fmask);
     free(cand);
-
-    if (n_hits && (rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
-    for (size_t i = 0; i < n_hits; i++) {
-        sqlite3_stmt *s = c->fetch;
-        sqlite3_reset(s);
-        sqlite3_bind_int64(s, 1, ns->ns_id);
-        sqlite3_bind_int64(s, 2, hits[i].seq);
-        int src = sqlite3_step(s);
-        if (src == SQLITE_DONE) continue; /* deleted since the scan */
-        if (src != SQLITE_ROW) {
-            rc = mem_store__err_sqlite(err, c->db, src, "fetch results");
-            goto out;
-        }
-        bool oom = false;
-        mem_store_result_t *r = &res[n_res++];
-        r->hit = hits[i];
-        r->id = dup_col(s, 0, &oom);
-        r->text = dup_col(s, 1, &oom);
-        r->source = dup_col(s, 2, &oom);
-        r->metadata = dup_col(s, 3, &oom);
-        r->ts_ms = sqlite3_column_int64(s, 4);
-        if (oom || !r->id) {
-            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
-            goto out;
-        }
+    if (oom) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto out;
     }
+    if (n_hits && first != SQLITE_ROW && first != SQLITE_DONE) {
+        rc = mem_store__err_sqlite(err, c->db, first, "fetch results");
+        goto out;
+    }
+    if (n_hits && (rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, err)) != MEM_OK)
+        goto out;
     *out = res;
     res = NULL;
     *n = n_res;
@@ -694,7 +851,12 @@ out:
     mem_store__tok_put(st, tk);
     mem_store_results_free(res, n_res);
     free(hits);
-    if (c) rconn_release(st, c);
+    if (c) {
+        sqlite3_reset(c->fetch);
+        sqlite3_clear_bindings(c->fetch);
+        rconn_release(st, c);
+    }
+    free(seqs);
     mem_store__ns_release(ns);
     return rc;
 }
@@ -732,6 +894,9 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
         rc = mem_err_field(err, MEM_EINVAL, "ratio", "ratio: must be in (0, 1]");
         goto out;
     }
+    struct timespec dl; /* a compaction is a read that depends on the graph (SPEC section 5) */
+    mem_store__graph_deadline(st, &dl);
+    if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
 
     const mem_index_t *idx = mem_store__read_lock(ns);
     mem_index_counts_t counts;
@@ -821,6 +986,12 @@ void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out)
     out->n_namespaces = st->n_nss;
     pthread_rwlock_unlock(&st->reg_lock);
     mem_store__scanpool_counts(st->scanpool, &out->scans_split, &out->scan_parts_helped);
+    pthread_mutex_lock(&st->g_mu);
+    out->graph_batches = st->g_batches;
+    out->graph_rows = st->g_rows_done;
+    out->graph_seconds = st->g_seconds;
+    pthread_mutex_unlock(&st->g_mu);
+    out->graph_behind = mem_store__graph_behind(st);
 }
 
 void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages)

@@ -59,6 +59,11 @@ typedef struct mem_store_opts {
     size_t scan_helpers;
     size_t scan_split_min;
     size_t scan_split_min_cold;
+    /* A read that needs the coherence graph (mem_store_ns_stats_exact, a retrieve with
+     * coherence_weight > 0 or need_gates, a compaction plan) waits at most this long for the
+     * graph to cover every write acknowledged before it, then fails with MEM_EBUSY.
+     * 0: MEM_STORE_GRAPH_WAIT_MS. */
+    uint32_t graph_wait_ms;
     /* Lexical index (core/lexidx.h), one per namespace, rebuilt from the stored texts at
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
@@ -66,6 +71,7 @@ typedef struct mem_store_opts {
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX 64
+#define MEM_STORE_GRAPH_WAIT_MS    10000 /* the default graph wait (--graph-wait) */
 
 /* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
  * namespace into memory and start the writer. MEM_OK, MEM_ECORRUPT, MEM_ESTORAGE, ENOMEM. */
@@ -133,6 +139,7 @@ struct mem_store_op {
     mem_store_op_kind_t kind;
     char ns[MEM_STORE_NS_MAX + 1];
     size_t dim;     /* NS_CREATE: the dimension; INSERT: floats per vector */
+    bool no_graph;  /* NS_CREATE: the namespace keeps no coherence graph ("coherence": false) */
     int64_t now_ms; /* server clock when submitted */
     /* INSERT: segs[n_segs] in ingest order; outs[n_segs] filled by the writer. */
     const mem_store_seg_in_t *segs;
@@ -229,17 +236,25 @@ typedef struct mem_store_ns_stats {
     uint64_t archived;
     bool empty; /* no stored segment: oldest/newest are meaningless */
     int64_t oldest_ms, newest_ms;
-    uint64_t graph_edges;
+    bool coherence;       /* keeps a coherence graph */
+    uint64_t graph_edges; /* exact only from mem_store_ns_stats_exact */
     uint32_t max_degree;
     /* The embedder recorded at the namespace's first insert of a vector made from text
      * ("builtin", "openai:MODEL"); "" while none was (client vectors only, or empty). */
     char embedder[MEM_STORE_EMBEDDER_MAX + 1];
 } mem_store_ns_stats_t;
 
-/* MEM_OK or MEM_ENOTFOUND. */
+/* MEM_OK or MEM_ENOTFOUND. Does not wait for the coherence graph: graph_edges and max_degree
+ * are those of the graph as far as it has caught up. */
 int mem_store_ns_stats(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out, mem_err_t *err);
-/* All namespaces by name; *out is malloc'd, the caller frees it. */
+/* The same, exact: first waits until the graph covers every write acknowledged before the
+ * call (at most opts.graph_wait_ms; then MEM_EBUSY, err->retry_after_s set). */
+int mem_store_ns_stats_exact(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,
+                             mem_err_t *err);
+/* All namespaces by name; *out is malloc'd, the caller frees it. The _exact one waits for
+ * each graph as mem_store_ns_stats_exact does (one deadline for the whole list). */
 int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err);
+int mem_store_ns_list_exact(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n, mem_err_t *err);
 
 typedef struct mem_store_segment {
     char *id;
@@ -304,7 +319,11 @@ typedef struct mem_store_query {
     mem_lexparams_t lex;
     const char *source; /* NULL: any source; else only segments with this source */
     size_t source_len;
-    bool record_access; /* count an access for each returned segment, remember the query */
+    bool record_access;          /* count an access for each returned segment, remember the query */
+    bool need_gates;             /* the hits' gates are shown (explain): wait for the graph */
+    bool coherence_weight_given; /* the caller asked for scan.coherence_weight itself: > 0 on
+                                    a namespace without a graph is MEM_EINVAL; a configured
+                                    default is taken as 0 there */
     const mem_meta_filter_t *filter; /* NULL, or a metadata filter (core/meta.h) */
 } mem_store_query_t;
 
@@ -317,7 +336,11 @@ typedef struct mem_store_result {
     char *metadata; /* NULL when absent */
 } mem_store_result_t;
 
-/* Top-K of SPEC section 4. MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_ENOMEM.
+/* Top-K of SPEC section 4. With coherence_weight > 0 or need_gates, first waits for the
+ * graph as mem_store_ns_stats_exact does. Every hit comes with its text, source and
+ * metadata, read in one statement from one SQLite snapshot taken while the scan's view is
+ * held, so a segment deleted meanwhile never drops out of the answer.
+ * MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_EINVAL, MEM_EBUSY, MEM_ENOMEM.
  * *out freed with mem_store_results_free; *kernel names the ISA used (static string). */
 int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
@@ -338,7 +361,8 @@ typedef struct mem_store_compact_req {
                            vectors were decoded), else MEM_EDIM */
 } mem_store_compact_req_t;
 
-/* Plan a compaction over the namespace's active segments (shared lock only).
+/* Plan a compaction over the namespace's active segments (shared lock only), after waiting
+ * for the graph as mem_store_ns_stats_exact does.
  * *evict_ids is malloc'd (array and strings), freed with mem_store_ids_free.
  * *before = active count. MEM_OK, MEM_ENOTFOUND, MEM_EDIM (context), MEM_ENOMEM. */
 int mem_store_compact_plan(mem_store_t *st, const char *ns, const mem_store_compact_req_t *req,
@@ -354,6 +378,10 @@ typedef struct mem_store_metrics {
     size_t n_namespaces;
     uint64_t scans_split;       /* retrieves split across helper threads */
     uint64_t scan_parts_helped; /* parts of those run by a helper (the rest by the caller) */
+    uint64_t graph_batches;     /* batches the graph's linker applied */
+    uint64_t graph_rows;        /* rows it linked or unlinked */
+    double graph_seconds;       /* time it spent on them */
+    size_t graph_behind;        /* namespaces whose graph has not caught up yet */
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 
@@ -363,6 +391,10 @@ void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages);
 /* Wait until every op queued so far has completed and the access statistics gathered so far
  * are written to SQLite. Any thread but the writer's (never from a done callback). */
 void mem_store_sync(mem_store_t *st);
+/* mem_store_sync, then wait until every coherence graph has caught up with those writes and
+ * its checkpoint is written (and vacuums have run). For tests and tools; any thread but the
+ * writer's. */
+void mem_store_settle(mem_store_t *st);
 
 /* ---- backup, restore, check (storage/backup.c): for `mnemod backup|restore|--check`,
  * each on a connection of its own, so they work from another process beside a server ---- */

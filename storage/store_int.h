@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -34,9 +35,39 @@
 #include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 3
+#define MEM_STORE__SCHEMA_VERSION 4
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
+
+/* The coherence graph's bookkeeping for one namespace (storage/linker.c). The graph's own
+ * data (degrees, links, edge counts) lives in the index, owned by the linker thread: it
+ * changes them under the exclusive lock and reads them, and the rows' vectors and seqs,
+ * without it (core/index.h: the graph owner). */
+typedef struct mem_store_graph {
+    /* under st->g_mu */
+    uint64_t w_gen; /* published changes the graph must cover (one per publish) */
+    uint64_t g_gen; /* the changes it covers */
+    size_t *pend;   /* published rows whose flags changed, not decided yet */
+    size_t n_pend, cap_pend;
+    bool queued; /* in the linker's queue (which holds a reference) */
+    bool busy;   /* the linker, or a vacuum, works on it */
+    bool rescan; /* a change list was lost: the next batch decides every row */
+    /* the linker thread only (or whoever holds busy) */
+    size_t g_rows;     /* rows the linker has taken; those above are new */
+    uint64_t *buckets; /* seq / MEM_STORE__GRAPH_BUCKET touched since the checkpoint */
+    size_t n_buckets, cap_buckets;
+    int64_t *gone; /* deleted rows out of the graph: their graph_gone rows can go */
+    size_t n_gone, cap_gone;
+    bool ckpt_all; /* a note was lost: the next checkpoint writes every bucket */
+    /* the writer thread only: this group's flag changes, handed over at publish */
+    size_t *w_flagged;
+    size_t n_w_flagged, cap_w_flagged;
+    bool w_changed; /* the group appended rows or changed flags */
+} mem_store_graph_t;
+
+#define MEM_STORE__GRAPH_BUCKET  256  /* segments per graph_blocks row, by seq */
+#define MEM_STORE__GRAPH_BATCH   8192 /* rows the linker links at most in one batch */
+#define MEM_STORE__GRAPH_CKPT_MS 1000 /* the graph reaches SQLite at least this often */
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
@@ -51,17 +82,17 @@ typedef struct mem_store_ns {
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
-    char embedder[MEM_STORE_EMBEDDER_MAX + 1];     /* writer thread only; "" = none recorded */
-    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* committed value, guarded by lock */
-    /* committed counts for stats, guarded by lock; set at load and at each publish */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* writer thread only; "" = none recorded */
+    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1];
+    /* committed value, guarded by lock */ /* committed counts for stats, guarded by lock; set
+                                              at load and at each publish */
     size_t pub_active, pub_superseded, pub_archived;
-    uint64_t pub_edges;
-    uint32_t pub_max_degree;
-    /* writer thread only, per group: rows whose degree changed */
-    size_t *touched;
-    size_t n_touched, cap_touched;
-    bool in_group;   /* listed in the group's touched namespaces */
-    bool meta_dirty; /* last_seq/last_ts_ms/clock to write at the end of the group */
+    uint64_t pub_edges;      /* set by the linker, under lock */
+    uint32_t pub_max_degree; /* set by the linker, under lock */
+    bool in_group;           /* writer thread only: listed in the group's touched namespaces */
+    bool meta_dirty;     /* writer thread only: last_seq/last_ts_ms/clock to write at group end */
+    bool coherence;      /* immutable: keeps a coherence graph */
+    mem_store_graph_t g; /* the graph's bookkeeping (linker.c) */
     /* guarded by acc_mu */
     pthread_mutex_t acc_mu;
     size_t *dirty; /* positions whose access statistics changed */
@@ -73,6 +104,8 @@ typedef struct mem_store_ns {
 
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
 typedef struct mem_store__writer mem_store__writer_t;
+/* The linker's token (linker.c): it exists on the linker thread only. */
+typedef struct mem_store__linker mem_store__linker_t;
 
 /* Any thread: take ns->lock shared and return the read view (valid until the unlock). */
 const mem_index_t *mem_store__read_lock(mem_store_ns_t *ns);
@@ -86,6 +119,12 @@ void mem_store__write_unlock(mem_store__writer_t *w, mem_store_ns_t *ns);
 /* Writer thread, between write_lock and write_unlock: install fresh (taken) in place of the
  * current index, which is returned (free it after the unlock). */
 mem_index_t *mem_store__write_swap(mem_store__writer_t *w, mem_store_ns_t *ns, mem_index_t *fresh);
+/* Linker thread, holding ns->g.busy: the view without the lock (it changes only the graph
+ * fields, and reads only those and the rows' immutable ones below g.g_rows), and the
+ * mutable handle under the exclusive lock, for the graph fields only. */
+const mem_index_t *mem_store__linker_view(const mem_store__linker_t *lk, const mem_store_ns_t *ns);
+mem_index_t *mem_store__linker_lock(mem_store__linker_t *lk, mem_store_ns_t *ns);
+void mem_store__linker_unlock(mem_store__linker_t *lk, mem_store_ns_t *ns);
 /* The lexical index of ns, under the same rules as the index beside it: read it where a
  * view of the index may be read, change it where the mutable handle may be used. */
 mem_lexidx_t *mem_store__lex(mem_store_ns_t *ns);
@@ -114,7 +153,6 @@ enum mem_store__stmt {
     STMT_SEG_SUPERSEDE,
     STMT_SEG_DELETE,
     STMT_SEG_ARCHIVE,
-    STMT_SEG_DEGREE,
     STMT_SEG_ACCESS,
     STMT_SEG_PATCH, /* patch.c */
     STMT_META_TREE, /* meta.c */
@@ -132,6 +170,12 @@ enum mem_store__stmt {
     STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
     STMT_SUP_DEL_NS,
     STMT_NS_RECENT, /* the recent queries blob */
+    STMT_GONE_SAVE, /* a deleted row's vector, kept until the graph lets go */
+    STMT_GONE_DROP,
+    STMT_GONE_DEL_NS,
+    STMT_GBLK_PUT, /* a graph bucket */
+    STMT_GBLK_DEL,
+    STMT_GBLK_DEL_NS,
     STMT_SAVEPOINT,
     STMT_RELEASE,
     STMT_ROLLBACK_TO,
@@ -190,6 +234,23 @@ struct mem_store {
     size_t n_tk, cap_tk;
     /* parallel scan helpers (scanpool.c); NULL when none */
     mem_store__scanpool_t *scanpool;
+
+    /* the coherence graph's linker thread (linker.c) */
+    pthread_mutex_t g_mu;     /* leaf: the queue and every namespace's mem_store_graph_t */
+    pthread_cond_t g_cv;      /* wakes the linker */
+    pthread_cond_t g_done_cv; /* wakes reads waiting for a graph */
+    mem_store_ns_t **g_queue; /* namespaces with graph work, one reference each */
+    size_t g_qn, g_qcap;
+    bool g_stop;
+    uint64_t ckpt_req, ckpt_done; /* under g_mu: mem_store_settle asks for a checkpoint now */
+    bool g_paused;                /* under g_mu: test hook, the linker takes no batch */
+    pthread_t linker;
+    bool linker_started;
+    uint64_t g_batches, g_rows_done; /* metrics, under g_mu */
+    double g_seconds;
+    /* checkpoints of the graph handed to the writer (linker.c makes them, the writer
+     * writes them in its next group); under q_mu */
+    struct mem_store__ckpt *ckpt_head;
 };
 
 /* scanpool.c */
@@ -286,6 +347,42 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
 int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
 /* Writer thread: write the access statistics gathered so far (one transaction). */
 void mem_store__flush_access(mem_store__writer_t *w);
+
+/* A checkpoint of one namespace's graph, made by the linker, written by the writer. */
+typedef struct mem_store__ckpt {
+    struct mem_store__ckpt *next;
+    mem_store_ns_t *ns;   /* one reference; skipped when it is no longer the live namespace */
+    uint64_t *bucket;     /* first seq / MEM_STORE__GRAPH_BUCKET */
+    unsigned char **blob; /* its (seq i64, degree u32) pairs, little-endian; NULL: empty */
+    size_t *blob_len;
+    size_t n_buckets;
+    int64_t *gone; /* graph_gone rows to drop */
+    size_t n_gone;
+} mem_store__ckpt_t;
+
+/* linker.c: the coherence graph, kept up in the background */
+int mem_store__linker_start(mem_store_t *st, mem_err_t *err);
+/* Stop and join the linker; its last checkpoint is queued for the writer. NULL-safe. */
+void mem_store__linker_stop(mem_store_t *st);
+/* A loaded namespace (start-up, reload): queue the graph work its load found (ns->g). */
+void mem_store__graph_adopt(mem_store_t *st, mem_store_ns_t *ns);
+/* Writer thread, at a publish of ns: hand over the group's changes (ns->g.w_*). */
+void mem_store__graph_publish(mem_store_t *st, mem_store_ns_t *ns);
+void mem_store__ckpt_free(mem_store__ckpt_t *c); /* NULL-safe; one checkpoint */
+/* writer.c: queue checkpoints (a list, taken) for the writer's next group. Any thread. */
+void mem_store__ckpt_submit(mem_store_t *st, mem_store__ckpt_t *list);
+/* Wait until ns's graph covers every change published before the call, until deadline
+ * (CLOCK_REALTIME; mem_store__graph_deadline: now + opts.graph_wait_ms): MEM_OK, or MEM_EBUSY
+ * with err (retry_after_s) set. A namespace without a graph is always covered. Any thread
+ * but the writer and the linker. */
+int mem_store__graph_wait(mem_store_t *st, mem_store_ns_t *ns, const struct timespec *deadline,
+                          mem_err_t *err);
+void mem_store__graph_deadline(const mem_store_t *st, struct timespec *out);
+/* Free the bookkeeping of a namespace that is going away. */
+void mem_store__graph_free(mem_store_graph_t *g);
+size_t mem_store__graph_behind(mem_store_t *st); /* namespaces not caught up */
+/* Test hook: while paused, the linker takes no batch (reads that need the graph time out). */
+void mem_store__linker_pause(mem_store_t *st, bool paused);
 
 /* writer.c */
 int mem_store__writer_start(mem_store_t *st, mem_err_t *err);

@@ -8,9 +8,10 @@
  * (atomics) - then swapped in under the exclusive lock, where the access statistics
  * bumped meanwhile are copied over and the dirty access list (the only row positions kept
  * across groups) is remapped to the new positions (mem_index_vacuum_remap); the old index
- * is freed after the unlock. Per-group position lists (the group's pending rows, the
- * touched rows) are empty by then. Scans give the same answers: same rows, same order,
- * same fields.
+ * is freed after the unlock. It waits for the coherence graph to be idle (every hole
+ * unlinked, nothing pending) and keeps the linker away meanwhile, so no position list
+ * survives the swap but the dirty access list. Scans give the same answers: same rows,
+ * same order, same fields.
  */
 #include <stdlib.h>
 
@@ -24,7 +25,16 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     mem_index_counts_t c;
     mem_index_counts(view, &c);
     size_t limit = c.n_rows / 4 > VACUUM_MIN_HOLES ? c.n_rows / 4 : VACUUM_MIN_HOLES;
-    if (c.n_deleted <= limit || c.n_visible != c.n_rows || ns->n_touched || ns->in_group) return;
+    if (c.n_deleted <= limit || c.n_visible != c.n_rows || ns->in_group) return;
+    /* Only once the graph has let go of every hole, and with the linker kept away: it keeps
+     * positions (pending rows, g_rows) that the swap changes. */
+    mem_store_t *st = w->st;
+    pthread_mutex_lock(&st->g_mu);
+    mem_store_graph_t *g = &ns->g;
+    bool idle = !g->busy && !g->queued && !g->n_pend && g->g_gen == g->w_gen;
+    if (idle) g->busy = true;
+    pthread_mutex_unlock(&st->g_mu);
+    if (!idle) return; /* a later group tries again */
     mem_index_t *vac = NULL;
     mem_lexidx_t *lvac = NULL;
     size_t *remap = malloc(c.n_rows * sizeof(*remap));
@@ -33,6 +43,9 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
         mem_lexidx_vacuum(mem_store__lex(ns), &lvac) != MEM_OK) { /* ENOMEM: a later group */
         free(remap);
         mem_index_free(vac);
+        pthread_mutex_lock(&st->g_mu);
+        g->busy = false;
+        pthread_mutex_unlock(&st->g_mu);
         return;
     }
     mem_index_vacuum_remap(view, remap);
@@ -47,9 +60,13 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     ns->n_dirty = k;
     mem_index_t *old = mem_store__write_swap(w, ns, vac);
     mem_lexidx_t *lold = mem_store__write_swap_lex(w, ns, lvac);
+    g->g_rows = g->g_rows >= c.n_rows ? mem_index_rows(vac) : 0; /* all of it was taken */
     pthread_mutex_unlock(&ns->acc_mu);
     mem_store__write_unlock(w, ns);
     mem_index_free(old);
     mem_lexidx_free(lold);
     free(remap);
+    pthread_mutex_lock(&st->g_mu);
+    g->busy = false;
+    pthread_mutex_unlock(&st->g_mu);
 }

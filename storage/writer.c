@@ -27,20 +27,20 @@
 
 static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SEG_INSERT] = "INSERT INTO segments(ns_id, seq, id, ts_ms, text, source, metadata,"
-                        " embedding, supersedes, degree, tick) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                        " embedding, supersedes, tick) VALUES(?,?,?,?,?,?,?,?,?,?)",
     [STMT_SEG_BY_SEQ] = "SELECT ts_ms, text, source, metadata, embedding, supersedes"
                         " FROM segments WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_SUPERSEDE] = "UPDATE segments SET superseded_by = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_DELETE] = "DELETE FROM segments WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_ARCHIVE] = "UPDATE segments SET archived = 1 WHERE ns_id = ? AND seq = ?",
-    [STMT_SEG_DEGREE] = "UPDATE segments SET degree = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_ACCESS] =
         "UPDATE segments SET access_count = ?, tick = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SEG_PATCH] =
         "UPDATE segments SET metadata = CASE WHEN ?1 THEN ?2 ELSE metadata END,"
         " source = CASE WHEN ?3 THEN ?4 ELSE source END WHERE ns_id = ?5 AND seq = ?6",
     [STMT_META_TREE] = "SELECT fullkey, type, atom FROM json_tree(?1)",
-    [STMT_NS_INSERT] = "INSERT INTO namespaces(name, dim, created_ms) VALUES(?, ?, ?)",
+    [STMT_NS_INSERT] =
+        "INSERT INTO namespaces(name, dim, created_ms, coherence) VALUES(?, ?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
@@ -57,6 +57,14 @@ static const char *const stmt_sql[STMT_COUNT] = {
                         " WHERE x.ns_id = ? AND x.target_seq = ? ORDER BY x.by_seq DESC LIMIT 1",
     [STMT_SUP_DEL_NS] = "DELETE FROM supersessions WHERE ns_id = ?",
     [STMT_NS_RECENT] = "UPDATE namespaces SET recent = ? WHERE id = ?",
+    [STMT_GONE_SAVE] =
+        "INSERT OR REPLACE INTO graph_gone(ns_id, seq, ts_ms, embedding)"
+        " SELECT ns_id, seq, ts_ms, embedding FROM segments WHERE ns_id = ? AND seq = ?",
+    [STMT_GONE_DROP] = "DELETE FROM graph_gone WHERE ns_id = ? AND seq = ?",
+    [STMT_GONE_DEL_NS] = "DELETE FROM graph_gone WHERE ns_id = ?",
+    [STMT_GBLK_PUT] = "INSERT OR REPLACE INTO graph_blocks(ns_id, first_seq, data) VALUES(?, ?, ?)",
+    [STMT_GBLK_DEL] = "DELETE FROM graph_blocks WHERE ns_id = ? AND first_seq = ?",
+    [STMT_GBLK_DEL_NS] = "DELETE FROM graph_blocks WHERE ns_id = ?",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",
     [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
@@ -102,14 +110,10 @@ int mem_store__group_touch(mem_store__writer_t *w, mem_store_ns_t *ns)
         mem_store_ns_t **a = realloc(w->g_ns, cap * sizeof(*a));
         if (!a) return MEM_ENOMEM;
         w->g_ns = a;
-        size_t *p = realloc(w->g_pend, cap * sizeof(*p));
-        if (!p) return MEM_ENOMEM;
-        w->g_pend = p;
         w->g_cap = cap;
     }
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     ns->in_group = true;
-    w->g_pend[w->g_n] = SIZE_MAX;
     w->g_ns[w->g_n++] = ns;
     return MEM_OK;
 }
@@ -124,13 +128,78 @@ static void group_reset_ns(mem_store_ns_t *ns)
 {
     ns->in_group = false;
     ns->meta_dirty = false;
-    mem_store__graph_reset(ns);
+    ns->g.n_w_flagged = 0;
+    ns->g.w_changed = false;
+}
+
+/* ---- flag changes, noted for the linker ---- */
+
+void mem_store__note_append(mem_store__writer_t *w, mem_store_ns_t *ns)
+{
+    (void)w;
+    ns->g.w_changed = true;
+}
+
+static int note_flagged(mem_store_ns_t *ns, size_t pos)
+{
+    mem_store_graph_t *g = &ns->g;
+    g->w_changed = true;
+    if (!ns->coherence) return MEM_OK;
+    if (g->n_w_flagged == g->cap_w_flagged) {
+        size_t cap = g->cap_w_flagged ? g->cap_w_flagged * 2 : 16;
+        size_t *a = realloc(g->w_flagged, cap * sizeof(*a));
+        if (!a) return MEM_ENOMEM;
+        g->w_flagged = a;
+        g->cap_w_flagged = cap;
+    }
+    g->w_flagged[g->n_w_flagged++] = pos;
+    return MEM_OK;
+}
+
+int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                     uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err)
+{
+    size_t m = 0;
+    int rc = MEM_OK;
+    mem_index_t *idx = mem_store__write_lock(w, ns);
+    for (size_t i = 0; i < n && rc == MEM_OK; i++) {
+        uint8_t f = mem_index_flags(idx, rows[i]);
+        uint8_t to = add == MEM_ROW_DELETED ? MEM_ROW_DELETED : (uint8_t)(f | add);
+        if ((f & MEM_ROW_DELETED) || to == f) continue; /* gone, or listed twice */
+        if ((rc = note_flagged(ns, rows[i])) != MEM_OK) break;
+        if (seqs) seqs[m] = mem_index_seq(idx, rows[i]);
+        m++;
+        mem_index_set_flags(idx, rows[i], to);
+        mem_store__lex_flags(ns, rows[i], to);
+        if (to == MEM_ROW_DELETED) mem_meta_clear(ns->meta, mem_index_seq(idx, rows[i]));
+    }
+    mem_store__write_unlock(w, ns);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    if (n_left) *n_left = m;
+    return MEM_OK;
+}
+
+int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
+                      uint8_t drop, mem_err_t *err)
+{
+    int rc = MEM_OK;
+    mem_index_t *idx = mem_store__write_lock(w, ns);
+    for (size_t i = 0; i < n && rc == MEM_OK; i++) {
+        uint8_t f = mem_index_flags(idx, rows[i]);
+        if ((f & MEM_ROW_DELETED) || !(f & drop)) continue;
+        if ((rc = note_flagged(ns, rows[i])) == MEM_OK) {
+            mem_index_set_flags(idx, rows[i], (uint8_t)(f & ~drop));
+            mem_store__lex_flags(ns, rows[i], (uint8_t)(f & ~drop));
+        }
+    }
+    mem_store__write_unlock(w, ns);
+    return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
 }
 
 /* ---- namespaces ---- */
 
-int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, int64_t now_ms,
-                         mem_store_ns_t **out, mem_err_t *err)
+int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, bool coherence,
+                         int64_t now_ms, mem_store_ns_t **out, mem_err_t *err)
 {
     mem_store_t *st = w->st;
     if (st->opts.max_namespaces && st->n_nss >= st->opts.max_namespaces)
@@ -140,12 +209,14 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, i
     sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)dim);
     sqlite3_bind_int64(s, 3, now_ms);
+    sqlite3_bind_int(s, 4, coherence ? 1 : 0);
     int rc = mem_store__step_done(st, s, "create namespace", err);
     if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
     if ((rc = mem_store__ns_new(name, sqlite3_last_insert_rowid(st->db), dim, NULL, NULL,
                                 st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory");
+    ns->coherence = coherence;
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
         mem_store__ns_release(ns);
         return mem_err_set(err, rc, "out of memory");
@@ -176,10 +247,14 @@ static int op_ns_create(mem_store__writer_t *w, mem_store_op_t *op)
         if (ns->dim != op->dim)
             return mem_err_field(&op->err, MEM_EEXISTS, "dim", "namespace %s exists with dim %zu",
                                  op->ns, ns->dim);
+        if (ns->coherence == op->no_graph)
+            return mem_err_field(&op->err, MEM_EEXISTS, "coherence",
+                                 "namespace %s exists with coherence %s", op->ns,
+                                 ns->coherence ? "true" : "false");
         op->created = false;
         return MEM_OK;
     }
-    int rc = mem_store__ns_create(w, op->ns, op->dim, op->now_ms, &ns, &op->err);
+    int rc = mem_store__ns_create(w, op->ns, op->dim, !op->no_graph, op->now_ms, &ns, &op->err);
     if (rc == MEM_OK) {
         op->created = true;
         mem_store__lsn_advance(w, 1);
@@ -198,13 +273,13 @@ static int op_ns_drop(mem_store__writer_t *w, mem_store_op_t *op)
     sqlite3_stmt *s = st->stmts[STMT_NS_DELETE_SEGS];
     sqlite3_bind_int64(s, 1, ns->ns_id);
     if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
-    s = st->stmts[STMT_SUP_DEL_NS];
-    sqlite3_bind_int64(s, 1, ns->ns_id);
-    if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
-    s = st->stmts[STMT_NS_DELETE];
-    sqlite3_bind_int64(s, 1, ns->ns_id);
-    if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
-    ns->dropped = true;
+    static const int also[] = {STMT_SUP_DEL_NS, STMT_GONE_DEL_NS, STMT_GBLK_DEL_NS, STMT_NS_DELETE};
+    for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++) {
+        s = st->stmts[also[i]];
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        if ((rc = mem_store__step_done(st, s, "drop namespace", &op->err)) != MEM_OK) return rc;
+    }
+    __atomic_store_n(&ns->dropped, true, __ATOMIC_RELEASE);
     mem_store__reg_remove(st, ns);
     mem_store__lsn_advance(w, 1);
     return MEM_OK;
@@ -244,8 +319,6 @@ static int group_finish_sql(mem_store__writer_t *w, mem_err_t *err)
     for (size_t i = 0; i < w->g_n && rc == MEM_OK; i++) {
         mem_store_ns_t *ns = w->g_ns[i];
         if (ns->dropped) continue;
-        if ((rc = mem_store__link_pending(w, ns, SIZE_MAX, err)) != MEM_OK) break;
-        if ((rc = mem_store__flush_degrees(w, ns, err)) != MEM_OK) break;
         if (ns->meta_dirty) {
             sqlite3_stmt *s = st->stmts[STMT_NS_UPDATE];
             sqlite3_bind_int64(s, 1, ns->last_seq);
@@ -286,17 +359,65 @@ static void reload_touched(mem_store__writer_t *w)
         }
         mem_store_ns_t *cur = mem_store__reg_find(st, name);
         if (cur) {
-            cur->dropped = true;
+            __atomic_store_n(&cur->dropped, true, __ATOMIC_RELEASE);
             pthread_mutex_lock(&cur->acc_mu);
             cur->n_dirty = 0;
             pthread_mutex_unlock(&cur->acc_mu);
             mem_store__reg_remove(st, cur);
         }
-        if (fresh && mem_store__reg_add(st, fresh) != MEM_OK) mem_store__ns_release(fresh);
+        if (fresh && mem_store__reg_add(st, fresh) != MEM_OK)
+            mem_store__ns_release(fresh);
+        else if (fresh)
+            mem_store__graph_adopt(st, fresh);
     }
+    pthread_mutex_lock(&st->g_mu); /* reads waiting on a replaced namespace stop waiting */
+    pthread_cond_broadcast(&st->g_done_cv);
+    pthread_mutex_unlock(&st->g_mu);
 }
 
-static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops)
+/* ---- graph checkpoints (linker.c makes them) ---- */
+
+void mem_store__ckpt_submit(mem_store_t *st, mem_store__ckpt_t *list)
+{
+    mem_store__ckpt_t *tail = list;
+    while (tail->next)
+        tail = tail->next;
+    pthread_mutex_lock(&st->q_mu);
+    tail->next = st->ckpt_head;
+    st->ckpt_head = list;
+    pthread_cond_signal(&st->q_cv);
+    pthread_mutex_unlock(&st->q_mu);
+}
+
+/* Write one checkpoint in the group; a namespace dropped or reloaded since is skipped (its
+ * successor was loaded from what SQLite holds). A failure reloads the namespace with the
+ * rest of the group, so memory and the checkpoint never drift apart. */
+static int exec_ckpt(mem_store__writer_t *w, mem_store__ckpt_t *c, mem_err_t *err)
+{
+    mem_store_t *st = w->st;
+    mem_store_ns_t *ns = c->ns;
+    if (__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE) || mem_store__reg_find(st, ns->name) != ns)
+        return MEM_OK;
+    int rc = mem_store__group_touch(w, ns);
+    if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    for (size_t i = 0; i < c->n_buckets && rc == MEM_OK; i++) {
+        sqlite3_stmt *s = st->stmts[c->blob[i] ? STMT_GBLK_PUT : STMT_GBLK_DEL];
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        sqlite3_bind_int64(s, 2, (int64_t)(c->bucket[i] * MEM_STORE__GRAPH_BUCKET));
+        if (c->blob[i]) sqlite3_bind_blob(s, 3, c->blob[i], (int)c->blob_len[i], SQLITE_STATIC);
+        rc = mem_store__step_done(st, s, "write the graph", err);
+    }
+    for (size_t i = 0; i < c->n_gone && rc == MEM_OK; i++) {
+        sqlite3_stmt *s = st->stmts[STMT_GONE_DROP];
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        sqlite3_bind_int64(s, 2, c->gone[i]);
+        rc = mem_store__step_done(st, s, "write the graph", err);
+    }
+    return rc;
+}
+
+static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops,
+                      mem_store__ckpt_t *ckpts)
 {
     mem_store_t *st = w->st;
     w->g_n = 0;
@@ -330,6 +451,8 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
         fatal_rc = rc;
         if (op->err.code == rc) fatal = op->err;
     }
+    for (mem_store__ckpt_t *c = ckpts; c && fatal_rc == MEM_OK; c = c->next)
+        if ((rc = exec_ckpt(w, c, &fatal)) != MEM_OK) fatal_rc = rc;
     if (fatal_rc == MEM_OK && (rc = group_finish_sql(w, &fatal)) != MEM_OK) fatal_rc = rc;
     if (fatal_rc == MEM_OK) {
         double t0 = mono_s();
@@ -368,6 +491,7 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
             if (!ns->dropped) {
                 mem_store__ns_publish(ns, mem_store__write_lock(w, ns));
                 mem_store__write_unlock(w, ns);
+                mem_store__graph_publish(st, ns);
             }
             group_reset_ns(ns);
             if (!ns->dropped) mem_store__maybe_vacuum(w, ns);
@@ -376,6 +500,11 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
     for (size_t i = 0; i < w->g_n; i++)
         mem_store__ns_release(w->g_ns[i]);
     w->g_n = 0;
+    while (ckpts) {
+        mem_store__ckpt_t *next = ckpts->next;
+        mem_store__ckpt_free(ckpts);
+        ckpts = next;
+    }
     pthread_mutex_lock(&st->q_mu);
     st->m.ops += n_ops;
     pthread_mutex_unlock(&st->q_mu);
@@ -406,7 +535,7 @@ static void *writer_main(void *arg)
     double last_flush = mono_s();
     for (;;) {
         pthread_mutex_lock(&st->q_mu);
-        while (!st->q_head && !st->stop && st->sync_req == st->sync_done &&
+        while (!st->q_head && !st->ckpt_head && !st->stop && st->sync_req == st->sync_done &&
                __atomic_load_n(&st->max_page_count, __ATOMIC_RELAXED) == st->applied_page_count) {
             struct timespec dl;
             clock_gettime(CLOCK_REALTIME, &dl);
@@ -415,14 +544,16 @@ static void *writer_main(void *arg)
         }
         mem_store_op_t *head = st->q_head;
         size_t n_ops = st->q_len;
+        mem_store__ckpt_t *ckpts = st->ckpt_head;
         st->q_head = st->q_tail = NULL;
         st->q_len = 0;
+        st->ckpt_head = NULL;
         bool stopping = st->stop;
         uint64_t want_sync = st->sync_req;
         pthread_mutex_unlock(&st->q_mu);
 
         apply_page_limit(st);
-        if (head) run_group(&w, head, n_ops);
+        if (head || ckpts) run_group(&w, head, n_ops, ckpts);
         double now = mono_s();
         if (stopping || want_sync != st->sync_done ||
             now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {
@@ -433,12 +564,11 @@ static void *writer_main(void *arg)
         st->n_completed += n_ops;
         st->sync_done = want_sync;
         pthread_cond_broadcast(&st->done_cv);
-        bool done = stopping && !st->q_head;
+        bool done = stopping && !st->q_head && !st->ckpt_head;
         pthread_mutex_unlock(&st->q_mu);
         if (done) break;
     }
     free(w.g_ns);
-    free(w.g_pend);
     for (size_t i = 0; i < w.cap_docs; i++)
         mem_lexdoc_deinit(&w.docs[i]);
     free(w.docs);

@@ -3,14 +3,14 @@
  *
  * The writer is split by job: writer.c (the queue, the thread, the group commit, namespace
  * create/drop), insert.c (insert validation and insert), remove.c (delete and compaction),
- * linker.c (coherence-graph maintenance: every graph change is found WITHOUT the lock
- * through the writer's view and applied under the exclusive lock), supersede.c (who
- * supersedes whom), vacuum.c (dropping holes), access.c (writing access statistics). Only these
- * files include this header: a mem_store__writer_t exists on the writer thread alone, and holding
- * one is what entitles a function to the writer's unlocked view and to the mutable handle of an
- * index (store_int.h). patch.c (the PATCH record), meta.c (the metadata value index of
- * inserts and patches) and import.c (the IMPORT record) are writer files too, and nssnap.c
- * (importing and forgetting a whole namespace, for cluster placement).
+ * supersede.c (who supersedes whom), vacuum.c (dropping holes), access.c (writing access
+ * statistics). The coherence graph is not the writer's: it notes which rows changed and the
+ * linker thread (linker.c) follows. Only these files include this header: a
+ * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles a
+ * function to the writer's unlocked view and to the mutable handle of an index for its own
+ * fields (store_int.h). patch.c (the PATCH record), meta.c (the metadata value index of
+ * inserts and patches), import.c (the IMPORT record) and nssnap.c (importing and forgetting
+ * a whole namespace, for cluster placement) are writer files too.
  */
 #ifndef MEM_STORAGE_WRITER_INT_H
 #define MEM_STORAGE_WRITER_INT_H
@@ -27,7 +27,6 @@ struct mem_store__writer {
     mem_store_t *st;
     /* the group in progress: the namespaces its ops touched, one reference each */
     mem_store_ns_t **g_ns;
-    size_t *g_pend; /* per namespace: first row appended and not linked yet, or SIZE_MAX */
     size_t g_n, g_cap;
     int64_t lsn0;   /* st->lsn when the group began */
     bool lsn_dirty; /* st->lsn moved: write it at the group's end */
@@ -46,8 +45,8 @@ int mem_store__group_touch(mem_store__writer_t *w, mem_store_ns_t *ns);
 void mem_store__lsn_advance(mem_store__writer_t *w, int64_t n);
 bool mem_store__name_ok(const char *name);
 /* Create the namespace row and its (empty) in-memory namespace, registered and in the group. */
-int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, int64_t now_ms,
-                         mem_store_ns_t **out, mem_err_t *err);
+int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, bool coherence,
+                         int64_t now_ms, mem_store_ns_t **out, mem_err_t *err);
 
 /* insert.c */
 int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op);
@@ -56,29 +55,17 @@ int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op);
 int mem_store__op_delete(mem_store__writer_t *w, mem_store_op_t *op);
 int mem_store__op_compact(mem_store__writer_t *w, mem_store_op_t *op);
 
-/* linker.c: the coherence graph of the namespaces in the group */
-/* Rows from first on were just appended to ns (in the group) and are not linked yet. */
-void mem_store__link_later(mem_store__writer_t *w, mem_store_ns_t *ns, size_t first);
-/* Link the rows appended to ns in this group and not linked yet, in one batch. Rows >=
- * skip_from get their degree in their INSERT (which follows), so they are not listed for
- * the degree flush. MEM_OK, MEM_ENOMEM. */
-int mem_store__link_pending(mem_store__writer_t *w, mem_store_ns_t *ns, size_t skip_from,
-                            mem_err_t *err);
-/* rows[0..n) leave the active set, all at once: their edges are found without the lock,
- * then under it the degrees are applied and each row's flags become `flags | add` (or
- * MEM_ROW_DELETED when add is MEM_ROW_DELETED). Rows already deleted, or whose flags would
- * not change (a row listed twice), are skipped; *n_left (may be NULL) counts the rows changed and
- * seqs (room for n, may be NULL) gets their seqs. Pending links of ns are made first. MEM_OK,
+/* writer.c: flag changes (the linker follows them: storage/linker.c) */
+/* Rows were appended to ns in this group. */
+void mem_store__note_append(mem_store__writer_t *w, mem_store_ns_t *ns);
+/* rows[0..n) leave the active set, all at once (under the exclusive lock): each row's flags
+ * become `flags | add` (MEM_ROW_DELETED when add is MEM_ROW_DELETED). Rows already deleted,
+ * or whose flags would not change (a row listed twice), are skipped; *n_left (may be NULL)
+ * counts the rows changed and seqs (room for n, may be NULL) gets their seqs. MEM_OK,
  * MEM_ENOMEM. */
 int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                      uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err);
-/* Write once each row whose degree changed in this group. */
-int mem_store__flush_degrees(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err);
-/* End of the group for ns: forget its touched rows. */
-void mem_store__graph_reset(mem_store_ns_t *ns);
-
-/* rows[0..n) lose the flag bits drop (under the exclusive lock); those active now are
- * linked (found without the lock, applied under it). MEM_OK, MEM_ENOMEM. */
+/* rows[0..n) lose the flag bits drop (under the exclusive lock). MEM_OK, MEM_ENOMEM. */
 int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                       uint8_t drop, mem_err_t *err);
 

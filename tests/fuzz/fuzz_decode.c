@@ -169,7 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     default: {
         size_t dim = 0;
-        rc = mem_api__decode_ns_create(&ctx, root, &dim, &err);
+        bool coherence;
+        rc = mem_api__decode_ns_create(&ctx, root, &dim, &coherence, &err);
         if (rc == MEM_OK) FUZZ_CHECK(dim >= 1 && dim <= MEM_API_MAX_DIM, "dim %zu", dim);
         break;
     }

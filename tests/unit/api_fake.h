@@ -69,6 +69,7 @@ static void fake_stats(int i, mem_store_ns_stats_t *out)
     out->oldest_ms = FAKE_NOW_MS - 86400000;
     out->newest_ms = FAKE_NOW_MS - 1500;
     out->superseded = 1;
+    out->coherence = true;
     out->graph_edges = 4;
     out->max_degree = 2;
     snprintf(out->embedder, sizeof(out->embedder), "%s", fake_ns[i].embedder);
@@ -93,6 +94,19 @@ WEAK int mem_store_ns_list(mem_store_t *st, mem_store_ns_stats_t **out, size_t *
     *out = a;
     *n = k;
     return MEM_OK;
+}
+
+/* The fake's graph is always current: the exact stats are the stats. */
+WEAK int mem_store_ns_stats_exact(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,
+                                  mem_err_t *err)
+{
+    return mem_store_ns_stats(st, ns, out, err);
+}
+
+WEAK int mem_store_ns_list_exact(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n,
+                                 mem_err_t *err)
+{
+    return mem_store_ns_list(st, out, n, err);
 }
 
 WEAK int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_embedding,

@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/graph.h"
 #include "core/vec.h"
 #include "storage/store.h"
+#include "storage/store_int.h"
 
 #ifndef STORE_FIXTURE_TAG
 #define STORE_FIXTURE_TAG "store"
@@ -77,6 +79,7 @@ static inline mem_store_opts_t store_fixture_opts(void)
         .max_namespaces = 100,
         .max_queue = 100000,
         .ops = mem_vec_ops(),
+        .graph_wait_ms = 60000, /* reads that need the graph wait for it (tests: long) */
     };
     return o;
 }
@@ -91,6 +94,40 @@ static inline mem_store_t *store_fixture_open(const mem_store_opts_t *o)
     if (rc != MEM_OK) fprintf(stderr, "open %s: %s\n", o->path, err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
+}
+
+/* After mem_store_settle: the namespace's graph equals a from-scratch rebuild of its active
+ * rows (made on a copy: the live index is not the test's to change), and so do its stats. */
+static inline void store_fixture_graph_exact(mem_store_t *st, const char *name, float threshold)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, name);
+    assert_non_null(ns);
+    const mem_index_t *idx = mem_store__read_lock(ns);
+    mem_index_t *copy = NULL;
+    size_t n = mem_index_rows(idx);
+    size_t *remap = malloc((n + 1) * sizeof(*remap));
+    assert_non_null(remap);
+    assert_int_equal(mem_index_vacuum(idx, &copy), MEM_OK);
+    mem_index_vacuum_remap(idx, remap);
+    assert_int_equal(mem_graph_rebuild(copy, threshold, mem_vec_ops()), MEM_OK);
+    for (size_t p = 0; p < n; p++)
+        if (remap[p] != SIZE_MAX) {
+            assert_int_equal(mem_index_linked(idx, p), mem_index_flags(idx, p) == 0);
+            assert_int_equal(mem_index_degree(idx, p), mem_index_degree(copy, remap[p]));
+        }
+    mem_index_counts_t live, fresh;
+    mem_index_counts(idx, &live);
+    mem_index_counts(copy, &fresh);
+    assert_int_equal(live.graph_edges, fresh.graph_edges);
+    assert_int_equal(live.max_degree, fresh.max_degree);
+    mem_store__read_unlock(ns);
+    mem_store_ns_stats_t s;
+    assert_int_equal(mem_store_ns_stats(st, name, &s, NULL), MEM_OK);
+    assert_int_equal(s.graph_edges, fresh.graph_edges);
+    assert_int_equal(s.max_degree, fresh.max_degree);
+    mem_index_free(copy);
+    free(remap);
+    mem_store__ns_release(ns);
 }
 
 #endif

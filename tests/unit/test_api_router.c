@@ -236,14 +236,15 @@ static void test_reads(void **state)
     assert_body(&r, 200,
                 "{\"name\":\"mem\",\"count\":5,\"superseded\":1,\"archived\":0,\"dim\":3,"
                 "\"oldest\":\"2026-07-30T09:30:00.000Z\",\"newest\":\"2026-07-31T09:29:58.500Z\","
-                "\"graph_edges\":4,\"max_degree\":2,\"embedder\":null}");
+                "\"coherence\":true,\"graph_edges\":4,\"max_degree\":2,\"embedder\":null}");
     assert_string_equal(r.content_type, "application/json");
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces/empty", NULL, &r);
-    assert_body(&r, 200,
-                "{\"name\":\"empty\",\"count\":0,\"superseded\":1,\"archived\":0,\"dim\":3,"
-                "\"oldest\":null,\"newest\":null,\"graph_edges\":4,\"max_degree\":2,"
-                "\"embedder\":null}");
+    assert_body(
+        &r, 200,
+        "{\"name\":\"empty\",\"count\":0,\"superseded\":1,\"archived\":0,\"dim\":3,"
+        "\"oldest\":null,\"newest\":null,\"coherence\":true,\"graph_edges\":4,\"max_degree\":2,"
+        "\"embedder\":null}");
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces", NULL, &r);
     json_t *j = resp_json(&r);

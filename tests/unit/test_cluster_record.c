@@ -175,6 +175,14 @@ static void test_other_kinds(void **state)
     assert_int_equal(r->op.kind, MEM_STORE_OP_NS_CREATE);
     assert_int_equal(r->op.dim, 4096);
     assert_int_equal(r->op.now_ms, 77);
+    assert_false(r->op.no_graph);
+    mem_cluster_rec_free(r);
+    free(buf);
+    op.no_graph = true; /* "coherence": false replicates as it is */
+    buf = mem_cluster_rec_encode(&op, "m", &len);
+    r = mem_cluster_rec_decode(buf, len);
+    assert_non_null(r);
+    assert_true(r->op.no_graph);
     mem_cluster_rec_free(r);
     free(buf);
 }

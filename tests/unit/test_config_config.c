@@ -112,6 +112,7 @@ static void test_defaults(void **state)
     assert_int_equal(c->max_connections, 1024);
     assert_true(c->idle_timeout_s == 30.0);
     assert_true(c->request_timeout_s == 30.0);
+    assert_true(c->graph_wait_s == 10.0);
     assert_int_equal(c->max_queue, 1024);
     assert_int_equal(c->max_namespaces, 10000);
     assert_int_equal(c->log_level, MEM_LOG_INFO);
@@ -169,6 +170,8 @@ static void test_help_and_version(void **state)
         "MNEMOD_IDLE_TIMEOUT",
         "--request-timeout",
         "MNEMOD_REQUEST_TIMEOUT",
+        "--graph-wait",
+        "MNEMOD_GRAPH_WAIT",
         "--max-queue",
         "MNEMOD_MAX_QUEUE",
         "--max-namespaces",
@@ -363,6 +366,9 @@ static void test_bad_values(void **state)
         {"--max-future-skew", "-1s", "--max-future-skew (MNEMOD_MAX_FUTURE_SKEW)"},
         {"--idle-timeout", "0", "must be a duration greater than 0"},
         {"--request-timeout", "5y", "--request-timeout (MNEMOD_REQUEST_TIMEOUT)"},
+        {"--graph-wait", "-1s", "--graph-wait (MNEMOD_GRAPH_WAIT)"},
+        {"--graph-wait", "2h", "must be at most 1h"},
+        {"--graph-wait", "soon", "is not a duration"},
         {"--sync", "FULL", "is not full or normal"},
         {"--sync", "off", "--sync (MNEMOD_SYNC)"},
         {"--log-level", "verbose", "is not debug, info, warn or error"},
@@ -406,6 +412,10 @@ static void test_good_values(void **state)
     assert_true(R.cfg.coherence_threshold == -1);
     assert_true(R.cfg.coherence_weight == 1);
     assert_true(R.cfg.decay.recency_bias == 0.25);
+    expect_ok(ARGS("--graph-wait", "0"), NULL); /* 503 at once when the graph is behind */
+    assert_true(R.cfg.graph_wait_s == 0);
+    expect_ok(ARGS("--graph-wait", "1.5m"), NULL);
+    assert_true(R.cfg.graph_wait_s == 90);
     expect_ok(ARGS("--max-body", "4096", "--embed-dim", "1", "--coherence-threshold", "1e-1"),
               NULL);
     assert_int_equal(R.cfg.max_body, 4096);

@@ -97,13 +97,15 @@ static void test_flags_counts_and_holes(void **state)
     mem_index_set_flags(idx, 1, 0); /* restored */
     assert_int_equal(idx->n_active, 2);
     assert_int_equal(idx->n_superseded, 1);
-    MEM_INDEX_ROW(idx, 3, degree) = 5;
+    mem_index_restore_link(idx, 3, 5);
     mem_index_set_flags(idx, 3, MEM_ROW_DELETED);
     assert_int_equal(idx->n_deleted, 1);
     assert_int_equal(idx->n_active, 1);
     assert_int_equal(mem_index_find(idx, "d", 1), -1);
     assert_null(mem_index_id(idx, 3));
-    assert_int_equal(MEM_INDEX_ROW(idx, 3, degree), 0);
+    /* the graph fields are the graph owner's: it unlinks the hole, flags do not */
+    assert_int_equal(MEM_INDEX_ROW(idx, 3, degree), 5);
+    assert_true(mem_index_linked(idx, 3));
     /* a hole stays a hole, and keeps its position */
     mem_index_set_flags(idx, 3, 0);
     assert_int_equal(MEM_INDEX_ROW(idx, 3, flags), MEM_ROW_DELETED);
@@ -151,13 +153,14 @@ static void test_recount_graph(void **state)
     add(idx, "b", 2, 1, 0, 0, 1);
     add(idx, "c", 3, 1, 0, 0, 2);
     add(idx, "d", 4, 1, 0, MEM_ROW_ARCHIVED, 3);
-    MEM_INDEX_ROW(idx, 0, degree) = 2;
-    MEM_INDEX_ROW(idx, 1, degree) = 1;
-    MEM_INDEX_ROW(idx, 2, degree) = 1;
-    MEM_INDEX_ROW(idx, 3, degree) = 9; /* not active: ignored */
+    mem_index_restore_link(idx, 0, 2);
+    mem_index_restore_link(idx, 1, 1);
+    mem_index_restore_link(idx, 2, 1);
+    MEM_INDEX_ROW(idx, 3, degree) = 9; /* not linked: ignored */
     mem_index_recount_graph(idx);
     assert_int_equal(idx->graph_edges, 2);
     assert_int_equal(idx->max_degree, 2);
+    assert_int_equal(idx->n_linked, 3);
     mem_index_free(idx);
 }
 

@@ -191,8 +191,8 @@ static void test_split_scan_random_indexes(void **state)
                 assert_int_equal(mem_index_append(idx, id, (size_t)len, ts, (int64_t)i + 1, v,
                                                   (uint16_t)rng_below(&s, 3), flags, &pos),
                                  MEM_OK);
-                mem_index_restore_row(idx, pos, rng_below(&s, 3) ? (uint32_t)rng_below(&s, 40) : 0,
-                                      0, mem_index_access_tick(idx, pos));
+                uint32_t deg = rng_below(&s, 3) ? (uint32_t)rng_below(&s, 40) : 0;
+                if (flags == 0) mem_index_restore_link(idx, pos, deg); /* the active rows */
             }
             for (size_t i = 0; i < n; i++)
                 if (rng_below(&s, 25) == 0) mem_index_set_flags(idx, i, MEM_ROW_DELETED);
@@ -626,8 +626,8 @@ static void test_pool_stops(void **state)
     assert_true(threads0 >= 1);
     for (size_t helpers = 0; helpers <= 4; helpers++) {
         mem_store_t *st = open_store(helpers, 1);
-        /* the writer and the helpers */
-        assert_int_equal(count_threads(), threads0 + 1 + helpers);
+        /* the writer, the graph's linker and the helpers */
+        assert_int_equal(count_threads(), threads0 + 2 + helpers);
         if (helpers == 0) fill_ns(st, "d", dim, 700, DAY_MS, 0, &s);
         mem_scan_hit_t hits[20];
         size_t n;

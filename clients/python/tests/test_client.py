@@ -403,13 +403,15 @@ class ClientTest(unittest.TestCase):
         for f in ("count", "superseded", "archived", "graph_edges", "max_degree", "oldest",
                   "newest"):
             self.assertEqual(getattr(st, f), getattr(st2, f), f)
-        # the match is explicit: the copy's vectors come from the export, not from an embedder
-        # of its own, so its default match may differ from the original's
-        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match="hybrid")
-        self.assertEqual([(r.id, r.score) for r in self.c.retrieve(ns, "memory about cats", **q)
-                          .results],
-                         [(r.id, r.score) for r in self.c.retrieve(copy, "memory about cats", **q)
-                          .results])
+        # the copy answers a text query as the original does: with the server's default match
+        # (what a user sends) and with each match named
+        for match in (None, "hybrid", "text", "vector"):
+            q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match=match)
+            a = self.c.retrieve(ns, "memory about cats", **q)
+            b = self.c.retrieve(copy, "memory about cats", **q)
+            self.assertEqual(a.match, b.match, "match %s" % match)
+            self.assertEqual([(r.id, r.score) for r in a.results],
+                             [(r.id, r.score) for r in b.results], "match %s" % match)
         # identical lines are skipped; a file object works (text or binary)
         import io
         import tempfile

@@ -1,7 +1,7 @@
-// package.test.mjs - the npm package as a user gets it: `npm pack`, then `npm install` of
-// that tarball into an empty project (offline: it has no run-time dependencies), then the
-// installed copy is imported by name as an ES module, type-checked by the pinned TypeScript
-// compiler from its own .d.ts files, and used against the real server.
+// package.test.mjs - the npm package as a user gets it, by the README's steps: `npm pack`,
+// then `npm install` of that tarball into an empty project (offline: it has no run-time
+// dependencies), then the installed copy is imported by name as an ES module, type-checked
+// by the pinned TypeScript compiler from its own .d.ts files, and used against the server.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";

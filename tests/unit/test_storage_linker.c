@@ -1,0 +1,374 @@
+/* test_storage_linker.c - the coherence graph off the write path: catch-up, waits, checkpoints
+ * SPDX-License-Identifier: MIT
+ */
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* cmocka needs stdarg, stddef and setjmp first */
+// clang-format off
+#include <cmocka.h>
+// clang-format on
+#include <sqlite3.h>
+
+#include "core/graph.h"
+#include "core/scan.h"
+#include "storage/store.h"
+#include "storage/store_int.h"
+#include "tests/unit/test_util.h"
+
+#define STORE_FIXTURE_TAG "linker"
+#include "tests/unit/store_fixture.h"
+
+#define DIM   16
+#define BATCH 250
+
+static uint64_t seed = 20261201;
+
+/* A vector near one of 6 centres (plenty of edges at 0.55). */
+static void clustered(float *v, uint64_t *s, int cluster)
+{
+    for (int i = 0; i < DIM; i++) {
+        double r = (double)(rng_next(s) >> 11) * 0x1.0p-53 - 0.5;
+        v[i] = (float)(r * 0.9) + (i == cluster % DIM ? 2.0f : 0.0f) +
+               (i == (cluster * 5 + 3) % DIM ? 1.0f : 0.0f);
+    }
+    assert_int_equal(mem_vec_normalize(v, DIM), 0);
+}
+
+/* A plain-cosine query for the k best (superseded and archived rows skipped). */
+static mem_store_query_t plain_query(const float *q, size_t k)
+{
+    mem_store_query_t mq = {.q_dim = DIM};
+    mq.scan.query = q;
+    mq.scan.k = k;
+    mq.scan.decay.kind = MEM_DECAY_NONE;
+    mq.scan.since_ms = INT64_MIN;
+    mq.scan.until_ms = INT64_MAX;
+    return mq;
+}
+
+static float vecs[BATCH][DIM];
+static mem_store_seg_in_t segs[BATCH];
+static mem_store_seg_out_t outs[BATCH];
+
+/* Insert n (<= BATCH) segments "<prefix><first + i>" at timestamps first + i, as one batch;
+ * waits for the acknowledgement only. */
+static int insert_batch(mem_store_t *st, const char *ns, const char *prefix, int first, int n,
+                        uint64_t *s)
+{
+    mem_store_op_t op = {.kind = MEM_STORE_OP_INSERT,
+                         .dim = DIM,
+                         .now_ms = 1000000000,
+                         .segs = segs,
+                         .outs = outs,
+                         .n_segs = (size_t)n,
+                         .batch = true};
+    snprintf(op.ns, sizeof(op.ns), "%s", ns);
+    for (int i = 0; i < n; i++) {
+        memset(&segs[i], 0, sizeof(segs[i]));
+        snprintf(segs[i].id, sizeof(segs[i].id), "%s%d", prefix, first + i);
+        segs[i].ts_given = true;
+        segs[i].ts_ms = first + i;
+        segs[i].text = "t";
+        segs[i].text_len = 1;
+        clustered(vecs[i], s, (int)(rng_next(s) % 6));
+        segs[i].vec = vecs[i];
+    }
+    assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
+    mem_store_sync(st);
+    return op.rc;
+}
+
+static int simple(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, const char *id,
+                  size_t dim, bool no_graph)
+{
+    mem_store_op_t op = {.kind = kind, .dim = dim, .no_graph = no_graph, .now_ms = 1000000000};
+    snprintf(op.ns, sizeof(op.ns), "%s", ns);
+    if (id) snprintf(op.id, sizeof(op.id), "%s", id);
+    assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
+    mem_store_sync(st);
+    return op.rc;
+}
+
+/* The namespace's graph against a from-scratch rebuild of its active rows. */
+static void assert_graph_exact(mem_store_t *st, const char *name)
+{
+    store_fixture_graph_exact(st, name, 0.55f);
+}
+
+/* Right after acknowledged writes, the exact stats wait for the graph and equal a rebuild. */
+static void test_exact_stats_after_bulk_insert(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed;
+    for (int b = 0; b < 6; b++)
+        assert_int_equal(insert_batch(st, "g", "r", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "g", &ex, NULL), MEM_OK);
+    assert_true(ex.coherence);
+    assert_true(ex.graph_edges > 1000);
+    assert_graph_exact(st, "g"); /* the stats read the same graph */
+    /* deletes, supersedes (through a compaction that archives) follow too */
+    for (int i = 0; i < 40; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", i * 7);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "g", id, 0, false), MEM_OK);
+    }
+    const char *ev[] = {"r3", "r5", "r11", "r13"};
+    mem_store_op_t c = {.kind = MEM_STORE_OP_COMPACT, .ns = "g", .evict_ids = ev, .n_evict = 4};
+    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
+    mem_store_sync(st);
+    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(mem_store_ns_stats_exact(st, "g", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "g");
+    mem_store_metrics_t m;
+    mem_store_get_metrics(st, &m);
+    assert_true(m.graph_batches >= 1 && m.graph_rows >= 6 * BATCH);
+    mem_store_close(st);
+    /* and after a restart, from the checkpoint */
+    st = store_fixture_open(&o);
+    assert_int_equal(mem_store_ns_stats_exact(st, "g", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "g");
+    mem_store_close(st);
+}
+
+/* A read that needs the graph waits at most graph_wait_ms, then is MEM_EBUSY with a retry. */
+static void test_wait_times_out(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    o.graph_wait_ms = 30;
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 1;
+    assert_int_equal(insert_batch(st, "w", "r", 0, BATCH, &s), MEM_OK);
+    mem_store_settle(st);
+    mem_store__linker_pause(st, true); /* the graph falls behind the next write */
+    assert_int_equal(insert_batch(st, "w", "r", BATCH, BATCH, &s), MEM_OK);
+    mem_store_ns_stats_t ex, plain;
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_ns_stats_exact(st, "w", &ex, &err), MEM_EBUSY);
+    assert_int_equal(err.retry_after_s, 1);
+    assert_non_null(strstr(err.msg, "catching up"));
+    /* the writes themselves were acknowledged and are visible; only the graph lags */
+    assert_int_equal(mem_store_ns_stats(st, "w", &plain, NULL), MEM_OK);
+    assert_int_equal(plain.count, 2 * BATCH);
+    float q[DIM];
+    clustered(q, &s, 2);
+    mem_store_query_t mq = plain_query(q, 5);
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "w", &mq, &res, &n, NULL, NULL, NULL), MEM_OK);
+    mem_store_results_free(res, n); /* no graph needed: no wait */
+    mq.scan.coherence_weight = 0.3;
+    assert_int_equal(mem_store_retrieve(st, "w", &mq, &res, &n, NULL, NULL, NULL), MEM_EBUSY);
+    mq.scan.coherence_weight = 0;
+    mq.need_gates = true;
+    assert_int_equal(mem_store_retrieve(st, "w", &mq, &res, &n, NULL, NULL, NULL), MEM_EBUSY);
+    mem_store_compact_req_t req = {.policy = MEM_COMPACT_NOVELTY, .has_target = true};
+    char **ev = NULL;
+    size_t n_ev = 0, before = 0;
+    assert_int_equal(mem_store_compact_plan(st, "w", &req, &ev, &n_ev, &before, NULL), MEM_EBUSY);
+    mem_store__linker_pause(st, false); /* it catches up: the same reads now succeed */
+    mem_store_settle(st);               /* (a wait of 30 ms is short for a slow machine) */
+    assert_int_equal(mem_store_ns_stats_exact(st, "w", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "w");
+    mem_store__linker_pause(st, true);
+    assert_int_equal(insert_batch(st, "w", "r", 2 * BATCH, BATCH, &s), MEM_OK);
+    mem_store_close(st); /* a paused linker does not keep the store from closing */
+    o.graph_wait_ms = 60000;
+    st = store_fixture_open(&o); /* the graph left behind is caught up after the restart */
+    assert_int_equal(mem_store_ns_stats_exact(st, "w", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "w");
+    mem_store_close(st);
+}
+
+/* "coherence": false keeps no graph: no edges, no waits, coherence_weight > 0 refused. */
+static void test_no_graph(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    assert_int_equal(simple(st, MEM_STORE_OP_NS_CREATE, "plain", NULL, DIM, true), MEM_OK);
+    assert_int_equal(simple(st, MEM_STORE_OP_NS_CREATE, "plain", NULL, DIM, true), MEM_OK);
+    assert_int_equal(simple(st, MEM_STORE_OP_NS_CREATE, "plain", NULL, DIM, false), MEM_EEXISTS);
+    uint64_t s = seed + 2;
+    assert_int_equal(insert_batch(st, "plain", "p", 0, BATCH, &s), MEM_OK);
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "plain", &ex, NULL), MEM_OK);
+    assert_false(ex.coherence);
+    assert_int_equal(ex.graph_edges, 0);
+    assert_int_equal(ex.max_degree, 0);
+    assert_int_equal(ex.count, BATCH);
+    float q[DIM];
+    clustered(q, &s, 1);
+    mem_store_query_t mq = plain_query(q, 5);
+    mq.scan.coherence_weight = 0.5;
+    mq.coherence_weight_given = true;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_retrieve(st, "plain", &mq, &res, &n, NULL, NULL, &err), MEM_EINVAL);
+    assert_string_equal(err.field, "coherence_weight");
+    mq.coherence_weight_given = false; /* a configured default means nothing here */
+    assert_int_equal(mem_store_retrieve(st, "plain", &mq, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(n, 5);
+    for (size_t i = 0; i < n; i++)
+        assert_true(res[i].hit.gate == 0.0);
+    mem_store_results_free(res, n);
+    assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "plain", "p7", 0, false), MEM_OK);
+    mem_store_close(st);
+    st = store_fixture_open(&o);
+    assert_int_equal(mem_store_ns_stats_exact(st, "plain", &ex, NULL), MEM_OK);
+    assert_false(ex.coherence);
+    assert_int_equal(ex.count, BATCH - 1);
+    mem_store_close(st);
+    /* nothing of a graph is stored for it */
+    sqlite3 *db;
+    sqlite3_stmt *q2;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT (SELECT count(*) FROM graph_blocks) +"
+                                        " (SELECT count(*) FROM graph_gone)",
+                                        -1, &q2, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q2), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q2, 0), 0);
+    sqlite3_finalize(q2);
+    sqlite3_close(db);
+}
+
+/* ---- a delete racing retrieves never shortens an answer ---- */
+
+typedef struct racer {
+    mem_store_t *st;
+    int stop;
+    int short_answers, missing_text, runs;
+} racer_t;
+
+static void *retrieve_loop(void *arg)
+{
+    racer_t *r = arg;
+    uint64_t s = seed + 99;
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        float q[DIM];
+        clustered(q, &s, (int)(rng_next(&s) % 6));
+        mem_store_query_t mq = plain_query(q, 10);
+        mem_store_result_t *res = NULL;
+        size_t n = 0;
+        if (mem_store_retrieve(r->st, "race", &mq, &res, &n, NULL, NULL, NULL) != MEM_OK) {
+            r->short_answers++;
+            continue;
+        }
+        r->runs++;
+        if (n != 10) r->short_answers++;
+        for (size_t i = 0; i < n; i++)
+            if (!res[i].text || strcmp(res[i].text, "t") != 0 || !res[i].id) r->missing_text++;
+        mem_store_results_free(res, n);
+    }
+    return NULL;
+}
+
+static void test_delete_racing_retrieve(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 3;
+    for (int b = 0; b < 4; b++)
+        assert_int_equal(insert_batch(st, "race", "d", b * BATCH, BATCH, &s), MEM_OK);
+    racer_t r = {.st = st};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, retrieve_loop, &r), 0);
+    for (int i = 0; i < 4 * BATCH - 50; i += 3) { /* most rows go, one by one */
+        char id[16];
+        snprintf(id, sizeof(id), "d%d", i);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "race", id, 0, false), MEM_OK);
+    }
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_true(r.runs > 0);
+    assert_int_equal(r.short_answers, 0);
+    assert_int_equal(r.missing_text, 0);
+    mem_store_close(st);
+}
+
+/* ---- a crash between a delete and the next checkpoint ---- */
+
+static void crash_child(void)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 4;
+    for (int b = 0; b < 3; b++)
+        insert_batch(st, "c", "k", b * BATCH, BATCH, &s);
+    mem_store_settle(st); /* the graph and its checkpoint hold every row */
+    for (int i = 0; i < 120; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "k%d", i * 5);
+        simple(st, MEM_STORE_OP_DELETE, "c", id, 0, false);
+    }
+    mem_store_sync(st); /* the deletes are committed; the graph may be anywhere */
+    _exit(0);           /* no close: no last checkpoint */
+}
+
+static void test_crash_before_checkpoint(void **state)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) crash_child();
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "c", &ex, NULL), MEM_OK);
+    assert_int_equal(ex.count, 3 * BATCH - 120);
+    assert_graph_exact(st, "c"); /* the deleted rows' kept vectors let it unlink them */
+    mem_store_settle(st);
+    mem_store_close(st);
+    /* once the graph has let go of them, their vectors are gone too */
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM graph_gone", -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    st = store_fixture_open(&o);
+    assert_int_equal(mem_store_ns_stats_exact(st, "c", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "c");
+    mem_store_close(st);
+}
+
+int main(void)
+{
+    const char *env = getenv("MEM_TEST_SEED");
+    if (env) seed = strtoull(env, NULL, 10);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_exact_stats_after_bulk_insert, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_wait_times_out, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_no_graph, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_delete_racing_retrieve, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_crash_before_checkpoint, store_fixture_setup,
+                                        store_fixture_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
