@@ -201,10 +201,11 @@ def main():
         cl.wait("mv settled", lambda: cl.settled(cl.live(), ["mv"]), timeout=60)
         cx.check_holders(cl, "mv", w.acked, mv_base, DIM, rng, "mv after the move")
         # the old holder forgets it after its grace period
-        cl.wait("%s forgot mv" % src,
-                lambda: "mv" not in [x["name"] for x in
-                                     req(cl.nodes[src], "GET", "/v1/namespaces",
-                                         headers=LOCAL)[2]["namespaces"]], timeout=60)
+        def forgot_mv():
+            st, _, body = req(cl.nodes[src], "GET", "/v1/namespaces", headers=LOCAL)
+            check(st == 200, "listing on %s: %r %r" % (src, st, body))  # retried by wait
+            return "mv" not in [x["name"] for x in body["namespaces"]]
+        cl.wait("%s forgot mv" % src, forgot_mv, timeout=60)
         print("move under load: mv (%d segments) moved %s -> %s in %.1f s while written; %d "
               "batches acknowledged meanwhile (failed attempts %r), longest gap between acks "
               "%.2f s; every acknowledged write exactly once on the new holders, same top-10; "
