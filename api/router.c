@@ -358,7 +358,10 @@ static mem_api_next_t options(mem_api__state_t *st, const mem_api_req_t *req, me
             ok = c == ',' || c == ' ' || c == '-' || c == '_' || (c >= '0' && c <= '9') ||
                  (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
         }
-        if (ok) st->allow_headers = mem_api__pstrndup(&st->pool, want, len);
+        if (ok && !(st->allow_headers = mem_api__pstrndup(&st->pool, want, len))) {
+            mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+            return MEM_API_REPLY;
+        }
     }
     return MEM_API_REPLY;
 }
@@ -401,7 +404,10 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
             size_t len;
             const char *o = mem_api__req_header(req, "Origin", &len);
             st->origin = mem_api__pstrndup(&st->pool, o, len);
-            if (!st->origin) return reply_err(resp, &err);
+            if (!st->origin) { /* err may hold the route's 405 for an OPTIONS */
+                mem_err_set(&err, MEM_ENOMEM, "out of memory");
+                return reply_err(resp, &err);
+            }
         }
     }
     if (method_is(req->method, "OPTIONS") && (rc == MEM_OK || rc == MEM_EMETHOD) &&

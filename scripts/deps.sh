@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libuv1-dev libmicrohttpd-dev libjansson-dev libsqlite3-dev \
 libcmocka-dev curl python3 clang libclang-rt-14-dev systemd man-db groff-base \
-nats-server libnats-dev libcurl4-openssl-dev python3-venv chromium libutf8proc-dev libstemmer-dev"
+nats-server libnats-dev libcurl4-openssl-dev python3-venv python3-mypy chromium libutf8proc-dev libstemmer-dev"
 # --bench: wrk for the HTTP suites; FAISS (with OpenBLAS, as FAISS users run it) for the
 # peers suite, whose npm peers are installed at the end
 [ "${1:-}" = "--bench" ] && PKGS="$PKGS wrk hyperfine python3-faiss libopenblas0-pthread"

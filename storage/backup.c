@@ -57,7 +57,7 @@ static int open_existing(const char *path, sqlite3 **out, mem_err_t *err)
         rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     }
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "cannot open %s: %s", path,
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open %s: %s", path,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return rc;
@@ -176,7 +176,7 @@ static int copy_pages(sqlite3 *dst, sqlite3 *src, const char *what, mem_err_t *e
         if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
             return mem_err_set(err, MEM_EBUSY, "%s: database stayed locked", what);
         if (prim == SQLITE_FULL) return mem_err_set(err, MEM_EFULL, "%s: disk full", what);
-        return mem_err_set(err, MEM_ESTORAGE, "%s: %s", what, sqlite3_errstr(rc));
+        return mem_err_set(err, mem_store__code_sqlite(rc), "%s: %s", what, sqlite3_errstr(rc));
     }
     return MEM_OK;
 }
@@ -201,7 +201,7 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
     int orc = sqlite3_open_v2(
         tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (orc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "cannot create %s: %s", tmp,
+        rc = mem_err_set(err, mem_store__code_sqlite(orc), "cannot create %s: %s", tmp,
                          dst ? sqlite3_errmsg(dst) : sqlite3_errstr(orc));
         goto out;
     }
@@ -306,8 +306,14 @@ static int validate_backup(const char *in_path, sqlite3 **out, mem_err_t *err)
     }
     int prc =
         sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &s, NULL);
-    if (prc != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW ||
-        sqlite3_column_type(s, 0) != SQLITE_INTEGER) {
+    if (prc == SQLITE_OK) prc = sqlite3_step(s);
+    if (prc != SQLITE_ROW && prc != SQLITE_DONE && (prc & 0xff) != SQLITE_ERROR) {
+        /* out of memory or I/O: no verdict on the file (SQLITE_ERROR: no meta table) */
+        rc = mem_store__err_sqlite(err, db, prc, "schema version");
+        sqlite3_finalize(s);
+        goto fail;
+    }
+    if (prc != SQLITE_ROW || sqlite3_column_type(s, 0) != SQLITE_INTEGER) {
         sqlite3_finalize(s);
         rc = mem_err_set(err, MEM_EINVAL, "%s is not a mnemod database (no schema version)",
                          in_path);
@@ -337,7 +343,7 @@ static int lock_target(const char *path, sqlite3 **out, mem_err_t *err)
         int rc = sqlite3_open_v2(
             path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc != SQLITE_OK) {
-            rc = mem_err_set(err, MEM_ESTORAGE, "cannot open %s: %s", path,
+            rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open %s: %s", path,
                              db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
             sqlite3_close(db);
             return rc;

@@ -347,7 +347,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     int rc = sqlite3_open_v2(
         st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "cannot open database %s: %s", st->path,
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s", st->path,
                          st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
         goto fail;
     }

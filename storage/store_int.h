@@ -270,6 +270,9 @@ int mem_store__check(sqlite3 *db, mem_err_t *err);
 /* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
 int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
+/* The MEM_E* code of an SQLite result: FULL, NOMEM (a failed allocation is a 503, not a
+ * storage error), CORRUPT/NOTADB, else ESTORAGE. */
+int mem_store__code_sqlite(int rc);
 int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);
 

@@ -160,16 +160,17 @@ static void on_problem(const char *p, void *ud)
 typedef struct loader {
     mem_store_t *st;
     int total;
-    atomic_int acked; /* inserts whose completion was reported */
-    atomic_int failed;
+    atomic_int acked;  /* inserts whose completion was reported */
+    atomic_int failed; /* the code of the insert that failed, 0 if none */
 } loader_t;
 
 static void *load_thread(void *arg)
 {
     loader_t *l = arg;
     for (int i = 0; i < l->total; i++) {
-        if (insert_one(l->st, "agent", "w", i) != MEM_OK) {
-            atomic_fetch_add(&l->failed, 1);
+        int rc = insert_one(l->st, "agent", "w", i);
+        if (rc != MEM_OK) {
+            atomic_store(&l->failed, rc);
             break;
         }
         atomic_store(&l->acked, i + 1);
