@@ -477,6 +477,19 @@ static int cover(mem_cluster_t *cl, const char *name, size_t stream, const char 
     return rc != MEM_OK ? rc : mem_err_set(err, MEM_EBUSY, "snapshot of %s too old", name);
 }
 
+/* Every answer of POST /v1/cluster/snapshot names this node and its stream positions. */
+static void add_node(mem_cluster_t *cl, json_t *o)
+{
+    json_t *pos = json_object();
+    pthread_mutex_lock(&cl->mu);
+    for (size_t i = 0; i < cl->k; i++)
+        json_object_set_new(pos, cl->streams[i].name,
+                            json_integer((json_int_t)cl->streams[i].applied));
+    pthread_mutex_unlock(&cl->mu);
+    json_object_set_new(o, "node", json_string(cl->cfg->node_id));
+    json_object_set_new(o, "positions", pos);
+}
+
 char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
 {
     json_t *res = json_object(), *trimmed = json_object(), *problems = json_array();
@@ -570,6 +583,7 @@ char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
     json_object_set_new(res, "trimmed_below", trimmed);
     json_object_set_new(res, "snapshots", json_integer((json_int_t)fresh));
     json_object_set_new(res, "problems", problems);
+    add_node(cl, res);
     char *out = json_dumps(res, JSON_COMPACT);
     json_decref(res);
     if (!out) mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -619,6 +633,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
         return rc;
     }
     json_t *o = json_pack("{s:o}", "snapshots", done);
+    if (o) add_node(cl, o);
     *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
