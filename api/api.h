@@ -78,6 +78,7 @@ typedef struct mem_api_ctx {
     void *embedder_ud;
     mem_api_hooks_t hooks;
     mem_api_edge_t *edge; /* NULL: no Host, Origin or key checks (tests) */
+    const mem_log_t *log; /* the server's logger (NULL: none) */
     bool draining;        /* loop thread: shutting down, 503 */
 } mem_api_ctx_t;
 
@@ -198,6 +199,15 @@ typedef struct mem_api_target {
 
 /* Any thread; resp is the one mem_api_begin answered with MEM_API_BODY. */
 void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_api_target_t *out);
+/* Cluster mode, a worker: keep in a 200 {"namespaces": [...]} answer only the namespaces
+ * live_pos says this node holds (it answers true and sets *pos to this copy's position),
+ * each given "log_seq": *pos. Anything else is left as it is. */
+void mem_api_listing_filter(mem_api_resp_t *resp,
+                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud);
+/* Cluster mode, a worker: merge the listings of other nodes (bodies[i] of lens[i] bytes;
+ * NULL: that node did not answer) into resp's own 200 listing: one entry per name, the
+ * copy with the highest log_seq, sorted by name. A non-200 resp is left as it is. */
+void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n);
 /* Headers to add to the answer beside the fields above (CORS, Vary); views valid until
  * mem_api_resp_deinit. Returns how many were written to out (at most max). */
 size_t mem_api_resp_headers(const mem_api_resp_t *resp, mem_api_header_t *out, size_t max);

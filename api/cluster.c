@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "api/api_int.h"
 
 static mem_api_next_t admin_answer(mem_api_resp_t *resp, int rc, char *body, mem_err_t *err)
@@ -168,4 +170,92 @@ void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_ap
     }
     snprintf(out->ns, sizeof(out->ns), "%s", r->ns);
     out->scope = MEM_API_SCOPE_NS;
+}
+
+/* ---- GET /v1/namespaces across nodes ---- */
+
+static void listing_body(mem_api_resp_t *resp, json_t *o)
+{
+    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (!body) return; /* out of memory: the answer stays this node's own */
+    free(resp->body);
+    resp->body = body;
+    resp->body_len = strlen(body);
+    resp->content_type = "application/json";
+}
+
+void mem_api_listing_filter(mem_api_resp_t *resp,
+                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud)
+{
+    if (resp->status != 200 || !resp->body) return;
+    json_t *o = json_loadb(resp->body, resp->body_len, 0, NULL);
+    json_t *arr = json_object_get(o, "namespaces");
+    if (!json_is_array(arr)) {
+        json_decref(o);
+        return;
+    }
+    json_t *keep = json_array(), *v;
+    size_t i;
+    json_array_foreach(arr, i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        uint64_t pos = 0;
+        if (!name || !live_pos(ud, name, &pos)) continue;
+        json_object_set_new(v, "log_seq", json_integer((json_int_t)pos));
+        json_array_append(keep, v);
+    }
+    json_object_set_new(o, "namespaces", keep);
+    listing_body(resp, o);
+    json_decref(o);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
+    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n)
+{
+    if (resp->status != 200) return; /* the local error (auth, method) is the answer */
+    json_t *seen = json_object();
+    for (size_t s = 0; s <= n; s++) {
+        const char *b = s == 0 ? resp->body : bodies[s - 1];
+        size_t l = s == 0 ? resp->body_len : lens[s - 1];
+        if (!b) continue;
+        json_t *o = json_loadb(b, l, 0, NULL), *v;
+        json_t *arr = json_object_get(o, "namespaces");
+        size_t i;
+        json_array_foreach(arr, i, v)
+        {
+            const char *name = json_string_value(json_object_get(v, "name"));
+            if (!name) continue;
+            json_int_t pos = json_integer_value(json_object_get(v, "log_seq"));
+            json_t *prev = json_object_get(seen, name);
+            if (prev && json_integer_value(json_object_get(prev, "log_seq")) >= pos) continue;
+            json_object_set(seen, name, v);
+        }
+        json_decref(o);
+    }
+    size_t cnt = json_object_size(seen), k = 0;
+    json_t **items = malloc((cnt ? cnt : 1) * sizeof(*items));
+    json_t *sorted = json_array();
+    if (items && sorted) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(seen, key, v)
+        {
+            items[k++] = v;
+        }
+        qsort(items, k, sizeof(*items), cmp_name);
+        for (size_t i = 0; i < k; i++)
+            json_array_append(sorted, items[i]);
+        json_t *out = json_pack("{s:O}", "namespaces", sorted);
+        listing_body(resp, out);
+        json_decref(out);
+    }
+    free(items);
+    json_decref(sorted);
+    json_decref(seen);
 }

@@ -22,7 +22,8 @@ static int unavailable(mem_err_t *err)
 {
     return mem_err_set(err, MEM_EBUSY, "cluster mode unavailable");
 }
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err)
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err)
 {
     *out = NULL;
     return mem_err_set(err, MEM_EINVAL,
@@ -143,20 +144,23 @@ void mem_cluster__deadline(struct timespec *ts, int ms)
     }
 }
 
+/* The server's logger, set once by mem_cluster_open before any cluster thread starts and
+ * kept for the process's life (the lines of every cluster thread go through it). */
+static const mem_log_t *cluster_log;
+
 void mem_cluster__log(const char *level, const char *event, const char *fmt, ...)
 {
-    char msg[768], ts[32];
+    mem_log_level_t lv = strcmp(level, "warn") == 0    ? MEM_LOG_WARN
+                         : strcmp(level, "error") == 0 ? MEM_LOG_ERROR
+                         : strcmp(level, "debug") == 0 ? MEM_LOG_DEBUG
+                                                       : MEM_LOG_INFO;
+    if (!mem_log_enabled(cluster_log, lv)) return;
+    char name[64];
+    snprintf(name, sizeof(name), "cluster_%s", event);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    mem_log_v(cluster_log, lv, name, fmt, ap);
     va_end(ap);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    struct tm tm;
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "ts=%s.%03ldZ level=%s event=cluster_%s %s\n", ts, now.tv_nsec / 1000000L,
-            level, event, msg);
 }
 
 size_t mem_cluster__stream_of(const mem_cluster_t *cl, const char *ns)
@@ -405,7 +409,7 @@ static void *maint_main(void *arg)
             mem_err_t err;
             mem_err_clear(&err);
             char *summary = mem_cluster__trim_cycle(cl, &err);
-            mem_cluster__log(summary ? "info" : "warn", "auto_trim", "reason=%s %s",
+            mem_cluster__log(summary ? "info" : "warn", "auto_trim", "reason=%s result=\"%s\"",
                              by_size ? "size" : "interval", summary ? summary : err.msg);
             free(summary);
         }
@@ -442,9 +446,11 @@ static void wait_placed(mem_cluster_t *cl, int ms)
     pthread_mutex_unlock(&cl->mu);
 }
 
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err)
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err)
 {
     *out = NULL;
+    cluster_log = log;
     if (nats_Open(-1) != NATS_OK)
         return mem_err_set(err, MEM_ENOMEM, "cannot initialise the NATS library");
     mem_cluster_t *cl = calloc(1, sizeof(*cl));

@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "core/log.h"
 #include "storage/store.h"
 
 typedef struct mem_cluster mem_cluster_t;
@@ -60,7 +61,8 @@ typedef struct mem_cluster mem_cluster_t;
 
 /* Connect, create the streams and buckets when missing, load the placement map, start the
  * fetchers and wait (bounded) until every namespace placed here is caught up. Blocks. */
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err);
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err);
 /* Stop everything, wait for queued applies, mark this node stopped in the registry (its
  * namespaces stay placed on it). NULL-safe. */
 void mem_cluster_close(mem_cluster_t *cl);

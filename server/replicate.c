@@ -21,7 +21,8 @@
  * answers with the namespaces live on that node only) and merges them with this node's.
  *
  * An answer made here keeps resp's api/ state (its CORS headers are the caller's); only
- * status, body and the few headers a holder sent are replaced.
+ * status, body and the few headers a holder sent are replaced. JSON is api/'s: errors go
+ * through mem_api_error, the listing's filter and merge are api/ calls.
  */
 #include "server/replicate.h"
 
@@ -29,8 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "server/forward.h"
 #include "server/http.h"
@@ -117,25 +116,6 @@ static void go_local(rreq_t *r)
     local(ud);
 }
 
-/* A JSON answer made here (takes body; NULL: out of memory). */
-static void set_body(mem_api_resp_t *resp, int status, char *body, const char *route)
-{
-    if (!body) {
-        mem_err_t err;
-        mem_err_set(&err, MEM_ENOMEM, "out of memory");
-        mem_api_error(resp, &err);
-    } else {
-        free(resp->body);
-        resp->status = status;
-        resp->body = body;
-        resp->body_len = strlen(body);
-        resp->content_type = "application/json";
-        resp->retry_after_s = 0;
-        resp->allow = NULL;
-    }
-    snprintf(resp->route, sizeof(resp->route), "%s", route);
-}
-
 static void fail(rreq_t *r, int code, const char *field, const char *msg)
 {
     mem_err_t err;
@@ -148,14 +128,6 @@ static void fail(rreq_t *r, int code, const char *field, const char *msg)
     r->resp->allow = NULL;
     mem_api_error(r->resp, &err);
     snprintf(r->resp->route, sizeof(r->resp->route), "cluster");
-}
-
-static void answer_code(rreq_t *r, int status, const char *code, const char *msg)
-{
-    json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
-    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    set_body(r->resp, status, body, "cluster");
 }
 
 /* ---- writes ---- */
@@ -182,14 +154,14 @@ static void on_written(mem_store_op_t *op, int rc, uint64_t log_seq, const mem_e
 {
     wreq_t *r = ud;
     mem_srv_repl_t *rp = r->rp;
-    if (rc == MEM_CLUSTER_CONFLICT) {
+    if (rc == MEM_CLUSTER_CONFLICT) { /* 409 write_conflict, with the cluster's message */
         char route[sizeof(r->resp->route)];
         snprintf(route, sizeof(route), "%s", r->resp->route);
-        json_t *o =
-            json_pack("{s:{s:s,s:s}}", "error", "code", "write_conflict", "message", err->msg);
-        char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        json_decref(o);
-        set_body(r->resp, 409, body, route);
+        mem_err_t e = *err;
+        e.code = MEM_ECONFLICT;
+        e.field[0] = '\0';
+        mem_api_error(r->resp, &e);
+        snprintf(r->resp->route, sizeof(r->resp->route), "%s", route);
     } else {
         mem_api_finish(rp->api, r->resp);
         add_log_seq(r->resp, log_seq);
@@ -310,93 +282,14 @@ static void forward(rreq_t *r)
 
 /* ---- work on the pool ---- */
 
-/* Keep only the namespaces live on this node in a {"namespaces": [...]} answer, each with
+/* A namespace of this node's own listing, as a relayed listing shows it: live here, with
  * its position here ("log_seq": the merge keeps the freshest copy's figures, and a client
  * may pass it as min_seq). */
-static void filter_local(rreq_t *r)
+static bool live_pos(void *ud, const char *name, uint64_t *pos)
 {
-    mem_api_resp_t *resp = r->resp;
-    if (resp->status != 200 || !resp->body) return;
-    json_t *o = json_loadb(resp->body, resp->body_len, 0, NULL);
-    json_t *arr = json_object_get(o, "namespaces");
-    if (!json_is_array(arr)) {
-        json_decref(o);
-        return;
-    }
-    json_t *keep = json_array(), *v;
-    size_t i;
-    json_array_foreach(arr, i, v)
-    {
-        const char *name = json_string_value(json_object_get(v, "name"));
-        uint64_t pos = name ? mem_cluster_position(r->rp->cl, name) : 0;
-        if (!pos && !(name && mem_cluster_serves(r->rp->cl, name))) continue;
-        json_object_set_new(v, "log_seq", json_integer((json_int_t)pos));
-        json_array_append(keep, v);
-    }
-    json_object_set_new(o, "namespaces", keep);
-    char *body = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (!body) return;
-    free(resp->body);
-    resp->body = body;
-    resp->body_len = strlen(body);
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    const char *x = json_string_value(json_object_get(*(json_t *const *)a, "name"));
-    const char *y = json_string_value(json_object_get(*(json_t *const *)b, "name"));
-    return strcmp(x ? x : "", y ? y : "");
-}
-
-/* Merge the local answer (r->resp) with the peers' (r->bodies): one entry per name, from
- * the copy applied furthest (holders may lag each other by a few records). */
-static void merge(rreq_t *r)
-{
-    mem_api_resp_t *resp = r->resp;
-    if (resp->status != 200) return; /* the local error (auth, method) is the answer */
-    json_t *seen = json_object(), *all = json_array();
-    for (size_t s = 0; s <= r->n_peers; s++) {
-        const char *b = s == 0 ? resp->body : r->bodies[s];
-        size_t l = s == 0 ? resp->body_len : r->lens[s];
-        if (!b) continue;
-        json_t *o = json_loadb(b, l, 0, NULL), *v;
-        json_t *arr = json_object_get(o, "namespaces");
-        size_t i;
-        json_array_foreach(arr, i, v)
-        {
-            const char *name = json_string_value(json_object_get(v, "name"));
-            if (!name) continue;
-            json_int_t pos = json_integer_value(json_object_get(v, "log_seq"));
-            json_t *prev = json_object_get(seen, name);
-            if (prev && json_integer_value(json_object_get(prev, "log_seq")) >= pos) continue;
-            json_object_set(seen, name, v);
-        }
-        json_decref(o);
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(seen, key, v)
-    {
-        json_array_append(all, v);
-    }
-    size_t n = json_array_size(all);
-    json_t **items = malloc((n ? n : 1) * sizeof(*items));
-    json_t *sorted = json_array();
-    if (items) {
-        for (size_t i = 0; i < n; i++)
-            items[i] = json_array_get(all, i);
-        qsort(items, n, sizeof(*items), cmp_name);
-        for (size_t i = 0; i < n; i++)
-            json_array_append(sorted, items[i]);
-        free(items);
-    }
-    json_t *out = json_pack("{s:o}", "namespaces", sorted);
-    char *body = out ? json_dumps(out, JSON_COMPACT) : NULL;
-    json_decref(out);
-    json_decref(all);
-    json_decref(seen);
-    if (body) set_body(resp, 200, body, "namespaces");
+    mem_cluster_t *cl = ud;
+    *pos = mem_cluster_position(cl, name);
+    return *pos || mem_cluster_serves(cl, name);
 }
 
 static void work_cb(uv_work_t *w)
@@ -410,11 +303,11 @@ static void work_cb(uv_work_t *w)
                                             &r->resolve_err);
         return;
     case W_MERGE:
-        merge(r);
+        mem_api_listing_merge(r->resp, r->bodies + 1, r->lens + 1, r->n_peers);
         return;
     case W_LIST_LOCAL:
         mem_api_work(rp->api, &r->req, r->resp); /* a listing: answered at once */
-        filter_local(r);
+        mem_api_listing_filter(r->resp, live_pos, rp->cl);
         return;
     }
 }
@@ -439,8 +332,8 @@ static void after_work(uv_work_t *w, int status)
             route(r);
         } else if (r->resolve_rc == MEM_ENOTFOUND) {
             if (r->forwarded) {
-                answer_code(r, 421, "misdirected",
-                            "this node does not hold the namespace (placement changed)");
+                fail(r, MEM_EMISDIRECTED, NULL,
+                     "this node does not hold the namespace (placement changed)");
                 finish(r);
             } else if (r->target.write &&
                        !r->target.create) { /* nothing to delete or compact anywhere */
@@ -504,7 +397,7 @@ static void route(rreq_t *r)
         queue(r, W_RESOLVE);
         return;
     case MEM_CLUSTER_MISDIRECTED:
-        answer_code(r, 421, "misdirected", why);
+        fail(r, MEM_EMISDIRECTED, NULL, why);
         finish(r);
         return;
     case MEM_CLUSTER_UNAVAILABLE:

@@ -369,6 +369,9 @@ int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op)
         mem_store__ns_release(ns);
         return mem_err_set(&op->err, MEM_ENOMEM, "out of memory");
     }
+    /* the graph work its load found (rows the copy's checkpoint does not cover) goes to the
+     * linker, as at start-up: reads that need the graph would wait for it forever otherwise */
+    mem_store__graph_adopt(st, ns);
     if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
         return mem_err_set(&op->err, rc, "out of memory");
     if ((rc = mem_store__log_ns_set(st, op->ns, op->log_seq, &op->err)) != MEM_OK) return rc;
