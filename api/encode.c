@@ -39,6 +39,15 @@ static int set(json_t *obj, const char *key, json_t *value)
     return value ? json_object_set_new(obj, key, value) : -1;
 }
 
+/* set() for a child the caller built and holds in *child: the parent takes it, or jansson
+ * frees it on failure; either way *child is NULL after, so the caller's cleanup skips it. */
+static int give(json_t *obj, const char *key, json_t **child)
+{
+    json_t *c = *child;
+    *child = NULL;
+    return set(obj, key, c);
+}
+
 /* Stored metadata is a compact JSON object text written by this API; parse it back so it
  * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped, but a
  * parse that ran out of memory fails the answer (never a 200 without the metadata). */
@@ -101,11 +110,7 @@ json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_f
         (seg->source && set(o, "source", json_string(seg->source))) ||
         set_metadata(o, seg->metadata))
         goto fail;
-    if (json_object_set_new(o, "supersedes", sup)) {
-        sup = NULL;
-        goto fail;
-    }
-    sup = NULL;
+    if (give(o, "supersedes", &sup)) goto fail;
     if (set(o, "superseded_by", str_or_null(seg->superseded_by)) ||
         set(o, "archived", json_boolean(seg->archived)))
         goto fail;
@@ -166,10 +171,7 @@ json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size
         set(o, "kernel", json_string(kernel ? kernel : "scalar")) ||
         set(o, "match", json_string(match_name(match))))
         goto fail;
-    if (json_object_set_new(o, "results", arr)) {
-        arr = NULL;
-        goto fail;
-    }
+    if (give(o, "results", &arr)) goto fail;
     return o;
 fail:
     json_decref(arr);
@@ -273,10 +275,7 @@ json_t *mem_api__enc_inserted(const mem_store_op_t *op)
             set(h, "timestamp", mem_api__enc_ts(op->outs[i].ts_ms)))
             goto fail;
     }
-    if (json_object_set_new(o, "inserted", arr)) {
-        arr = NULL;
-        goto fail;
-    }
+    if (give(o, "inserted", &arr)) goto fail;
     return o;
 fail:
     json_decref(arr);
@@ -295,11 +294,7 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
         set(o, "after", json_integer((json_int_t)after)) ||
         set(o, "policy", json_string(mem_compact_policy_name(policy))))
         goto fail;
-    if (json_object_set_new(o, "evicted", arr)) {
-        arr = NULL;
-        goto fail;
-    }
-    arr = NULL;
+    if (give(o, "evicted", &arr)) goto fail;
     if (set(o, "took_ms", json_real(took_ms))) goto fail;
     return o;
 fail:

@@ -861,6 +861,24 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     return MHD_YES;
 }
 
+/* Append n bytes to the request's body, its buffer doubling from first_cap as needed; false
+ * (nothing appended) when memory runs out. */
+static bool body_append(conn_req_t *r, const char *data, size_t n, size_t first_cap)
+{
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap ? r->cap : first_cap;
+        while (cap < r->len + n)
+            cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b) return false;
+        r->body = b;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **con_cls)
@@ -929,21 +947,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             *upload_size = 0;
             return MHD_YES;
         }
-        if (r->len + *upload_size > r->cap) {
-            size_t cap = r->cap ? r->cap : 65536;
-            while (cap < r->len + *upload_size)
-                cap *= 2;
-            char *b = realloc(r->body, cap);
-            if (!b) { /* nothing of the import is written: a 503 once the body is in */
-                r->out_of_memory = true;
-                *upload_size = 0;
-                return MHD_YES;
-            }
-            r->body = b;
-            r->cap = cap;
+        if (!body_append(r, upload_data, *upload_size, 65536)) {
+            /* nothing of the import is written: a 503 once the body is in */
+            r->out_of_memory = true;
+            *upload_size = 0;
+            return MHD_YES;
         }
-        memcpy(r->body + r->len, upload_data, *upload_size);
-        r->len += *upload_size;
         *upload_size = 0;
         if (r->len >= IMPORT_PIECE) {
             r->feeding = true;
@@ -966,24 +975,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
-        if (!r->too_big && !r->out_of_memory) {
-            if (r->len + *upload_size > r->cap) {
-                size_t cap = r->cap ? r->cap : 4096;
-                while (cap < r->len + *upload_size)
-                    cap *= 2;
-                char *b = realloc(r->body, cap);
-                if (b) {
-                    r->body = b;
-                    r->cap = cap;
-                } else {
-                    r->out_of_memory = true; /* read the rest, keep none of it */
-                }
-            }
-            if (!r->out_of_memory) {
-                memcpy(r->body + r->len, upload_data, *upload_size);
-                r->len += *upload_size;
-            }
-        }
+        if (!r->too_big && !r->out_of_memory && !body_append(r, upload_data, *upload_size, 4096))
+            r->out_of_memory = true; /* read the rest, keep none of it */
         *upload_size = 0;
         return MHD_YES;
     }
