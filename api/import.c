@@ -259,16 +259,24 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     imp->line++;
     if (len && s[len - 1] == '\r') len--;
     if (len == 0) return; /* a blank line (a trailing one, most often) holds no segment */
-    json_error_t jerr;
-    json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!o) {
+    /* the embedding is read straight into float32 (no JSON value per number), as for an
+     * insert body: it is most of every line */
+    static const char *const VEC_PATHS[] = {"embedding", NULL};
+    static const char ONE_LINE[] = "invalid JSON at line 1 ";
+    mem_err_t e;
+    mem_err_clear(&e);
+    json_t *o = NULL;
+    int prc = mem_api__json_parse(s, len, VEC_PATHS, NULL, &o, &e);
+    if (prc != MEM_OK) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "invalid JSON at column %d: %.100s", jerr.column, jerr.text);
-        fail_line(imp, MEM_EJSON, NULL, msg);
+        if (prc == MEM_EJSON && strncmp(e.msg, ONE_LINE, sizeof(ONE_LINE) - 1) == 0)
+            snprintf(msg, sizeof(msg), "invalid JSON at %.130s", e.msg + sizeof(ONE_LINE) - 1);
+        else
+            snprintf(msg, sizeof(msg), "%.150s", e.msg);
+        fail_line(imp, prc == MEM_ENOMEM ? MEM_ENOMEM : MEM_EJSON, NULL, msg);
         return;
     }
     mem_api__pool_t pool = {0};
-    mem_err_t e;
     mem_err_clear(&e);
     bool archived = false;
     if (!json_is_object(o)) {

@@ -355,6 +355,66 @@ static void test_crash_before_checkpoint(void **state)
     mem_store_close(st);
 }
 
+/* ---- graph clean-up never runs on the writer ---- */
+
+/* Whether the row named id is in ns's graph, read under the shared lock. */
+static bool linked(mem_store_t *st, const char *ns_name, const char *id)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    const mem_index_t *v = mem_store__read_lock(ns);
+    long pos = mem_index_find(v, id, strlen(id));
+    bool in = pos >= 0 && mem_index_linked(v, (size_t)pos);
+    mem_store__read_unlock(ns);
+    mem_store__ns_release(ns);
+    return in;
+}
+
+/* A big compaction and many deletes are acknowledged with the linker stopped: the writer
+ * leaves every row's graph membership alone (unlinking is the linker's, in the background),
+ * so an insert into an unrelated namespace right behind them is not held up by graph work.
+ * Once the linker runs again, the graph equals a rebuild. */
+static void test_cleanup_off_the_writer(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 5;
+    for (int b = 0; b < 8; b++)
+        assert_int_equal(insert_batch(st, "big", "b", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_settle(st);
+    assert_true(linked(st, "big", "b0") && linked(st, "big", "b1"));
+    mem_store__linker_pause(st, true);
+    enum { N_EVICT = 6 * BATCH };
+    static char names[N_EVICT][16];
+    static const char *ev[N_EVICT];
+    for (int i = 0; i < N_EVICT; i++) {
+        snprintf(names[i], sizeof(names[i]), "b%d", 2 * BATCH + i);
+        ev[i] = names[i];
+    }
+    mem_store_op_t c = {
+        .kind = MEM_STORE_OP_COMPACT, .ns = "big", .evict_ids = ev, .n_evict = N_EVICT};
+    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
+    for (int i = 0; i < 2 * BATCH; i += 2) {
+        char id[16];
+        snprintf(id, sizeof(id), "b%d", i);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "big", id, 0, false), MEM_OK);
+    }
+    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(insert_batch(st, "other", "o", 0, 10, &s), MEM_OK);
+    mem_store_ns_stats_t plain, ex;
+    assert_int_equal(mem_store_ns_stats(st, "big", &plain, NULL), MEM_OK);
+    assert_int_equal(plain.count, 8 * BATCH - BATCH - N_EVICT);
+    /* the writer unlinked nothing: the evicted and the deleted rows' edges are still there */
+    assert_true(linked(st, "big", names[0]) && linked(st, "big", names[N_EVICT - 1]));
+    mem_store__linker_pause(st, false);
+    assert_int_equal(mem_store_ns_stats_exact(st, "big", &ex, NULL), MEM_OK);
+    assert_false(linked(st, "big", names[0]) || linked(st, "big", names[N_EVICT - 1]));
+    assert_true(linked(st, "big", "b1"));
+    assert_graph_exact(st, "big");
+    assert_graph_exact(st, "other");
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -368,6 +428,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_racing_retrieve, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_before_checkpoint, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cleanup_off_the_writer, store_fixture_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
