@@ -333,6 +333,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     st->opts.path = st->path;
     if (!st->opts.ops) st->opts.ops = mem_vec_ops();
     if (!st->opts.graph_wait_ms) st->opts.graph_wait_ms = MEM_STORE_GRAPH_WAIT_MS;
+    if (!st->opts.graph_batch_pairs) st->opts.graph_batch_pairs = MEM_STORE_GRAPH_BATCH_PAIRS;
     st->max_page_count = opts->max_page_count;
     pthread_rwlock_init(&st->reg_lock, NULL);
     pthread_mutex_init(&st->q_mu, NULL);

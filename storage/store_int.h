@@ -65,9 +65,11 @@ typedef struct mem_store_graph {
     bool w_changed; /* the group appended rows or changed flags */
 } mem_store_graph_t;
 
-#define MEM_STORE__GRAPH_BUCKET  256  /* segments per graph_blocks row, by seq */
-#define MEM_STORE__GRAPH_BATCH   8192 /* rows the linker links at most in one batch */
-#define MEM_STORE__GRAPH_CKPT_MS 1000 /* the graph reaches SQLite at least this often */
+#define MEM_STORE__GRAPH_BUCKET 256  /* segments per graph_blocks row, by seq */
+#define MEM_STORE__GRAPH_BATCH  8192 /* rows the linker links at most in one batch */
+/* A batch takes at least this many rows, whatever opts.graph_batch_pairs says. */
+#define MEM_STORE__GRAPH_MIN_ROWS 64
+#define MEM_STORE__GRAPH_CKPT_MS  1000 /* the graph reaches SQLite at least this often */
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];

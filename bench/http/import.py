@@ -20,6 +20,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -74,7 +75,7 @@ class LogWatch(threading.Thread):
 
     def __init__(self, path):
         super().__init__(daemon=True)
-        self.path, self.times, self.stop, self.last = path, [], False, ""
+        self.path, self.times, self.stop = path, [], False
 
     def run(self):
         with open(self.path, "rb") as f:
@@ -84,8 +85,7 @@ class LogWatch(threading.Thread):
                     time.sleep(0.2)
                     continue
                 if b"import" in ln:
-                    self.times.append(time.monotonic())
-                    self.last = ln.decode(errors="replace").strip()
+                    self.times.append((time.monotonic(), ln.decode(errors="replace").strip()))
 
 
 def metric(port, name):
@@ -147,8 +147,9 @@ def main():
         cpu_imp = cpu_s(proc.pid) - cpu0
         ok = r.status == 201
         rss1 = vm_hwm_kib(proc.pid)
-        marks = [t] + [x for x in watch.times if x <= t_end] + [t_end]
-        gap = max(b - a for a, b in zip(marks, marks[1:]))
+        marks = [(t, "request sent")] + [x for x in watch.times if x[0] <= t_end] + \
+            [(t_end, "answered")]
+        gap, after = max((b[0] - a[0], a[1]) for a, b in zip(marks, marks[1:]))
         g_rows0 = metric(port, "mnemod_graph_rows_total")
         g_s0 = metric(port, "mnemod_graph_seconds_total")
         t_exp, got, n_lines = 0.0, 0, 0
@@ -176,6 +177,7 @@ def main():
                "import_lines_per_cpu_s": round(N / cpu_imp) if cpu_imp else 0,
                "import_mb_per_s": round(sent[0] / t_imp / 1e6, 1), "body_mb": round(sent[0] / 1e6, 1),
                "import_progress_lines": len(watch.times), "import_longest_silence_s": round(gap, 1),
+               "import_longest_silence_after": after[:160],
                "load_average": round(os.getloadavg()[0], 1),
                "export_seconds": round(t_exp, 2), "export_lines": n_lines,
                "export_lines_per_s": round(n_lines / t_exp) if t_exp else 0,
@@ -188,7 +190,12 @@ def main():
             f.write("\n")
     finally:
         proc.terminate()
-        proc.wait(30)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

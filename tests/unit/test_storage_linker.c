@@ -411,7 +411,57 @@ static void test_cleanup_off_the_writer(void **state)
     assert_false(linked(st, "big", names[0]) || linked(st, "big", names[N_EVICT - 1]));
     assert_true(linked(st, "big", "b1"));
     assert_graph_exact(st, "big");
+    assert_int_equal(mem_store_ns_stats_exact(st, "other", &ex, NULL), MEM_OK);
     assert_graph_exact(st, "other");
+    mem_store_close(st);
+}
+
+/* ---- batches bounded by the work they do ---- */
+
+/* With a budget of one row pair, every batch takes the minimum of rows: catch-up, deletes and
+ * a compaction run in many small batches (the linker could stop between any two), leaves
+ * put back in the list are taken later, and the graph still equals a rebuild. */
+static void test_batches_bounded(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    o.graph_batch_pairs = 1;
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 6;
+    mem_store_metrics_t m0, m1;
+    mem_store_get_metrics(st, &m0);
+    for (int b = 0; b < 6; b++)
+        assert_int_equal(insert_batch(st, "s", "r", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    mem_store_get_metrics(st, &m1);
+    assert_true(m1.graph_batches - m0.graph_batches >= 6 * BATCH / MEM_STORE__GRAPH_MIN_ROWS);
+    assert_graph_exact(st, "s");
+    mem_store__linker_pause(st, true); /* so that the leaves pile up: more than one batch */
+    enum { N_EVICT = 3 * MEM_STORE__GRAPH_MIN_ROWS + 5 };
+    static char names[N_EVICT][16];
+    static const char *ev[N_EVICT];
+    for (int i = 0; i < N_EVICT; i++) {
+        snprintf(names[i], sizeof(names[i]), "r%d", 3 * i + 1);
+        ev[i] = names[i];
+    }
+    mem_store_op_t c = {
+        .kind = MEM_STORE_OP_COMPACT, .ns = "s", .evict_ids = ev, .n_evict = N_EVICT};
+    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
+    for (int i = 0; i < 2 * MEM_STORE__GRAPH_MIN_ROWS; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", 3 * i + 2);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "s", id, 0, false), MEM_OK);
+    }
+    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(insert_batch(st, "s", "r", 6 * BATCH, 100, &s), MEM_OK);
+    mem_store__linker_pause(st, false);
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    assert_int_equal(ex.count, 6 * BATCH + 100 - 2 * MEM_STORE__GRAPH_MIN_ROWS - N_EVICT);
+    assert_graph_exact(st, "s");
+    mem_store_close(st);
+    st = store_fixture_open(&o); /* the checkpoint of the last of those batches */
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "s");
     mem_store_close(st);
 }
 
@@ -430,6 +480,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_crash_before_checkpoint, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_cleanup_off_the_writer, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_batches_bounded, store_fixture_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
