@@ -454,14 +454,19 @@ static void checkpoint_all(mem_store__linker_t *lk)
 
 /* ---- the thread ---- */
 
-/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10)
- * for this thread only. A busy machine still runs it, at a slower pace. */
+/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10 over
+ * the process's own, at most 19) for this thread only. A busy machine still runs it, at a
+ * slower pace. Relative, never absolute: a server started with nice 19 must not see its
+ * linker raised above its writer. */
 #define LINKER_NICE 10
 
 static void *linker_main(void *arg)
 {
     mem_store__linker_t lk = {.st = arg, .last_ckpt = mono_s()};
-    if (setpriority(PRIO_PROCESS, (id_t)gettid(), LINKER_NICE) != 0) {
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, (id_t)gettid());
+    if (errno == 0) prio = prio + LINKER_NICE > 19 ? 19 : prio + LINKER_NICE;
+    if (errno != 0 || setpriority(PRIO_PROCESS, (id_t)gettid(), prio) != 0) {
         /* not permitted (a container, a sandbox): the graph then shares the CPU evenly */
     }
     mem_store_t *st = lk.st;

@@ -1,6 +1,7 @@
 /* test_storage_linker.c - the coherence graph off the write path: catch-up, waits, checkpoints
  * SPDX-License-Identifier: MIT
  */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -465,6 +467,54 @@ static void test_batches_bounded(void **state)
     mem_store_close(st);
 }
 
+/* ---- the linker's priority ---- */
+
+/* The lowest nice value among this process's threads (the most favoured one). */
+static int lowest_nice(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int lowest = 100;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue; /* a thread that just ended */
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        assert_non_null(p);
+        const char *q = p + 2; /* field 3 (state); nice is field 19 */
+        for (int k = 3; k < 19 && q; k++)
+            if ((q = strchr(q, ' '))) q++;
+        int nice = 0;
+        assert_non_null(q);
+        assert_int_equal(sscanf(q, "%d", &nice), 1);
+        if (nice < lowest) lowest = nice;
+    }
+    closedir(d);
+    return lowest;
+}
+
+/* The linker runs below the thread that opened the store, never above it: a server started
+ * with nice 15 keeps its graph work at 19, not raised to an absolute 10. */
+static void test_linker_nice_is_relative(void **state)
+{
+    int was = getpriority(PRIO_PROCESS, 0);
+    if (was > 15) skip(); /* started above 15: nothing to compare */
+    assert_int_equal(setpriority(PRIO_PROCESS, 0, 15), 0); /* this thread only (Linux) */
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 7;
+    assert_int_equal(insert_batch(st, "n", "r", 0, BATCH, &s), MEM_OK);
+    mem_store_settle(st); /* the linker has run */
+    assert_true(lowest_nice() >= 15);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -482,6 +532,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_off_the_writer, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_batches_bounded, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
