@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -515,6 +516,70 @@ static void test_linker_nice_is_relative(void **state)
     mem_store_close(st);
 }
 
+/* ---- the WAL is checkpointed after the answers ---- */
+
+typedef struct sizes {
+    off_t db, wal;
+} sizes_t;
+
+static off_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? sb.st_size : 0;
+}
+
+static void note_sizes(mem_store_op_t *op, void *ud)
+{
+    sizes_t *z = ud;
+    char wal[512];
+    snprintf(wal, sizeof(wal), "%s-wal", fx_dbpath);
+    z->db = file_size(fx_dbpath);
+    z->wal = file_size(wal);
+}
+
+/* A group that fills the WAL with thousands of pages is answered before they are copied into
+ * the database (SQLite's autocheckpoint would copy them inside COMMIT, so a big import's
+ * answer waited for it); the writer copies them right after. */
+static void test_wal_checkpoint_after_answer(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 8;
+    assert_int_equal(insert_batch(st, "w", "r", 0, 1, &s), MEM_OK);
+    mem_store_sync(st);
+    off_t db0 = file_size(fx_dbpath);
+    enum { TEXT = 24 * 1024 };
+    char *text = malloc(TEXT);
+    assert_non_null(text);
+    for (size_t i = 0; i < TEXT; i++)
+        text[i] = (char)('a' + (i * 7 + i / 5) % 26);
+    mem_store_op_t op = {.kind = MEM_STORE_OP_INSERT,
+                         .dim = DIM,
+                         .now_ms = 1000000000,
+                         .segs = segs,
+                         .outs = outs,
+                         .n_segs = BATCH,
+                         .batch = true};
+    snprintf(op.ns, sizeof(op.ns), "w");
+    for (int i = 0; i < BATCH; i++) {
+        memset(&segs[i], 0, sizeof(segs[i]));
+        snprintf(segs[i].id, sizeof(segs[i].id), "big%d", i);
+        segs[i].text = text;
+        segs[i].text_len = TEXT; /* 250 x 24 KiB: about 1500 pages */
+        clustered(vecs[i], &s, i % 6);
+        segs[i].vec = vecs[i];
+    }
+    sizes_t z = {0};
+    assert_int_equal(mem_store_submit(st, &op, note_sizes, &z), MEM_OK);
+    mem_store_sync(st);
+    assert_int_equal(op.rc, MEM_OK);
+    assert_true(z.wal > (off_t)BATCH * TEXT);          /* the rows were in the WAL when answered */
+    assert_true(z.db < db0 + (off_t)BATCH * TEXT / 4); /* and not yet in the database */
+    assert_true(file_size(fx_dbpath) > db0 + (off_t)BATCH * TEXT / 2); /* copied since */
+    free(text);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -532,6 +597,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cleanup_off_the_writer, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_batches_bounded, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_checkpoint_after_answer, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
                                         store_fixture_teardown),
