@@ -416,7 +416,8 @@ mem_store_op_t *mem_api__new_op(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
 void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp);
 
 /* GET .../export: the namespace as NDJSON (api/export.c), a streamed body. */
-void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api_resp_t *resp);
+void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api__emb_form_t form,
+                     mem_api_resp_t *resp);
 
 /* mem_api_resume's continuations, one per wait kind. */
 void mem_api__seg_insert_resume(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, const float *vecs,

@@ -40,12 +40,14 @@ static int set(json_t *obj, const char *key, json_t *value)
 }
 
 /* Stored metadata is a compact JSON object text written by this API; parse it back so it
- * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped. */
+ * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped, but a
+ * parse that ran out of memory fails the answer (never a 200 without the metadata). */
 static int set_metadata(json_t *obj, const char *metadata)
 {
     if (!metadata) return 0;
-    json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
-    if (!m) return 0;
+    json_t *m = NULL;
+    int rc = mem_api__json_parse(metadata, strlen(metadata), NULL, NULL, &m, NULL);
+    if (rc != MEM_OK) return rc == MEM_ENOMEM ? -1 : 0;
     return json_object_set_new(obj, "metadata", m);
 }
 

@@ -3,8 +3,9 @@
  *
  * DESIGN. The body arrives in pieces (server/ hands them over as they come and never holds
  * the body whole). Each complete line is decoded exactly like a single-segment insert
- * (plus the export's "archived"), checked against the rules that need only the import
- * itself (one dimension, no id twice, timestamps never going back), and spilled in a compact
+ * (plus the export's "archived" and "embedder"), checked against the rules that need only
+ * the import itself (one dimension, no id twice, timestamps never going back, one
+ * embedder), and spilled in a compact
  * binary form to an unnamed temporary file; what stays in memory is the line being read and
  * one entry per id (for "no id twice" and for supersedes naming an earlier line). At the
  * end one IMPORT op goes to the writer, which reads the file twice (storage/import.c): all
@@ -44,6 +45,8 @@ struct mem_api_import {
     bool any_ts;
     int64_t last_ts;
     bool embedded; /* some line's vector was made from its text (the namespace records it) */
+    /* the embedder lines name (an export's "embedder": what made the vectors), "" = none */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];
     /* ids: open addressing over ents, strings in ids */
     id_ent_t *ents;
     size_t cap_ents, n_ents;
@@ -259,24 +262,17 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     imp->line++;
     if (len && s[len - 1] == '\r') len--;
     if (len == 0) return; /* a blank line (a trailing one, most often) holds no segment */
-    /* the embedding is read straight into float32 (no JSON value per number), as for an
-     * insert body: it is most of every line */
-    static const char *const VEC_PATHS[] = {"embedding", NULL};
-    static const char ONE_LINE[] = "invalid JSON at line 1 ";
-    mem_err_t e;
-    mem_err_clear(&e);
+    static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
     json_t *o = NULL;
-    int prc = mem_api__json_parse(s, len, VEC_PATHS, NULL, &o, &e);
-    if (prc != MEM_OK) {
-        char msg[160];
-        if (prc == MEM_EJSON && strncmp(e.msg, ONE_LINE, sizeof(ONE_LINE) - 1) == 0)
-            snprintf(msg, sizeof(msg), "invalid JSON at %.130s", e.msg + sizeof(ONE_LINE) - 1);
-        else
-            snprintf(msg, sizeof(msg), "%.150s", e.msg);
-        fail_line(imp, prc == MEM_ENOMEM ? MEM_ENOMEM : MEM_EJSON, NULL, msg);
+    mem_err_t pe;
+    mem_err_clear(&pe);
+    int prc = mem_api__json_parse(s, len, VEC_PATHS, NULL, &o, &pe);
+    if (prc != MEM_OK) { /* "invalid JSON at line 1 column C: reason", or out of memory */
+        fail_line(imp, prc, NULL, pe.msg);
         return;
     }
     mem_api__pool_t pool = {0};
+    mem_err_t e;
     mem_err_clear(&e);
     bool archived = false;
     if (!json_is_object(o)) {
@@ -290,6 +286,28 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     }
     archived = json_is_true(a);
     json_object_del(o, "archived");
+    json_t *en = json_object_get(o, "embedder");
+    if (en && !json_is_null(en)) {
+        const char *name = json_string_value(en);
+        size_t el = name ? json_string_length(en) : 0;
+        if (!name || el == 0 || el > MEM_STORE_EMBEDDER_MAX || strlen(name) != el) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "embedder: expected a string of 1 to %d bytes",
+                     MEM_STORE_EMBEDDER_MAX);
+            fail_line(imp, MEM_EINVAL, "embedder", msg);
+            goto out;
+        }
+        if (!imp->embedder[0]) {
+            memcpy(imp->embedder, name, el + 1);
+        } else if (strcmp(imp->embedder, name) != 0) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "embedder: %.60s, but an earlier line names %.60s", name,
+                     imp->embedder);
+            fail_line(imp, MEM_EMISMATCH, "embedder", msg);
+            goto out;
+        }
+    }
+    json_object_del(o, "embedder");
     mem_store_seg_in_t seg;
     size_t dim = imp->dim;
     bool embedded = false;
@@ -493,13 +511,21 @@ void mem_api_import_end(mem_api_import_t *imp, mem_api_resp_t *resp)
         mem_api_error(resp, &imp->err);
         return;
     }
+    const char *mine = mem_api__embedder_id(imp->ctx);
+    if (imp->embedded && imp->embedder[0] && strcmp(imp->embedder, mine) != 0) {
+        mem_api__fail(resp, MEM_EMISMATCH, "embedder",
+                      "the lines' vectors were made by %.100s; text cannot be embedded for them "
+                      "with %.100s (send an embedding)",
+                      imp->embedder, mine);
+        return;
+    }
     mem_store_op_t *op =
         mem_api__new_op(imp->ctx, resp, MEM_API_P_IMPORT, MEM_STORE_OP_IMPORT, imp->ns);
     if (!op) return;
     imp->src.dim = imp->dim;
     op->import = &imp->src;
     op->dim = imp->dim;
-    op->embedder = imp->embedded ? mem_api__embedder_id(imp->ctx) : NULL;
+    op->embedder = imp->embedder[0] ? imp->embedder : imp->embedded ? mine : NULL;
     resp->pending = op;
 }
 

@@ -32,6 +32,7 @@
 #define PATH_DEPTH 8
 
 static const char VEC_TAG[4] = {'\0', 'f', '3', '2'};
+_Static_assert(sizeof(VEC_TAG) == sizeof(float), "the tag takes one float's room");
 
 /* ---- vector nodes ---- */
 
@@ -82,7 +83,7 @@ typedef struct rd {
     int path_n;               /* may exceed PATH_DEPTH: deeper levels are not kept */
     char *buf;                /* unescaped strings; keys stay reserved until their value ends */
     size_t buf_n, buf_cap;
-    float *vec; /* MEM_API_MAX_DIM floats */
+    float *vec; /* vec[0] holds VEC_TAG, then up to MEM_API_MAX_DIM floats: a node's bytes */
     const char *err_at, *err_msg;
     bool oom;
 } rd_t;
@@ -332,7 +333,7 @@ static bool try_vec(rd_t *r, int depth, json_t **out)
     for (;;) {
         size_t used;
         if (n == MEM_API_MAX_DIM ||
-            mem_num_parse_f32(r->p, (size_t)(r->end - r->p), &r->vec[n], &used) != MEM_OK ||
+            mem_num_parse_f32(r->p, (size_t)(r->end - r->p), &r->vec[1 + n], &used) != MEM_OK ||
             too_big_integer(r->p, used))
             goto no;
         n++;
@@ -347,7 +348,7 @@ static bool try_vec(rd_t *r, int depth, json_t **out)
         goto no;
     }
     r->p++;
-    if (!(*out = mem_api__vec_node(r->vec, n))) {
+    if (!(*out = json_stringn_nocheck((const char *)r->vec, (1 + n) * sizeof(float)))) {
         r->oom = true;
         goto no;
     }
@@ -554,10 +555,9 @@ int mem_api__json_parse(const char *text, size_t len, const char *const *vec_pat
     r.vec_paths = vec_paths;
     json_t *root = NULL;
     int rc;
-    if (vec_paths && !(r.vec = malloc(MEM_API_MAX_DIM * sizeof(float)))) {
-        rc = MEM_ENOMEM;
-        goto out;
-    }
+    float vec[1 + MEM_API_MAX_DIM]; /* 16 KiB of stack: no allocation per embedding */
+    memcpy(vec, VEC_TAG, sizeof(VEC_TAG));
+    r.vec = vec;
     skip_ws(&r);
     if (r.p >= r.end || (*r.p != '{' && *r.p != '[')) {
         rc = fail(&r, r.p,
@@ -573,7 +573,6 @@ int mem_api__json_parse(const char *text, size_t len, const char *const *vec_pat
     }
 out:
     free(r.buf);
-    free(r.vec);
     if (rc == MEM_ENOMEM) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     if (rc != MEM_OK) {
         int line = 1, col = 1;

@@ -208,8 +208,11 @@ static void send_empty(mem_api_resp_t *resp, int status)
 static void rpc_send(mem_api_resp_t *resp, json_t *id, const char *key, json_t *value)
 {
     json_t *o = json_object();
-    if (!o || json_object_set_new(o, "jsonrpc", json_string("2.0")) ||
-        json_object_set(o, "id", id ? id : json_null()) || json_object_set_new(o, key, value)) {
+    /* value is ours until json_object_set_new takes it (which it does even when failing) */
+    bool failed = !o || json_object_set_new(o, "jsonrpc", json_string("2.0")) ||
+                  json_object_set(o, "id", id ? id : json_null());
+    if (failed) json_decref(value);
+    if (failed || json_object_set_new(o, key, value)) {
         json_decref(o);
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
@@ -233,9 +236,10 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
     bool is_error = resp->status >= 400;
     json_t *result = json_object(), *content = json_array(), *item = json_object();
     json_t *structured = NULL;
-    if (resp->body &&
-        mem_api__json_parse(resp->body, resp->body_len, NULL, NULL, &structured, NULL) != MEM_OK)
-        structured = NULL;
+    int parsed =
+        resp->body ? mem_api__json_parse(resp->body, resp->body_len, NULL, NULL, &structured, NULL)
+                   : MEM_OK;
+    if (parsed != MEM_OK) structured = NULL;
     /* A tool error's text is the REST error's message (SPEC section 8); the whole error
      * body still travels as structuredContent. */
     const char *msg = NULL;
@@ -243,8 +247,12 @@ void mem_api__mcp_wrap(mem_api_resp_t *resp)
         msg = json_string_value(json_object_get(json_object_get(structured, "error"), "message"));
     json_t *text =
         msg ? json_string(msg) : json_stringn(resp->body ? resp->body : "", resp->body_len);
-    if (!result || !content || !item || json_object_set_new(item, "type", json_string("text")) ||
-        json_object_set_new(item, "text", text) || json_array_append(content, item) ||
+    /* a body that could not be parsed for want of memory must not become a result without
+     * its structuredContent; text is ours until json_object_set_new takes it */
+    bool ok = parsed != MEM_ENOMEM && result && content && item &&
+              !json_object_set_new(item, "type", json_string("text"));
+    if (!ok) json_decref(text);
+    if (!ok || json_object_set_new(item, "text", text) || json_array_append(content, item) ||
         json_object_set(result, "content", content) ||
         (structured && json_object_set(result, "structuredContent", structured)) ||
         json_object_set_new(result, "isError", json_boolean(is_error))) {
@@ -347,7 +355,18 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
         tool_error(resp, &err);
         return;
     }
-    json_t *args = a && json_is_object(a) ? json_copy((json_t *)a) : json_object();
+    json_t *args = json_object();
+    /* not json_copy: jansson's shallow copy ignores a failed insert and would hand over the
+     * arguments without, say, "namespace" (the call would then run on "default") */
+    const char *key;
+    json_t *value;
+    if (args && a && json_is_object(a))
+        json_object_foreach((json_t *)a, key, value) if (json_object_set(args, key, value))
+        {
+            json_decref(args);
+            args = NULL;
+            break;
+        }
     if (!args) {
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;

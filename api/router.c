@@ -327,7 +327,10 @@ static mem_api_next_t options(mem_api__state_t *st, const mem_api_req_t *req, me
             ok = c == ',' || c == ' ' || c == '-' || c == '_' || (c >= '0' && c <= '9') ||
                  (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
         }
-        if (ok) st->allow_headers = mem_api__pstrndup(&st->pool, want, len);
+        if (ok && !(st->allow_headers = mem_api__pstrndup(&st->pool, want, len))) {
+            mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+            return MEM_API_REPLY;
+        }
     }
     return MEM_API_REPLY;
 }
@@ -367,7 +370,10 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
             size_t len;
             const char *o = mem_api__req_header(req, "Origin", &len);
             st->origin = mem_api__pstrndup(&st->pool, o, len);
-            if (!st->origin) return reply_err(resp, &err);
+            if (!st->origin) { /* err may hold the route's 405 for an OPTIONS */
+                mem_err_set(&err, MEM_ENOMEM, "out of memory");
+                return reply_err(resp, &err);
+            }
         }
     }
     if (method_is(req->method, "OPTIONS") && (rc == MEM_OK || rc == MEM_EMETHOD) &&
@@ -546,9 +552,20 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
     case MEM_API_R_COMPACT:
         mem_api__compact(ctx, r->ns, st->root, resp);
         break;
-    case MEM_API_R_EXPORT:
-        mem_api__export(ctx, r->ns, resp);
+    case MEM_API_R_EXPORT: { /* embedding=true (the default) or base64 */
+        mem_api__emb_form_t form = MEM_API_EMB_ARRAY;
+        mem_err_t err;
+        mem_err_clear(&err);
+        if (st->query && *st->query && parse_query(st->query, &form, &err) != MEM_OK)
+            return reply_err(resp, &err);
+        if (form == MEM_API_EMB_NONE) {
+            mem_err_field(&err, MEM_EINVAL, "embedding",
+                          "embedding: an export always carries the vectors (true or base64)");
+            return reply_err(resp, &err);
+        }
+        mem_api__export(ctx, r->ns, form, resp);
         break;
+    }
     case MEM_API_R_IMPORT: { /* the whole body at once (tests): server/ streams it instead */
         mem_api_import_t *imp = mem_api_import_begin(ctx, req, resp);
         if (!imp) return MEM_API_REPLY;
@@ -576,8 +593,9 @@ static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req
     /* a query string only where one is read (SPEC section 3: unknown parameters are 400) */
     bool query_ok = ((r->kind == MEM_API_R_SEGMENT || r->kind == MEM_API_R_SEGMENTS) &&
                      method_is(req->method, "GET")) ||
-                    r->kind == MEM_API_R_MCP || r->kind == MEM_API_R_METRICS ||
-                    r->kind == MEM_API_R_HEALTHZ || r->kind == MEM_API_R_CONSOLE ||
+                    r->kind == MEM_API_R_EXPORT /* embedding= */ || r->kind == MEM_API_R_MCP ||
+                    r->kind == MEM_API_R_METRICS || r->kind == MEM_API_R_HEALTHZ ||
+                    r->kind == MEM_API_R_CONSOLE ||
                     r->kind == MEM_API_R_IMPORT /* the import checks its own */;
     if (!query_ok && reject_query(st->query, resp)) return MEM_API_REPLY;
     /* PUT namespace accepts an empty body (default dimension). */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "core/compact.h"
 #include "core/err.h"
 #include "core/vec.h"
@@ -170,27 +171,6 @@ static double minv(const double *v, size_t n)
     for (size_t i = 1; i < n; i++)
         m = v[i] < m ? v[i] : m;
     return m;
-}
-
-static void machine(char *cpu, size_t len)
-{
-    snprintf(cpu, len, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof(line), f))
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ')
-                    c++;
-                c[strcspn(c, "\n")] = 0;
-                snprintf(cpu, len, "%s", c);
-            }
-            break;
-        }
-    fclose(f);
 }
 
 static void json_row(FILE *f, const char *key, const double *v, int last)
@@ -348,7 +328,7 @@ int main(int argc, char **argv)
 
     /* ---- JSON ---- */
     char cpu[256];
-    machine(cpu, sizeof(cpu));
+    bench_cpu_model(cpu, sizeof(cpu));
     mkdir("bench/results", 0755);
     FILE *f = fopen(out, "w");
     if (!f) {

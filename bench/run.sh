@@ -22,5 +22,11 @@ if [ -f bench/http/import.py ]; then
     python3 bench/http/import.py "$B/mnemod" bench/results/import.json ||
         echo "bench/http/import.py exited with status $? (not fatal)"
 fi
+if [ -f bench/peers/run.py ]; then
+    # after http: the peers are reported as ratios to this run's latency figures too
+    echo "== peers"
+    python3 bench/peers/run.py "$B" bench/results/peers.json ||
+        echo "bench/peers/run.py exited with status $? (not fatal)"
+fi
 echo "results in bench/results/"
 exit 0

@@ -205,12 +205,18 @@ static double mono_s(void)
  * most once a second, so a long import leaves a readable trail. */
 void mem_cli__progress(mem_cli_upload_t *up, bool final)
 {
-    static double last; /* one import per process */
+    static double last;           /* one import per process */
+    static uint64_t printed_sent; /* what the last plain line said */
+    static bool printed;
     double now = mono_s();
     bool tty = up->ud && *(const bool *)up->ud;
     double every = tty ? 0.1 : 1.0;
     if (!final && now - last < every) return;
+    /* a plain trail never repeats its last line (the final call after the last chunk) */
+    if (!tty && printed && up->sent == printed_sent) return;
     last = now;
+    printed = true;
+    printed_sent = up->sent;
     char sent[32], total[32];
     mem_cli__fmt_bytes(up->sent, sent, sizeof(sent));
     mem_cli__fmt_bytes(up->total, total, sizeof(total));

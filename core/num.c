@@ -41,6 +41,8 @@ typedef struct fmt {
 } fmt_t;
 
 static const fmt_t F64 = {52, -1023, 0x7FF, -342, 308, -4, 23};
+/* The hot path is inlined per format, so every field of F is a constant there. */
+#define HOT static inline __attribute__((always_inline))
 static const fmt_t F32 = {23, -127, 0xFF, -65, 38, -17, 10};
 
 /* A value m * 2^e2 with m < 2^(mant_bits + 1): e2 is the subnormal exponent when m has no
@@ -51,7 +53,7 @@ typedef struct bin {
     bool inf;
 } bin_t;
 
-static int e2_min(const fmt_t *F)
+HOT int e2_min(const fmt_t *F)
 {
     return 1 + F->min_exponent - F->mant_bits;
 }
@@ -61,7 +63,7 @@ static int e2_max(const fmt_t *F)
     return F->inf_power - 1 + F->min_exponent - F->mant_bits;
 }
 
-static uint64_t to_bits(const fmt_t *F, bin_t b)
+HOT uint64_t to_bits(const fmt_t *F, bin_t b)
 {
     uint64_t hidden = UINT64_C(1) << F->mant_bits;
     if (b.inf) return (uint64_t)F->inf_power << F->mant_bits;
@@ -70,7 +72,7 @@ static uint64_t to_bits(const fmt_t *F, bin_t b)
     return (biased << F->mant_bits) | (b.m - hidden);
 }
 
-static uint64_t mulhi(uint64_t a, uint64_t b)
+HOT uint64_t mulhi(uint64_t a, uint64_t b)
 {
     return (uint64_t)(((u128)a * b) >> 64);
 }
@@ -78,14 +80,14 @@ static uint64_t mulhi(uint64_t a, uint64_t b)
 /* ---- Eisel-Lemire ---- */
 
 /* floor(log2(10^q)) + 63 for q in [-342, 308]. */
-static int el_power(int q)
+HOT int el_power(int q)
 {
     return ((217706 * q) >> 16) + 63;
 }
 
 /* w * 10^q rounded to F, ties to even. *sure is false when the 128-bit product could not
  * decide the rounding: the result may then be one unit off either way. */
-static bin_t el_round(const fmt_t *F, int64_t q, uint64_t w, bool *sure)
+HOT bin_t el_round(const fmt_t *F, int64_t q, uint64_t w, bool *sure)
 {
     bin_t r = {0, e2_min(F), false};
     *sure = true;
@@ -309,7 +311,7 @@ static bin_t slow_round(const fmt_t *F, const digits_t *d, bin_t b)
 
 /* ---- parsing ---- */
 
-static bool is_digit(char c)
+HOT bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
 }
@@ -318,7 +320,36 @@ static bool is_digit(char c)
  * a value back into range. */
 #define EXP_SATURATE INT64_C(100000000000000000)
 
-static int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t *used)
+/* The value of the 8 ASCII digits at p, or false when they are not all digits: one
+ * 64-bit load, a check of every byte, and three multiplications that combine pairs, then
+ * quadruples (the usual SWAR reduction). */
+HOT bool eight_digits(const char *p, uint64_t *out)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v); /* the first digit in the low byte */
+#endif
+    if (((v & UINT64_C(0xF0F0F0F0F0F0F0F0)) |
+         (((v + UINT64_C(0x0606060606060606)) & UINT64_C(0xF0F0F0F0F0F0F0F0)) >> 4)) !=
+        UINT64_C(0x3333333333333333))
+        return false;
+    v -= UINT64_C(0x3030303030303030);
+    v = v * 10 + (v >> 8); /* bytes 0, 2, 4, 6: two-digit numbers */
+    const uint64_t mask = UINT64_C(0x000000FF000000FF);
+    v = ((v & mask) * UINT64_C(0x000F424000000064) +           /* 100 + 10^6 << 32 */
+         ((v >> 16) & mask) * UINT64_C(0x0000271000000001)) >> /* 1 + 10^4 << 32 */
+        32;
+    *out = v;
+    return true;
+}
+
+HOT bool eight_zeros(const char *p)
+{
+    return memcmp(p, "00000000", 8) == 0;
+}
+
+HOT int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t *used)
 {
     const char *p = s, *end = s + len;
     bool neg = false;
@@ -327,17 +358,57 @@ static int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size
         p++;
     }
     if (p == end || !is_digit(*p)) return MEM_EINVAL;
+    /* One pass: the grammar, and the first 19 significant digits into w, so that
+     * w * 10^q (q before the exponent) approximates the value. */
     digits_t d = {p, NULL, 0, 0, 0};
-    if (*p == '0')
+    uint64_t w = 0, x;
+    int nd = 0;
+    int64_t q = 0;
+    bool truncated = false;
+    if (*p == '0') {
         p++;
-    else
-        while (p < end && is_digit(*p))
-            p++;
+    } else {
+        while (end - p >= 8 && nd <= 11 && eight_digits(p, &x)) {
+            w = w * 100000000 + x;
+            nd += 8;
+            p += 8;
+        }
+        for (; p < end && is_digit(*p); p++) {
+            if (nd < 19) {
+                w = w * 10 + (unsigned)(*p - '0');
+                nd++;
+            } else {
+                q++;
+                truncated |= *p != '0';
+            }
+        }
+    }
     d.il = (size_t)(p - d.ip);
     if (p < end && *p == '.') {
         d.fp = ++p;
-        while (p < end && is_digit(*p))
-            p++;
+        if (nd == 0) { /* "0.000ddd": the zeros only move the point */
+            while (end - p >= 8 && eight_zeros(p)) {
+                p += 8;
+                q -= 8;
+            }
+            for (; p < end && *p == '0'; p++)
+                q--;
+        }
+        while (end - p >= 8 && nd <= 11 && eight_digits(p, &x)) {
+            w = w * 100000000 + x;
+            nd += 8;
+            q -= 8;
+            p += 8;
+        }
+        for (; p < end && is_digit(*p); p++) {
+            if (nd < 19) {
+                w = w * 10 + (unsigned)(*p - '0');
+                nd++;
+                q--;
+            } else {
+                truncated |= *p != '0';
+            }
+        }
         d.fl = (size_t)(p - d.fp);
         if (d.fl == 0) return MEM_EINVAL;
     }
@@ -351,34 +422,7 @@ static int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size
             if (e < EXP_SATURATE) e = e * 10 + (*p - '0');
         d.e = eneg ? -e : e;
     }
-    /* The first 19 significant digits: w * 10^q approximates the value. */
-    uint64_t w = 0;
-    int nd = 0;
-    int64_t last_place = 0;
-    bool truncated = false;
-    for (size_t i = 0; i < d.il; i++) {
-        unsigned dig = (unsigned)(d.ip[i] - '0');
-        if (nd == 0 && dig == 0) continue;
-        if (nd < 19) {
-            w = w * 10 + dig;
-            nd++;
-            last_place = (int64_t)(d.il - 1 - i);
-        } else if (dig) {
-            truncated = true;
-        }
-    }
-    for (size_t i = 0; i < d.fl; i++) {
-        unsigned dig = (unsigned)(d.fp[i] - '0');
-        if (nd == 0 && dig == 0) continue;
-        if (nd < 19) {
-            w = w * 10 + dig;
-            nd++;
-            last_place = -(int64_t)(i + 1);
-        } else if (dig) {
-            truncated = true;
-        }
-    }
-    int64_t q = d.e + last_place;
+    q += d.e;
     bool sure, sure1 = true;
     bin_t b = el_round(F, q, w, &sure);
     if (truncated) { /* the value lies in [w, w + 1) * 10^q */

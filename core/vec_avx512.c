@@ -190,24 +190,20 @@ static void dot_rows_i8_avx512(const int8_t *restrict q, const uint8_t *restrict
     }
 }
 
+/* The two AVX-512 tables differ only in the int8 kernel. */
+#define AVX512_SHARED_KERNELS                                                                      \
+    .isa = MEM_VEC_AVX512, .name = "avx512", .dot = dot_avx512, .dot_rows = dot_rows_avx512,       \
+    .select_ge = select_ge_avx512, .sum = sum_avx512
+
 const mem_vec_ops_t mem_vec_ops_avx512_table = {
-    .isa = MEM_VEC_AVX512,
-    .name = "avx512",
-    .dot = dot_avx512,
-    .dot_rows = dot_rows_avx512,
-    .select_ge = select_ge_avx512,
-    .sum = sum_avx512,
+    AVX512_SHARED_KERNELS,
     .dot_rows_i8 = dot_rows_i8_avx512,
 };
 
-/* The same table with the VNNI int8 kernel, for hosts that have AVX-512 VNNI. */
+/* For hosts that have AVX-512 VNNI. */
 const mem_vec_ops_t mem_vec_ops_avx512vnni_table = {
-    .isa = MEM_VEC_AVX512,
-    .name = "avx512",
-    .dot = dot_avx512,
-    .dot_rows = dot_rows_avx512,
-    .select_ge = select_ge_avx512,
-    .sum = sum_avx512,
+    AVX512_SHARED_KERNELS,
     .dot_rows_i8 = mem_vec_dot_rows_i8_avx512vnni,
 };
+#undef AVX512_SHARED_KERNELS
 #endif

@@ -14,9 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The first rem lanes of a 16-float vector (rem in 0..16). */
 static inline __mmask16 tail_mask(size_t rem)
 {
     return (__mmask16)((1u << rem) - 1u);
+}
+
+/* The first rem bytes of a 64-byte vector (rem in 0..63). */
+static inline __mmask64 tail_mask64(size_t rem)
+{
+    return ((__mmask64)1 << rem) - 1u;
 }
 
 static inline float hsum16(__m512 v)

@@ -41,11 +41,10 @@ void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *res
     for (; i + 64 <= len; i += 64)
         qs_acc = _mm512_dpbusd_epi32(qs_acc, ones, _mm512_loadu_si512(q + i));
     if (i < len)
-        qs_acc = _mm512_dpbusd_epi32(
-            qs_acc, ones, _mm512_maskz_loadu_epi8(((__mmask64)1 << (len - i)) - 1, q + i));
+        qs_acc =
+            _mm512_dpbusd_epi32(qs_acc, ones, _mm512_maskz_loadu_epi8(tail_mask64(len - i), q + i));
     int32_t qsum = _mm512_reduce_add_epi32(qs_acc);
-    size_t rem = len % 64;
-    __mmask64 tail = rem ? (((__mmask64)1 << rem) - 1) : 0;
+    __mmask64 tail = tail_mask64(len % 64);
     const __m256i bias = _mm256_set1_epi32(128 * qsum);
     const __m256 qs = _mm256_set1_ps(q_scale), es = _mm256_set1_ps(err_scale),
                  sl = _mm256_set1_ps(slack);

@@ -13,6 +13,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,39 @@
 #include "embedder/embedder.h"
 
 #define MAX_DIM 4096
+
+/* jansson's parser does not report every failed allocation: one that fails while a long
+ * string or number is being read drops that byte and the parse goes on (jansson issue
+ * #362), and others come back as a syntax error. So its allocator counts failures per
+ * thread, and a parse during which one failed is out of memory whatever it returned: a
+ * provider's answer never decodes to other floats, nor to a 502, for want of memory. */
+static __thread unsigned long wire_json_failures;
+
+static void *wire_json_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) wire_json_failures++;
+    return p;
+}
+
+/* Before main, while there is one thread: json_set_alloc_funcs is process-wide. */
+__attribute__((constructor)) static void wire_json_hook(void)
+{
+    json_set_alloc_funcs(wire_json_malloc, free);
+}
+
+/* json_loadb that fails with *oom set when an allocation failed during the parse. */
+static json_t *wire_parse(const char *body, size_t len, json_error_t *jerr, bool *oom)
+{
+    unsigned long before = wire_json_failures;
+    json_t *root = json_loadb(body, len, 0, jerr);
+    *oom = wire_json_failures != before;
+    if (*oom) {
+        json_decref(root);
+        root = NULL;
+    }
+    return root;
+}
 
 char *mem_emb_encode(const char *model, const char *const *texts, const size_t *lens, size_t n,
                      size_t *len)
@@ -93,10 +127,12 @@ int mem_emb_decode(const char *body, size_t len, size_t n, size_t want_dim, floa
                    size_t *dim, mem_err_t *err)
 {
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, 0, &jerr);
+    bool oom;
+    json_t *root = wire_parse(body, len, &jerr, &oom);
     float *all = NULL, *one = NULL;
     unsigned char *seen = NULL;
     int rc = MEM_OK;
+    if (oom) return mem_err_set(err, MEM_ENOMEM, "embedder: out of memory reading the answer");
     if (!root) {
         return mem_err_set(err, MEM_EEMBED, "embedder: the provider's answer is not JSON (%.80s)",
                            jerr.text);
@@ -203,7 +239,12 @@ void mem_emb_error_text(const char *body, size_t len, char *out, size_t cap)
 {
     if (!cap) return;
     out[0] = '\0';
-    json_t *root = len ? json_loadb(body, len, 0, NULL) : NULL;
+    bool oom = false;
+    json_t *root = len ? wire_parse(body, len, NULL, &oom) : NULL;
+    if (oom) {
+        snprintf(out, cap, "(out of memory reading the answer)");
+        return;
+    }
     const json_t *e = json_object_get(root, "error");
     const json_t *m = json_object_get(e, "message");
     if (!json_is_string(m)) m = e;

@@ -16,7 +16,9 @@ REL_FUZZ     := request decode router timefmt config provider json filter
 # against the same sanitized library (mk/api.mk's fuzz-api compiles core/ without the
 # per-file ISA flags the SIMD kernels need)
 API_FUZZ     := $(if $(wildcard tests/fuzz/fuzz_api.c),apifake) ndjson
-FUZZ_TARGETS ?= $(REL_FUZZ) $(API_FUZZ)
+# tests/fuzz/fuzz_http.c runs the whole server loop (server/ without main.c) in-process
+SRV_FUZZ     := http
+FUZZ_TARGETS ?= $(REL_FUZZ) $(API_FUZZ) $(SRV_FUZZ)
 OPT_fuzz     := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all -Wno-error
 LDOPT_fuzz   := -fsanitize=fuzzer,address,undefined
@@ -24,7 +26,7 @@ LDOPT_fuzz   := -fsanitize=fuzzer,address,undefined
 .PHONY: fuzz fuzz-build soak crash
 fuzz-build:
 	@$(MAKE) --no-print-directory FLAVOR=fuzz CC=$(FUZZ_CC) \
-	    $(REL_FUZZ:%=build/fuzz/fuzz_%) $(API_FUZZ:%=build/fuzz/fuzz_%)
+	    $(REL_FUZZ:%=build/fuzz/fuzz_%) $(API_FUZZ:%=build/fuzz/fuzz_%) $(SRV_FUZZ:%=build/fuzz/fuzz_%)
 
 fuzz: fuzz-build
 	sh tests/fuzz/run.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
@@ -36,6 +38,11 @@ build/fuzz/fuzz_apifake: tests/fuzz/fuzz_api.c tests/unit/api_fake.h build/fuzz/
 build/fuzz/fuzz_ndjson: tests/fuzz/fuzz_ndjson.c tests/unit/api_fake.h build/fuzz/libmnemod.a
 	@echo "  LD  $@"
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) -lcmocka $(LDLIBS)
+FUZZ_SRV_OBJS := $(filter-out build/fuzz/server/main.o $(CLI_OBJS),$(SRV_OBJS))
+build/fuzz/fuzz_http: LDLIBS += $(if $(HAVE_NATS),$(shell pkg-config --libs libnats))
+build/fuzz/fuzz_http: tests/fuzz/fuzz_http.c tests/fuzz/fuzz_common.h $(FUZZ_SRV_OBJS) build/fuzz/libmnemod.a
+	@echo "  LD  $@"
+	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_SRV_OBJS) build/fuzz/libmnemod.a $(PKG_LIBS) $(LDLIBS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h build/fuzz/libmnemod.a
 	@echo "  LD  $@"
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< build/fuzz/libmnemod.a $(PKG_LIBS) $(LDLIBS)

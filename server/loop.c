@@ -106,6 +106,7 @@ typedef struct conn_req {
     char *body;
     size_t len, cap;
     bool too_big;
+    bool out_of_memory; /* the body could not be kept: read to its end, then answered 503 */
     char method[16];
     char *url;
     char *query;
@@ -811,9 +812,31 @@ static void req_free(conn_req_t *r)
 }
 
 /* The body is in: answer what was decided on the head, or run the request's steps. */
+/* When not even a request's own state can be allocated: a static 503 (no allocation of
+ * ours), and the request's context marks it answered: on_request skips the rest of it,
+ * on_completed has nothing to free. */
+static const char OOM_BODY[] =
+    "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
+static char answered_oom;
+
+static enum MHD_Result reply_oom(struct MHD_Connection *c)
+{
+    struct MHD_Response *mr = MHD_create_response_from_buffer(
+        sizeof(OOM_BODY) - 1, (void *)OOM_BODY, MHD_RESPMEM_PERSISTENT);
+    if (!mr) return MHD_NO;
+    MHD_add_response_header(mr, "Content-Type", "application/json");
+    MHD_add_response_header(mr, "Retry-After", "1");
+    MHD_add_response_header(mr, "Connection", "close");
+    enum MHD_Result ok = MHD_queue_response(c, 503, mr);
+    MHD_destroy_response(mr);
+    return ok;
+}
+
 static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
     if (r->state == RS_ANSWERED) return reply_now(r, &r->aresp);
+    if (r->out_of_memory)
+        return reply_error(r, MEM_ENOMEM, 1, NULL, "out of memory reading the request body");
     if (r->too_big) {
         char msg[96];
         snprintf(msg, sizeof(msg), "%s body over %zu bytes (%s)", r->import ? "import" : "request",
@@ -842,15 +865,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     srv_t *s = cls;
     s->progress++;
     conn_req_t *r = *con_cls;
-    if (!r) return MHD_NO; /* the URI callback could not allocate: close the connection */
+    if (r == (void *)&answered_oom) { /* answered 503: the rest of the request is dropped */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (!r) { /* the URI callback could not allocate */
+        *con_cls = &answered_oom;
+        return reply_oom(c);
+    }
     conn_ctx_t *x = conn_ctx_of(c);
     if (!r->head_done) {
         mem_err_t err;
         mem_err_clear(&err);
         if (read_head(s, r, c, method, version, &err) != MEM_OK) {
-            if (err.code == MEM_ENOMEM) return MHD_NO;
             r->close_after = true; /* never read what follows as another request */
-            return reply_err(r, &err, "bad_request");
+            return reply_err(r, &err, err.code == MEM_ENOMEM ? NULL : "bad_request");
         }
         mem_api_next_t next = mem_api_begin(&s->api, &r->areq, &r->aresp);
         if (next == MEM_API_REPLY) {
@@ -893,7 +922,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size && r->import) {
         r->body_seen += *upload_size;
         if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
-        if (r->too_big || r->imp_failed) { /* answered at the end of the body */
+        if (r->too_big || r->imp_failed || r->out_of_memory) { /* answered at the end */
             *upload_size = 0;
             return MHD_YES;
         }
@@ -902,7 +931,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             while (cap < r->len + *upload_size)
                 cap *= 2;
             char *b = realloc(r->body, cap);
-            if (!b) return MHD_NO;
+            if (!b) { /* nothing of the import is written: a 503 once the body is in */
+                r->out_of_memory = true;
+                *upload_size = 0;
+                return MHD_YES;
+            }
             r->body = b;
             r->cap = cap;
         }
@@ -930,18 +963,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
-        if (!r->too_big) {
+        if (!r->too_big && !r->out_of_memory) {
             if (r->len + *upload_size > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
                 while (cap < r->len + *upload_size)
                     cap *= 2;
                 char *b = realloc(r->body, cap);
-                if (!b) return MHD_NO;
-                r->body = b;
-                r->cap = cap;
+                if (b) {
+                    r->body = b;
+                    r->cap = cap;
+                } else {
+                    r->out_of_memory = true; /* read the rest, keep none of it */
+                }
             }
-            memcpy(r->body + r->len, upload_data, *upload_size);
-            r->len += *upload_size;
+            if (!r->out_of_memory) {
+                memcpy(r->body + r->len, upload_data, *upload_size);
+                r->len += *upload_size;
+            }
         }
         *upload_size = 0;
         return MHD_YES;
@@ -956,6 +994,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     srv_t *s = cls;
     s->progress++;
     conn_req_t *r = *con_cls;
+    if (r == (void *)&answered_oom) r = NULL;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
     conn_ctx_t *x = conn_ctx_of(c);

@@ -136,7 +136,7 @@ int mem_store_snapshot(mem_store_t *st, const char *dest_path, mem_err_t *err)
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READONLY, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "snapshot: cannot open %s: %s", st->path,
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "snapshot: cannot open %s: %s", st->path,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
         return rc;

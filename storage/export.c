@@ -9,6 +9,7 @@
  * connection opened without a mutex as long as calls never overlap.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <sqlite3.h>
 
@@ -20,7 +21,30 @@ struct mem_store_export {
     sqlite3_stmt *s;
     size_t dim;
     bool done;
+    bool has_embedder;
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* recorded in the same snapshot */
 };
+
+/* The snapshot starts at this first read, so the embedder and the rows agree. */
+static int read_embedder(mem_store_export_t *x, int64_t ns_id, mem_err_t *err)
+{
+    sqlite3_stmt *s = NULL;
+    int src =
+        sqlite3_prepare_v2(x->c->db, "SELECT embedder FROM namespaces WHERE id = ?", -1, &s, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, ns_id);
+        src = sqlite3_step(s);
+        const char *e = src == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+        if (e && e[0] && strlen(e) <= MEM_STORE_EMBEDDER_MAX) {
+            memcpy(x->embedder, e, strlen(e) + 1);
+            x->has_embedder = true;
+        }
+        if (src == SQLITE_ROW || src == SQLITE_DONE) src = SQLITE_OK;
+    }
+    int rc = src == SQLITE_OK ? MEM_OK : mem_store__err_sqlite(err, x->c->db, src, "export");
+    sqlite3_finalize(s);
+    return rc;
+}
 
 int mem_store_export_open(mem_store_t *st, const char *ns_name, mem_store_export_t **out,
                           mem_err_t *err)
@@ -40,6 +64,10 @@ int mem_store_export_open(mem_store_t *st, const char *ns_name, mem_store_export
         return rc;
     }
     int src = sqlite3_exec(x->c->db, "BEGIN", NULL, NULL, NULL);
+    if (src == SQLITE_OK && (rc = read_embedder(x, ns_id, err)) != MEM_OK) {
+        mem_store_export_close(x);
+        return rc;
+    }
     if (src == SQLITE_OK)
         src = sqlite3_prepare_v2(x->c->db,
                                  "SELECT " MEM_STORE__SEGMENT_COLS
@@ -71,6 +99,11 @@ int mem_store_export_next(mem_store_export_t *x, mem_store_segment_t **seg, mem_
 size_t mem_store_export_dim(const mem_store_export_t *x)
 {
     return x->dim;
+}
+
+const char *mem_store_export_embedder(const mem_store_export_t *x)
+{
+    return x->has_embedder ? x->embedder : NULL;
 }
 
 void mem_store_export_close(mem_store_export_t *x)

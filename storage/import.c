@@ -7,8 +7,9 @@
  * 1. check every rule over all of them against the namespace as it is now: dimension,
  *    identical re-sent segments (skipped), same id with other content (409), timestamps
  *    never older than the namespace's newest nor than the previous line's, supersedes naming
- *    a stored segment or an earlier line. The first problem names its line; nothing has
- *    changed yet.
+ *    a stored segment or an earlier line, the embedder that made the vectors (when the lines
+ *    name one or some are embedded here) being the namespace's. The first problem names its line;
+ * nothing has changed yet.
  * 2. apply them in batches of MEM_STORE__IMPORT_BATCH through the insert path (the same
  *    rows, graph and supersedes as inserts), then archive the lines exported archived.
  * Step 1 makes every later check pass, so a failure in step 2 can only be a storage
@@ -57,6 +58,12 @@ static int validate(mem_store__writer_t *w, mem_store_op_t *op, size_t *n_new, s
     if (ns && src->dim != ns->dim) {
         snprintf(msg, sizeof(msg), "embedding: expected %zu floats, got %zu", ns->dim, src->dim);
         return at_line(&op->err, 1, MEM_EDIM, "embedding", msg);
+    }
+    if (ns && op->embedder && ns->embedder[0] && strcmp(ns->embedder, op->embedder) != 0) {
+        snprintf(msg, sizeof(msg),
+                 "embedder: the namespace's vectors were made by %.50s, these by %.50s",
+                 ns->embedder, op->embedder);
+        return at_line(&op->err, 1, MEM_EMISMATCH, "embedder", msg);
     }
     if ((rc = src->rewind(src->ud)) != MEM_OK)
         return mem_err_set(&op->err, MEM_ESTORAGE, "import: cannot read the staged segments");

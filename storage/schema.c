@@ -14,16 +14,18 @@
 
 #include "storage/store_int.h"
 
-int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what)
+int mem_store__code_sqlite(int rc)
 {
     int prim = rc & 0xff;
-    int code = MEM_ESTORAGE;
-    if (prim == SQLITE_FULL)
-        code = MEM_EFULL;
-    else if (prim == SQLITE_NOMEM)
-        code = MEM_ENOMEM;
-    else if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB)
-        code = MEM_ECORRUPT;
+    if (prim == SQLITE_FULL) return MEM_EFULL;
+    if (prim == SQLITE_NOMEM) return MEM_ENOMEM;
+    if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB) return MEM_ECORRUPT;
+    return MEM_ESTORAGE;
+}
+
+int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what)
+{
+    int code = mem_store__code_sqlite(rc);
     if (code == MEM_EFULL) return mem_err_set(err, code, "storage: disk full (%s)", what);
     return mem_err_set(err, code, "storage: %s: %s", what,
                        db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));

@@ -150,7 +150,9 @@ struct mem_store_op {
      * ("builtin", "openai:MODEL"; at most MEM_STORE_EMBEDDER_MAX bytes), NULL when every
      * vector was given by the client. The namespace records it at its first such insert;
      * an insert naming another embedder than the recorded one fails with MEM_EMISMATCH
-     * (field "text"), writing nothing. */
+     * (field "text"), writing nothing. IMPORT: the same, or the embedder the lines name
+     * (an export's: what made their vectors); another than the recorded one fails with
+     * MEM_EMISMATCH (field "embedder", line 1). */
     const char *embedder;
     /* DELETE: the id. */
     char id[MEM_STORE_ID_MAX + 1];
@@ -282,6 +284,9 @@ int mem_store_export_open(mem_store_t *st, const char *ns, mem_store_export_t **
 /* 1 with *seg (free with mem_store_segment_free), 0 at the end, or < 0 (err set). */
 int mem_store_export_next(mem_store_export_t *x, mem_store_segment_t **seg, mem_err_t *err);
 size_t mem_store_export_dim(const mem_store_export_t *x);
+/* The embedder the namespace recorded (mem_store_ns_stats_t.embedder) in the snapshot, NULL
+ * when none: an import records it again, so the copy's text queries match the same way. */
+const char *mem_store_export_embedder(const mem_store_export_t *x);
 void mem_store_export_close(mem_store_export_t *x); /* NULL-safe */
 
 typedef struct mem_store_query {

@@ -269,6 +269,9 @@ int mem_store__check(sqlite3 *db, mem_err_t *err);
 /* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
 int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);
+/* The MEM_E* code of an SQLite result: FULL, NOMEM (a failed allocation is a 503, not a
+ * storage error), CORRUPT/NOTADB, else ESTORAGE. */
+int mem_store__code_sqlite(int rc);
 int mem_store__err_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what);
 int mem_store__exec(sqlite3 *db, const char *sql, mem_err_t *err);
 
@@ -315,6 +318,9 @@ void mem_store__log_free(mem_store_t *st);
  * MEM_ECORRUPT (a stored embedding of the wrong size). */
 int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
                             mem_store_segment_t **out, mem_err_t *err);
+/* Column col of the current row of s as a malloc'd string; NULL for SQL NULL, and NULL with
+ * *oom set when memory runs out. */
+char *mem_store__col_dup(sqlite3_stmt *s, int col, bool *oom);
 
 /* meta.c: the metadata value index of a namespace (core/meta.h) */
 /* Start-up (or reload), ns not shared yet: every segment's metadata from db into ns->meta. */

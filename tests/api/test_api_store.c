@@ -101,10 +101,7 @@ static int setup(void **state)
                           .ops = mem_vec_ops()};
     mem_err_t err;
     mem_err_clear(&err);
-    if (mem_store_open(&o, &st, &err) != MEM_OK) {
-        fprintf(stderr, "open: %s\n", err.msg);
-        return -1;
-    }
+    if (mem_store_open(&o, &st, &err) != MEM_OK) fail_msg("open: %s", err.msg);
     memset(&cfg, 0, sizeof(cfg));
     cfg.decay.kind = MEM_DECAY_EXPONENTIAL;
     cfg.decay.recency_bias = 1.0;
@@ -256,6 +253,19 @@ static void test_session(void **state)
     json_decref(expect("GET", NS, NULL, 404));
 }
 
+/* The MCP result of j, which must not be a tool error (printed when it is). */
+static json_t *tool_ok(json_t *j)
+{
+    json_t *res = json_object_get(j, "result");
+    if (!json_is_false(json_object_get(res, "isError"))) {
+        char *s = json_dumps(j, JSON_COMPACT), msg[600];
+        snprintf(msg, sizeof(msg), "%s", s ? s : "?");
+        free(s);
+        fail_msg("tool error: %s", msg);
+    }
+    return res;
+}
+
 static void test_mcp_over_store(void **state)
 {
     json_t *j = expect("POST", "/mcp",
@@ -263,15 +273,14 @@ static void test_mcp_over_store(void **state)
                        "\"name\":\"memory_insert\",\"arguments\":{\"text\":\"the cat is called "
                        "Miso\"}}}",
                        200);
-    json_t *res = json_object_get(j, "result");
-    assert_true(json_is_false(json_object_get(res, "isError")));
+    json_t *res = tool_ok(j);
     assert_non_null(json_object_get(json_object_get(res, "structuredContent"), "inserted"));
     json_decref(j);
     j = expect("POST", "/mcp",
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{"
                "\"name\":\"memory_retrieve\",\"arguments\":{\"query\":\"cat name\"}}}",
                200);
-    res = json_object_get(json_object_get(j, "result"), "structuredContent");
+    res = json_object_get(tool_ok(j), "structuredContent");
     assert_string_equal(json_string_value(json_object_get(res, "namespace")), "default");
     assert_int_equal(json_array_size(json_object_get(res, "results")), 1);
     json_decref(j);

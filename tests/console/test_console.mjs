@@ -167,6 +167,36 @@ test("the console asks for the key, then searches; a slider changes the order", 
   await page.fill("#coherence-weight", "0");
   await waitOrder(["pw-new", "pw-old", "lunch"]);
 
+  // every decay kind: the rows are the API's, and each result's dot (the decay the server
+  // computed) lies on the curve the page draws from its own formula
+  for (const kind of ["linear", "gaussian", "weibull", "none", "exponential"]) {
+    await page.selectOption("#decay", kind);
+    if (kind === "weibull") {
+      assert.equal(await page.isVisible("#shape"), true);
+      await page.fill("#shape", "2.5");
+    }
+    const want = await call("POST", `/v1/namespaces/${NS}/retrieve`, { query:
+      "staging database password", k: 10, half_life: halfLife, recency_bias: 1,
+      coherence_weight: 0, explain: true,
+      decay: kind === "weibull" ? { weibull: { shape: 2.5 } } : kind });
+    await page.waitForFunction((k) => document.querySelector("#plot-caption").textContent
+      .startsWith(`${k} decay`), kind, { timeout: 10_000 });
+    await waitOrder(want.results.map((r) => r.id));
+    const off = await page.$$eval("#decay-plot", ([svg]) => {
+      const pts = svg.querySelector("polyline.curve").getAttribute("points").split(" ")
+        .map((p) => p.split(",").map(Number));
+      return [...svg.querySelectorAll("circle.dot")].map((c) => {
+        const cx = Number(c.getAttribute("cx")), cy = Number(c.getAttribute("cy"));
+        const i = pts.findIndex(([x]) => x >= cx);
+        const [x0, y0] = pts[Math.max(0, i - 1)], [x1, y1] = pts[i];
+        const yc = x1 === x0 ? y1 : y0 + ((cx - x0) / (x1 - x0)) * (y1 - y0);
+        return Math.abs(cy - yc);
+      });
+    });
+    assert.equal(off.length, 3, kind);
+    assert.ok(off.every((d) => d < 1.5), `${kind}: dots off the curve by ${off} px`);
+  }
+
   // as of 10 November: later memories are excluded
   await page.fill("#as-of", "2026-11-10T00:00:00");
   await waitOrder(["pw-old"]);

@@ -741,8 +741,8 @@ def test_import_bad_line_writes_nothing():
             # a first line of another dimension fixes the new namespace's: the next one is at fault
             want_line = 2 if code == "dimension_mismatch" and at == 0 else at + 1
             h.eq(err.get("line"), want_line, "line of %s at %d" % (code, at))
-            if code == "invalid_json":  # the column within the NDJSON line, not a line 1 of its own
-                h.check(("line %d: invalid JSON at column" % (at + 1)) in err.get("message", ""),
+            if code == "invalid_json":  # named by its NDJSON line
+                h.check(("line %d: invalid JSON at" % (at + 1)) in err.get("message", ""),
                         "message %r" % err.get("message"))
             if field:
                 h.eq(err.get("field"), field, "field of %s" % code)

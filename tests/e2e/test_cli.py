@@ -307,6 +307,7 @@ def test_export_import_with_progress():
         h.eq(p.returncode, 0, p.stderr)
         lines = p.stderr.decode().splitlines()
         h.check(lines and all(ln.startswith("import: ") for ln in lines), lines)
+        h.eq(len(set(lines)), len(lines), "no line repeated")
         h.eq(lines[-1], "import: 300 lines, %.1f KiB of %.1f KiB sent (100%%)"
              % (len(data) / 1024, len(data) / 1024))
         h.check("\r" not in p.stderr.decode() and "\x1b" not in p.stderr.decode(), "no escapes")
@@ -317,8 +318,16 @@ def test_export_import_with_progress():
                            capture_output=True, env=e, timeout=60)
         h.eq(p.returncode, 0, p.stderr)
         h.eq(json.loads(p.stdout), {"imported": 300, "skipped": 0})
-        h.eq(p.stderr.decode().splitlines()[-1], "import: 300 lines, %.1f KiB sent"
-             % (len(data) / 1024))
+        lines = p.stderr.decode().splitlines()
+        h.eq(lines[-1], "import: 300 lines, %.1f KiB sent" % (len(data) / 1024))
+        h.eq(len(set(lines)), len(lines), "no line repeated")
+        # one small chunk: one progress line, not the same line again when the answer comes
+        one = data.splitlines(True)[0]
+        p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_one"], input=one,
+                           capture_output=True, env=e, timeout=60)
+        h.eq(p.returncode, 0, p.stderr)
+        h.eq(p.stderr.decode().splitlines(),
+             ["import: 1 lines, %.1f KiB sent" % (len(one) / 1024)])
         # all or nothing: the bad line is named, nothing written
         bad = b'{"id":"a","embedding":[1,0]}\n{"id":"b","embedding":[1]}\n'
         p = subprocess.run([h.BINARY, "import", "-n", "cli_exp_bad", "--quiet"], input=bad,

@@ -1,5 +1,5 @@
 """test_readme.py - the README's "Five minutes with curl" runs as printed, and prints what
-the README says it prints.
+the README says it prints; so does the command-line example of docs/operations.md.
 
 Each ```sh block of that section is run against a fresh server, one command at a time, with
 the README's own shell lines (only the address changed). A `# ...` comment right under a
@@ -22,12 +22,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PAIR = re.compile(r'"(\w+)":("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
 
 
-def section(title):
-    """The text of README.md's `## title` section."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+def section(title, path="README.md", level="##"):
+    """The text of path's `## title` section (`level` the heading's hashes)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         text = f.read()
-    start = text.index("\n## " + title + "\n")
-    end = text.find("\n## ", start + 1)
+    start = text.index("\n%s %s\n" % (level, title))
+    end = text.find("\n%s " % level, start + 1)
     return text[start:end if end >= 0 else len(text)]
 
 
@@ -111,6 +111,44 @@ def test_five_minutes_with_curl():
         # the export the last block wrote is the namespace as it is then: lunch forgotten
         ids = sorted(json.loads(x)["id"] for x in exported.splitlines() if x.strip())
         h.eq(ids, ["pw-new", "pw-old"], "agent.ndjson")
+    finally:
+        srv.stop()
+
+
+@h.test
+def test_command_line_example():
+    """docs/operations.md's command-line session: every command succeeds, and the table
+    under the search is exactly what the command prints."""
+    srv = h.Server()
+    srv.start()
+    try:
+        block = sh_blocks(section("The command line", "docs/operations.md", "###"))[0]
+        env = h.clean_env({"MNEMOD_URL": "http://127.0.0.1:%d" % srv.port})
+        env.pop("COLUMNS", None)
+        shell = 'mnemod() { "%s" "$@"; }' % h.BINARY
+        promises = 0
+        with tempfile.TemporaryDirectory() as cwd:
+            for cmd, _ in commands(block):
+                h.check(cmd.startswith("mnemod "), cmd)
+            lines = block.splitlines()
+            for i, cmd in enumerate(lines):
+                if not cmd.startswith("mnemod "):
+                    continue
+                promised = []
+                for nxt in lines[i + 1:]:
+                    if not nxt.startswith("# "):
+                        break
+                    promised.append(nxt[2:].rstrip())
+                p = subprocess.run(["sh", "-c", shell + "\n" + cmd], cwd=cwd, env=env,
+                                   capture_output=True, timeout=60)
+                out = p.stdout.decode("utf-8")
+                h.check(p.returncode == 0, "%s: exit %d %s" % (cmd, p.returncode, p.stderr))
+                if promised:
+                    h.eq([x.rstrip() for x in out.splitlines()], promised, cmd)
+                    promises += 1
+        h.check(promises >= 1, "the example promises an output")
+        st, _, body = srv.call("GET", "/v1/namespaces")
+        h.eq(sorted(n["name"] for n in body["namespaces"]), ["agent"], "agent-copy dropped")
     finally:
         srv.stop()
 

@@ -189,6 +189,92 @@ def test_restart_keeps_identical_answers():
         srv.cleanup()
 
 
+def export_lines(srv, ns):
+    conn = h.http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+    try:
+        conn.request("GET", "/v1/namespaces/%s/export" % ns)
+        r = conn.getresponse()
+        data = r.read()
+        h.check_schema("GET", "/v1/namespaces/%s/export" % ns, r.status,
+                       r.getheader("content-type"), data)
+    finally:
+        conn.close()
+    eq(r.status, 200, "export")
+    return [h.json.loads(x) for x in data.splitlines()]
+
+
+def import_lines(srv, ns, lines):
+    body = "".join(h.json.dumps(x) + "\n" for x in lines).encode()
+    return srv.call("POST", "/v1/namespaces/%s/import" % ns, body,
+                    headers={"Content-Type": "application/x-ndjson"})
+
+
+@test
+def test_export_import_keeps_the_answers():
+    """A copy made by export and import answers every text query as the original does (its
+    default match too: the export carries the embedder that made the vectors), also after a
+    supersede, an archiving compaction and a delete, and both keep their answers across a
+    restart."""
+    srv = h.Server().start()
+    try:
+        ns, copy = fresh_ns("exp"), fresh_ns("exp_copy")
+        words = ["cats", "dogs", "birds", "fish", "cats", "dogs cats", "owls", "cats fish"]
+        expect_ok(srv.insert(ns, {"segments": [
+            {"id": "s%d" % i, "text": "memory %d about %s" % (i, w),
+             "timestamp": 1760000000 + i * 60} for i, w in enumerate(words)]}), 201)
+        expect_ok(srv.insert(ns, {"id": "s8", "text": "replaces the first cats memory",
+                                  "supersedes": ["s0"], "timestamp": 1760000600}), 201)
+        expect_ok(srv.delete("/v1/namespaces/%s/segments/s6" % ns))
+        expect_ok(srv.compact(ns, {"target": 5, "policy": "coherence_weighted", "context": []}))
+        lines = export_lines(srv, ns)
+        check(any(x["archived"] for x in lines), "the compaction archived a segment")
+        eq({x.get("embedder") for x in lines}, {"builtin"}, "lines name the embedder")
+        eq(expect_ok(import_lines(srv, copy, lines), 201), {"imported": 8, "skipped": 0},
+           "import")
+        eq(export_lines(srv, copy), lines, "export, import, export: the same lines")
+        reqs = [{"query": "memory about cats"}, {"query": "cats fish", "match": "text"},
+                {"query": "dogs", "match": "hybrid", "include_archived": True},
+                {"query": "first cats", "include_superseded": True},
+                {"query": "birds", "match": "vector"}]
+
+        def answers(name):
+            out = []
+            for r in reqs:
+                a = expect_ok(srv.retrieve(name, dict(r, k=10, half_life="1d", explain=True,
+                                                      origin=1760000700)))
+                a.pop("took_ms"), a.pop("namespace")
+                for x in a["results"]:
+                    x.pop("seq")  # an import numbers its segments anew
+                out.append(a)
+            return out
+
+        want = answers(ns)
+        eq(want[0]["match"], "hybrid", "default match with built-in vectors")
+        eq(answers(copy), want, "the copy answers as the original")
+        stats = [expect_ok(srv.get("/v1/namespaces/%s" % n)) for n in (ns, copy)]
+        eq(stats[1]["embedder"], stats[0]["embedder"], "the copy records the embedder")
+        srv.restart()
+        eq(answers(ns), want, "the original after a restart")
+        eq(answers(copy), want, "the copy after a restart")
+        # the embedder a line names: a string, one per import, the namespace's own
+        bad = dict(lines[0], id="x0", embedder=7)
+        err = expect_error(import_lines(srv, fresh_ns("exp_bad"), [bad]), 400, "invalid_field")
+        eq((err.get("field"), err.get("line")), ("embedder", 1), "names the field and line")
+        two = [dict(lines[1], id="y1"), dict(lines[2], id="y2", embedder="openai:m")]
+        err = expect_error(import_lines(srv, fresh_ns("exp_two"), two), 409, "embedder_mismatch")
+        eq(err.get("line"), 2, "names the line")
+        other = [dict(x, id="z%d" % i, embedder="openai:m", supersedes=[])
+                 for i, x in enumerate(lines)]
+        expect_error(import_lines(srv, ns, other), 409, "embedder_mismatch", "another embedder")
+        eq(len(export_lines(srv, ns)), len(lines), "nothing written")
+        text_only = [{"id": "t0", "text": "embedded here"}, dict(lines[1], embedder="openai:m")]
+        expect_error(import_lines(srv, fresh_ns("exp_mix"), text_only), 409, "embedder_mismatch",
+                     "text embedded here for vectors of another embedder")
+    finally:
+        srv.stop()
+        srv.cleanup()
+
+
 @test
 def test_text_match_rules():
     srv = S()

@@ -15,6 +15,7 @@ SECS=${1:-10}
 DEFAULT="request decode router timefmt config provider json filter"
 [ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
 DEFAULT="$DEFAULT ndjson"   # tests/fuzz/fuzz_ndjson.c (import lines, over the fake store)
+DEFAULT="$DEFAULT http"     # tests/fuzz/fuzz_http.c (raw bytes into the real server loop)
 TARGETS=${*:-$DEFAULT}
 JOBS=${FUZZ_JOBS:-1}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

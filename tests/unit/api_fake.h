@@ -119,6 +119,7 @@ WEAK int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool wit
     if (strcmp(ns, "mem") != 0 || strcmp(id, "a/b") != 0)
         return mem_err_set(err, MEM_ENOTFOUND, "segment %s not found", id);
     mem_store_segment_t *s = calloc(1, sizeof(*s));
+    if (!s) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     s->id = "a/b";
     s->seq = 7;
     s->ts_ms = FAKE_NOW_MS - 1500;
@@ -149,10 +150,17 @@ WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_re
     if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
     fake_list_req = *req;
     mem_store_segment_t **segs = calloc(5, sizeof(*segs));
+    if (!segs) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t k = 0;
     for (int64_t seq = req->after_seq + 1; strcmp(ns, "mem") == 0 && seq <= 5; seq++) {
         if (k == req->limit) break;
         mem_store_segment_t *s = calloc(1, sizeof(*s));
+        if (!s) {
+            while (k)
+                free(segs[--k]);
+            free(segs);
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        }
         s->id = ids[seq - 1];
         s->seq = seq;
         s->ts_ms = FAKE_NOW_MS - 1000 * (6 - seq);
@@ -191,6 +199,11 @@ WEAK size_t mem_store_export_dim(const mem_store_export_t *x)
     return 3;
 }
 
+WEAK const char *mem_store_export_embedder(const mem_store_export_t *x)
+{
+    return NULL;
+}
+
 WEAK void mem_store_export_close(mem_store_export_t *x)
 {
     free(x);
@@ -215,6 +228,7 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
              q->source ? q->source : "");
     fake.q.source = q->source ? fake.source : NULL;
     mem_store_result_t *r = calloc(2, sizeof(*r));
+    if (!r) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     r[0].hit = (mem_scan_hit_t){.pos = 4,
                                 .seq = 12,
                                 .score = 0.8125,
@@ -262,8 +276,14 @@ WEAK int mem_store_compact_plan(mem_store_t *st, const char *ns, const mem_store
     size_t target = req->has_target ? req->target : (size_t)(req->ratio * (double)active);
     size_t n = target >= active ? 0 : active - target;
     char **ids = n ? calloc(n, sizeof(char *)) : NULL;
+    if (n && !ids) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        ids[i] = malloc(8);
+        if (!(ids[i] = malloc(8))) {
+            while (i)
+                free(ids[--i]);
+            free(ids);
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        }
         snprintf(ids[i], 8, "s%zu", i);
     }
     *evict_ids = ids;
@@ -385,6 +405,40 @@ static void expect_error(const char *method, const char *path, const char *body,
     check_error(&r, status, code, field);
     assert_null(r.pending); /* nothing is submitted for a bad request */
     mem_api_resp_deinit(&r);
+}
+
+/* The op a write request handed to the writer (the test then plays the writer). A request
+ * answered at once instead (an error, an out-of-memory 503) fails with that answer. */
+static mem_store_op_t *submitted(const mem_api_resp_t *resp)
+{
+    if (!resp->pending || resp->status != 0)
+        fail_msg("nothing submitted: %d %.*s", resp->status, (int)resp->body_len,
+                 resp->body ? resp->body : "");
+    return resp->pending;
+}
+
+/* The handler stopped for a remote embedder (resp->embed), or fails with its answer. */
+static void waits_embed(const mem_api_resp_t *resp)
+{
+    if (!resp->embed)
+        fail_msg("not waiting for the embedder: %d %.*s", resp->status, (int)resp->body_len,
+                 resp->body ? resp->body : "");
+}
+
+/* mem_api_begin or mem_api_work went on to the step want; an answer instead fails with its
+ * status as the compared value (so make fault reads an out-of-memory 503 as one). */
+static void next_is(mem_api_next_t got, mem_api_next_t want, const mem_api_resp_t *resp)
+{
+    if (got != want && got == MEM_API_REPLY) assert_int_equal(resp->status, 0);
+    assert_int_equal(got, want);
+}
+
+/* The answer's body contains want, or fails showing it. */
+static void body_has(const mem_api_resp_t *resp, const char *want)
+{
+    if (!resp->body || !strstr(resp->body, want))
+        fail_msg("%d, body without %s: %.*s", resp->status, want, (int)resp->body_len,
+                 resp->body ? resp->body : "");
 }
 
 static void assert_body(const mem_api_resp_t *resp, int status, const char *want)

@@ -227,6 +227,7 @@ static void test_writer(void **state)
         json_t *j = json_loads(docs[i], JSON_ALLOW_NUL, NULL);
         assert_non_null(j);
         char *mine = mem_api__dump(j);
+        assert_non_null(mine);
         char *theirs = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
         assert_non_null(theirs);
         assert_string_equal(mine, theirs);

@@ -188,9 +188,9 @@ static void test_tools_call_retrieve(void **state)
         "\"memory_retrieve\",\"arguments\":{\"namespace\":\"mem\",\"embedding\":[1,0,0],\"k\":1,"
         "\"half_life\":\"90d\"}}}",
         &r);
+    json_t *j = tool_result(&r, "4", false);
     assert_int_equal(fake.n_retrieve, 1);
     assert_true(fake.q.scan.decay.half_life_s == 90 * 86400.0);
-    json_t *j = tool_result(&r, "4", false);
     json_t *sc = json_object_get(json_object_get(j, "result"), "structuredContent");
     assert_string_equal(json_string_value(json_object_get(sc, "namespace")), "mem");
     assert_int_equal(json_array_size(json_object_get(sc, "results")), 1);
@@ -265,8 +265,7 @@ static void test_tools_call_writes_go_pending(void **state)
         "\"memory_insert\",\"arguments\":{\"namespace\":\"text\",\"text\":\"buy milk\","
         "\"source\":\"chat\"}}}",
         &r);
-    mem_store_op_t *op = r.pending;
-    assert_non_null(op);
+    mem_store_op_t *op = submitted(&r);
     assert_null(r.body);
     assert_int_equal(op->kind, MEM_STORE_OP_INSERT);
     assert_string_equal(op->ns, "text");
@@ -288,7 +287,7 @@ static void test_tools_call_writes_go_pending(void **state)
     mcp("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"memory_forget\",\"arguments\":{\"id\":\"zz\"}}}",
         &r);
-    assert_non_null(r.pending);
+    submitted(&r);
     assert_string_equal(r.pending->ns, "default");
     assert_string_equal(r.pending->id, "zz");
     r.pending->rc = MEM_ENOTFOUND;
@@ -301,7 +300,7 @@ static void test_tools_call_writes_go_pending(void **state)
     mcp("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
         "\"memory_compact\",\"arguments\":{\"namespace\":\"mem\",\"target\":4}}}",
         &r);
-    assert_non_null(r.pending);
+    submitted(&r);
     assert_int_equal(r.pending->n_evict, 1);
     r.pending->rc = MEM_OK;
     r.pending->n_applied = 1;

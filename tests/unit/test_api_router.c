@@ -186,7 +186,7 @@ static void test_query_strings(void **state)
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=true", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_true(fake.with_embedding);
-    assert_non_null(strstr(r.body, "\"embedding\":[0.6,0.8,0.0]"));
+    body_has(&r, "\"embedding\":[0.6,0.8,0.0]");
     mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=false", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
@@ -197,11 +197,11 @@ static void test_query_strings(void **state)
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=base64", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
     assert_true(fake.with_embedding);
-    assert_non_null(strstr(r.body, "\"embedding\":\"mpkZP83MTD8AAAAA\""));
+    body_has(&r, "\"embedding\":\"mpkZP83MTD8AAAAA\"");
     mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding", NULL, NULL, &r);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "\"embedding\":[0.6,0.8,0.0]"));
+    body_has(&r, "\"embedding\":[0.6,0.8,0.0]");
     mem_api_resp_deinit(&r);
     call_ct("GET", "/v1/namespaces/mem/segments/a%2Fb", "embedding=BASE64", NULL, NULL, &r);
     check_error(&r, 400, "invalid_field", "embedding");
@@ -247,6 +247,7 @@ static void test_reads(void **state)
         "\"embedder\":null}");
     mem_api_resp_deinit(&r);
     call("GET", "/v1/namespaces", NULL, &r);
+    assert_int_equal(r.status, 200);
     json_t *j = resp_json(&r);
     json_t *arr = json_object_get(j, "namespaces");
     assert_int_equal(json_array_size(arr), 3);
@@ -341,14 +342,14 @@ static void test_retrieve_answer(void **state)
     assert_int_equal(r.status, 200);
     assert_null(strstr(r.body, "similarity"));
     assert_null(strstr(r.body, "age_seconds"));
-    assert_non_null(strstr(r.body, "\"score\":0.8125"));
+    body_has(&r, "\"score\":0.8125");
     mem_api_resp_deinit(&r);
 }
 
 /* Play the writer: the op is final, then finish. */
 static void writer_done(mem_api_resp_t *r, int rc)
 {
-    assert_non_null(r->pending);
+    submitted(r);
     r->pending->rc = rc;
     mem_api_finish(&test_ctx, r);
 }
@@ -362,8 +363,7 @@ static void test_insert_round_trip(void **state)
          &r);
     assert_int_equal(r.status, 0);
     assert_null(r.body);
-    mem_store_op_t *op = r.pending;
-    assert_non_null(op);
+    mem_store_op_t *op = submitted(&r);
     assert_int_equal(op->kind, MEM_STORE_OP_INSERT);
     assert_string_equal(op->ns, "fresh");
     assert_int_equal(op->dim, 2);
@@ -384,6 +384,7 @@ static void test_insert_round_trip(void **state)
 
     /* idempotent retry: nothing new is 200 */
     call("POST", "/v1/namespaces/mem/segments", "{\"id\":\"a\",\"embedding\":[1,0,0]}", &r);
+    submitted(&r);
     r.pending->outs[0] = (mem_store_seg_out_t){.seq = 9, .ts_ms = FAKE_NOW_MS, .existed = true};
     writer_done(&r, MEM_OK);
     assert_body(
@@ -394,6 +395,7 @@ static void test_insert_round_trip(void **state)
     /* the writer's errors become their SPEC bodies */
     call("POST", "/v1/namespaces/mem/segments",
          "{\"embedding\":[1,0,0],\"timestamp\":\"2026-07-01T00:00:00Z\"}", &r);
+    submitted(&r);
     mem_err_field(&r.pending->err, MEM_ENONMONO, "timestamp", "timestamp: older than newest");
     r.pending->err.last_ms = FAKE_NOW_MS;
     r.pending->err.given_ms = INT64_C(1782864000000);
@@ -423,6 +425,7 @@ static void test_namespace_writes(void **state)
 {
     mem_api_resp_t r;
     call("PUT", "/v1/namespaces/new", "{\"dim\":384}", &r);
+    submitted(&r);
     assert_int_equal(r.pending->kind, MEM_STORE_OP_NS_CREATE);
     assert_int_equal(r.pending->dim, 384);
     r.pending->created = true;
@@ -435,6 +438,7 @@ static void test_namespace_writes(void **state)
     assert_body(&r, 200, "{\"name\":\"new\",\"dim\":256}");
     mem_api_resp_deinit(&r);
     call("PUT", "/v1/namespaces/new", "{\"dim\":3}", &r);
+    submitted(&r);
     mem_err_set(&r.pending->err, MEM_EEXISTS, "namespace new exists with dim 384");
     writer_done(&r, MEM_EEXISTS);
     assert_body(&r, 409,
@@ -442,6 +446,7 @@ static void test_namespace_writes(void **state)
                 "with dim 384\"}}");
     mem_api_resp_deinit(&r);
     call("DELETE", "/v1/namespaces/mem", NULL, &r);
+    submitted(&r);
     assert_int_equal(r.pending->kind, MEM_STORE_OP_NS_DROP);
     writer_done(&r, MEM_OK);
     assert_body(&r, 200, "{\"deleted\":\"mem\"}");
@@ -451,6 +456,7 @@ static void test_namespace_writes(void **state)
     check_error(&r, 404, "not_found", NULL);
     mem_api_resp_deinit(&r);
     call("DELETE", "/v1/namespaces/mem/segments/a%2Fb", NULL, &r);
+    submitted(&r);
     assert_int_equal(r.pending->kind, MEM_STORE_OP_DELETE);
     assert_string_equal(r.pending->id, "a/b");
     writer_done(&r, MEM_OK);
@@ -462,10 +468,10 @@ static void test_compact_flow(void **state)
 {
     mem_api_resp_t r;
     call("POST", "/v1/namespaces/mem/compact", "{\"target\":2,\"purge\":true}", &r);
+    submitted(&r);
     assert_int_equal(fake.n_plan, 1);
     assert_true(fake.creq.has_target && fake.creq.target == 2);
-    mem_store_op_t *op = r.pending;
-    assert_non_null(op);
+    mem_store_op_t *op = submitted(&r);
     assert_int_equal(op->kind, MEM_STORE_OP_COMPACT);
     assert_int_equal(op->n_evict, 3);
     assert_string_equal(op->evict_ids[2], "s2");
@@ -487,12 +493,13 @@ static void test_compact_flow(void **state)
          "{\"ratio\":0.8,\"dry_run\":true,\"policy\":\"structural_time\"}", &r);
     assert_null(r.pending);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "\"before\":5,\"after\":4,\"policy\":\"structural_time\","
-                                   "\"evicted\":[\"s0\"]"));
+    body_has(&r, "\"before\":5,\"after\":4,\"policy\":\"structural_time\","
+                 "\"evicted\":[\"s0\"]");
     mem_api_resp_deinit(&r);
     /* target >= active count: no-op */
     call("POST", "/v1/namespaces/mem/compact", "{\"target\":10}", &r);
     assert_null(r.pending);
+    assert_int_equal(r.status, 200);
     assert_non_null(
         strstr(r.body, "\"before\":5,\"after\":5,\"policy\":\"novelty\",\"evicted\":[]"));
     mem_api_resp_deinit(&r);
@@ -553,6 +560,7 @@ static void test_dump_shortest_reals(void **state)
     mem_api_resp_t r;
     call("POST", "/v1/namespaces/mem/segments",
          "{\"embedding\":[1,0,0],\"metadata\":{\"price\":19.99,\"n\":3,\"tags\":[\"a\"]}}", &r);
+    submitted(&r);
     assert_string_equal(r.pending->segs[0].metadata, "{\"price\":19.99,\"n\":3,\"tags\":[\"a\"]}");
     mem_api_resp_deinit(&r);
 }
@@ -601,7 +609,7 @@ static void test_embed_seam_insert(void **state)
     assert_int_equal(r.status, 0);
     assert_null(r.body);
     assert_null(r.pending);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     assert_int_equal(r.embed->n, 2);
     assert_int_equal(r.embed->lens[0], 5);
     assert_memory_equal(r.embed->texts[0], "alpha", 5);
@@ -610,8 +618,7 @@ static void test_embed_seam_insert(void **state)
     float vecs[4] = {3, 4, 0, -5};
     mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
     assert_null(r.embed);
-    mem_store_op_t *op = r.pending;
-    assert_non_null(op);
+    mem_store_op_t *op = submitted(&r);
     assert_int_equal(op->kind, MEM_STORE_OP_INSERT);
     assert_int_equal(op->dim, 2);
     assert_int_equal(op->n_segs, 3);
@@ -630,7 +637,7 @@ static void test_embed_seam_insert(void **state)
 
     /* the provider's failure is the answer; nothing is submitted */
     call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     mem_err_t e;
     mem_err_clear(&e);
     mem_err_set(&e, MEM_EEMBEDTIME, "embedder: no answer from the provider within 2s");
@@ -640,24 +647,27 @@ static void test_embed_seam_insert(void **state)
     mem_api_resp_deinit(&r);
     call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
     mem_err_set(&e, MEM_EEMBED, "embedder: the provider answered 500");
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, NULL, 0, &e);
     check_error(&r, 502, "embedder_error", NULL);
     mem_api_resp_deinit(&r);
     /* a zero vector from the provider is its failure */
     call("POST", "/v1/namespaces/fresh/segments", "{\"text\":\"x\"}", &r);
     float zero[2] = {0, 0};
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, zero, 2, NULL);
     check_error(&r, 502, "embedder_error", "text");
     mem_api_resp_deinit(&r);
 
     /* dimensions: the answer must fit the namespace ("mem" has dim 3) and the batch */
     call("POST", "/v1/namespaces/mem/segments", "{\"text\":\"x\"}", &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
     check_error(&r, 400, "dimension_mismatch", "text");
     mem_api_resp_deinit(&r);
     call("POST", "/v1/namespaces/fresh/segments",
          "{\"segments\":[{\"embedding\":[1,2,3]},{\"text\":\"x\"}]}", &r);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
     check_error(&r, 400, "dimension_mismatch", "segments[1].text");
     mem_api_resp_deinit(&r);
@@ -684,8 +694,8 @@ static void test_embed_seam_insert(void **state)
     call("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\"}", &r);
     assert_null(r.embed);
     check_error(&r, 409, "embedder_mismatch", "text");
-    assert_non_null(strstr(r.body, "builtin"));
-    assert_non_null(strstr(r.body, "openai:m"));
+    body_has(&r, "builtin");
+    body_has(&r, "openai:m");
     mem_api_resp_deinit(&r);
     /* ...but a client embedding of its dimension is always accepted */
     static char body[4096];
@@ -695,7 +705,7 @@ static void test_embed_seam_insert(void **state)
     snprintf(body + o, sizeof(body) - o, "],\"text\":\"kept as is\"}");
     call("POST", "/v1/namespaces/text/segments", body, &r);
     assert_null(r.embed);
-    assert_non_null(r.pending);
+    submitted(&r);
     assert_null(r.pending->embedder);
     mem_api_resp_deinit(&r);
 
@@ -704,13 +714,13 @@ static void test_embed_seam_insert(void **state)
     use_remote(0);
     test_ctx.embedder_id = "builtin"; /* what "text" recorded */
     call("POST", "/v1/namespaces/text/segments", "{\"text\":\"x\"}", &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
     check_error(&r, 502, "embedder_error", "text");
     assert_null(r.pending);
     mem_api_resp_deinit(&r);
     call("POST", "/v1/namespaces/text/retrieve", "{\"query\":\"x\"}", &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, vecs, 2, NULL);
     check_error(&r, 502, "embedder_error", "query");
     mem_api_resp_deinit(&r);
@@ -719,11 +729,12 @@ static void test_embed_seam_insert(void **state)
     use_builtin();
     call("POST", "/v1/namespaces/text/segments", "{\"text\":\"hello world\"}", &r);
     assert_null(r.embed);
-    assert_non_null(r.pending);
+    submitted(&r);
     assert_string_equal(r.pending->embedder, "builtin");
     assert_int_equal(r.pending->dim, 256);
     mem_api_resp_deinit(&r);
     call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
+    submitted(&r);
     assert_null(r.pending->embedder);
     mem_api_resp_deinit(&r);
 }
@@ -744,7 +755,7 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"k\":3,\"match\":\"vector\"}",
          &r);
     assert_int_equal(fake.n_retrieve, 0);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     assert_int_equal(r.embed->n, 1);
     assert_memory_equal(r.embed->texts[0], "milk", 4);
     float q[3] = {0, 3, 4};
@@ -753,9 +764,10 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     assert_int_equal(fake.n_retrieve, 1);
     assert_int_equal(fake.q.scan.k, 3);
     assert_true(fabsf(fake.query[2] - 0.8f) < 1e-6f);
-    assert_non_null(strstr(r.body, "\"results\":["));
+    body_has(&r, "\"results\":[");
     mem_api_resp_deinit(&r);
     call("POST", "/v1/namespaces/mem/retrieve", "{\"query\":\"milk\",\"match\":\"hybrid\"}", &r);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, q, 2, NULL);
     check_error(&r, 400, "dimension_mismatch", "query");
     mem_api_resp_deinit(&r);
@@ -775,26 +787,26 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
          "\"memory_retrieve\",\"arguments\":{\"namespace\":\"mem\",\"query\":\"milk\","
          "\"match\":\"vector\"}}}",
          &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     assert_null(r.body);
     mem_api_resume(&test_ctx, &r, q, 3, NULL);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "\"isError\":false"));
-    assert_non_null(strstr(r.body, "\"id\":7"));
+    body_has(&r, "\"isError\":false");
+    body_has(&r, "\"id\":7");
     mem_api_resp_deinit(&r);
     call("POST", "/mcp",
          "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
          "\"memory_insert\",\"arguments\":{\"namespace\":\"fresh\",\"text\":\"milk\"}}}",
          &r);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, q, 3, NULL);
-    assert_non_null(r.pending);
+    submitted(&r);
     assert_string_equal(r.pending->embedder, "openai:m");
     r.pending->outs[0] = (mem_store_seg_out_t){.seq = 1, .ts_ms = FAKE_NOW_MS};
     r.pending->created = true;
     writer_done(&r, MEM_OK);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "\"isError\":false"));
+    body_has(&r, "\"isError\":false");
     mem_api_resp_deinit(&r);
     call("POST", "/mcp",
          "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":"
@@ -803,17 +815,18 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     mem_err_t e;
     mem_err_clear(&e);
     mem_err_set(&e, MEM_EEMBED, "embedder: the provider answered 401 Unauthorized");
+    waits_embed(&r);
     mem_api_resume(&test_ctx, &r, NULL, 0, &e);
     assert_int_equal(r.status, 200);
-    assert_non_null(strstr(r.body, "\"isError\":true"));
-    assert_non_null(strstr(r.body, "401 Unauthorized"));
-    assert_non_null(strstr(r.body, "embedder_error"));
+    body_has(&r, "\"isError\":true");
+    body_has(&r, "401 Unauthorized");
+    body_has(&r, "embedder_error");
     mem_api_resp_deinit(&r);
 
     /* PUT without a dimension asks the provider for it when it is not known yet */
     call("PUT", "/v1/namespaces/new", NULL, &r);
     assert_null(r.pending);
-    assert_non_null(r.embed);
+    waits_embed(&r);
     assert_int_equal(r.embed->n, 1);
     mem_api_resume(&test_ctx, &r, q, 3, NULL);
     assert_int_equal(r.pending->kind, MEM_STORE_OP_NS_CREATE);

@@ -24,23 +24,6 @@
 
 static uint64_t seed;
 
-static double rng_unit(uint64_t *s) /* [0, 1) */
-{
-    return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-static size_t rng_below(uint64_t *s, size_t n)
-{
-    return n ? (size_t)(rng_next(s) % n) : 0;
-}
-
-static void random_unit(float *v, size_t dim, uint64_t *s)
-{
-    do {
-        for (size_t i = 0; i < dim; i++)
-            v[i] = (float)(rng_unit(s) * 2.0 - 1.0);
-    } while (mem_vec_normalize(v, dim) != 0);
-}
-
 static void append(mem_index_t *idx, size_t i, int64_t ts, const float *v, uint16_t source,
                    uint8_t flags)
 {

@@ -30,22 +30,6 @@
 #define DAY_MS (86400ll * 1000ll)
 
 static uint64_t seed;
-static double rng_unit(uint64_t *s)
-{
-    return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
-static size_t rng_below(uint64_t *s, size_t n)
-{
-    return n ? (size_t)(rng_next(s) % n) : 0;
-}
-
-static void random_unit(float *v, size_t dim, uint64_t *s)
-{
-    do {
-        for (size_t i = 0; i < dim; i++)
-            v[i] = (float)(rng_unit(s) * 2.0 - 1.0);
-    } while (mem_vec_normalize(v, dim) != 0);
-}
 
 static mem_store_t *open_store_cold(size_t helpers, size_t split_min, size_t cold)
 {
@@ -281,9 +265,7 @@ static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, in
         op.outs = outs;
         op.n_segs = b;
         op.batch = true;
-        assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
-        mem_store_sync(st);
-        if (op.rc != MEM_OK) print_error("insert: %s\n", op.err.msg);
+        if (store_fixture_run(st, &op) != MEM_OK) print_error("insert: %s\n", op.err.msg);
         assert_int_equal(op.rc, MEM_OK);
         done += b;
     }
@@ -388,8 +370,9 @@ static void *reader_main(void *arg)
         if (open_ended) mq.scan.until_ms = INT64_MAX; /* sees the rows being inserted */
         mem_store_result_t *res = NULL;
         size_t n = 0, scanned = 0;
-        if (mem_store_retrieve(r->st, "c", &mq, &res, &n, &scanned, NULL, NULL) != MEM_OK) {
-            r->failed = 1;
+        int rc = mem_store_retrieve(r->st, "c", &mq, &res, &n, &scanned, NULL, NULL);
+        if (rc != MEM_OK) {
+            r->failed = rc; /* a MEM_E* code; the checks below use 2..5 */
             break;
         }
         if (open_ended) { /* a moving target: result order and size only */

@@ -1,9 +1,10 @@
-/* test_util.h - helpers shared by the kernel and scan tests
+/* test_util.h - helpers shared by the kernel and scan tests: ISA tables, seeded randomness
  * SPDX-License-Identifier: MIT
  */
 #ifndef MEM_TESTS_UNIT_TEST_UTIL_H
 #define MEM_TESTS_UNIT_TEST_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/vec.h"
@@ -27,6 +28,27 @@ static inline uint64_t rng_next(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static inline double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform in [0, n), 0 for n == 0. */
+static inline size_t rng_below(uint64_t *s, size_t n)
+{
+    return n ? (size_t)(rng_next(s) % n) : 0;
+}
+
+/* A random unit vector (components uniform in [-1, 1) before normalizing). */
+static inline void random_unit(float *v, size_t dim, uint64_t *s)
+{
+    do {
+        for (size_t i = 0; i < dim; i++)
+            v[i] = (float)(rng_unit(s) * 2.0 - 1.0);
+    } while (mem_vec_normalize(v, dim) != 0);
 }
 
 #endif

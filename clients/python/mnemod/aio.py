@@ -12,16 +12,28 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, AsyncIterator, Dict, Iterator, List, Optional
+from typing import (TYPE_CHECKING, Any, AsyncIterator, Callable, Coroutine, Dict, Iterator, List,
+                    Optional, TypeVar)
 
 from .client import Client
 from .types import Segment
 
-_METHODS = ("health", "metrics", "openapi", "list_namespaces", "create_namespace",
-            "get_namespace", "delete_namespace", "insert", "insert_batch", "get_segment",
-            "delete_segment", "update_segment", "list_segments", "retrieve", "compact",
-            "export_to", "import_segments", "cluster_status", "cluster_snapshot", "request")
+if TYPE_CHECKING:  # only for the checker: the signatures below are strings at run time
+    from typing_extensions import Concatenate, ParamSpec
+    _P = ParamSpec("_P")
+_R = TypeVar("_R")
 _BATCH = 256  # items pulled from a synchronous iterator per thread hop
+
+
+def _awaitable(fn: Callable[Concatenate[Client, _P], _R]
+               ) -> Callable[Concatenate[AsyncClient, _P], Coroutine[Any, Any, _R]]:
+    """Client.fn as an AsyncClient method with the same parameters, run in a thread."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    async def call(self: AsyncClient, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
+    return call
 
 
 class AsyncClient:
@@ -54,6 +66,27 @@ class AsyncClient:
             for x in batch:
                 yield x
 
+    health = _awaitable(Client.health)
+    metrics = _awaitable(Client.metrics)
+    openapi = _awaitable(Client.openapi)
+    list_namespaces = _awaitable(Client.list_namespaces)
+    create_namespace = _awaitable(Client.create_namespace)
+    get_namespace = _awaitable(Client.get_namespace)
+    delete_namespace = _awaitable(Client.delete_namespace)
+    insert = _awaitable(Client.insert)
+    insert_batch = _awaitable(Client.insert_batch)
+    get_segment = _awaitable(Client.get_segment)
+    delete_segment = _awaitable(Client.delete_segment)
+    update_segment = _awaitable(Client.update_segment)
+    list_segments = _awaitable(Client.list_segments)
+    retrieve = _awaitable(Client.retrieve)
+    compact = _awaitable(Client.compact)
+    export_to = _awaitable(Client.export_to)
+    import_segments = _awaitable(Client.import_segments)
+    cluster_status = _awaitable(Client.cluster_status)
+    cluster_snapshot = _awaitable(Client.cluster_snapshot)
+    request = _awaitable(Client.request)
+
     def iter_segments(self, ns: str, **kw: Any) -> AsyncIterator[Segment]:
         """Every segment of the listing, page after page."""
         return self._drain(self.sync.iter_segments(ns, **kw))
@@ -65,16 +98,3 @@ class AsyncClient:
     def export(self, ns: str) -> AsyncIterator[Dict[str, Any]]:
         """The namespace's export, one JSON object per stored segment."""
         return self._drain(self.sync.export(ns))
-
-
-def _wrap(name: str) -> Any:
-    fn = getattr(Client, name)
-
-    @functools.wraps(fn)
-    async def call(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self.sync, name), *args, **kwargs)
-    return call
-
-
-for _name in _METHODS:
-    setattr(AsyncClient, _name, _wrap(_name))

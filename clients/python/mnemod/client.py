@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.parse
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
-                    Tuple, Union)
+                    Tuple, Union, cast)
 
 from .errors import TransportError, error_from_response
 from .types import (CompactResult, Duration, Embedding, ImportProgress, ImportResult,
@@ -299,7 +299,7 @@ class Client:
 
     def openapi(self) -> Dict[str, Any]:
         """GET /openapi.json: the OpenAPI description the server answers with."""
-        return self.request("GET", "/openapi.json").body
+        return cast(Dict[str, Any], self.request("GET", "/openapi.json").body)
 
     # ------------------------------------------------------------------ namespaces
 
@@ -444,12 +444,13 @@ class Client:
     def cluster_status(self) -> Dict[str, Any]:
         """GET /v1/cluster: nodes, streams, namespaces and counters (docs/cluster.md).
         A server not in cluster mode answers 404 (:class:`NotFoundError`)."""
-        return self.request("GET", "/v1/cluster").body
+        return cast(Dict[str, Any], self.request("GET", "/v1/cluster").body)
 
     def cluster_snapshot(self, *, trim: Optional[bool] = None) -> Dict[str, Any]:
         """POST /v1/cluster/snapshot: publish a snapshot and return its manifest; ``trim``
         also drops the stream records the snapshot covers. 404 when not in cluster mode."""
-        return self.request("POST", "/v1/cluster/snapshot", _wire({"trim": trim})).body
+        body = self.request("POST", "/v1/cluster/snapshot", _wire({"trim": trim})).body
+        return cast(Dict[str, Any], body)
 
     # ------------------------------------------------------------------ export / import
 
@@ -496,8 +497,9 @@ class Client:
         raises :class:`ApiError` whose ``details["line"]`` names the 1-based bad line."""
         total: Optional[int] = None
         if hasattr(segments, "read"):
+            file: Any = segments
             try:
-                total = os.fstat(segments.fileno()).st_size - segments.tell()
+                total = os.fstat(file.fileno()).st_size - file.tell()
             except (OSError, AttributeError, ValueError, io.UnsupportedOperation):
                 total = None
         source: Iterable[Any] = segments  # a file object iterates its lines (bytes or str)

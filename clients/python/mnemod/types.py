@@ -13,13 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence, Union
-
-try:  # Python 3.11+
-    from typing import NotRequired, TypedDict
-except ImportError:  # pragma: no cover - older interpreters
-    from typing import TypedDict  # type: ignore[assignment]
-    NotRequired = None  # type: ignore[assignment]
+from typing import (Any, Callable, Dict, List, Optional, Sequence, Type, TypedDict, TypeVar,
+                    Union)
 
 Json = Any
 #: A timestamp in a request: RFC 3339 with a zone, Unix seconds, or an aware ``datetime``.
@@ -30,20 +25,18 @@ Duration = Union[str, int, float, _dt.timedelta]
 Embedding = Union[Sequence[float], str]
 
 
-if NotRequired is not None:
-    class SegmentInput(TypedDict):
-        """One segment to insert (or one import line). At least text or embedding."""
-        id: NotRequired[str]
-        text: NotRequired[str]
-        embedding: NotRequired[Embedding]
-        timestamp: NotRequired[Timestamp]
-        source: NotRequired[str]
-        metadata: NotRequired[Dict[str, Json]]
-        supersedes: NotRequired[List[str]]
-else:  # pragma: no cover
-    SegmentInput = TypedDict("SegmentInput", {  # type: ignore[misc]
-        "id": str, "text": str, "embedding": Embedding, "timestamp": Timestamp,
-        "source": str, "metadata": Dict[str, Json], "supersedes": List[str]}, total=False)
+class SegmentInput(TypedDict, total=False):
+    """One segment to insert (or one import line). At least text or embedding."""
+    id: str
+    text: str
+    embedding: Embedding
+    timestamp: Timestamp
+    source: str
+    metadata: Dict[str, Json]
+    supersedes: List[str]
+
+
+_M = TypeVar("_M", bound="_Model")
 
 
 class _Model:
@@ -52,7 +45,7 @@ class _Model:
     extra: Dict[str, Json]
 
     @classmethod
-    def from_dict(cls, d: Dict[str, Json]):
+    def from_dict(cls: Type[_M], d: Dict[str, Json]) -> _M:
         if not isinstance(d, dict):
             raise TypeError("%s: expected a JSON object, got %r" % (cls.__name__, type(d)))
         known = {f.name: f for f in dataclasses.fields(cls) if f.name != "extra"}
@@ -69,7 +62,7 @@ class _Model:
     def to_dict(self) -> Dict[str, Json]:
         """The JSON object this was built from (None-valued optional fields left out)."""
         out: Dict[str, Json] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):
             if f.name == "extra" or f.name in _LOCAL:
                 continue
             v = getattr(self, f.name)
@@ -215,7 +208,7 @@ class ImportProgress:
     done: bool = False  # the last call, after the server answered
 
 
-def _list_of(cls):
+def _list_of(cls: Type[_Model]) -> Callable[[List[Dict[str, Json]]], List[_Model]]:
     return lambda v: [cls.from_dict(x) for x in v]
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, HERE)
 
 import mnemod  # noqa: E402
 from mnemod import errors  # noqa: E402
-from server import Server  # noqa: E402
+from server import Server, free_port  # noqa: E402
 
 UTC = dt.timezone.utc
 DAY = 86400.0
@@ -402,13 +402,15 @@ class ClientTest(unittest.TestCase):
         for f in ("count", "superseded", "archived", "graph_edges", "max_degree", "oldest",
                   "newest"):
             self.assertEqual(getattr(st, f), getattr(st2, f), f)
-        # the match is explicit: the copy's vectors come from the export, not from an embedder
-        # of its own, so its default match may differ from the original's
-        q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match="hybrid")
-        self.assertEqual([(r.id, r.score) for r in self.c.retrieve(ns, "memory about cats", **q)
-                          .results],
-                         [(r.id, r.score) for r in self.c.retrieve(copy, "memory about cats", **q)
-                          .results])
+        # the copy answers a text query as the original does: with the server's default match
+        # (what a user sends) and with each match named
+        for match in (None, "hybrid", "text", "vector"):
+            q = dict(k=10, half_life="1d", origin=1_760_000_600, explain=True, match=match)
+            a = self.c.retrieve(ns, "memory about cats", **q)
+            b = self.c.retrieve(copy, "memory about cats", **q)
+            self.assertEqual(a.match, b.match, "match %s" % match)
+            self.assertEqual([(r.id, r.score) for r in a.results],
+                             [(r.id, r.score) for r in b.results], "match %s" % match)
         # identical lines are skipped; a file object works (text or binary)
         import io
         import tempfile
@@ -650,6 +652,78 @@ class AuthTest(unittest.TestCase):
         finally:
             os.environ.clear()
             os.environ.update(old)
+
+
+class ClusterTest(unittest.TestCase):
+    """The cluster routes and read-your-writes, against a node in cluster mode on a
+    one-server NATS JetStream (Debian's nats-server, installed by scripts/deps.sh)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import shutil
+        import socket
+        import subprocess
+        import tempfile
+        cls.dir = tempfile.mkdtemp(prefix="mnemod-nats-")
+        port = free_port()
+        nats = shutil.which("nats-server") or "/usr/sbin/nats-server"
+        with open(os.path.join(cls.dir, "nats.log"), "ab") as log:
+            cls.nats = subprocess.Popen([nats, "-js", "-sd", os.path.join(cls.dir, "js"),
+                                         "-a", "127.0.0.1", "-p", str(port)],
+                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or cls.nats.poll() is not None:
+                    cls.tearDownClass()
+                    raise
+                time.sleep(0.05)
+        cls.srv = Server(env={"MNEMOD_NATS_URL": "nats://127.0.0.1:%d" % port,
+                              "MNEMOD_NODE_ID": "py", "MNEMOD_REPLICAS": "1",
+                              "MNEMOD_STREAMS": "1"}).start()
+        cls.c = mnemod.Client(cls.srv.url, api_key="")
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        rc = None
+        if getattr(cls, "srv", None):
+            cls.c.close()
+            rc = cls.srv.stop()
+        cls.nats.terminate()
+        cls.nats.wait(20)
+        shutil.rmtree(cls.dir, True)
+        assert rc in (None, 0), "mnemod exited with %r" % rc
+
+    def test_status_write_read_snapshot(self):
+        st = self.c.cluster_status()
+        self.assertEqual(st["node"], "py")
+        self.assertEqual([(n["id"], n["alive"], n["self"]) for n in st["nodes"]],
+                         [("py", True, True)])
+        self.assertEqual([x["name"] for x in st["streams"]], ["MNEMOD_0"])
+        ins = self.c.insert("py_cluster", "written through the log", id="w1")
+        self.assertIsInstance(ins.log_seq, int)
+        self.assertGreaterEqual(ins.log_seq, 1)
+        hits = self.c.retrieve("py_cluster", "written through the log", min_seq=ins.log_seq)
+        self.assertEqual([r.id for r in hits.results], ["w1"])
+        st = self.c.cluster_status()
+        self.assertGreaterEqual(st["streams"][0]["applied_seq"], ins.log_seq)
+        self.assertGreaterEqual(st["counters"]["writes"], 1)
+        snap = self.c.cluster_snapshot(trim=True)
+        self.assertEqual(snap["node"], "py")
+        self.assertGreaterEqual(snap["positions"]["MNEMOD_0"], ins.log_seq)
+        # the async client reaches the same routes
+        async def go():
+            async with mnemod.AsyncClient(client=mnemod.Client(self.srv.url, api_key="")) as ac:
+                return await ac.cluster_status()
+        self.assertEqual(asyncio.run(go())["node"], "py")
+        # a bad body is refused with its code
+        with self.assertRaises(mnemod.BadRequestError) as cm:
+            self.c.request("POST", "/v1/cluster/snapshot", {"trim": "yes"})
+        self.assertEqual(cm.exception.status, 400)
 
 
 class ReconnectTest(unittest.TestCase):

@@ -1,5 +1,5 @@
-"""test_readme.py - the README's Python example runs as printed against a fresh server and
-prints the line its comment promises."""
+"""test_readme.py - the Python examples of README.md and of this client's README run as
+printed against a fresh server each and print the lines their closing comments promise."""
 
 import os
 import re
@@ -13,34 +13,44 @@ sys.path.insert(0, HERE)
 
 from server import Server  # noqa: E402
 
+# (file, the section holding the example, the address the example uses)
+EXAMPLES = [("README.md", "## Five minutes with Python or TypeScript", "http://localhost:6636"),
+            ("clients/python/README.md", "# mnemod for Python", "http://127.0.0.1:6636")]
 
-def readme_example():
-    """(code, promised output) of the ```python block of README.md's clients section."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+
+def example(path, heading):
+    """(code, promised lines) of the first ```python block after `heading` in path. The
+    promise is the run of `# ` lines closing the block; in each, a run of two or more
+    spaces starts a remark about the line, not part of it."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         text = f.read()
-    start = text.index("\n## Five minutes with Python or TypeScript\n")
+    start = text.index(heading + "\n")
     code = re.search(r"```python\n(.*?)```", text[start:], re.S).group(1)
-    last = code.rstrip().splitlines()[-1]
-    assert last.startswith("# "), last
-    # the comment is the printed line, then (after a run of spaces) a remark about it
-    return code, re.split(r"\s{2,}", last[2:].strip())[0]
+    promised = []
+    for line in reversed(code.rstrip().splitlines()):
+        if not line.startswith("# "):
+            break
+        promised.insert(0, re.split(r"\s{2,}", line[2:].strip())[0])
+    assert promised, "%s: the example promises no output" % path
+    return code, promised
 
 
 class ReadmeTest(unittest.TestCase):
-    def test_python_example(self):
-        code, promised = readme_example()
-        self.assertIn('Client("http://localhost:6636")', code)
-        srv = Server().start()
-        try:
-            code = code.replace("http://localhost:6636", srv.url)
-            env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
-            env.pop("MNEMOD_API_KEY", None)
-            p = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env,
-                               timeout=60)
-            self.assertEqual(p.returncode, 0, p.stderr.decode())
-            self.assertEqual(p.stdout.decode().strip(), promised)
-        finally:
-            self.assertEqual(srv.stop(), 0)
+    def test_python_examples(self):
+        for path, heading, address in EXAMPLES:
+            with self.subTest(path):
+                code, promised = example(path, heading)
+                self.assertIn('Client("%s")' % address, code)
+                srv = Server().start()
+                try:
+                    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+                    env.pop("MNEMOD_API_KEY", None)
+                    p = subprocess.run([sys.executable, "-c", code.replace(address, srv.url)],
+                                       capture_output=True, env=env, timeout=60)
+                    self.assertEqual(p.returncode, 0, p.stderr.decode())
+                    self.assertEqual(p.stdout.decode().splitlines(), promised)
+                finally:
+                    self.assertEqual(srv.stop(), 0)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ export interface ExportedSegment {
   metadata?: Record<string, Json>;
   supersedes?: string[];
   archived?: boolean;
+  /** the embedder that made the namespace's vectors from text (when it recorded one) */
+  embedder?: string;
   [more: string]: unknown;
 }
 

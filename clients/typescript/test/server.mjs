@@ -3,8 +3,8 @@
 // server runs on a free loopback port with its own temporary data directory; stop() sends
 // SIGTERM and resolves with the exit status (0 expected: a crash fails the test).
 import { spawn } from "node:child_process";
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +23,37 @@ function freePort() {
       s.close(() => ok(port));
     });
   });
+}
+
+/** A one-server NATS JetStream (Debian's nats-server) for a node in cluster mode:
+ * {url, stop()}. */
+export async function startNats() {
+  const dir = mkdtempSync(join(tmpdir(), "mnemod-nats-"));
+  const port = await freePort();
+  const log = openSync(join(dir, "nats.log"), "a");
+  const bin = existsSync("/usr/sbin/nats-server") ? "/usr/sbin/nats-server" : "nats-server";
+  const proc = spawn(bin, ["-js", "-sd", join(dir, "js"), "-a", "127.0.0.1", "-p", String(port)],
+    { stdio: ["ignore", log, log] });
+  const exited = new Promise((ok) => proc.once("exit", (code, sig) => ok(code ?? sig)));
+  const stop = async () => {
+    if (proc.exitCode === null) proc.kill("SIGTERM");
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const up = await new Promise((ok) => {
+      const s = connect(port, "127.0.0.1", () => { s.end(); ok(true); });
+      s.once("error", () => ok(false));
+    });
+    if (up) return { url: `nats://127.0.0.1:${port}`, stop };
+    if (Date.now() > deadline || proc.exitCode !== null) {
+      const text = readFileSync(join(dir, "nats.log"), "utf8");
+      await stop();
+      throw new Error(`nats-server did not start:\n${text}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function startServer({ args = [], env = {} } = {}) {
