@@ -298,8 +298,10 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
         if (rc != MEM_OK) {
             memcpy(to, cand, n_cand * sizeof(*to));
         } else {
-            memcpy(to, leave.p + n_leave, (leave.n - n_leave) * sizeof(*to));
-            memcpy(to + (leave.n - n_leave), join.p + n_join, (join.n - n_join) * sizeof(*to));
+            if (leave.n > n_leave) /* never memcpy from a NULL list, even for 0 bytes */
+                memcpy(to, leave.p + n_leave, (leave.n - n_leave) * sizeof(*to));
+            if (join.n > n_join)
+                memcpy(to + (leave.n - n_leave), join.p + n_join, (join.n - n_join) * sizeof(*to));
         }
         g->n_pend += n_back;
     } else if (n_back) {
