@@ -2,10 +2,10 @@
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Everything decoded from one request (segments, vectors, strings, the pending
- * store op) is allocated from a per-response pool (one malloc per object, linked), kept in
- * resp->_state and freed in one go by mem_api_resp_deinit. Decoders turn a json_t into
- * plain structs and take the namespace's dimension as a parameter (0: the namespace does
- * not exist), so tests drive them without a store.
+ * store op) is allocated from the request's arena (core/arena.h: bump allocation in a few
+ * blocks), kept in resp->_state and freed in one go by mem_api_resp_deinit. Decoders turn a json_t
+ * into plain structs and take the namespace's dimension as a parameter (0: the namespace does not
+ * exist), so tests drive them without a store.
  */
 #ifndef MEM_API_API_INT_H
 #define MEM_API_API_INT_H
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "core/arena.h"
 #include "core/compact.h"
 #include "core/err.h"
 #include "storage/store.h"
@@ -27,10 +28,8 @@
 #define MEM_API_MAX_SUPERSEDES 1024
 #define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
 
-/* ---- pool: every allocation of one request ---- */
-typedef struct mem_api__pool {
-    void *head; /* linked list of blocks */
-} mem_api__pool_t;
+/* ---- the request's arena: every allocation of one request ---- */
+typedef mem_arena_t mem_api__pool_t; /* {0} is an empty one */
 
 void *mem_api__palloc(mem_api__pool_t *pool, size_t size); /* zeroed; NULL on ENOMEM */
 char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len); /* NUL-terminated */
@@ -53,6 +52,9 @@ typedef enum mem_api__route_kind {
     MEM_API_R_METRICS,          /* /metrics */
     MEM_API_R_CLUSTER,          /* /v1/cluster (cluster mode) */
     MEM_API_R_CLUSTER_SNAPSHOT, /* /v1/cluster/snapshot (cluster mode) */
+    MEM_API_R_CLUSTER_MOVE,     /* /v1/cluster/move (cluster mode) */
+    MEM_API_R_CLUSTER_NODE,     /* /v1/cluster/nodes/{node} (cluster mode; id = node) */
+    MEM_API_R_CLUSTER_DRAIN,    /* /v1/cluster/nodes/{node}/drain (cluster mode; id = node) */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -175,9 +177,14 @@ typedef struct mem_api__state {
 
 /* The response's state, created on first use (NULL on ENOMEM). */
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp);
-/* The namespace's stats; false after filling resp with the error (404 when absent). */
-bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
-                       mem_api_resp_t *resp);
+/* resp becomes the error of a failed call: err, with rc as its code when the callee left
+ * the code unset. */
+void mem_api__fail_call(mem_api_resp_t *resp, int rc, mem_err_t *err);
+/* Every handler starts here: the request's state (503 on ENOMEM) and, when stats is not
+ * NULL, ns's stats: a missing namespace is 404, unless exists is not NULL (then *exists
+ * says, and stats is zeroed). NULL after filling resp with the error. */
+mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                         const char *ns, mem_store_ns_stats_t *stats, bool *exists);
 double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);
@@ -367,6 +374,11 @@ json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_f
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms, mem_scan_match_t match);
+/* mem_api__dump(mem_api__enc_results(...)) without the tree: the text (its length in *len)
+ * or NULL on ENOMEM or a result field JSON cannot hold. */
+char *mem_api__enc_results_text(const char *ns, const mem_store_result_t *res, size_t n,
+                                size_t scanned, const char *kernel, double took_ms, bool explain,
+                                int64_t origin_ms, mem_scan_match_t match, size_t *len);
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
@@ -374,6 +386,26 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
  * decimal that reads back as the same double (0.1, not 0.10000000000000001) and vector
  * nodes as arrays of shortest float32 decimals (api/json.c). malloc'd; NULL on ENOMEM. */
 char *mem_api__dump(const json_t *j);
+/* A writer of compact JSON text for answers built without a json_t tree (api/json.c),
+ * formatting as mem_api__dump does. Zero-initialised; every call appends; a failed
+ * allocation or a value JSON cannot hold (a non-finite number, a string that is not
+ * UTF-8, NULL) sets oom, after which mem_api__jw_finish frees the text and returns NULL. */
+typedef struct mem_api__jw {
+    char *b;
+    size_t n, cap;
+    bool oom;
+} mem_api__jw_t;
+/* len bytes as they are: punctuation and keys the caller knows need no escaping */
+void mem_api__jw_raw(mem_api__jw_t *w, const char *s, size_t len);
+#define MEM_API_JW_LIT(w, lit) mem_api__jw_raw((w), (lit), sizeof(lit) - 1)
+void mem_api__jw_str(mem_api__jw_t *w, const char *s); /* quoted and escaped */
+void mem_api__jw_i64(mem_api__jw_t *w, int64_t v);
+void mem_api__jw_f64(mem_api__jw_t *w, double x); /* shortest round-trip decimal */
+void mem_api__jw_value(mem_api__jw_t *w, const json_t *j);
+/* The NUL-terminated text (malloc'd, its length in *len when len is not NULL), or NULL. */
+char *mem_api__jw_finish(mem_api__jw_t *w, size_t *len);
+/* text (malloc'd, len bytes; NULL: out of memory) as resp's JSON body. Steals text. */
+void mem_api__send_text(mem_api_resp_t *resp, int status, char *text, size_t len);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
 /* The error body of SPEC section 3 for err (new reference). */
@@ -436,5 +468,11 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
 void mem_api__console(const char *name, mem_api_resp_t *resp);
 /* Wrap the REST answer now in resp as a tools/call result. */
 void mem_api__mcp_wrap(mem_api_resp_t *resp);
+
+/* ---- cluster mode (cluster.c) ---- */
+/* POST /v1/cluster/move, POST /v1/cluster/nodes/{node}/drain, DELETE
+ * /v1/cluster/nodes/{node}: the body checked, then the hook. */
+mem_api_next_t mem_api__cluster_admin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                      mem_api_resp_t *resp);
 
 #endif

@@ -16,6 +16,11 @@
  * has its provider calls encoded on the same worker, started on the loop, and continued by
  * a second worker job once the provider has answered, so the request holds no thread while
  * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
+ *
+ * Cluster mode (server/replicate.c): once a request's body is in, replicate.c says whether
+ * it is served here (its steps run as above) or relayed to a node holding its namespace
+ * (answered on the loop when the holder answers); a write step goes to the cluster log
+ * from the loop and comes back through replicate.c's async handle, holding no thread.
  */
 #include "server/loop.h"
 
@@ -39,6 +44,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
+#include "core/arena.h"
 #include "server/embedding.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -87,12 +93,12 @@ enum req_state {
 enum req_job {
     JOB_WORK,       /* mem_api_work: the next step of the request */
     JOB_IMPORT_END, /* an import's last piece, then its write record */
-    JOB_REPL_WRITE, /* cluster mode: the write through the replicated log */
     JOB_WAIT,       /* cluster mode: wait for min_seq */
     JOB_EMB_RESUME, /* the provider answered: decode, and the handler goes on */
 };
 
 typedef struct conn_req {
+    mem_arena_t arena; /* the request's strings and header list, freed with it */
     srv_t *srv;
     struct MHD_Connection *conn;
     enum req_state state;
@@ -160,6 +166,7 @@ struct srv {
     mem_store_t *opened;           /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster;        /* cluster mode only: published with store, on the loop thread */
     mem_cluster_t *opened_cluster; /* written by the open work, like opened */
+    mem_srv_repl_t *repl;          /* cluster mode only: routes every request (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -169,6 +176,7 @@ struct srv {
     pthread_mutex_t done_lock;
     conn_req_t *done_head; /* guarded by done_lock */
     size_t in_flight;      /* suspended connections (loop thread) */
+    uint64_t rid_state;    /* request ids (loop thread): seeded at start-up */
     bool draining;
     bool stopped;
     int exit_code;
@@ -507,6 +515,7 @@ static void work_cb(uv_work_t *w);
 static void after_work_cb(uv_work_t *w, int status);
 static void on_write_done(mem_store_op_t *op, void *ud);
 static void on_embedded(mem_emb_job_t *job, void *ud);
+static void on_repl_done(void *ud);
 
 static void queue_job(conn_req_t *r, enum req_job job)
 {
@@ -550,8 +559,9 @@ static void step(conn_req_t *r, mem_api_next_t next)
         queue_job(r, JOB_WAIT);
         return;
     case MEM_API_WRITE:
-        if (s->cluster) { /* through the replicated log, on a pool thread (it blocks) */
-            queue_job(r, JOB_REPL_WRITE);
+        if (s->repl) { /* cluster mode: through the log; no thread waits for NATS */
+            if (mem_srv_repl_write(s->repl, &r->aresp, on_repl_done, r) != 0)
+                resume_with(r); /* refused at once (too large, NATS gone): the answer is set */
             return;
         }
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
@@ -633,10 +643,6 @@ static void work_cb(uv_work_t *w)
         r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
         prepare_embed(s, r);
         return;
-    case JOB_REPL_WRITE:
-        mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
-        r->next = MEM_API_REPLY;
-        return;
     }
 }
 
@@ -644,6 +650,19 @@ static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     step(r, r->next);
+}
+
+/* Cluster mode, loop thread: replicate.c answered the request (relayed, merged, written). */
+static void on_repl_done(void *ud)
+{
+    resume_with(ud);
+}
+
+/* Cluster mode, loop thread: replicate.c routed the request here: its steps run as in
+ * single-node mode. */
+static void on_repl_local(void *ud)
+{
+    step(ud, MEM_API_WORK);
 }
 
 /* What api/ asks of server/ for the routes it does not own (pool threads). */
@@ -678,6 +697,32 @@ static int cluster_snapshot_hook(void *ud, bool trim, char **body, mem_err_t *er
     return mem_cluster_snapshot(s->cluster, trim, body, err);
 }
 
+static int cluster_move_hook(void *ud, const char *ns, const char *from, const char *to,
+                             char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_move(s->cluster, ns, from, to, body, err);
+}
+
+static int cluster_drain_hook(void *ud, const char *node, bool drain, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_drain(s->cluster, node, drain, body, err);
+}
+
+static int cluster_forget_hook(void *ud, const char *node, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_forget_node(s->cluster, node, body, err);
+}
+
+/* Any thread, the loop's included (it reads state, never waits). */
+static bool cluster_healthy_hook(void *ud, char *why, size_t cap)
+{
+    srv_t *s = ud;
+    return !s->cluster || mem_cluster_healthy(s->cluster, why, cap);
+}
+
 /* ---- MHD callbacks ---- */
 
 static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
@@ -700,13 +745,16 @@ static void make_request_id(conn_req_t *r)
             return;
         }
     }
-    unsigned char rnd[8] = {0};
-    if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-        uint64_t t = mono_ns();
-        memcpy(rnd, &t, sizeof(rnd));
-    }
-    for (size_t i = 0; i < sizeof(rnd); i++)
-        snprintf(r->req_id + 2 * i, 3, "%02x", rnd[i]);
+    /* 16 hex digits of a splitmix64 sequence seeded once from getrandom: unique enough to
+     * find a request in the logs, and no system call (nor snprintf) per request */
+    uint64_t z = (r->srv->rid_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, z >>= 4)
+        r->req_id[i] = hex[z & 15];
+    r->req_id[16] = '\0';
 }
 
 /* From the URI callback: the raw target (still unmodified by MHD) is copied. */
@@ -719,7 +767,7 @@ static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri)
     r->start_ns = mono_ns();
     r->target_at = uri;
     r->target_len = uri ? strlen(uri) : 0;
-    r->target = strndup(uri ? uri : "", r->target_len);
+    r->target = mem_arena_strndup(&r->arena, uri ? uri : "", r->target_len);
     if (!r->target) {
         free(r);
         return NULL;
@@ -748,7 +796,7 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->start_ns = mono_ns();
     snprintf(r->method, sizeof(r->method), "%s", method);
     int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
-    r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
+    r->headers = mem_arena_alloc(&r->arena, (n > 0 ? (size_t)n : 1) * sizeof(*r->headers));
     if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
     make_request_id(r);
@@ -771,11 +819,12 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
      * ('+' as space) and split */
     const char *q = memchr(r->target, '?', r->target_len);
     size_t pl = q ? (size_t)(q - r->target) : r->target_len;
-    r->url = strndup(r->target, pl);
-    r->query = strdup(q ? q + 1 : "");
+    r->url = mem_arena_strndup(&r->arena, r->target, pl);
+    r->query = q ? mem_arena_strndup(&r->arena, q + 1, r->target_len - pl - 1)
+                 : mem_arena_strndup(&r->arena, "", 0);
     size_t ctl = 0;
     const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", &ctl);
-    r->ctype = ct ? strndup(ct, ctl) : NULL;
+    r->ctype = ct ? mem_arena_strndup(&r->arena, ct, ctl) : NULL;
     if (!r->url || !r->query || (ct && !r->ctype))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t cll = 0;
@@ -789,7 +838,8 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->areq.headers = r->headers;
     r->areq.n_headers = r->n_headers;
     r->areq.body_expected = chunked || (cl && !(cll == 1 && cl[0] == '0'));
-    r->import = mem_api_is_import(method, r->url);
+    /* cluster mode: an import is one log record, its body buffered and routed like any */
+    r->import = !s->repl && mem_api_is_import(method, r->url);
     return MEM_OK;
 }
 
@@ -802,12 +852,8 @@ static void req_free(conn_req_t *r)
     if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
     free(r->body);
-    free(r->url);
-    free(r->query);
-    free(r->ctype);
-    free(r->headers);
-    free(r->target);
     mem_emb_job_free(r->emb_job);
+    mem_arena_free(&r->arena);
     free(r);
 }
 
@@ -851,11 +897,38 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     r->state = RS_WORKING;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
-    if (r->import)
+    if (r->import) {
         queue_job(r, JOB_IMPORT_END);
-    else
+    } else if (s->repl) { /* cluster mode: served here, or by a node holding the namespace */
+        if (mem_srv_repl_dispatch(s->repl, &r->areq, r->req_id, &r->aresp, on_repl_local,
+                                  on_repl_done, r) != 0) {
+            mem_err_t err;
+            mem_err_set(&err, MEM_ENOMEM, "out of memory");
+            mem_api_error(&r->aresp, &err);
+            resume_with(r);
+        }
+    } else {
         step(r, MEM_API_WORK);
+    }
     return MHD_YES;
+}
+
+/* Append n bytes to the request's body, its buffer doubling from first_cap as needed; false
+ * (nothing appended) when memory runs out. */
+static bool body_append(conn_req_t *r, const char *data, size_t n, size_t first_cap)
+{
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap ? r->cap : first_cap;
+        while (cap < r->len + n)
+            cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b) return false;
+        r->body = b;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    return true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -926,21 +999,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             *upload_size = 0;
             return MHD_YES;
         }
-        if (r->len + *upload_size > r->cap) {
-            size_t cap = r->cap ? r->cap : 65536;
-            while (cap < r->len + *upload_size)
-                cap *= 2;
-            char *b = realloc(r->body, cap);
-            if (!b) { /* nothing of the import is written: a 503 once the body is in */
-                r->out_of_memory = true;
-                *upload_size = 0;
-                return MHD_YES;
-            }
-            r->body = b;
-            r->cap = cap;
+        if (!body_append(r, upload_data, *upload_size, 65536)) {
+            /* nothing of the import is written: a 503 once the body is in */
+            r->out_of_memory = true;
+            *upload_size = 0;
+            return MHD_YES;
         }
-        memcpy(r->body + r->len, upload_data, *upload_size);
-        r->len += *upload_size;
         *upload_size = 0;
         if (r->len >= IMPORT_PIECE) {
             r->feeding = true;
@@ -963,24 +1027,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
-        if (!r->too_big && !r->out_of_memory) {
-            if (r->len + *upload_size > r->cap) {
-                size_t cap = r->cap ? r->cap : 4096;
-                while (cap < r->len + *upload_size)
-                    cap *= 2;
-                char *b = realloc(r->body, cap);
-                if (b) {
-                    r->body = b;
-                    r->cap = cap;
-                } else {
-                    r->out_of_memory = true; /* read the rest, keep none of it */
-                }
-            }
-            if (!r->out_of_memory) {
-                memcpy(r->body + r->len, upload_data, *upload_size);
-                r->len += *upload_size;
-            }
-        }
+        if (!r->too_big && !r->out_of_memory && !body_append(r, upload_data, *upload_size, 4096))
+            r->out_of_memory = true; /* read the rest, keep none of it */
         *upload_size = 0;
         return MHD_YES;
     }
@@ -1103,6 +1151,8 @@ static void finish_shutdown(srv_t *s)
     s->mhd = NULL;
     mem_srv_emb_close(s->emb); /* no job is left: every request has been answered */
     s->emb = NULL;
+    mem_srv_repl_free(s->repl); /* no request is in flight any more */
+    s->repl = NULL;
     if (s->cluster) {
         mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
         s->cluster = NULL;
@@ -1168,6 +1218,7 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
+        .log = mem_srv_logger(),
         .scan_split_min = s->cfg->scan_split_min,
         /* at least 1 ms: 0 would ask the store for its default */
         .graph_wait_ms = s->cfg->graph_wait_s * 1000.0 >= 1.0
@@ -1175,14 +1226,10 @@ static void open_work_cb(uv_work_t *w)
                              : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
-    if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
-        bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
-        if (s->open_rc != MEM_OK) return;
-    }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
+        s->open_rc =
+            mem_cluster_open(s->cfg, mem_srv_logger(), s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -1209,6 +1256,16 @@ static void after_open_cb(uv_work_t *w, int status)
     s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
     s->cluster = s->opened_cluster;
+    if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
+        fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
+        s->exit_code = 1;
+        s->draining = true;
+        s->api.draining = true;
+        MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+        if (lfd != MHD_INVALID_SOCKET) close(lfd);
+        maybe_finish_shutdown(s);
+        return;
+    }
     mem_srv_log(MEM_LOG_INFO, "ready", "data=%s", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);
@@ -1262,13 +1319,21 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.log = mem_srv_logger();
     s->api.hooks.ud = s;
     s->api.hooks.metrics = metrics_hook;
     if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
         s->api.hooks.cluster_status = cluster_status_hook;
         s->api.hooks.cluster_snapshot = cluster_snapshot_hook;
+        s->api.hooks.cluster_move = cluster_move_hook;
+        s->api.hooks.cluster_drain = cluster_drain_hook;
+        s->api.hooks.cluster_forget = cluster_forget_hook;
+        s->api.hooks.cluster_healthy = cluster_healthy_hook;
     }
     pthread_mutex_init(&s->done_lock, NULL);
+    if (getrandom(&s->rid_state, sizeof(s->rid_state), GRND_NONBLOCK) !=
+        (ssize_t)sizeof(s->rid_state))
+        s->rid_state = mono_ns() ^ (uint64_t)getpid() << 32;
     int code = 1;
 
     char threads[16];

@@ -303,6 +303,10 @@ static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
         return mem_store__op_patch(w, op);
     case MEM_STORE_OP_IMPORT:
         return mem_store__op_import(w, op);
+    case MEM_STORE_OP_NS_IMPORT: /* cluster placement: nssnap.c */
+        return mem_store__op_ns_import(w, op);
+    case MEM_STORE_OP_NS_FORGET:
+        return mem_store__op_ns_forget(w, op);
     }
     return mem_err_set(&op->err, MEM_EINVAL, "unknown op kind %d", (int)op->kind);
 }
@@ -350,8 +354,8 @@ static void reload_touched(mem_store__writer_t *w)
         mem_store_ns_t *fresh = NULL;
         mem_err_t e;
         if (mem_store__load_ns(st, st->db, name, &fresh, &e) != MEM_OK) {
-            fprintf(stderr, "level=error msg=\"reload after rollback failed\" ns=%s err=\"%s\"\n",
-                    name, e.msg);
+            mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
+                    "what=rollback ns=%s err=%s", name, e.msg);
             continue;
         }
         mem_store_ns_t *cur = mem_store__reg_find(st, name);
