@@ -309,7 +309,7 @@ void mem_store__wal_checkpoint(mem_store_t *st)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (dt >= MEM_STORE__WAL_CKPT_LOG_S)
-        fprintf(stderr, "level=info msg=\"wal checkpoint\" pages=%d copied=%d seconds=%.1f\n",
+        mem_log(st->opts.log, MEM_LOG_INFO, "wal_checkpoint", "pages=%d copied=%d seconds=%.1f",
                 frames, n_done, dt);
 }
 
