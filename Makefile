@@ -29,7 +29,7 @@ SRV_OBJS   := $(SRV_SRCS:%.c=$(B)/%.o)
 UNIT_BINS  := $(UNIT_SRCS:%.c=$(B)/%)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: all deps run test unit e2e asan tsan bench clean format format-check check-deps
+.PHONY: all deps run test unit e2e asan tsan bench clean format format-check check-deps check-headers
 all: $(B)/mnemod $(UNIT_BINS) $(BENCH_BINS)
 
 deps:
@@ -101,6 +101,10 @@ format-check:
 # Includes point down only: server -> api -> storage -> core, config -> core.
 check-deps:
 	@sh scripts/check-deps.sh
+
+# Every header compiles on its own.
+check-headers:
+	@CC="$(CC)" sh scripts/check-headers.sh
 
 clean:
 	rm -rf build

@@ -69,6 +69,7 @@ typedef struct mem_api_ctx {
     void *embedder_ud;
     mem_api_hooks_t hooks;
     mem_api_edge_t *edge; /* NULL: no Host, Origin or key checks (tests) */
+    const mem_log_t *log; /* the server's logger (NULL: none) */
     bool draining;        /* loop thread: shutting down, 503 */
 } mem_api_ctx_t;
 

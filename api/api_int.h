@@ -2,10 +2,10 @@
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Everything decoded from one request (segments, vectors, strings, the pending
- * store op) is allocated from a per-response pool (one malloc per object, linked), kept in
- * resp->_state and freed in one go by mem_api_resp_deinit. Decoders turn a json_t into
- * plain structs and take the namespace's dimension as a parameter (0: the namespace does
- * not exist), so tests drive them without a store.
+ * store op) is allocated from the request's arena (core/arena.h: bump allocation in a few
+ * blocks), kept in resp->_state and freed in one go by mem_api_resp_deinit. Decoders turn a json_t
+ * into plain structs and take the namespace's dimension as a parameter (0: the namespace does not
+ * exist), so tests drive them without a store.
  */
 #ifndef MEM_API_API_INT_H
 #define MEM_API_API_INT_H
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "core/arena.h"
 #include "core/compact.h"
 #include "core/err.h"
 #include "storage/store.h"
@@ -27,10 +28,8 @@
 #define MEM_API_MAX_SUPERSEDES 1024
 #define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
 
-/* ---- pool: every allocation of one request ---- */
-typedef struct mem_api__pool {
-    void *head; /* linked list of blocks */
-} mem_api__pool_t;
+/* ---- the request's arena: every allocation of one request ---- */
+typedef mem_arena_t mem_api__pool_t; /* {0} is an empty one */
 
 void *mem_api__palloc(mem_api__pool_t *pool, size_t size); /* zeroed; NULL on ENOMEM */
 char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len); /* NUL-terminated */
@@ -175,9 +174,14 @@ typedef struct mem_api__state {
 
 /* The response's state, created on first use (NULL on ENOMEM). */
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp);
-/* The namespace's stats; false after filling resp with the error (404 when absent). */
-bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
-                       mem_api_resp_t *resp);
+/* resp becomes the error of a failed call: err, with rc as its code when the callee left
+ * the code unset. */
+void mem_api__fail_call(mem_api_resp_t *resp, int rc, mem_err_t *err);
+/* Every handler starts here: the request's state (503 on ENOMEM) and, when stats is not
+ * NULL, ns's stats: a missing namespace is 404, unless exists is not NULL (then *exists
+ * says, and stats is zeroed). NULL after filling resp with the error. */
+mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                         const char *ns, mem_store_ns_stats_t *stats, bool *exists);
 double mem_api__mono_s(void);
 /* took_ms rounded to the microsecond. */
 double mem_api__took_ms(double t0_s);

@@ -12,13 +12,9 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
 {
     mem_err_t err;
     mem_err_clear(&err);
-    mem_api__state_t *st = mem_api__state(resp);
-    if (!st) {
-        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
-        return;
-    }
     mem_store_ns_stats_t s;
-    if (!mem_api__ns_stats(ctx, ns, &s, resp)) return;
+    mem_api__state_t *st = mem_api__handler_begin(ctx, resp, ns, &s, NULL);
+    if (!st) return;
     int rc;
     mem_api__compact_in_t in;
     if ((rc = mem_api__decode_compact(ctx, &st->pool, root, s.dim, &in, &err)) != MEM_OK) {
@@ -29,8 +25,7 @@ void mem_api__compact(const mem_api_ctx_t *ctx, const char *ns, const json_t *ro
     size_t n = 0, before = 0;
     rc = mem_store_compact_plan(ctx->store, ns, &in.req, &ids, &n, &before, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     st->plan_ids = ids;

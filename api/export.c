@@ -19,7 +19,8 @@
 
 struct mem_api_stream {
     mem_store_export_t *x;
-    char *line; /* encoded, with its newline; line_off bytes of it already handed out */
+    const mem_log_t *log; /* the server's (ctx->log) */
+    char *line;           /* encoded, with its newline; line_off bytes of it already handed out */
     size_t line_len, line_off;
     bool eof, failed;
     mem_api__emb_form_t form; /* the vectors as arrays or base64 */
@@ -90,7 +91,7 @@ long mem_api_stream_fill(mem_api_stream_t *s, char *buf, size_t cap)
         s->line_len = s->line_off = 0;
         if (rc < 0 ||
             !(s->line = encode_line(seg, s->form, mem_store_export_embedder(s->x), &s->line_len))) {
-            fprintf(stderr, "level=error msg=\"export failed\" err=\"%s\"\n",
+            mem_log(s->log, MEM_LOG_ERROR, "export_failed", "err=%s",
                     rc < 0 ? err.msg : "out of memory");
             s->failed = true;
         }
@@ -110,12 +111,12 @@ void mem_api__export(const mem_api_ctx_t *ctx, const char *ns, mem_api__emb_form
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
+    s->log = ctx->log;
     s->form = form;
     int rc = mem_store_export_open(ctx->store, ns, &s->x, &err);
     if (rc != MEM_OK) {
         free(s);
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     free(resp->body);

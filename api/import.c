@@ -428,8 +428,7 @@ mem_api_import_t *mem_api_import_begin(const mem_api_ctx_t *ctx, const mem_api_r
     if (rc == MEM_OK) {
         dim = s.dim;
     } else if (rc != MEM_ENOTFOUND) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return NULL;
     }
     mem_api_import_t *imp = calloc(1, sizeof(*imp));
@@ -485,7 +484,7 @@ bool mem_api_import_feed(mem_api_import_t *imp, const char *data, size_t len)
         imp->carry_len = 0;
     }
     if (now_s() - imp->last_log >= IMPORT_LOG_S) {
-        fprintf(stderr, "level=info msg=\"import reading\" ns=%s lines=%llu\n", imp->ns,
+        mem_log(imp->ctx->log, MEM_LOG_INFO, "import_reading", "ns=%s lines=%llu", imp->ns,
                 (unsigned long long)imp->line);
         imp->last_log = now_s();
     }

@@ -27,8 +27,7 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
     in->q.need_gates = in->explain; /* explain shows each hit's gate: the graph must be current */
     int rc = mem_store_retrieve(ctx->store, ns, &in->q, &res, &n, &scanned, &kernel, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
@@ -41,14 +40,12 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,
                        mem_api_resp_t *resp)
 {
+    mem_store_ns_stats_t stats;
     mem_err_t err;
     mem_err_clear(&err);
-    mem_api__state_t *st = mem_api__state(resp);
-    if (!st) {
-        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
-        return;
-    }
-    if (!mem_api__ns_stats(ctx, ns, &st->ns_stats, resp)) return;
+    mem_api__state_t *st = mem_api__handler_begin(ctx, resp, ns, &stats, NULL);
+    if (!st) return;
+    st->ns_stats = stats;
     st->ns_exists = true;
     int rc;
     mem_api__retrieve_in_t *in = mem_api__palloc(&st->pool, sizeof(*in));

@@ -212,8 +212,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     bool more = false;
     if (rc == MEM_OK) rc = mem_store_list(ctx->store, ns, &req, &segs, &n, &more, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     json_t *o = json_object(), *arr = json_array();
@@ -242,22 +241,14 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
 {
     mem_err_t err;
     mem_err_clear(&err);
-    mem_api__state_t *st = mem_api__state(resp);
-    if (!st) {
-        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
-        return;
-    }
-    size_t ns_dim = 0;
-    int rc = mem_store_ns_stats(ctx->store, ns, &st->ns_stats, &err);
-    if (rc == MEM_OK) {
-        ns_dim = st->ns_stats.dim;
-        st->ns_exists = true;
-    } else if (rc != MEM_ENOTFOUND) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
-        return;
-    }
-    mem_err_clear(&err);
+    mem_store_ns_stats_t stats;
+    bool exists;
+    mem_api__state_t *st = mem_api__handler_begin(ctx, resp, ns, &stats, &exists);
+    if (!st) return;
+    st->ns_stats = stats;
+    st->ns_exists = exists;
+    size_t ns_dim = exists ? stats.dim : 0;
+    int rc;
     char f[48];
     if (st->ns_exists && wants_embedding(root, f, sizeof(f)) &&
         (rc = mem_api__embed_check(ctx, &st->ns_stats, f, &err)) != MEM_OK) {
@@ -345,8 +336,7 @@ void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
     mem_store_segment_t *seg = NULL;
     int rc = mem_store_get(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     json_t *o = mem_api__enc_segment_form(seg, form);
@@ -361,11 +351,8 @@ void mem_api__seg_patch(const mem_api_ctx_t *ctx, const char *ns, const char *id
 {
     mem_err_t err;
     mem_err_clear(&err);
-    mem_api__state_t *st = mem_api__state(resp);
-    if (!st) {
-        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
-        return;
-    }
+    mem_api__state_t *st = mem_api__handler_begin(ctx, resp, NULL, NULL, NULL);
+    if (!st) return;
     const char *key;
     json_t *v;
     bool has_meta = false, has_source = false;
@@ -445,8 +432,7 @@ void mem_api__seg_patched(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     mem_store_segment_t *seg = NULL;
     int rc = mem_store_get(ctx->store, op->ns, op->id, false, &seg, &err);
     if (rc != MEM_OK) {
-        if (err.code == MEM_OK) err.code = rc;
-        mem_api_error(resp, &err);
+        mem_api__fail_call(resp, rc, &err);
         return;
     }
     json_t *o = mem_api__enc_segment(seg);

@@ -1,4 +1,4 @@
-/* util.c - request pool, clocks, timestamps, durations, UUIDv7 and the embedder bridge
+/* util.c - the request's arena, clocks, timestamps, durations, UUIDv7 and the embedder bridge
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. Request timestamps and durations are parsed here, at the JSON boundary: SPEC
@@ -17,40 +17,21 @@
 #include "core/embed.h"
 #include "core/timefmt.h"
 
-/* ---- pool ---- */
-
-typedef struct pool_block {
-    struct pool_block *next;
-    max_align_t _align[]; /* payload follows */
-} pool_block_t;
+/* ---- the request's arena (core/arena.h) ---- */
 
 void *mem_api__palloc(mem_api__pool_t *pool, size_t size)
 {
-    if (size > SIZE_MAX - sizeof(pool_block_t)) return NULL;
-    pool_block_t *b = calloc(1, sizeof(pool_block_t) + (size ? size : 1));
-    if (!b) return NULL;
-    b->next = pool->head;
-    pool->head = b;
-    return b->_align;
+    return mem_arena_alloc(pool, size);
 }
 
 char *mem_api__pstrndup(mem_api__pool_t *pool, const char *s, size_t len)
 {
-    if (len == SIZE_MAX) return NULL;
-    char *p = mem_api__palloc(pool, len + 1);
-    if (p && len) memcpy(p, s, len);
-    return p;
+    return mem_arena_strndup(pool, s, len);
 }
 
 void mem_api__pool_free(mem_api__pool_t *pool)
 {
-    pool_block_t *b = pool->head;
-    while (b) {
-        pool_block_t *next = b->next;
-        free(b);
-        b = next;
-    }
-    pool->head = NULL;
+    mem_arena_free(pool);
 }
 
 mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
@@ -59,16 +40,31 @@ mem_api__state_t *mem_api__state(mem_api_resp_t *resp)
     return resp->_state;
 }
 
-bool mem_api__ns_stats(const mem_api_ctx_t *ctx, const char *ns, mem_store_ns_stats_t *s,
-                       mem_api_resp_t *resp)
+void mem_api__fail_call(mem_api_resp_t *resp, int rc, mem_err_t *err)
 {
+    if (err->code == MEM_OK) err->code = rc;
+    mem_api_error(resp, err);
+}
+
+mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_t *resp,
+                                         const char *ns, mem_store_ns_stats_t *stats, bool *exists)
+{
+    mem_api__state_t *st = mem_api__state(resp);
+    if (!st) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (!stats) return st;
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_store_ns_stats(ctx->store, ns, s, &err);
-    if (rc == MEM_OK) return true;
-    if (err.code == MEM_OK) err.code = rc;
-    mem_api_error(resp, &err);
-    return false;
+    int rc = mem_store_ns_stats(ctx->store, ns, stats, &err);
+    if (exists) *exists = rc == MEM_OK;
+    if (rc == MEM_OK || (exists && rc == MEM_ENOTFOUND)) {
+        if (rc != MEM_OK) memset(stats, 0, sizeof(*stats));
+        return st;
+    }
+    mem_api__fail_call(resp, rc, &err);
+    return NULL;
 }
 
 double mem_api__mono_s(void)

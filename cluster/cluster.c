@@ -30,7 +30,8 @@
 
 #ifndef MNEMOD_HAVE_NATS
 
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err)
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err)
 {
     *out = NULL;
     return mem_err_set(err, MEM_EINVAL,
@@ -60,7 +61,8 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
 {
     return mem_err_set(err, MEM_EBUSY, "cluster mode unavailable");
 }
-int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, const mem_log_t *log, bool *restored,
+                          mem_err_t *err)
 {
     *restored = false;
     return MEM_OK;
@@ -119,6 +121,7 @@ typedef struct cl_waiter {
 
 struct mem_cluster {
     const mem_cfg_t *cfg;
+    const mem_log_t *log; /* the server's logger */
     mem_store_t *st;
     natsOptions *nopts;
     natsConnection *nc;
@@ -175,22 +178,19 @@ static void deadline_ts(struct timespec *ts, int ms)
     }
 }
 
-static void logf_(const char *level, const char *event, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void logf_(const char *level, const char *event, const char *fmt, ...)
+/* One line through the server's logger, as event cluster_<event> (every value escaped). */
+static void logf_(const mem_log_t *lg, mem_log_level_t level, const char *event, const char *fmt,
+                  ...) __attribute__((format(printf, 4, 5)));
+static void logf_(const mem_log_t *lg, mem_log_level_t level, const char *event, const char *fmt,
+                  ...)
 {
-    char msg[512], ts[32];
+    if (!mem_log_enabled(lg, level)) return;
+    char name[64];
+    snprintf(name, sizeof(name), "cluster_%s", event);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    mem_log_v(lg, level, name, fmt, ap);
     va_end(ap);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    struct tm tm;
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "ts=%s.%03ldZ level=%s event=cluster_%s %s\n", ts, now.tv_nsec / 1000000L,
-            level, event, msg);
 }
 
 /* ---- placement ---- */
@@ -272,8 +272,8 @@ static void on_applied(mem_store_op_t *op, void *ud)
     } else if (!s->broken) {
         s->broken = true;
         cl->n_apply_failures++;
-        logf_("warn", "apply_failed", "stream=%s seq=%llu applied=%llu err=\"%s\"", s->name,
-              (unsigned long long)op->log_seq, (unsigned long long)pos, op->err.msg);
+        logf_(cl->log, MEM_LOG_WARN, "apply_failed", "stream=%s seq=%llu applied=%llu err=\"%s\"",
+              s->name, (unsigned long long)op->log_seq, (unsigned long long)pos, op->err.msg);
     }
     pthread_cond_broadcast(&cl->cv);
     pthread_mutex_unlock(&cl->mu);
@@ -307,7 +307,8 @@ static bool submit_record(mem_cluster_t *cl, cl_stream_t *s, natsMsg *msg, uint6
         if (!rec) return true; /* retried: the position did not move */
         rec->op.kind = MEM_STORE_OP_INSERT;
         snprintf(rec->op.ns, sizeof(rec->op.ns), "invalid");
-        logf_("warn", "bad_record", "stream=%s seq=%llu", s->name, (unsigned long long)seq);
+        logf_(cl->log, MEM_LOG_WARN, "bad_record", "stream=%s seq=%llu", s->name,
+              (unsigned long long)seq);
     }
     rec->op.log_stream = s->name;
     rec->op.log_seq = seq;
@@ -345,7 +346,8 @@ static void *fetch_main(void *arg)
             s->broken = false;
             s->resubscribes++;
             pthread_mutex_unlock(&cl->mu);
-            logf_("info", "restart", "stream=%s from=%llu", s->name, (unsigned long long)next);
+            logf_(cl->log, MEM_LOG_INFO, "restart", "stream=%s from=%llu", s->name,
+                  (unsigned long long)next);
             sleep_ms(200); /* a local storage error would otherwise spin */
         }
         natsMsg *m = NULL;
@@ -367,7 +369,7 @@ static void *fetch_main(void *arg)
             pthread_mutex_lock(&cl->mu);
             if (s->first_seq > next && s->last_seq >= s->first_seq && !s->behind_trim) {
                 s->behind_trim = true; /* shown by /v1/cluster */
-                logf_("error", "behind_trimmed_log",
+                logf_(cl->log, MEM_LOG_ERROR, "behind_trimmed_log",
                       "stream=%s next=%llu first=%llu msg=\"the records this node needs were "
                       "trimmed: restart it with an empty data file to bootstrap from the "
                       "snapshot\"",
@@ -424,8 +426,8 @@ static natsStatus ensure_stream(mem_cluster_t *cl, cl_stream_t *s, mem_err_t *er
     ns = js_AddStream(&si, cl->js, &sc, NULL, &ec);
     if (ns == NATS_OK || ec == JSStreamNameExistErr) {
         jsStreamInfo_Destroy(si);
-        logf_("info", "stream", "name=%s replicas=%d created=%d", s->name, cl->cfg->replicas,
-              ns == NATS_OK);
+        logf_(cl->log, MEM_LOG_INFO, "stream", "name=%s replicas=%d created=%d", s->name,
+              cl->cfg->replicas, ns == NATS_OK);
         return NATS_OK;
     }
     mem_err_set(err, MEM_EBUSY, "cannot create stream %s (replicas %d): %s (%d)", s->name,
@@ -573,7 +575,8 @@ static natsStatus connect_nats(mem_cluster_t *cl, mem_err_t *err)
     return ns;
 }
 
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err)
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err)
 {
     *out = NULL;
     if (nats_Open(-1) != NATS_OK)
@@ -581,6 +584,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     mem_cluster_t *cl = calloc(1, sizeof(*cl));
     if (!cl) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     cl->cfg = cfg;
+    cl->log = log;
     cl->st = st;
     cl->k = cfg->streams ? cfg->streams : 4;
     cl->started_ms = wall_ms();
@@ -696,7 +700,8 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     }
     pthread_mutex_unlock(&cl->mu);
     free(target);
-    logf_("info", "caught_up", "node=%s ms=%lld", cfg->node_id, (long long)(mono_ms() - t0));
+    logf_(log, MEM_LOG_INFO, "caught_up", "node=%s ms=%lld", cfg->node_id,
+          (long long)(mono_ms() - t0));
     heartbeat(cl);
     refresh_streams(cl);
     if (pthread_create(&cl->maint, NULL, maint_main, cl) != 0) {
@@ -705,8 +710,8 @@ int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out,
     }
     cl->maint_started = true;
     for (size_t i = 0; i < cl->k; i++)
-        logf_("info", "subscribed", "node=%s stream=%s applied=%llu last=%llu", cfg->node_id,
-              cl->streams[i].name, (unsigned long long)cl->streams[i].applied,
+        logf_(log, MEM_LOG_INFO, "subscribed", "node=%s stream=%s applied=%llu last=%llu",
+              cfg->node_id, cl->streams[i].name, (unsigned long long)cl->streams[i].applied,
               (unsigned long long)cl->streams[i].last_seq);
     *out = cl;
     return MEM_OK;
@@ -1239,11 +1244,13 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
     free(pos);
     *json = json_dumps(man, JSON_COMPACT);
     json_decref(man);
-    logf_("info", "snapshot", "id=%s chunks=%zu bytes=%zu trim=%d", id, chunks, bytes, trim);
+    logf_(cl->log, MEM_LOG_INFO, "snapshot", "id=%s chunks=%zu bytes=%zu trim=%d", id, chunks,
+          bytes, trim);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
 }
 
-int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, const mem_log_t *log, bool *restored,
+                          mem_err_t *err)
 {
     *restored = false;
     if (access(cfg->data_path, F_OK) == 0)
@@ -1318,7 +1325,7 @@ int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err)
         goto out;
     }
     *restored = true;
-    logf_("info", "bootstrap", "snapshot=%s chunks=%lld bytes=%zu data=\"%s\"", id,
+    logf_(log, MEM_LOG_INFO, "bootstrap", "snapshot=%s chunks=%lld bytes=%zu data=\"%s\"", id,
           (long long)chunks, bytes, cfg->data_path);
 out:
     if (f) {

@@ -44,8 +44,10 @@ typedef struct mem_cluster mem_cluster_t;
 #define MEM_CLUSTER_CONFLICT 1
 
 /* Connect, create the streams and the node registry (KV bucket mnemod_nodes) when missing,
- * subscribe after the applied positions. Blocks (bounded). MEM_OK or MEM_E* with err. */
-int mem_cluster_open(const mem_cfg_t *cfg, mem_store_t *st, mem_cluster_t **out, mem_err_t *err);
+ * subscribe after the applied positions. Blocks (bounded). MEM_OK or MEM_E* with err. log is
+ * the server's logger (borrowed for the cluster's life; NULL: no lines). */
+int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st,
+                     mem_cluster_t **out, mem_err_t *err);
 /* Stop consuming, wait for queued applies, remove this node from the registry. NULL-safe. */
 void mem_cluster_close(mem_cluster_t *cl);
 
@@ -70,6 +72,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
 /* Before the store opens: when cfg->data_path does not exist yet and a snapshot was
  * published, restore it there (*restored = true); the node then replays the log after the
  * snapshot's positions. No snapshot: nothing to do. Blocks (bounded). */
-int mem_cluster_bootstrap(const mem_cfg_t *cfg, bool *restored, mem_err_t *err);
+int mem_cluster_bootstrap(const mem_cfg_t *cfg, const mem_log_t *log, bool *restored,
+                          mem_err_t *err);
 
 #endif

@@ -39,7 +39,8 @@
     X(EORIGIN, -42, 403, "forbidden_origin")                                                       \
     X(EHOST, -43, 403, "forbidden_host")                                                           \
     X(EEXPECT, -44, 417, "expectation_failed")                                                     \
-    X(ENOTIMPL, -45, 501, "not_implemented")
+    X(ENOTIMPL, -45, 501, "not_implemented")                                                       \
+    X(ECONFLICT, -46, 409, "write_conflict")
 
 enum mem_err_code {
     MEM_OK = 0,

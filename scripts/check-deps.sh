@@ -17,6 +17,12 @@ check api "server|embedder" "uv|microhttpd|sqlite3|curl/curl"
 check embedder "server|api|storage|cluster" "microhttpd|sqlite3"
 # the client commands speak only the public HTTP API: no store, no handlers, no loop
 check cli "server|api|storage|config" "uv|microhttpd|sqlite3"
+# cluster/: the replicated log; below server/, beside api/ (it sees write records, never
+# requests)
+check cluster "server|api|cli|embedder" "uv|microhttpd|sqlite3|curl/curl"
+# server/: converts MHD to and from api/ requests and runs the loop; JSON stays in api/
+# (STYLE.md section 5), SQL in storage/
+check server "-" "jansson|sqlite3"
 
 # <dir>/<name>_int.h is shared by the files of <dir> only (tests and benches of that
 # module may include it too).

@@ -39,6 +39,7 @@
 
 #include "api/api.h"
 #include "cluster/cluster.h"
+#include "core/arena.h"
 #include "server/embedding.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -93,6 +94,7 @@ enum req_job {
 };
 
 typedef struct conn_req {
+    mem_arena_t arena; /* the request's strings and header list, freed with it */
     srv_t *srv;
     struct MHD_Connection *conn;
     enum req_state state;
@@ -719,7 +721,7 @@ static conn_req_t *req_new(srv_t *s, struct MHD_Connection *c, const char *uri)
     r->start_ns = mono_ns();
     r->target_at = uri;
     r->target_len = uri ? strlen(uri) : 0;
-    r->target = strndup(uri ? uri : "", r->target_len);
+    r->target = mem_arena_strndup(&r->arena, uri ? uri : "", r->target_len);
     if (!r->target) {
         free(r);
         return NULL;
@@ -748,7 +750,7 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->start_ns = mono_ns();
     snprintf(r->method, sizeof(r->method), "%s", method);
     int n = MHD_get_connection_values_n(c, MHD_HEADER_KIND, NULL, NULL);
-    r->headers = calloc(n > 0 ? (size_t)n : 1, sizeof(*r->headers));
+    r->headers = mem_arena_alloc(&r->arena, (n > 0 ? (size_t)n : 1) * sizeof(*r->headers));
     if (!r->headers) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, collect_header, r);
     make_request_id(r);
@@ -771,11 +773,12 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
      * ('+' as space) and split */
     const char *q = memchr(r->target, '?', r->target_len);
     size_t pl = q ? (size_t)(q - r->target) : r->target_len;
-    r->url = strndup(r->target, pl);
-    r->query = strdup(q ? q + 1 : "");
+    r->url = mem_arena_strndup(&r->arena, r->target, pl);
+    r->query = q ? mem_arena_strndup(&r->arena, q + 1, r->target_len - pl - 1)
+                 : mem_arena_strndup(&r->arena, "", 0);
     size_t ctl = 0;
     const char *ct = mem_srv_http_header(r->headers, r->n_headers, "Content-Type", &ctl);
-    r->ctype = ct ? strndup(ct, ctl) : NULL;
+    r->ctype = ct ? mem_arena_strndup(&r->arena, ct, ctl) : NULL;
     if (!r->url || !r->query || (ct && !r->ctype))
         return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t cll = 0;
@@ -802,12 +805,8 @@ static void req_free(conn_req_t *r)
     if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
     free(r->body);
-    free(r->url);
-    free(r->query);
-    free(r->ctype);
-    free(r->headers);
-    free(r->target);
     mem_emb_job_free(r->emb_job);
+    mem_arena_free(&r->arena);
     free(r);
 }
 
@@ -1168,6 +1167,7 @@ static void open_work_cb(uv_work_t *w)
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,
         .scan_helpers = s->cfg->scan_helpers,
+        .log = mem_srv_logger(),
         .scan_split_min = s->cfg->scan_split_min,
         /* at least 1 ms: 0 would ask the store for its default */
         .graph_wait_ms = s->cfg->graph_wait_s * 1000.0 >= 1.0
@@ -1177,12 +1177,13 @@ static void open_work_cb(uv_work_t *w)
     };
     if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
         bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, &restored, &s->open_err);
+        s->open_rc = mem_cluster_bootstrap(s->cfg, mem_srv_logger(), &restored, &s->open_err);
         if (s->open_rc != MEM_OK) return;
     }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
-        s->open_rc = mem_cluster_open(s->cfg, s->opened, &s->opened_cluster, &s->open_err);
+        s->open_rc =
+            mem_cluster_open(s->cfg, mem_srv_logger(), s->opened, &s->opened_cluster, &s->open_err);
         if (s->open_rc != MEM_OK) {
             mem_store_close(s->opened);
             s->opened = NULL;
@@ -1262,6 +1263,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     s->api.cfg = cfg;
     s->api.ops = ops;
     s->api.now_ms = wall_ms;
+    s->api.log = mem_srv_logger();
     s->api.hooks.ud = s;
     s->api.hooks.metrics = metrics_hook;
     if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */

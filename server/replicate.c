@@ -10,18 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #define MIN_SEQ_WAIT_MS 5000
-
-static void answer(mem_api_resp_t *resp, int status, char *body, const char *route)
-{
-    resp->status = status;
-    resp->body = body;
-    resp->body_len = body ? strlen(body) : 0;
-    resp->content_type = "application/json";
-    snprintf(resp->route, sizeof(resp->route), "%s", route);
-}
 
 int mem_srv_repl_wait(mem_cluster_t *cl, const char *ns, uint64_t seq)
 {
@@ -35,14 +24,10 @@ void mem_srv_repl_write(mem_cluster_t *cl, const mem_api_ctx_t *ctx, mem_api_res
     mem_err_t err;
     mem_err_clear(&err);
     int rc = mem_cluster_write(cl, op, &log_seq, &err);
-    if (rc == MEM_CLUSTER_CONFLICT) {
-        json_t *o =
-            json_pack("{s:{s:s,s:s}}", "error", "code", "write_conflict", "message", err.msg);
-        char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        json_decref(o);
-        char route[sizeof(resp->route)];
-        snprintf(route, sizeof(route), "%s", resp->route);
-        answer(resp, 409, body, route);
+    if (rc == MEM_CLUSTER_CONFLICT) { /* 409 write_conflict, with the cluster's message */
+        err.code = MEM_ECONFLICT;
+        err.field[0] = '\0';
+        mem_api_error(resp, &err);
         return;
     }
     mem_api_finish(ctx, resp);

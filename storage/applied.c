@@ -112,7 +112,8 @@ void mem_store__log_reload(mem_store_t *st)
 {
     mem_err_t e;
     if (load(st, &e) != MEM_OK)
-        fprintf(stderr, "level=error msg=\"reload of applied_log failed\" err=\"%s\"\n", e.msg);
+        mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed", "what=applied_log err=%s",
+                e.msg);
 }
 
 void mem_store__log_free(mem_store_t *st)

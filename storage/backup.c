@@ -40,6 +40,24 @@
 #define SQLITE_LOCK_LEN   512L
 #define SQLITE_SHM_DMS    128L /* the -shm byte every WAL connection read-locks */
 
+/* sqlite3_open_v2 with flags (and NOMUTEX: one thread per connection here), extended result
+ * codes on; a failure is "cannot <verb> <path>: <SQLite's reason>" with SQLite's code as ours
+ * (mem_store__code_sqlite: MEM_ENOMEM for a failed allocation, else MEM_ESTORAGE). */
+static int open_db(const char *path, int flags, const char *verb, sqlite3 **out, mem_err_t *err)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot %s %s: %s", verb, path,
+                         db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_extended_result_codes(db, 1);
+    *out = db;
+    return MEM_OK;
+}
+
 static int open_existing(const char *path, sqlite3 **out, mem_err_t *err)
 {
     struct stat sb;
@@ -50,19 +68,10 @@ static int open_existing(const char *path, sqlite3 **out, mem_err_t *err)
     sqlite3 *db = NULL;
     /* Read-write when allowed (a reader of a WAL file may need to write the -shm), else
      * read-only; never create. */
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(db);
-        db = NULL;
-        rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    }
-    if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open %s: %s", path,
-                         db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-        sqlite3_close(db);
+    int rc;
+    if (open_db(path, SQLITE_OPEN_READWRITE, "open", &db, NULL) != MEM_OK &&
+        (rc = open_db(path, SQLITE_OPEN_READONLY, "open", &db, err)) != MEM_OK)
         return rc;
-    }
-    sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, 5000);
     *out = db;
     return MEM_OK;
@@ -198,20 +207,15 @@ int mem_store_backup(const char *db_path, const char *out_path, mem_err_t *err)
     }
     snprintf(tmp, plen, "%s.tmp-%ld", out_path, (long)getpid());
     unlink(tmp);
-    int orc = sqlite3_open_v2(
-        tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (orc != SQLITE_OK) {
-        rc = mem_err_set(err, mem_store__code_sqlite(orc), "cannot create %s: %s", tmp,
-                         dst ? sqlite3_errmsg(dst) : sqlite3_errstr(orc));
+    if ((rc = open_db(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "create", &dst, err)) !=
+        MEM_OK)
         goto out;
-    }
-    sqlite3_extended_result_codes(dst, 1);
     if ((rc = copy_pages(dst, src, "backup", err)) != MEM_OK) goto out;
     /* The copy carries the source's WAL flag: make it one self-contained file, and sync it. */
     if ((rc = mem_store__exec(dst, "PRAGMA journal_mode=DELETE", err)) != MEM_OK ||
         (rc = mem_store__exec(dst, "PRAGMA synchronous=FULL", err)) != MEM_OK)
         goto out;
-    orc = sqlite3_close(dst);
+    int orc = sqlite3_close(dst);
     dst = NULL;
     if (orc != SQLITE_OK) {
         rc = mem_err_set(err, MEM_ESTORAGE, "close %s: %s", tmp, sqlite3_errstr(orc));
@@ -340,15 +344,8 @@ static int lock_target(const char *path, sqlite3 **out, mem_err_t *err)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         sqlite3 *db = NULL;
-        int rc = sqlite3_open_v2(
-            path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (rc != SQLITE_OK) {
-            rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open %s: %s", path,
-                             db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-            sqlite3_close(db);
-            return rc;
-        }
-        sqlite3_extended_result_codes(db, 1);
+        int rc = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "open", &db, err);
+        if (rc != MEM_OK) return rc;
         /* No busy wait: a holder is a server, it will not go away in a moment. */
         rc = sqlite3_exec(db, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT", NULL, NULL,
                           NULL);

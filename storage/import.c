@@ -72,7 +72,8 @@ static int validate(mem_store__writer_t *w, mem_store_op_t *op, size_t *n_new, s
     while ((rc = src->next(src->ud, &seg, &archived, &line)) == 1) {
         seen++;
         if (now_s() - last_log >= MEM_STORE__IMPORT_LOG_S) {
-            fprintf(stderr, "level=info msg=\"import checking\" ns=%s lines=%zu\n", op->ns, seen);
+            mem_log(w->st->opts.log, MEM_LOG_INFO, "import_checking", "ns=%s lines=%zu", op->ns,
+                    seen);
             last_log = now_s();
         }
         long pos = view ? mem_index_find(view, seg.id, strlen(seg.id)) : -1;
@@ -266,9 +267,9 @@ int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op)
             batch_clear(b);
         }
         if (now_s() - last_log >= MEM_STORE__IMPORT_LOG_S) {
-            fprintf(stderr,
-                    "level=info msg=\"import applying\" ns=%s imported=%zu of=%zu seconds=%.1f\n",
-                    op->ns, op->n_imported, n_new, now_s() - t0);
+            mem_log(w->st->opts.log, MEM_LOG_INFO, "import_applying",
+                    "ns=%s imported=%zu of=%zu seconds=%.1f", op->ns, op->n_imported, n_new,
+                    now_s() - t0);
             last_log = now_s();
         }
     }
@@ -280,8 +281,8 @@ int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op)
     free(b);
     if (rc != MEM_OK) return rc;
     op->created = op->n_imported > 0;
-    fprintf(stderr,
-            "level=info msg=\"import applied\" ns=%s imported=%zu skipped=%zu seconds=%.1f\n",
-            op->ns, op->n_imported, op->n_skipped, now_s() - t0);
+    mem_log(w->st->opts.log, MEM_LOG_INFO, "import_applied",
+            "ns=%s imported=%zu skipped=%zu seconds=%.1f", op->ns, op->n_imported, op->n_skipped,
+            now_s() - t0);
     return MEM_OK;
 }

@@ -16,7 +16,7 @@
 
 #include "storage/store_int.h"
 
-static char *col_dup(sqlite3_stmt *s, int col, bool *oom)
+char *mem_store__col_dup(sqlite3_stmt *s, int col, bool *oom)
 {
     if (sqlite3_column_type(s, col) == SQLITE_NULL) return NULL;
     const char *t = (const char *)sqlite3_column_text(s, col);
@@ -66,17 +66,17 @@ int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
     bool oom = false;
     mem_store_segment_t *seg = calloc(1, sizeof(*seg));
     if (!seg) return mem_err_set(err, MEM_ENOMEM, "out of memory");
-    seg->id = col_dup(s, 0, &oom);
+    seg->id = mem_store__col_dup(s, 0, &oom);
     seg->seq = sqlite3_column_int64(s, 1);
     seg->ts_ms = sqlite3_column_int64(s, 2);
-    seg->text = col_dup(s, 3, &oom);
-    seg->source = col_dup(s, 4, &oom);
-    seg->metadata = col_dup(s, 5, &oom);
+    seg->text = mem_store__col_dup(s, 3, &oom);
+    seg->source = mem_store__col_dup(s, 4, &oom);
+    seg->metadata = mem_store__col_dup(s, 5, &oom);
     if (sqlite3_column_type(s, 6) != SQLITE_NULL &&
         blob_ids(sqlite3_column_blob(s, 6), (size_t)sqlite3_column_bytes(s, 6), &seg->supersedes,
                  &seg->n_supersedes) != MEM_OK)
         oom = true;
-    seg->superseded_by = col_dup(s, 7, &oom);
+    seg->superseded_by = mem_store__col_dup(s, 7, &oom);
     seg->archived = sqlite3_column_int(s, 8) != 0;
     seg->dim = dim;
     if (!oom && with_embedding) {

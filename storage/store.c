@@ -246,8 +246,7 @@ static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *er
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(c->db, 5000);
         rc = sqlite3_prepare_v3(c->db,
-                                "SELECT seq, ts_ms, text, source, metadata, supersedes,"
-                                " superseded_by, archived, embedding FROM segments"
+                                "SELECT " MEM_STORE__SEGMENT_COLS " FROM segments"
                                 " WHERE ns_id = ? AND id = ?",
                                 -1, SQLITE_PREPARE_PERSISTENT, &c->get, NULL);
     }
@@ -514,22 +513,6 @@ int mem_store_ns_list_exact(mem_store_t *st, mem_store_ns_stats_t **out, size_t 
 
 /* ---- get ---- */
 
-static char *dup_col(sqlite3_stmt *s, int col, bool *oom)
-{
-    if (sqlite3_column_type(s, col) == SQLITE_NULL) return NULL;
-    const char *t = (const char *)sqlite3_column_text(s, col);
-    size_t len = (size_t)sqlite3_column_bytes(s, col);
-    char *c = malloc(len + 1);
-    if (!c || !t) {
-        free(c);
-        *oom = true;
-        return NULL;
-    }
-    memcpy(c, t, len);
-    c[len] = '\0';
-    return c;
-}
-
 void mem_store_segment_free(mem_store_segment_t *seg)
 {
     if (!seg) return;
@@ -543,34 +526,6 @@ void mem_store_segment_free(mem_store_segment_t *seg)
     free(seg->superseded_by);
     free(seg->embedding);
     free(seg);
-}
-
-/* Split a supersedes blob (ids, each NUL-terminated) into a malloc'd array. */
-static int split_ids(const char *blob, size_t len, char ***out, size_t *n)
-{
-    size_t cnt = 0;
-    for (size_t i = 0; i < len; i++)
-        cnt += blob[i] == '\0';
-    *out = NULL;
-    *n = 0;
-    if (cnt == 0) return MEM_OK;
-    char **ids = calloc(cnt, sizeof(*ids));
-    if (!ids) return MEM_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < len && k < cnt;) {
-        size_t l = strlen(blob + i);
-        if (!(ids[k] = strdup(blob + i))) {
-            for (size_t j = 0; j < k; j++)
-                free(ids[j]);
-            free(ids);
-            return MEM_ENOMEM;
-        }
-        k++;
-        i += l + 1;
-    }
-    *out = ids;
-    *n = cnt;
-    return MEM_OK;
 }
 
 int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
@@ -594,41 +549,7 @@ int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool wit
         rc = mem_store__err_sqlite(err, c->db, rc, "get segment");
         goto out;
     }
-    bool oom = false;
-    if (!(seg = calloc(1, sizeof(*seg)))) {
-        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
-        goto out;
-    }
-    seg->id = strdup(id);
-    oom = !seg->id;
-    seg->seq = sqlite3_column_int64(s, 0);
-    seg->ts_ms = sqlite3_column_int64(s, 1);
-    seg->text = dup_col(s, 2, &oom);
-    seg->source = dup_col(s, 3, &oom);
-    seg->metadata = dup_col(s, 4, &oom);
-    if (sqlite3_column_type(s, 5) != SQLITE_NULL &&
-        split_ids(sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5), &seg->supersedes,
-                  &seg->n_supersedes) != MEM_OK)
-        oom = true;
-    seg->superseded_by = dup_col(s, 6, &oom);
-    seg->archived = sqlite3_column_int(s, 7) != 0;
-    seg->dim = ns->dim;
-    if (with_embedding) {
-        size_t bytes = (size_t)sqlite3_column_bytes(s, 8);
-        if (bytes != ns->dim * sizeof(float)) {
-            rc = mem_err_set(err, MEM_ECORRUPT, "segment %s: stored embedding has %zu bytes", id,
-                             bytes);
-            goto out;
-        }
-        if ((seg->embedding = malloc(bytes)))
-            memcpy(seg->embedding, sqlite3_column_blob(s, 8), bytes);
-        else
-            oom = true;
-    }
-    if (oom) {
-        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
-        goto out;
-    }
+    if ((rc = mem_store__segment_read(s, ns->dim, with_embedding, &seg, err)) != MEM_OK) goto out;
     *out = seg;
     seg = NULL;
     rc = MEM_OK;
@@ -707,9 +628,9 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
         long h = hit_of(order, n, sqlite3_column_int64(s, 0));
         if (h < 0) continue;
         bool oom = false;
-        res[h].text = dup_col(s, 1, &oom);
-        res[h].source = dup_col(s, 2, &oom);
-        res[h].metadata = dup_col(s, 3, &oom);
+        res[h].text = mem_store__col_dup(s, 1, &oom);
+        res[h].source = mem_store__col_dup(s, 2, &oom);
+        res[h].metadata = mem_store__col_dup(s, 3, &oom);
         if (oom) {
             rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
             break;

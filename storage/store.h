@@ -31,6 +31,7 @@
 
 #include "core/compact.h"
 #include "core/err.h"
+#include "core/log.h"
 #include "core/meta.h"
 #include "core/scan.h"
 #include "core/vec.h"
@@ -50,6 +51,7 @@ typedef struct mem_store_opts {
     size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
     const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
     uint32_t max_page_count;   /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
+    const mem_log_t *log;      /* the server's logger, borrowed (NULL: no lines) */
     /* Parallel scan (storage/scanpool.c): scan_helpers threads of the store's own (0 = none,
      * at most MEM_STORE_SCAN_HELPERS_MAX). A retrieve is split across the calling thread and
      * the helpers idle at that moment (never waiting for one) when n_visible * dim >=

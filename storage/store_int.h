@@ -313,6 +313,9 @@ void mem_store__log_free(mem_store_t *st);
  * MEM_ECORRUPT (a stored embedding of the wrong size). */
 int mem_store__segment_read(sqlite3_stmt *s, size_t dim, bool with_embedding,
                             mem_store_segment_t **out, mem_err_t *err);
+/* Column col of the current row of s as a malloc'd string; NULL for SQL NULL, and NULL with
+ * *oom set when memory runs out. */
+char *mem_store__col_dup(sqlite3_stmt *s, int col, bool *oom);
 
 /* meta.c: the metadata value index of a namespace (core/meta.h) */
 /* Start-up (or reload), ns not shared yet: every segment's metadata from db into ns->meta. */

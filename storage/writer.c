@@ -349,8 +349,8 @@ static void reload_touched(mem_store__writer_t *w)
         mem_store_ns_t *fresh = NULL;
         mem_err_t e;
         if (mem_store__load_ns(st, st->db, name, &fresh, &e) != MEM_OK) {
-            fprintf(stderr, "level=error msg=\"reload after rollback failed\" ns=%s err=\"%s\"\n",
-                    name, e.msg);
+            mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
+                    "what=rollback ns=%s err=%s", name, e.msg);
             continue;
         }
         mem_store_ns_t *cur = mem_store__reg_find(st, name);

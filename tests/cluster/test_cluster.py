@@ -427,8 +427,9 @@ def main():
             check(time.monotonic() < deadline, "streams not trimmed: %r" % firsts)
             time.sleep(0.2)
         check(snap.get("trimmed_below"), "nothing trimmed: %r" % snap)
+        # info: the bootstrap line is at level info, and --log-level holds for cluster lines
         d = harness.Server(env={"MNEMOD_NATS_URL": nats.url(0), "MNEMOD_NODE_ID": "node-D",
-                                "MNEMOD_LOG_LEVEL": "warn"})
+                                "MNEMOD_LOG_LEVEL": "info"})
         nodes.append(d)
         t0 = time.monotonic()
         d.start(timeout=90)

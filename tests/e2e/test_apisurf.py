@@ -785,7 +785,7 @@ def test_import_streams_past_max_body_and_stops_at_max_import_body():
                                             ctype="application/x-ndjson"), timeout=60)
         h.eq(st, 413, "announced too big: refused before the body")
         log = open(own.log_path, "rb").read().decode("utf-8", "replace")
-        h.check("import applied" in log, "the import logs its progress")
+        h.check("event=import_applied" in log, "the import logs its progress")
     finally:
         own.stop()
         own.cleanup()

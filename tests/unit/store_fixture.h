@@ -6,13 +6,19 @@
  * and store_fixture_teardown are the cmocka setup/teardown pair. The teardown removes the
  * database files (and those of any path registered with store_fixture_extra) and then the
  * directory, which fails silently only when a test left a stray file behind.
+ * store_fixture_run submits an op and waits for it; store_fixture_sql and
+ * store_fixture_sql_int reach a database file with SQLite itself, behind the store's back
+ * (to make an old or a damaged file, or to read what was written).
  */
 #ifndef MEM_TESTS_UNIT_STORE_FIXTURE_H
 #define MEM_TESTS_UNIT_STORE_FIXTURE_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "core/graph.h"
 #include "core/vec.h"
@@ -94,6 +100,39 @@ static inline mem_store_t *store_fixture_open(const mem_store_opts_t *o)
     if (rc != MEM_OK) fprintf(stderr, "open %s: %s\n", o->path, err.msg);
     assert_int_equal(rc, MEM_OK);
     return st;
+}
+
+/* Submit op and wait until the writer is done with it: op->rc (which holds the submit's own
+ * refusal, MEM_EBUSY, when the op was not queued). No cmocka assert: threads and forked
+ * children of a test may call it. */
+static inline int store_fixture_run(mem_store_t *st, mem_store_op_t *op)
+{
+    if (mem_store_submit(st, op, NULL, NULL) == MEM_OK) mem_store_sync(st);
+    return op->rc;
+}
+
+/* Run sql on the database file at path with SQLite itself. */
+static inline void store_fixture_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The integer of query's first row and column, read from the file at path with SQLite
+ * itself; query must return a row. */
+static inline int64_t store_fixture_sql_int(const char *path, const char *query)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, query, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
 }
 
 /* After mem_store_settle: the namespace's graph equals a from-scratch rebuild of its active

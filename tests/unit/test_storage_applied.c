@@ -50,9 +50,7 @@ static int insert(mem_store_t *st, const char *stream, uint64_t seq, const char 
     op->n_segs = 1;
     op->log_stream = stream;
     op->log_seq = seq;
-    assert_int_equal(mem_store_submit(st, op, NULL, NULL), MEM_OK);
-    mem_store_sync(st);
-    return op->rc;
+    return store_fixture_run(st, op);
 }
 
 static uint64_t count(mem_store_t *st)

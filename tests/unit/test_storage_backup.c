@@ -80,10 +80,7 @@ static int insert_one(mem_store_t *st, const char *ns, const char *prefix, int i
     op.segs = &seg;
     op.outs = &out;
     op.n_segs = 1;
-    int rc = mem_store_submit(st, &op, NULL, NULL);
-    if (rc != MEM_OK) return rc;
-    mem_store_sync(st);
-    return op.rc;
+    return store_fixture_run(st, &op);
 }
 
 static int has_seg(mem_store_t *st, const char *ns, const char *prefix, int i)
@@ -344,12 +341,7 @@ static void test_restore_validates_the_backup(void **state)
     store_fixture_rm_db(otherpath);
     assert_int_equal(mem_store_restore(fx_dbpath, otherpath, &err), MEM_ENOTFOUND);
     /* An SQLite file that is not a mnemod database. */
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(otherpath, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    store_fixture_sql(otherpath, "CREATE TABLE t(x); INSERT INTO t VALUES(1)");
     assert_int_equal(mem_store_restore(fx_dbpath, otherpath, &err), MEM_EINVAL);
     assert_true(strstr(err.msg, "not a mnemod database") != NULL);
     /* The database as its own backup. */

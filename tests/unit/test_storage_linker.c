@@ -84,9 +84,7 @@ static int insert_batch(mem_store_t *st, const char *ns, const char *prefix, int
         clustered(vecs[i], s, (int)(rng_next(s) % 6));
         segs[i].vec = vecs[i];
     }
-    assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
-    mem_store_sync(st);
-    return op.rc;
+    return store_fixture_run(st, &op);
 }
 
 static int simple(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, const char *id,
@@ -95,9 +93,7 @@ static int simple(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, con
     mem_store_op_t op = {.kind = kind, .dim = dim, .no_graph = no_graph, .now_ms = 1000000000};
     snprintf(op.ns, sizeof(op.ns), "%s", ns);
     if (id) snprintf(op.id, sizeof(op.id), "%s", id);
-    assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
-    mem_store_sync(st);
-    return op.rc;
+    return store_fixture_run(st, &op);
 }
 
 /* The namespace's graph against a from-scratch rebuild of its active rows. */
@@ -127,9 +123,7 @@ static void test_exact_stats_after_bulk_insert(void **state)
     }
     const char *ev[] = {"r3", "r5", "r11", "r13"};
     mem_store_op_t c = {.kind = MEM_STORE_OP_COMPACT, .ns = "g", .evict_ids = ev, .n_evict = 4};
-    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
-    mem_store_sync(st);
-    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(store_fixture_run(st, &c), MEM_OK);
     assert_int_equal(mem_store_ns_stats_exact(st, "g", &ex, NULL), MEM_OK);
     assert_graph_exact(st, "g");
     mem_store_metrics_t m;
@@ -234,18 +228,9 @@ static void test_no_graph(void **state)
     assert_int_equal(ex.count, BATCH - 1);
     mem_store_close(st);
     /* nothing of a graph is stored for it */
-    sqlite3 *db;
-    sqlite3_stmt *q2;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT (SELECT count(*) FROM graph_blocks) +"
-                                        " (SELECT count(*) FROM graph_gone)",
-                                        -1, &q2, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(q2), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q2, 0), 0);
-    sqlite3_finalize(q2);
-    sqlite3_close(db);
+    assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT (SELECT count(*) FROM graph_blocks) +"
+                                                      " (SELECT count(*) FROM graph_gone)"),
+                     0);
 }
 
 /* ---- a delete racing retrieves never shortens an answer ---- */
@@ -340,15 +325,7 @@ static void test_crash_before_checkpoint(void **state)
     mem_store_settle(st);
     mem_store_close(st);
     /* once the graph has let go of them, their vectors are gone too */
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM graph_gone", -1, &q, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 0);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM graph_gone"), 0);
     st = store_fixture_open(&o);
     assert_int_equal(mem_store_ns_stats_exact(st, "c", &ex, NULL), MEM_OK);
     assert_graph_exact(st, "c");

@@ -265,9 +265,7 @@ static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, in
         op.outs = outs;
         op.n_segs = b;
         op.batch = true;
-        assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
-        mem_store_sync(st);
-        if (op.rc != MEM_OK) print_error("insert: %s\n", op.err.msg);
+        if (store_fixture_run(st, &op) != MEM_OK) print_error("insert: %s\n", op.err.msg);
         assert_int_equal(op.rc, MEM_OK);
         done += b;
     }

@@ -37,14 +37,6 @@ static unsigned char *slurp(const char *path, size_t *len)
     return b;
 }
 
-static void make_db(const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-}
-
 /* Open must fail with code and leave the file byte for byte as it was, with no WAL. */
 static void assert_refused_unchanged(int code, const char *needle)
 {
@@ -74,18 +66,19 @@ static void assert_refused_unchanged(int code, const char *needle)
 /* Another program's database given as --data is refused, not taken over. */
 static void test_foreign_database_refused(void **state)
 {
-    make_db("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);"
-            "INSERT INTO notes(body) VALUES('keep me');");
+    store_fixture_sql(fx_dbpath, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);"
+                                 "INSERT INTO notes(body) VALUES('keep me');");
     assert_refused_unchanged(MEM_EINVAL, "another program's tables");
     store_fixture_rm_db(fx_dbpath);
     /* a table named meta is not enough to pass for mnemod's */
-    make_db("CREATE TABLE meta(k, v); INSERT INTO meta VALUES('owner', 'someone else');");
+    store_fixture_sql(fx_dbpath,
+                      "CREATE TABLE meta(k, v); INSERT INTO meta VALUES('owner', 'someone else');");
     assert_refused_unchanged(MEM_EINVAL, "another program's tables");
     store_fixture_rm_db(fx_dbpath);
     /* nor is a schema_version without mnemod's tables */
-    make_db("CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-            "INSERT INTO meta VALUES('schema_version', 1);"
-            "CREATE VIEW v AS SELECT 1;");
+    store_fixture_sql(fx_dbpath, "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+                                 "INSERT INTO meta VALUES('schema_version', 1);"
+                                 "CREATE VIEW v AS SELECT 1;");
     assert_refused_unchanged(MEM_EINVAL, "another program's tables");
     store_fixture_rm_db(fx_dbpath);
     /* an empty file is a new database */
@@ -102,19 +95,21 @@ static void test_foreign_database_refused(void **state)
  * deleted (the old bug), C is superseded by E, A is close to B. */
 static void make_v1_file(void)
 {
-    make_db("CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-            "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"
-            " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"
-            " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"
-            "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"
-            " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"
-            " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"
-            " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"
-            " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"
-            " id));"
-            "INSERT INTO meta VALUES('lsn', 6), ('schema_version', 1);"
-            "INSERT INTO namespaces(name, dim, last_seq, last_ts_ms, clock) VALUES('m', 4, 5, 5,"
-            " 5);");
+    store_fixture_sql(
+        fx_dbpath,
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+        "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"
+        " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"
+        " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"
+        "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"
+        " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"
+        " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"
+        " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"
+        " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"
+        " id));"
+        "INSERT INTO meta VALUES('lsn', 6), ('schema_version', 1);"
+        "INSERT INTO namespaces(name, dim, last_seq, last_ts_ms, clock) VALUES('m', 4, 5, 5,"
+        " 5);");
     sqlite3 *db;
     assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
     sqlite3_stmt *s;
@@ -193,22 +188,12 @@ static void test_migrate_from_v1(void **state)
     assert_int_equal(s.max_degree, 1);
     /* the pair read from E's supersedes list works: deleting E releases C */
     mem_store_op_t op = {.kind = MEM_STORE_OP_DELETE, .ns = "m", .id = "E"};
-    assert_int_equal(mem_store_submit(st, &op, NULL, NULL), MEM_OK);
-    mem_store_sync(st);
-    assert_int_equal(op.rc, MEM_OK);
+    assert_int_equal(store_fixture_run(st, &op), MEM_OK);
     assert_string_equal(superseded_by(st, "C"), "");
     assert_int_equal(stats(st).superseded, 0);
     mem_store_close(st);
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(
-        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, NULL),
-        SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_true(sqlite3_column_int(q, 0) >= 2);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+    assert_true(store_fixture_sql_int(fx_dbpath,
+                                      "SELECT value FROM meta WHERE key = 'schema_version'") >= 2);
 }
 
 int main(void)

@@ -64,15 +64,6 @@ static void make_vec(float *v, int cluster)
     make_vec_r(v, cluster, &rng_state);
 }
 
-/* Submit and wait for completion. */
-static int run(mem_store_t *st, mem_store_op_t *op)
-{
-    int rc = mem_store_submit(st, op, NULL, NULL);
-    if (rc != MEM_OK) return rc;
-    mem_store_sync(st);
-    return op->rc;
-}
-
 typedef struct seg_spec {
     const char *id;
     bool ts_given;
@@ -133,7 +124,7 @@ static int insert_n(mem_store_t *st, const char *ns, const seg_spec_t *specs, si
                     int64_t now_ms)
 {
     prep_insert(ns, specs, n, batch, now_ms);
-    return run(st, &last_op);
+    return store_fixture_run(st, &last_op);
 }
 
 static int insert1(mem_store_t *st, const char *ns, const char *id, int64_t ts, int cluster)
@@ -167,7 +158,7 @@ static int simple_op(mem_store_t *st, mem_store_op_kind_t kind, const char *ns, 
     if (id) snprintf(last_op.id, sizeof(last_op.id), "%s", id);
     last_op.dim = dim;
     last_op.now_ms = 1000000;
-    return run(st, &last_op);
+    return store_fixture_run(st, &last_op);
 }
 
 static int compact_ids(mem_store_t *st, const char *ns, const char *const *ids, size_t n,
@@ -179,7 +170,7 @@ static int compact_ids(mem_store_t *st, const char *ns, const char *const *ids, 
     last_op.evict_ids = ids;
     last_op.n_evict = n;
     last_op.purge = purge;
-    return run(st, &last_op);
+    return store_fixture_run(st, &last_op);
 }
 
 static mem_store_ns_stats_t stats(mem_store_t *st, const char *ns)
@@ -227,6 +218,20 @@ static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, s
     mem_store__read_unlock(ns);
     mem_store__ns_release(ns);
     return n;
+}
+
+/* Two snapshots hold the same rows: ids, seqs, timestamps, flags and degrees. */
+static void assert_same_rows(const row_snap_t *want, size_t n_want, const row_snap_t *got,
+                             size_t n_got)
+{
+    assert_int_equal(n_got, n_want);
+    for (size_t i = 0; i < n_got; i++) {
+        assert_string_equal(want[i].id, got[i].id);
+        assert_int_equal(want[i].seq, got[i].seq);
+        assert_int_equal(want[i].ts, got[i].ts);
+        assert_int_equal(want[i].flags, got[i].flags);
+        assert_int_equal(want[i].degree, got[i].degree);
+    }
 }
 
 /* The persisted/incremental degrees must equal a from-scratch rebuild. */
@@ -285,14 +290,7 @@ static void test_reload_equality(void **state)
 
     st = open_default();
     size_t na = snapshot(st, "a", after, 400);
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        assert_string_equal(before[i].id, after[i].id);
-        assert_int_equal(before[i].seq, after[i].seq);
-        assert_int_equal(before[i].ts, after[i].ts);
-        assert_int_equal(before[i].flags, after[i].flags);
-        assert_int_equal(before[i].degree, after[i].degree);
-    }
+    assert_same_rows(before, nb, after, na);
     mem_store_ns_stats_t s2 = stats(st, "a");
     assert_int_equal(s1.count, s2.count);
     assert_int_equal(s1.superseded, s2.superseded);
@@ -552,12 +550,7 @@ static void test_big_batch_with_supersedes(void **state)
     mem_store_close(st);
     st = open_default();
     size_t na = snapshot(st, "bb", after, 1000);
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        assert_string_equal(before[i].id, after[i].id);
-        assert_int_equal(before[i].flags, after[i].flags);
-        assert_int_equal(before[i].degree, after[i].degree);
-    }
+    assert_same_rows(before, nb, after, na);
     mem_store_ns_stats_t s3 = stats(st, "bb");
     assert_int_equal(s2.graph_edges, s3.graph_edges);
     assert_int_equal(s2.superseded, s3.superseded);
@@ -681,12 +674,7 @@ static void test_group_links_small_inserts_once(void **state)
     mem_store_close(st);
     st = open_default();
     size_t na = snapshot(st, "g", after, 100);
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        assert_string_equal(before[i].id, after[i].id);
-        assert_int_equal(before[i].flags, after[i].flags);
-        assert_int_equal(before[i].degree, after[i].degree); /* persisted in that group */
-    }
+    assert_same_rows(before, nb, after, na); /* degrees persisted in that group */
     assert_int_equal(stats(st, "g").graph_edges, s1.graph_edges);
     assert_degrees_match_rebuild(st, "g");
     mem_store_close(st);
@@ -710,7 +698,7 @@ static void test_namespaces(void **state)
     seg_spec_t x = {.id = "c"};
     prep_insert("n1", &x, 1, false, 100);
     last_op.dim = 4;
-    assert_int_equal(run(st, &last_op), MEM_EDIM);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_EDIM);
     assert_string_equal(last_op.err.msg, "embedding: expected 8 floats, got 4");
     /* auto-create by insert, then the limit */
     assert_int_equal(insert1(st, "n2", "a", 1, 0), MEM_OK);
@@ -917,12 +905,7 @@ static void test_disk_full(void **state)
     assert_int_equal(mem_err_http_status(last_op.err.code), 507);
     /* state is the committed one; reads keep working */
     size_t na = snapshot(st, "f", after, 64);
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        assert_string_equal(before[i].id, after[i].id);
-        assert_int_equal(before[i].flags, after[i].flags);
-        assert_int_equal(before[i].degree, after[i].degree);
-    }
+    assert_same_rows(before, nb, after, na);
     mem_store_ns_stats_t s1 = stats(st, "f");
     assert_int_equal(s0.count, s1.count);
     assert_int_equal(s1.superseded, 0);
@@ -1030,14 +1013,6 @@ static void test_damaged_pages(void **state)
     assert_true(strlen(err.msg) > 0);
 }
 
-static void corrupt_sql(const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-}
-
 static void assert_open_refused(const char *needle)
 {
     mem_store_opts_t o = base_opts();
@@ -1062,8 +1037,8 @@ static void test_corrupt_file(void **state)
     unlink(fx_dbpath);
 
     /* a schema from the future is refused */
-    corrupt_sql("CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-                "INSERT INTO meta VALUES('schema_version', 99);");
+    store_fixture_sql(fx_dbpath, "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+                                 "INSERT INTO meta VALUES('schema_version', 99);");
     assert_open_refused("schema version 99");
 }
 
@@ -1671,14 +1646,7 @@ static void test_vacuum(void **state)
 
     st = open_default();
     size_t na = snapshot(st, "v", after, 400);
-    assert_int_equal(na, nb);
-    for (size_t i = 0; i < na; i++) {
-        assert_string_equal(before[i].id, after[i].id);
-        assert_int_equal(before[i].seq, after[i].seq);
-        assert_int_equal(before[i].ts, after[i].ts);
-        assert_int_equal(before[i].flags, after[i].flags);
-        assert_int_equal(before[i].degree, after[i].degree);
-    }
+    assert_same_rows(before, nb, after, na);
     for (int i = 0; i < 3000; i += 10)
         if (i != 40) assert_int_equal(vac_access(st, "v", ids[i]), acc_mid[i]);
     mem_store_ns_stats_t s3 = stats(st, "v");
@@ -1854,21 +1822,23 @@ static void test_lying_degrees_refused(void **state)
     assert_int_equal(insert_series(st, "g", "g", 30, 3), MEM_OK);
     assert_true(stats(st, "g").graph_edges > 0);
     mem_store_close(st); /* the graph's checkpoint is written */
-    corrupt_sql("CREATE TABLE keep AS SELECT * FROM graph_blocks");
+    store_fixture_sql(fx_dbpath, "CREATE TABLE keep AS SELECT * FROM graph_blocks");
     /* a degree of 1e8 (once made the start-up allocate 400 MB) */
     patch_degree(5, 0, 100000000);
     assert_open_refused("degree of 1000000");
     patch_degree(5, 4294967295u, 0);
     assert_open_refused("degree of 4294967295");
     /* one more edge than there are: the degrees no longer add up */
-    corrupt_sql("DELETE FROM graph_blocks; INSERT INTO graph_blocks SELECT * FROM keep");
+    store_fixture_sql(fx_dbpath,
+                      "DELETE FROM graph_blocks; INSERT INTO graph_blocks SELECT * FROM keep");
     patch_degree(5, 0, 1);
     assert_open_refused("odd number");
     /* a graph that names a segment there is not, a block that is not whole pairs */
-    corrupt_sql("DELETE FROM graph_blocks; INSERT INTO graph_blocks SELECT * FROM keep;"
-                "DELETE FROM segments WHERE seq = 5");
+    store_fixture_sql(fx_dbpath,
+                      "DELETE FROM graph_blocks; INSERT INTO graph_blocks SELECT * FROM keep;"
+                      "DELETE FROM segments WHERE seq = 5");
     assert_open_refused("names segment seq 5");
-    corrupt_sql("UPDATE graph_blocks SET data = x'0102030405'");
+    store_fixture_sql(fx_dbpath, "UPDATE graph_blocks SET data = x'0102030405'");
     assert_open_refused("graph block of 5 bytes");
 }
 
@@ -1912,7 +1882,7 @@ static void test_recent_queries_persist(void **state)
     free(ctx2);
     mem_store_close(st);
     /* a stored ring that is not whole vectors is refused */
-    corrupt_sql("UPDATE namespaces SET recent = x'0102030405'");
+    store_fixture_sql(fx_dbpath, "UPDATE namespaces SET recent = x'0102030405'");
     assert_open_refused("recent queries");
 }
 
@@ -1952,19 +1922,19 @@ static void test_embedder_record(void **state)
     seg_spec_t a = {.id = "a", .ts_given = true, .ts = 1000, .text = "alpha"};
     prep_insert("made", &a, 1, false, 1000000);
     last_op.embedder = "openai:model-1";
-    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_OK);
     assert_string_equal(stats(st, "made").embedder, "openai:model-1");
     /* the same embedder, or client vectors, are fine; another embedder is not */
     seg_spec_t b = {.id = "b", .ts_given = true, .ts = 2000, .text = "beta"};
     prep_insert("made", &b, 1, false, 1000000);
     last_op.embedder = "openai:model-1";
-    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_OK);
     assert_int_equal(insert1(st, "made", "c", 3000, 1), MEM_OK);
     seg_spec_t d[2] = {{.id = "d1", .ts_given = true, .ts = 4000, .text = "delta"},
                        {.id = "d2", .ts_given = true, .ts = 4000, .text = "delta two"}};
     prep_insert("made", d, 2, true, 1000000);
     last_op.embedder = "builtin";
-    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_EMISMATCH);
     assert_string_equal(last_op.err.field, "segments[0].text");
     assert_non_null(strstr(last_op.err.msg, "openai:model-1"));
     assert_non_null(strstr(last_op.err.msg, "builtin"));
@@ -1974,12 +1944,12 @@ static void test_embedder_record(void **state)
     seg_spec_t e = {.id = "e", .ts_given = true, .ts = 5000, .text = "epsilon"};
     prep_insert("client", &e, 1, false, 1000000);
     last_op.embedder = "builtin";
-    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_OK);
     assert_string_equal(stats(st, "client").embedder, "builtin");
     /* a record of an impossible length is refused */
     prep_insert("other", &e, 1, false, 1000000);
     last_op.embedder = "";
-    assert_int_equal(run(st, &last_op), MEM_EINVAL);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_EINVAL);
     mem_store_close(st);
     /* restart keeps it */
     st = open_default();
@@ -1987,7 +1957,7 @@ static void test_embedder_record(void **state)
     assert_string_equal(stats(st, "client").embedder, "builtin");
     prep_insert("made", d, 2, true, 1000000);
     last_op.embedder = "openai:model-2";
-    assert_int_equal(run(st, &last_op), MEM_EMISMATCH);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_EMISMATCH);
     mem_store_ns_stats_t *list = NULL;
     size_t n = 0;
     assert_int_equal(mem_store_ns_list(st, &list, &n, NULL), MEM_OK);
@@ -1998,39 +1968,27 @@ static void test_embedder_record(void **state)
     mem_store_close(st);
 
     /* a version 1 file: the column is added, nothing is recorded, the data stays */
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "ALTER TABLE namespaces DROP COLUMN embedder;"
-                                  "ALTER TABLE namespaces DROP COLUMN recent;"
-                                  "DROP TABLE supersessions;"
-                                  "DROP TABLE graph_blocks;"
-                                  "DROP TABLE graph_gone;"
-                                  "ALTER TABLE namespaces DROP COLUMN coherence;"
-                                  "ALTER TABLE segments ADD COLUMN degree INTEGER NOT NULL"
-                                  " DEFAULT 0;"
-                                  "UPDATE meta SET value = 1 WHERE key = 'schema_version';",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    store_fixture_sql(fx_dbpath, "ALTER TABLE namespaces DROP COLUMN embedder;"
+                                 "ALTER TABLE namespaces DROP COLUMN recent;"
+                                 "DROP TABLE supersessions;"
+                                 "DROP TABLE graph_blocks;"
+                                 "DROP TABLE graph_gone;"
+                                 "ALTER TABLE namespaces DROP COLUMN coherence;"
+                                 "ALTER TABLE segments ADD COLUMN degree INTEGER NOT NULL"
+                                 " DEFAULT 0;"
+                                 "UPDATE meta SET value = 1 WHERE key = 'schema_version';");
     st = open_default();
     assert_string_equal(stats(st, "made").embedder, "");
     assert_int_equal(stats(st, "made").count, 3);
     assert_true(exists(st, "made", "a"));
     prep_insert("made", d, 2, true, 1000000);
     last_op.embedder = "openai:model-2";
-    assert_int_equal(run(st, &last_op), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &last_op), MEM_OK);
     assert_string_equal(stats(st, "made").embedder, "openai:model-2");
     mem_store_close(st);
-    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
-    sqlite3_stmt *q;
     assert_int_equal(
-        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL),
-        SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int64(q, 0), MEM_STORE__SCHEMA_VERSION);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
+        store_fixture_sql_int(fx_dbpath, "SELECT value FROM meta WHERE key='schema_version'"),
+        MEM_STORE__SCHEMA_VERSION);
 }
 
 int main(void)
