@@ -18,7 +18,8 @@ port with a fresh data file, then:
    /healthz answers 200 is the restart (SQLite read, vector index, lexical index rebuilt
    from the stored texts, graph); the server logs the text part of each namespace's load.
    A text query then answers exactly as before the restart.
-Env: BENCH_TEXT_N (default 100000), BENCH_TEXT_CLIENTS (default 2).
+Env: BENCH_TEXT_N (default 100000), BENCH_TEXT_CLIENTS (default 2), BENCH_TEXT_GRAPH=0 leaves
+the default namespace out (the restart then reloads the one without a graph).
 """
 
 import http.client
@@ -35,6 +36,7 @@ import time
 
 N = int(os.environ.get("BENCH_TEXT_N", "100000"))
 CLIENTS = int(os.environ.get("BENCH_TEXT_CLIENTS", "2"))
+GRAPH = os.environ.get("BENCH_TEXT_GRAPH", "1") != "0"
 BATCH = 1000
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "memdev", "corpus.jsonl")
@@ -112,10 +114,11 @@ def settle(pid, quiet=0.02, step=1.0, limit=600):
 def measured_load(srv, ns, bodies, n, what):
     c0 = cpu_s(srv.proc.pid)
     dt, bad = load(srv.port, ns, bodies)
+    n -= len(bad) * BATCH  # a failed batch stores nothing
     c1 = cpu_s(srv.proc.pid)
     settle(srv.proc.pid)
     c2 = cpu_s(srv.proc.pid)
-    r = {"seconds": round(dt, 2), "segments_per_s": round(n / dt), "errors": len(bad),
+    r = {"stored": n, "seconds": round(dt, 2), "segments_per_s": round(n / dt), "errors": len(bad),
          "server_cpu_s": round(c1 - c0, 2), "segments_per_cpu_s": round(n / max(c1 - c0, 1e-9)),
          "server_cpu_s_until_idle": round(c2 - c0, 2)}
     if bad:
@@ -177,10 +180,14 @@ def main():
                      json.dumps({"dim": 256, "coherence": False}).encode())
         res["text_insert_no_graph"] = measured_load(srv, "nograph", bodies, res["n"],
                                                     "text-only, no graph")
-        res["text_insert"] = measured_load(srv, "text", bodies, res["n"],
-                                           "text-only, default namespace")
+        text_ns = "nograph"
+        if GRAPH:
+            res["text_insert"] = measured_load(srv, "text", bodies, res["n"],
+                                               "text-only, default namespace")
+            text_ns = "text"
         # the same segments' vectors, sent by the client without text: no text work at all
-        st, data = call(srv.port, "GET", "/v1/namespaces/text/segments?limit=1000&embedding=true")
+        st, data = call(srv.port, "GET",
+                        "/v1/namespaces/%s/segments?limit=1000&embedding=true" % text_ns)
         vecs = [s["embedding"] for s in json.loads(data)["segments"]]
         vbodies = [json.dumps({"segments": [{"embedding": vecs[(b * 7 + i) % len(vecs)]}
                                             for i in range(BATCH)]}).encode()
@@ -189,18 +196,19 @@ def main():
                      json.dumps({"dim": 256, "coherence": False}).encode())
         res["vector_insert_no_graph"] = measured_load(srv, "vectors", vbodies, res["n"],
                                                       "vectors only (no text), no graph")
-        call(srv.port, "DELETE", "/v1/namespaces/nograph")
+        if GRAPH:
+            call(srv.port, "DELETE", "/v1/namespaces/nograph")
         st, _ = call(srv.port, "DELETE", "/v1/namespaces/vectors")
         q = json.dumps({"query": "tips on styling vintage jeans", "k": 10, "match": "text",
                         "explain": True}).encode()
-        before = json.loads(call(srv.port, "POST", "/v1/namespaces/text/retrieve", q)[1])
+        before = json.loads(call(srv.port, "POST", "/v1/namespaces/%s/retrieve" % text_ns, q)[1])
         res["stop_status"] = srv.stop()
         res["restart_seconds"] = round(srv.start(), 2)
-        after = json.loads(call(srv.port, "POST", "/v1/namespaces/text/retrieve", q)[1])
+        after = json.loads(call(srv.port, "POST", "/v1/namespaces/%s/retrieve" % text_ns, q)[1])
         same = [r["id"] for r in before["results"]] == [r["id"] for r in after["results"]] and \
             [r["score"] for r in before["results"]] == [r["score"] for r in after["results"]]
         res["same_answer_after_restart"] = same
-        m = re.findall(r'msg="namespace loaded" ns=text segments=(\d+) seconds=([0-9.]+) '
+        m = re.findall(r'msg="namespace loaded" ns=' + text_ns + r' segments=(\d+) seconds=([0-9.]+) '
                        r'cpu_seconds=([0-9.]+) text_seconds=([0-9.]+)', srv.log())
         if m:
             res["load_text_ns"] = {"segments": int(m[-1][0]), "seconds": float(m[-1][1]),
