@@ -371,6 +371,11 @@ json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_f
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms, mem_scan_match_t match);
+/* mem_api__dump(mem_api__enc_results(...)) without the tree: the text (its length in *len)
+ * or NULL on ENOMEM or a result field JSON cannot hold. */
+char *mem_api__enc_results_text(const char *ns, const mem_store_result_t *res, size_t n,
+                                size_t scanned, const char *kernel, double took_ms, bool explain,
+                                int64_t origin_ms, mem_scan_match_t match, size_t *len);
 json_t *mem_api__enc_inserted(const mem_store_op_t *op);
 json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t policy,
                              char *const *ids, size_t n_ids, double took_ms);
@@ -378,6 +383,26 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
  * decimal that reads back as the same double (0.1, not 0.10000000000000001) and vector
  * nodes as arrays of shortest float32 decimals (api/json.c). malloc'd; NULL on ENOMEM. */
 char *mem_api__dump(const json_t *j);
+/* A writer of compact JSON text for answers built without a json_t tree (api/json.c),
+ * formatting as mem_api__dump does. Zero-initialised; every call appends; a failed
+ * allocation or a value JSON cannot hold (a non-finite number, a string that is not
+ * UTF-8, NULL) sets oom, after which mem_api__jw_finish frees the text and returns NULL. */
+typedef struct mem_api__jw {
+    char *b;
+    size_t n, cap;
+    bool oom;
+} mem_api__jw_t;
+/* len bytes as they are: punctuation and keys the caller knows need no escaping */
+void mem_api__jw_raw(mem_api__jw_t *w, const char *s, size_t len);
+#define MEM_API_JW_LIT(w, lit) mem_api__jw_raw((w), (lit), sizeof(lit) - 1)
+void mem_api__jw_str(mem_api__jw_t *w, const char *s); /* quoted and escaped */
+void mem_api__jw_i64(mem_api__jw_t *w, int64_t v);
+void mem_api__jw_f64(mem_api__jw_t *w, double x); /* shortest round-trip decimal */
+void mem_api__jw_value(mem_api__jw_t *w, const json_t *j);
+/* The NUL-terminated text (malloc'd, its length in *len when len is not NULL), or NULL. */
+char *mem_api__jw_finish(mem_api__jw_t *w, size_t *len);
+/* text (malloc'd, len bytes; NULL: out of memory) as resp's JSON body. Steals text. */
+void mem_api__send_text(mem_api_resp_t *resp, int status, char *text, size_t len);
 /* Serialise obj into resp (status, body, content type). Steals obj. */
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj);
 /* The error body of SPEC section 3 for err (new reference). */

@@ -39,6 +39,15 @@ static int set(json_t *obj, const char *key, json_t *value)
     return value ? json_object_set_new(obj, key, value) : -1;
 }
 
+/* set() for a child the caller built and holds in *child: the parent takes it, or jansson
+ * frees it on failure; either way *child is NULL after, so the caller's cleanup skips it. */
+static int give(json_t *obj, const char *key, json_t **child)
+{
+    json_t *c = *child;
+    *child = NULL;
+    return set(obj, key, c);
+}
+
 /* Stored metadata is a compact JSON object text written by this API; parse it back so it
  * is returned verbatim. Rows read back are untrusted: an unparsable one is skipped, but a
  * parse that ran out of memory fails the answer (never a 200 without the metadata). */
@@ -101,11 +110,7 @@ json_t *mem_api__enc_segment_form(const mem_store_segment_t *seg, mem_api__emb_f
         (seg->source && set(o, "source", json_string(seg->source))) ||
         set_metadata(o, seg->metadata))
         goto fail;
-    if (json_object_set_new(o, "supersedes", sup)) {
-        sup = NULL;
-        goto fail;
-    }
-    sup = NULL;
+    if (give(o, "supersedes", &sup)) goto fail;
     if (set(o, "superseded_by", str_or_null(seg->superseded_by)) ||
         set(o, "archived", json_boolean(seg->archived)))
         goto fail;
@@ -133,6 +138,8 @@ static const char *match_name(mem_scan_match_t m)
     return m == MEM_SCAN_MATCH_TEXT ? "text" : m == MEM_SCAN_MATCH_HYBRID ? "hybrid" : "vector";
 }
 
+/* The answer as a tree: the reference mem_api__enc_results_text is tested against
+ * (tests/unit/test_api_json.c), byte for byte. */
 json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size_t n,
                              size_t scanned, const char *kernel, double took_ms, bool explain,
                              int64_t origin_ms, mem_scan_match_t match)
@@ -164,15 +171,96 @@ json_t *mem_api__enc_results(const char *ns, const mem_store_result_t *res, size
         set(o, "kernel", json_string(kernel ? kernel : "scalar")) ||
         set(o, "match", json_string(match_name(match))))
         goto fail;
-    if (json_object_set_new(o, "results", arr)) {
-        arr = NULL;
-        goto fail;
-    }
+    if (give(o, "results", &arr)) goto fail;
     return o;
 fail:
     json_decref(arr);
     json_decref(o);
     return NULL;
+}
+
+/* A timestamp as mem_api__enc_ts writes it: quoted RFC 3339 ("" when out of range). */
+static void jw_ts(mem_api__jw_t *w, int64_t ms)
+{
+    char buf[32];
+    mem_api__ts_format(ms, buf);
+    MEM_API_JW_LIT(w, "\"");
+    mem_api__jw_raw(w, buf, strlen(buf));
+    MEM_API_JW_LIT(w, "\"");
+}
+
+/* Stored metadata goes out as it parses (set_metadata): an unparsable text is left out. */
+static void jw_metadata(mem_api__jw_t *w, const char *metadata)
+{
+    if (!metadata) return;
+    json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
+    if (!m) return;
+    MEM_API_JW_LIT(w, ",\"metadata\":");
+    mem_api__jw_value(w, m);
+    json_decref(m);
+}
+
+/* The same text as mem_api__dump(mem_api__enc_results(...)), written straight out: the
+ * answer of every retrieve, where a json_t per field (and a hash insert per key) cost
+ * more than the writing. */
+char *mem_api__enc_results_text(const char *ns, const mem_store_result_t *res, size_t n,
+                                size_t scanned, const char *kernel, double took_ms, bool explain,
+                                int64_t origin_ms, mem_scan_match_t match, size_t *len)
+{
+    mem_api__jw_t w = {0};
+    MEM_API_JW_LIT(&w, "{\"namespace\":");
+    mem_api__jw_str(&w, ns);
+    MEM_API_JW_LIT(&w, ",\"took_ms\":");
+    mem_api__jw_f64(&w, took_ms);
+    MEM_API_JW_LIT(&w, ",\"scanned\":");
+    mem_api__jw_i64(&w, (int64_t)scanned);
+    MEM_API_JW_LIT(&w, ",\"kernel\":");
+    mem_api__jw_str(&w, kernel ? kernel : "scalar");
+    MEM_API_JW_LIT(&w, ",\"match\":");
+    mem_api__jw_str(&w, match_name(match));
+    MEM_API_JW_LIT(&w, ",\"results\":[");
+    for (size_t i = 0; i < n && !w.oom; i++) {
+        const mem_store_result_t *r = &res[i];
+        if (i) MEM_API_JW_LIT(&w, ",");
+        MEM_API_JW_LIT(&w, "{\"id\":");
+        mem_api__jw_str(&w, r->id);
+        MEM_API_JW_LIT(&w, ",\"seq\":");
+        mem_api__jw_i64(&w, r->hit.seq);
+        MEM_API_JW_LIT(&w, ",\"score\":");
+        mem_api__jw_f64(&w, r->hit.score);
+        MEM_API_JW_LIT(&w, ",\"timestamp\":");
+        jw_ts(&w, r->ts_ms);
+        if (r->text) {
+            MEM_API_JW_LIT(&w, ",\"text\":");
+            mem_api__jw_str(&w, r->text);
+        }
+        if (r->source) {
+            MEM_API_JW_LIT(&w, ",\"source\":");
+            mem_api__jw_str(&w, r->source);
+        }
+        jw_metadata(&w, r->metadata);
+        if (explain) {
+            MEM_API_JW_LIT(&w, ",\"similarity\":");
+            mem_api__jw_f64(&w, mem_num_f32_to_f64_shortest(r->hit.sim));
+            MEM_API_JW_LIT(&w, ",\"decay\":");
+            mem_api__jw_f64(&w, r->hit.decay);
+            MEM_API_JW_LIT(&w, ",\"gate\":");
+            mem_api__jw_f64(&w, r->hit.gate);
+            MEM_API_JW_LIT(&w, ",\"age_seconds\":");
+            mem_api__jw_f64(&w, age_before_offset(origin_ms, r->ts_ms));
+            if (match != MEM_SCAN_MATCH_VECTOR) {
+                MEM_API_JW_LIT(&w, ",\"text_score\":");
+                mem_api__jw_f64(&w, r->hit.text_score);
+            }
+            if (match != MEM_SCAN_MATCH_TEXT) {
+                MEM_API_JW_LIT(&w, ",\"vector_score\":");
+                mem_api__jw_f64(&w, mem_num_f32_to_f64_shortest((float)r->hit.vector_score));
+            }
+        }
+        MEM_API_JW_LIT(&w, "}");
+    }
+    MEM_API_JW_LIT(&w, "]}");
+    return mem_api__jw_finish(&w, len);
 }
 
 json_t *mem_api__enc_inserted(const mem_store_op_t *op)
@@ -187,10 +275,7 @@ json_t *mem_api__enc_inserted(const mem_store_op_t *op)
             set(h, "timestamp", mem_api__enc_ts(op->outs[i].ts_ms)))
             goto fail;
     }
-    if (json_object_set_new(o, "inserted", arr)) {
-        arr = NULL;
-        goto fail;
-    }
+    if (give(o, "inserted", &arr)) goto fail;
     return o;
 fail:
     json_decref(arr);
@@ -209,17 +294,26 @@ json_t *mem_api__enc_compact(size_t before, size_t after, mem_compact_policy_t p
         set(o, "after", json_integer((json_int_t)after)) ||
         set(o, "policy", json_string(mem_compact_policy_name(policy))))
         goto fail;
-    if (json_object_set_new(o, "evicted", arr)) {
-        arr = NULL;
-        goto fail;
-    }
-    arr = NULL;
+    if (give(o, "evicted", &arr)) goto fail;
     if (set(o, "took_ms", json_real(took_ms))) goto fail;
     return o;
 fail:
     json_decref(arr);
     json_decref(o);
     return NULL;
+}
+
+void mem_api__send_text(mem_api_resp_t *resp, int status, char *text, size_t len)
+{
+    if (!text) {
+        mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
+        return;
+    }
+    free(resp->body);
+    resp->body = text;
+    resp->body_len = len;
+    resp->status = status;
+    resp->content_type = "application/json";
 }
 
 void mem_api__send_json(mem_api_resp_t *resp, int status, json_t *obj)

@@ -17,6 +17,7 @@
  * jansson escapes them, reals written once as their shortest round-trip decimal
  * (core/num.h), vector nodes as arrays of shortest float32 decimals.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -593,11 +594,7 @@ out:
 
 /* ---- writer ---- */
 
-typedef struct wr {
-    char *b;
-    size_t n, cap;
-    bool oom;
-} wr_t;
+typedef mem_api__jw_t wr_t; /* oom: an allocation failed, or a value could not be written */
 
 static bool w_room(wr_t *w, size_t more)
 {
@@ -676,6 +673,23 @@ static void w_string(wr_t *w, const char *s, size_t len)
     w_char(w, '"');
 }
 
+/* v in decimal into out (room for 20 digits and the sign); returns the length. */
+static size_t fmt_i64(int64_t v, char *out)
+{
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0) out[len++] = '-';
+    while (n)
+        out[len++] = tmp[--n];
+    return len;
+}
+
 static void w_vec(wr_t *w, const char *bytes, size_t n)
 {
     if (!w_room(w, 2 + n * MEM_NUM_FMT_MAX)) return;
@@ -728,11 +742,9 @@ static void w_value(wr_t *w, const json_t *j)
             w_string(w, s, len);
         break;
     }
-    case JSON_INTEGER: {
-        int l = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-        w_put(w, num, (size_t)l);
+    case JSON_INTEGER:
+        w_put(w, num, fmt_i64((int64_t)json_integer_value(j), num));
         break;
-    }
     case JSON_REAL:
         w_put(w, num, mem_num_fmt_f64(json_real_value(j), num));
         break;
@@ -758,4 +770,75 @@ char *mem_api__dump(const json_t *j)
         return NULL;
     }
     return w.b;
+}
+
+/* ---- the writer for answers built without a json_t tree ---- */
+
+void mem_api__jw_raw(mem_api__jw_t *w, const char *s, size_t len)
+{
+    w_put(w, s, len);
+}
+
+/* Text read back from storage is untrusted: like json_string, refuse what is not UTF-8. */
+void mem_api__jw_str(mem_api__jw_t *w, const char *s)
+{
+    if (!s) {
+        w->oom = true;
+        return;
+    }
+    size_t len = strlen(s);
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        if (*p < 0x80) {
+            p++;
+            continue;
+        }
+        size_t l = utf8_len(p, end);
+        if (!l) {
+            w->oom = true;
+            return;
+        }
+        p += l;
+    }
+    w_string(w, s, len);
+}
+
+void mem_api__jw_i64(mem_api__jw_t *w, int64_t v)
+{
+    char num[24];
+    w_put(w, num, fmt_i64(v, num));
+}
+
+/* json_real refuses NaN and infinities, and so does this. */
+void mem_api__jw_f64(mem_api__jw_t *w, double x)
+{
+    char num[MEM_NUM_FMT_MAX];
+    if (!isfinite(x)) {
+        w->oom = true;
+        return;
+    }
+    w_put(w, num, mem_num_fmt_f64(x, num));
+}
+
+void mem_api__jw_value(mem_api__jw_t *w, const json_t *j)
+{
+    if (!j) {
+        w->oom = true;
+        return;
+    }
+    w_value(w, j);
+}
+
+char *mem_api__jw_finish(mem_api__jw_t *w, size_t *len)
+{
+    w_char(w, '\0');
+    if (w->oom) {
+        free(w->b);
+        w->b = NULL;
+        return NULL;
+    }
+    if (len) *len = w->n - 1;
+    char *b = w->b;
+    w->b = NULL;
+    return b;
 }

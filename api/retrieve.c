@@ -30,11 +30,13 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
         mem_api__fail_call(resp, rc, &err);
         return;
     }
-    json_t *o = mem_api__enc_results(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
-                                     in->explain, in->q.scan.origin_ms, in->q.scan.match);
+    size_t len = 0;
+    char *text =
+        mem_api__enc_results_text(ns, res, n, scanned, kernel, mem_api__took_ms(st->t0_s),
+                                  in->explain, in->q.scan.origin_ms, in->q.scan.match, &len);
     resp->scanned_fraction = (double)scanned / (double)(s->count ? s->count : 1);
     mem_store_results_free(res, n);
-    mem_api__send_json(resp, 200, o);
+    mem_api__send_text(resp, 200, text, len);
 }
 
 void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *root,

@@ -307,6 +307,48 @@ int main(void)
     json_decref(seg_new);
     json_decref(seg_old);
 
+    /* ---- a retrieve's answer from its results: the tree and its dump, or text at once ---- */
+    mem_store_result_t hits[10];
+    memset(hits, 0, sizeof(hits));
+    for (int i = 0; i < 10; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "tcd-%d", 1000 + i);
+        hits[i].id = strdup(id);
+        hits[i].text = strdup("a memory of something said");
+        hits[i].ts_ms = 1785490200000LL + i * 1000;
+        hits[i].hit.seq = 4000 + i;
+        hits[i].hit.score = bench_unit(&seed);
+        hits[i].hit.sim = (float)bench_unit(&seed);
+        hits[i].hit.decay = bench_unit(&seed);
+        hits[i].hit.gate = bench_unit(&seed);
+        hits[i].hit.vector_score = hits[i].hit.sim;
+    }
+    uint64_t te[REPS], tf[REPS];
+    for (int r = 0; r < REPS; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (int i = 0; i < DUMPS; i++) {
+            json_t *tree = mem_api__enc_results("tcd", hits, 10, 5000, "avx2", 0.087, true,
+                                                1000000000, MEM_SCAN_MATCH_VECTOR);
+            free(mem_api__dump(tree));
+            json_decref(tree);
+        }
+        te[r] = bench_now_ns() - t0;
+        t0 = bench_now_ns();
+        for (int i = 0; i < DUMPS; i++)
+            free(mem_api__enc_results_text("tcd", hits, 10, 5000, "avx2", 0.087, true, 1000000000,
+                                           MEM_SCAN_MATCH_VECTOR, NULL));
+        tf[r] = bench_now_ns() - t0;
+    }
+    for (int i = 0; i < 10; i++) {
+        free(hits[i].id);
+        free(hits[i].text);
+    }
+    double enc_tree_us = best_ns_per(te, REPS, DUMPS) / 1e3,
+           enc_text_us = best_ns_per(tf, REPS, DUMPS) / 1e3;
+    printf("retrieve answer from 10 results, explain: text %.2f "
+           "us, tree + dump %.2f us, ratio %.3f\n",
+           enc_text_us, enc_tree_us, enc_text_us / enc_tree_us);
+
     FILE *f = fopen("bench/results/num.json", "w");
     if (f) {
         fprintf(f, "{\n");
@@ -329,6 +371,10 @@ int main(void)
                 "  \"segment_384\": {\"write_us\": %.2f, \"jansson_retry_us\": %.2f, \"ratio\": "
                 "%.3f},\n",
                 seg_us, seg_old_us, seg_us / seg_old_us);
+        fprintf(f,
+                "  \"retrieve_answer_from_results\": {\"text_us\": %.2f, \"tree_dump_us\": "
+                "%.2f, \"ratio\": %.3f},\n",
+                enc_text_us, enc_tree_us, enc_text_us / enc_tree_us);
         bench_json_machine(f, ops);
         fprintf(f, "\n}\n");
         fclose(f);

@@ -48,6 +48,23 @@ static void print_problem(const char *problem, void *ud)
     printf("%s\n", problem);
 }
 
+int mem_srv_cfg_load(mem_cfg_t *cfg, int argc, char **argv)
+{
+    static char text[MEM_CFG_TEXT_MAX];
+    mem_err_t err;
+    mem_err_clear(&err);
+    int rc = mem_cfg_load(cfg, argc, argv, environ, text, sizeof(text), &err);
+    if (rc == MEM_CFG_EXIT_OK) {
+        fputs(text, stdout);
+        return 0;
+    }
+    if (rc != MEM_CFG_RUN) {
+        mem_srv_log_fail("config_error", "%s", err.msg);
+        return 2;
+    }
+    return -1;
+}
+
 int mem_srv_admin_main(int argc, char **argv, int *handled)
 {
     *handled = 0;
@@ -103,19 +120,11 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     }
 
     static mem_cfg_t cfg;
-    static char text[MEM_CFG_TEXT_MAX];
+    int rc = mem_srv_cfg_load(&cfg, fargc, fargv);
+    free(fargv);
+    if (rc >= 0) return rc;
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_cfg_load(&cfg, fargc, fargv, environ, text, sizeof(text), &err);
-    free(fargv);
-    if (rc == MEM_CFG_EXIT_OK) {
-        fputs(text, stdout);
-        return 0;
-    }
-    if (rc != MEM_CFG_RUN) {
-        mem_srv_log_fail("config_error", "%s", err.msg);
-        return 2;
-    }
     mem_srv_log_setup(cfg.log_level, cfg.log_json);
     const char *db = cfg.data_path;
 

@@ -26,18 +26,10 @@ int main(int argc, char **argv)
     int admin_rc = mem_srv_admin_main(argc, argv, &handled);
     if (handled) return admin_rc; /* backup, restore or --check: no server */
     static mem_cfg_t cfg;
-    static char text[MEM_CFG_TEXT_MAX];
+    int rc = mem_srv_cfg_load(&cfg, argc, argv);
+    if (rc >= 0) return rc;
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_cfg_load(&cfg, argc, argv, environ, text, sizeof(text), &err);
-    if (rc == MEM_CFG_EXIT_OK) {
-        fputs(text, stdout);
-        return 0;
-    }
-    if (rc != MEM_CFG_RUN) {
-        mem_srv_log_fail("config_error", "%s", err.msg);
-        return 2;
-    }
     mem_srv_log_setup(cfg.log_level, cfg.log_json);
     signal(SIGPIPE, SIG_IGN);
 

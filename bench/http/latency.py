@@ -8,7 +8,8 @@ Two corpora, each loaded into the real mnemod over HTTP (base64 embeddings) and 
 same core index in process (bench/latency_inproc.c, from the same rows):
 - tcd: 5000 x 128, temporal (half-life 300000 s, origin 1e6 s), K = 10, its 200 queries;
 - scale: N x 384 clustered (the scale suite's corpus), 30-day half-life, K = 10.
-In rounds, so that both sides see the same machine load: the in-process scan p50
+Reads are timed once the background coherence graph has caught up with the load (the
+namespace's stats wait for it). In rounds, so that both sides see the same machine load: the in-process scan p50
 (mem_scan_run, one thread); the server's own took_ms p50 (queries sent one by one on a
 keep-alive connection, bodies as a JSON client writes them: float32 widened to double,
 shortest repr); and the keep-alive round trip p50 from a C client (wrk, one connection).
@@ -117,6 +118,11 @@ class Server:
         r = self.conn.getresponse()
         return r.status, r.read()
 
+    def reconnect(self):
+        if self.conn:
+            self.conn.close()
+        self.conn = None
+
     def stop(self):
         if self.conn:
             self.conn.close()
@@ -153,6 +159,19 @@ def load(srv, ns, inp):
     return time.perf_counter() - t0
 
 
+def wait_graph(srv, ns):
+    """Acknowledged inserts are linked into the coherence graph in the background; the
+    namespace's stats wait for it (503 after --graph-wait, then asked again). Reads are timed
+    once it has caught up, not while the linker still competes for the cores."""
+    t0 = time.perf_counter()
+    while True:
+        st, data = srv.call("GET", "/v1/namespaces/%s" % ns)
+        if st == 200:
+            return time.perf_counter() - t0
+        if st != 503:
+            raise RuntimeError("stats %s: %d %s" % (ns, st, data[:200]))
+
+
 def bodies(inp):
     p = inp.params
     return [json.dumps({"embedding": q, "k": p["k"], "half_life": p["half_life_s"],
@@ -185,7 +204,11 @@ def wrk_p50(port, ns, files):
 
 
 def suite(name, srv, inp, tmp, reps):
+    # a fresh connection: building the in-process index can take longer than the server's
+    # idle timeout, which then closes the one kept alive since the previous suite
+    srv.reconnect()
     load_s = load(srv, name, inp)
+    graph_s = wait_graph(srv, name)
     bs = bodies(inp)
     files = []
     for i, b in enumerate(bs[:50]):
@@ -210,7 +233,8 @@ def suite(name, srv, inp, tmp, reps):
                        "roundtrip_minus_inprocess_us": round(rt - inproc, 1) if rt else None})
     res = {"n": inp.params["n"], "dim": inp.params["dim"], "queries": inp.params["queries"],
            "k": inp.params["k"], "half_life_s": inp.params["half_life_s"],
-           "load_seconds": round(load_s, 2), "same_ids_query0": same, "rounds": rounds}
+           "load_seconds": round(load_s, 2), "graph_wait_seconds": round(graph_s, 2),
+           "same_ids_query0": same, "rounds": rounds}
     for key in ("inprocess_p50_us", "took_ms_p50_us", "roundtrip_p50_us", "took_ratio",
                 "roundtrip_minus_inprocess_us"):
         vals = [x[key] for x in rounds if x[key] is not None]

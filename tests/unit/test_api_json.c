@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "api/api_int.h"
+#include "core/timefmt.h"
 #include "tests/unit/json_oracle.h"
 #include "tests/unit/test_util.h"
 
@@ -252,12 +253,121 @@ static void test_writer(void **state)
     }
 }
 
+/* A random string of at most max bytes: ASCII, escapes, controls, UTF-8 (bad with bad). */
+static char *rand_str(uint64_t *seed, size_t max, bool bad)
+{
+    static const char *const parts[] = {"a",
+                                        "Z",
+                                        "0",
+                                        " ",
+                                        "\"",
+                                        "\\",
+                                        "/",
+                                        "\n",
+                                        "\t",
+                                        "\x01",
+                                        "\x1f",
+                                        "\x7f",
+                                        "caf\xc3\xa9",
+                                        "\xe2\x80\xa8",
+                                        "\xf0\x9f\x98\x80",
+                                        "{",
+                                        "}",
+                                        ","};
+    char *s = malloc(max * 4 + 8);
+    size_t n = 0, k = rng_next(seed) % (max + 1);
+    for (size_t i = 0; i < k; i++) {
+        const char *p = parts[rng_next(seed) % (sizeof(parts) / sizeof(parts[0]))];
+        memcpy(s + n, p, strlen(p));
+        n += strlen(p);
+    }
+    if (bad) s[n++] = (char)0xC0; /* an overlong lead byte: never valid UTF-8 */
+    s[n] = '\0';
+    return s;
+}
+
+static double rand_real(uint64_t *seed)
+{
+    switch (rng_next(seed) % 4) {
+    case 0:
+        return (double)(rng_next(seed) % 2000) / 1000.0 - 1.0;
+    case 1:
+        return (double)(float)((double)(rng_next(seed) % 100000) / 7.0);
+    case 2:
+        return 0.0;
+    default: {
+        uint64_t r = rng_next(seed);
+        double x;
+        memcpy(&x, &r, sizeof(x));
+        return isfinite(x) ? x : 1e-300;
+    }
+    }
+}
+
+/* The retrieve answer written straight out is byte for byte the tree's dump, and fails
+ * (NULL) exactly where the tree cannot be built. */
+static void test_results_text(void **state)
+{
+    (void)state;
+    static const char *const metas[] = {"{\"k\":\"v\",\"n\":[1,2.5,null]}", "{}", "not json",
+                                        "{\"nested\":{\"a\":true}}", "[1,2]"};
+    uint64_t seed = 4242;
+    for (int round = 0; round < 3000; round++) {
+        size_t n = rng_next(&seed) % 6;
+        bool bad = round % 97 == 5, nonfinite = round % 89 == 7;
+        mem_store_result_t *res = calloc(n ? n : 1, sizeof(*res));
+        for (size_t i = 0; i < n; i++) {
+            mem_store_result_t *r = &res[i];
+            r->id = rand_str(&seed, 6, bad && i == 0);
+            r->hit.seq = (int64_t)(rng_next(&seed) % 1000000000000ull) - 1000;
+            r->hit.score = nonfinite && i == n - 1 ? INFINITY : rand_real(&seed);
+            r->hit.sim = (float)fmod(rand_real(&seed), 3e38); /* finite as a float too */
+            r->hit.decay = rand_real(&seed);
+            r->hit.gate = rand_real(&seed);
+            r->hit.text_score = rand_real(&seed);
+            r->hit.vector_score = fmod(rand_real(&seed), 3e38);
+            uint64_t t = rng_next(&seed);
+            r->ts_ms = t % 7 == 0   ? MEM_TIME_MAX_MS + 1 /* out of range: written as "" */
+                       : t % 7 == 1 ? -(int64_t)(t % 100000000000ull)
+                                    : (int64_t)(t % 4000000000000ull);
+            if (rng_next(&seed) % 3) r->text = rand_str(&seed, 12, false);
+            if (rng_next(&seed) % 2) r->source = rand_str(&seed, 4, false);
+            if (rng_next(&seed) % 2)
+                r->metadata = strdup(metas[rng_next(&seed) % (sizeof(metas) / sizeof(metas[0]))]);
+        }
+        bool explain = rng_next(&seed) % 2;
+        mem_scan_match_t match = (mem_scan_match_t)(rng_next(&seed) % 3);
+        const char *kernel = round % 5 ? "avx2" : NULL;
+        double took = (double)(rng_next(&seed) % 100000) / 1000.0;
+        size_t scanned = rng_next(&seed) % 100000;
+        int64_t origin = (int64_t)(rng_next(&seed) % 4000000000000ull);
+        json_t *tree =
+            mem_api__enc_results("ns-1", res, n, scanned, kernel, took, explain, origin, match);
+        char *want = tree ? mem_api__dump(tree) : NULL;
+        size_t len = 0;
+        char *got = mem_api__enc_results_text("ns-1", res, n, scanned, kernel, took, explain,
+                                              origin, match, &len);
+        if (!want) {
+            assert_null(got);
+            assert_true(bad || nonfinite);
+        } else {
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            assert_int_equal(len, strlen(want));
+        }
+        free(want);
+        free(got);
+        json_decref(tree);
+        mem_store_results_free(res, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge_cases),       cmocka_unit_test(test_depth),
         cmocka_unit_test(test_random_documents), cmocka_unit_test(test_vector_nodes),
-        cmocka_unit_test(test_writer),
+        cmocka_unit_test(test_writer),           cmocka_unit_test(test_results_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
