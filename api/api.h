@@ -51,6 +51,15 @@ typedef struct mem_api_hooks {
      * (malloc'd JSON), POST /v1/cluster/snapshot. */
     char *(*cluster_status)(void *ud, size_t *len);
     int (*cluster_snapshot)(void *ud, bool trim, char **body, mem_err_t *err);
+    /* POST /v1/cluster/move, POST /v1/cluster/nodes/{node}/drain, DELETE
+     * /v1/cluster/nodes/{node}: the malloc'd JSON answer, or err. */
+    int (*cluster_move)(void *ud, const char *ns, const char *from, const char *to, char **body,
+                        mem_err_t *err);
+    int (*cluster_drain)(void *ud, const char *node, bool drain, char **body, mem_err_t *err);
+    int (*cluster_forget)(void *ud, const char *node, char **body, mem_err_t *err);
+    /* /healthz: false when this node must get no traffic (why says it); any thread, the
+     * loop's included: it must not block. NULL: always healthy. */
+    bool (*cluster_healthy)(void *ud, char *why, size_t cap);
 } mem_api_hooks_t;
 
 typedef struct mem_api_ctx {
@@ -171,6 +180,34 @@ mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
 mem_api_next_t mem_api_next_of(mem_api_resp_t *resp);
 /* The MEM_API_WAIT did not succeed in time: resp becomes the 503. */
 void mem_api_wait_failed(mem_api_resp_t *resp);
+
+/* Cluster mode: what a request acts on, from the route mem_api_begin found (call it once
+ * the body is in: an MCP tools/call names its namespace in the body). */
+typedef enum mem_api_scope {
+    MEM_API_SCOPE_NODE, /* this node's own (health, metrics, the cluster routes, MCP
+                         * handshakes, errors already answered): served here */
+    MEM_API_SCOPE_NS,   /* one namespace (target.ns): served by a node holding it */
+    MEM_API_SCOPE_LIST, /* GET /v1/namespaces: every node's list, merged */
+} mem_api_scope_t;
+
+typedef struct mem_api_target {
+    mem_api_scope_t scope;
+    char ns[MEM_STORE_NS_MAX + 1];
+    bool write;  /* it changes the namespace: a holder that takes writes serves it */
+    bool create; /* it may create the namespace (PUT, POST segments, import, memory_insert) */
+} mem_api_target_t;
+
+/* Any thread; resp is the one mem_api_begin answered with MEM_API_BODY. */
+void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_api_target_t *out);
+/* Cluster mode, a worker: keep in a 200 {"namespaces": [...]} answer only the namespaces
+ * live_pos says this node holds (it answers true and sets *pos to this copy's position),
+ * each given "log_seq": *pos. Anything else is left as it is. */
+void mem_api_listing_filter(mem_api_resp_t *resp,
+                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud);
+/* Cluster mode, a worker: merge the listings of other nodes (bodies[i] of lens[i] bytes;
+ * NULL: that node did not answer) into resp's own 200 listing: one entry per name, the
+ * copy with the highest log_seq, sorted by name. A non-200 resp is left as it is. */
+void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n);
 /* Headers to add to the answer beside the fields above (CORS, Vary); views valid until
  * mem_api_resp_deinit. Returns how many were written to out (at most max). */
 size_t mem_api_resp_headers(const mem_api_resp_t *resp, mem_api_header_t *out, size_t max);

@@ -52,6 +52,9 @@ typedef enum mem_api__route_kind {
     MEM_API_R_METRICS,          /* /metrics */
     MEM_API_R_CLUSTER,          /* /v1/cluster (cluster mode) */
     MEM_API_R_CLUSTER_SNAPSHOT, /* /v1/cluster/snapshot (cluster mode) */
+    MEM_API_R_CLUSTER_MOVE,     /* /v1/cluster/move (cluster mode) */
+    MEM_API_R_CLUSTER_NODE,     /* /v1/cluster/nodes/{node} (cluster mode; id = node) */
+    MEM_API_R_CLUSTER_DRAIN,    /* /v1/cluster/nodes/{node}/drain (cluster mode; id = node) */
 } mem_api__route_kind_t;
 
 typedef struct mem_api__route {
@@ -465,5 +468,11 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
 void mem_api__console(const char *name, mem_api_resp_t *resp);
 /* Wrap the REST answer now in resp as a tools/call result. */
 void mem_api__mcp_wrap(mem_api_resp_t *resp);
+
+/* ---- cluster mode (cluster.c) ---- */
+/* POST /v1/cluster/move, POST /v1/cluster/nodes/{node}/drain, DELETE
+ * /v1/cluster/nodes/{node}: the body checked, then the hook. */
+mem_api_next_t mem_api__cluster_admin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                      mem_api_resp_t *resp);
 
 #endif

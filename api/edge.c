@@ -188,6 +188,17 @@ int mem_api_edge_new(const mem_cfg_t *cfg, int port, mem_cfg_keys_t *keys, mem_a
         e->n_hosts++;
     }
     e->any_host = e->n_hosts == 0 && !is_loopback_name(e->listen_host);
+    /* cluster mode: the name other nodes relay requests to is this server's too */
+    size_t an = strlen(cfg->advertise);
+    host_entry_t *v = rc == MEM_OK && an ? realloc(e->hosts, (e->n_hosts + 1) * sizeof(*v)) : NULL;
+    if (v) {
+        e->hosts = v;
+        if (split_host(cfg->advertise, an, v[e->n_hosts].name, sizeof(v->name),
+                       &v[e->n_hosts].port))
+            e->n_hosts++;
+    } else if (rc == MEM_OK && an) {
+        rc = MEM_ENOMEM;
+    }
     if (rc != MEM_OK) {
         if (rc == MEM_ENOMEM) mem_err_set(err, MEM_ENOMEM, "out of memory");
         mem_api_edge_free(e);

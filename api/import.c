@@ -405,11 +405,6 @@ bool mem_api_import_precheck(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
                       req->content_type ? req->content_type : "none");
         return false;
     }
-    if (ctx->cfg->nats_url[0]) {
-        mem_api__fail(resp, MEM_EINVAL, "import",
-                      "import is not available in cluster mode: insert in batches instead");
-        return false;
-    }
     return true;
 }
 

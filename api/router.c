@@ -101,6 +101,13 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
         out->kind = MEM_API_R_CLUSTER, out->label = "cluster", allow = "GET";
     } else if (n == 3 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "snapshot")) {
         out->kind = MEM_API_R_CLUSTER_SNAPSHOT, out->label = "cluster", allow = "POST";
+    } else if (n == 3 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "move")) {
+        out->kind = MEM_API_R_CLUSTER_MOVE, out->label = "cluster", allow = "POST";
+    } else if (n == 4 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "nodes")) {
+        out->kind = MEM_API_R_CLUSTER_NODE, out->label = "cluster", allow = "DELETE";
+    } else if (n == 5 && PART_IS(0, "v1") && PART_IS(1, "cluster") && PART_IS(2, "nodes") &&
+               PART_IS(4, "drain")) {
+        out->kind = MEM_API_R_CLUSTER_DRAIN, out->label = "cluster", allow = "POST";
     } else if (n >= 2 && PART_IS(0, "v1") && PART_IS(1, "namespaces")) {
         if (n == 2) {
             out->kind = MEM_API_R_NAMESPACES, out->label = "namespaces", allow = "GET";
@@ -155,6 +162,19 @@ int mem_api__route(const char *method, const char *path, mem_api__route_t *out, 
                                  "id: invalid percent-encoding, NUL byte or longer than %d bytes",
                                  MEM_STORE_ID_MAX);
         if (l == 0) return mem_err_field(err, MEM_EINVAL, "id", "id: empty");
+    }
+    if (out->kind == MEM_API_R_CLUSTER_NODE || out->kind == MEM_API_R_CLUSTER_DRAIN) {
+        bool valid = plen[3] > 0 && plen[3] < 64; /* a node id: [A-Za-z0-9_-]{1,63} */
+        for (size_t i = 0; valid && i < plen[3]; i++) {
+            char c = part[3][i];
+            valid = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+        }
+        if (!valid)
+            return mem_err_field(err, MEM_EINVAL, "node",
+                                 "node: a node id is 1 to 63 of A-Z a-z 0-9 _ -");
+        memcpy(out->id, part[3], plen[3]);
+        out->id[plen[3]] = '\0';
     }
     return MEM_OK;
 notfound:
@@ -233,6 +253,9 @@ static mem_cfg_role_t route_role(const mem_api__route_t *r, const char *method,
         return mem_api__edge_metrics_public(ctx->edge) ? MEM_CFG_ROLE_NONE : MEM_CFG_ROLE_ADMIN;
     case MEM_API_R_CLUSTER:
     case MEM_API_R_CLUSTER_SNAPSHOT:
+    case MEM_API_R_CLUSTER_MOVE:
+    case MEM_API_R_CLUSTER_NODE:
+    case MEM_API_R_CLUSTER_DRAIN:
     case MEM_API_R_COMPACT:
     case MEM_API_R_IMPORT:
         return MEM_CFG_ROLE_ADMIN;
@@ -303,6 +326,14 @@ static mem_api_next_t health(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
 {
     bool ok = ctx->store && !ctx->draining;
     const char *status = ok ? "ok" : ctx->draining ? "draining" : "loading";
+    char why[256] = "";
+    if (ok && ctx->hooks.cluster_healthy &&
+        !ctx->hooks.cluster_healthy(ctx->hooks.ud, why, sizeof(why))) {
+        /* cluster mode: a stale node (a namespace to bootstrap, far behind, NATS gone) */
+        mem_api__send_json(resp, 503, json_pack("{s:s,s:s}", "status", "stale", "reason", why));
+        resp->retry_after_s = 1;
+        return MEM_API_REPLY;
+    }
     mem_api__send_json(resp, ok ? 200 : 503, json_pack("{s:s}", "status", status));
     if (!ok) resp->retry_after_s = 1;
     return MEM_API_REPLY;
@@ -351,8 +382,11 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
     st->store = ctx->store; /* as the loop thread sees it now */
     mem_api__route_t *r = &st->route;
     int rc = mem_api__route(req->method, req->path, r, &err);
-    if (rc == MEM_OK && !ctx->hooks.cluster_status &&
-        (r->kind == MEM_API_R_CLUSTER || r->kind == MEM_API_R_CLUSTER_SNAPSHOT))
+    /* a single node has no cluster routes at all: 404 whatever the node id or method */
+    if ((rc == MEM_OK || rc == MEM_EINVAL || rc == MEM_EMETHOD) && !ctx->hooks.cluster_status &&
+        (r->kind == MEM_API_R_CLUSTER || r->kind == MEM_API_R_CLUSTER_SNAPSHOT ||
+         r->kind == MEM_API_R_CLUSTER_MOVE || r->kind == MEM_API_R_CLUSTER_NODE ||
+         r->kind == MEM_API_R_CLUSTER_DRAIN))
         rc = mem_err_set(&err, MEM_ENOTFOUND, "no such endpoint: %s (not in cluster mode)",
                          req->path);
     snprintf(resp->route, sizeof(resp->route), "%s", r->label ? r->label : "unknown");
@@ -406,10 +440,12 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
         st->auth.open = true;
     }
     /* An import's body is NDJSON, possibly gigabytes: its own checks (Content-Type
-     * application/x-ndjson, no query, not in cluster mode) run here, before any of it. */
+     * application/x-ndjson, no query) run here, before any of it. In cluster mode an import
+     * is one log record, so server/ buffers its body like any other (max-body). */
     if (r->kind == MEM_API_R_IMPORT) {
         if (!mem_api_import_precheck(ctx, req, resp)) return MEM_API_REPLY;
-        resp->max_body = ctx->cfg ? ctx->cfg->max_import_body : 0;
+        if (ctx->cfg)
+            resp->max_body = ctx->cfg->nats_url[0] ? ctx->cfg->max_body : ctx->cfg->max_import_body;
     }
     /* A body must say it is JSON (SPEC section 9): a form or a text/plain page post is
      * refused before its body is read. An empty body needs no Content-Type. */
@@ -513,6 +549,10 @@ static mem_api_next_t run_handler(const mem_api_ctx_t *ctx, const mem_api_req_t 
     }
     case MEM_API_R_CLUSTER_SNAPSHOT:
         return cluster_snapshot(ctx, req, resp);
+    case MEM_API_R_CLUSTER_MOVE:
+    case MEM_API_R_CLUSTER_NODE:
+    case MEM_API_R_CLUSTER_DRAIN:
+        return mem_api__cluster_admin(ctx, req, resp);
     case MEM_API_R_MCP:
         mem_api__mcp(ctx, req, resp);
         break;

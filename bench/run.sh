@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh BUILD_DIR - run every bench binary (repo root as cwd), then the HTTP suite.
+# run.sh BUILD_DIR - run every bench binary (repo root as cwd), then the HTTP and cluster suites.
 # Benches measure and never fail the build: a failing bench is reported, not fatal.
 # Env: BENCH_FULL=1 adds 1M x 768 to scale; BENCH_SCALE_MAX_N caps its N; MNEMOD_SIMD
 # forces a kernel ISA.
@@ -21,6 +21,16 @@ if [ -f bench/http/import.py ]; then
     echo "== import (BENCH_IMPORT_N=${BENCH_IMPORT_N:-20000})"
     python3 bench/http/import.py "$B/mnemod" bench/results/import.json ||
         echo "bench/http/import.py exited with status $? (not fatal)"
+fi
+if [ -f bench/cluster/run.py ]; then
+    echo "== cluster"
+    python3 bench/cluster/run.py "$B/mnemod" bench/results/cluster.json ||
+        echo "bench/cluster/run.py exited with status $? (not fatal)"
+fi
+if [ -f bench/cluster/scale.py ]; then
+    echo "== cluster scale"
+    python3 bench/cluster/scale.py "$B/mnemod" bench/results/cluster_scale.json ||
+        echo "bench/cluster/scale.py exited with status $? (not fatal)"
 fi
 if [ -f bench/peers/run.py ]; then
     # after http: the peers are reported as ratios to this run's latency figures too

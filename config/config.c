@@ -708,7 +708,71 @@ static int set_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     if (strlen(val) >= sizeof(cfg->advertise)) return why_set(why, n, NULL, "is too long");
+    const char *colon = strrchr(val, ':');
+    if (*val && (!colon || colon == val || !colon[1]))
+        return why_set(why, n, val, "is not host:port");
     snprintf(cfg->advertise, sizeof(cfg->advertise), "%s", val);
+    return 0;
+}
+
+static int set_ns_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 7, &v, why, n) != 0) return -1;
+    cfg->ns_replicas = (size_t)v;
+    return 0;
+}
+
+static int set_max_lag(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 1ull << 40, &v, why, n) != 0) return -1;
+    cfg->max_lag = (size_t)v;
+    return 0;
+}
+
+static int set_max_moves(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    unsigned long long v;
+    if (range_uint(val, 1, 64, &v, why, n) != 0) return -1;
+    cfg->max_moves = (size_t)v;
+    return 0;
+}
+
+static int set_cluster_write_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->cluster_write_timeout_s, why, n);
+}
+
+static int set_forward_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->forward_timeout_s, why, n);
+}
+
+static int set_node_dead_after(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 1, &cfg->node_dead_after_s, why, n);
+}
+
+static int set_trim_interval(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    return duration(val, 1.0, 0, &cfg->trim_interval_s, why, n);
+}
+
+static int set_trim_bytes(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    cfg->trim_bytes = v;
+    return 0;
+}
+
+static int set_rebalance(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    if (bool_word(val, &cfg->rebalance) != 0)
+        return why_set(why, n, val, "is not a boolean (1, 0, true, false, yes, no, on, off)");
     return 0;
 }
 
@@ -815,17 +879,40 @@ static const opt_t opts[] = {
      "threads a large retrieve is split across when idle, 0..64", set_scan_helpers, 0},
     {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
      "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
-    {NULL, "MNEMOD_NATS_URL", "URLS", "none",
+    {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
-    {NULL, "MNEMOD_NODE_ID", "ID", "none", "cluster mode: this node's unique id (required)",
-     set_node_id, 0},
-    {NULL, "MNEMOD_STREAMS", "N", "4", "cluster mode: JetStream streams namespaces hash onto",
-     set_streams, 0},
-    {NULL, "MNEMOD_REPLICAS", "N", "3", "cluster mode: replicas of each stream, 1..5", set_replicas,
+    {"node-id", "MNEMOD_NODE_ID", "ID", "none",
+     "cluster mode: this node's unique id ([A-Za-z0-9_-], required)", set_node_id, 0},
+    {"advertise", "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
+     "cluster mode: the address other nodes forward requests to", set_advertise, 0},
+    {"namespace-replicas", "MNEMOD_NAMESPACE_REPLICAS", "N", "2",
+     "cluster mode: nodes each namespace is placed on, 1..7", set_ns_replicas, 0},
+    {"streams", "MNEMOD_STREAMS", "N", "4",
+     "cluster mode: JetStream streams the namespaces hash onto (same on every node)", set_streams,
      0},
-    {NULL, "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
-     "cluster mode: the address this node advertises in the node registry", set_advertise, 0},
+    {"stream-replicas", "MNEMOD_REPLICAS", "N", "3",
+     "cluster mode: NATS servers holding each stream and bucket, 1..5", set_replicas, 0},
+    {"cluster-write-timeout", "MNEMOD_CLUSTER_WRITE_TIMEOUT", "DUR", "15s",
+     "cluster mode: a write not logged and applied by then answers 503 (retry-safe)",
+     set_cluster_write_timeout, 0},
+    {"forward-timeout", "MNEMOD_FORWARD_TIMEOUT", "DUR", "30s",
+     "cluster mode: a request relayed to another node answers 504 after this", set_forward_timeout,
+     0},
+    {"node-dead-after", "MNEMOD_NODE_DEAD_AFTER", "DUR", "5m",
+     "cluster mode: a node silent this long has its namespaces placed elsewhere",
+     set_node_dead_after, 0},
+    {"log-trim-interval", "MNEMOD_LOG_TRIM_INTERVAL", "DUR", "1h",
+     "cluster mode: snapshot and trim the log this often (0 = by size only)", set_trim_interval, 0},
+    {"log-trim-size", "MNEMOD_LOG_TRIM_SIZE", "SIZE", "1GiB",
+     "cluster mode: snapshot and trim when a stream holds more (0 = by interval only)",
+     set_trim_bytes, 0},
+    {"max-lag", "MNEMOD_MAX_LAG", "N", "10000",
+     "cluster mode: records behind the log before /healthz answers 503", set_max_lag, 0},
+    {"rebalance", "MNEMOD_REBALANCE", "BOOL", "1",
+     "cluster mode: move namespaces when nodes join, drain or die", set_rebalance, 0},
+    {"max-moves", "MNEMOD_MAX_MOVES", "N", "2", "cluster mode: namespace moves running at once",
+     set_max_moves, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -1062,6 +1149,15 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->log_json = false;
     cfg->streams = 4;
     cfg->replicas = 3;
+    cfg->ns_replicas = 2;
+    cfg->cluster_write_timeout_s = 15.0;
+    cfg->forward_timeout_s = 30.0;
+    cfg->node_dead_after_s = 300.0;
+    cfg->trim_interval_s = 3600.0;
+    cfg->trim_bytes = (size_t)1 << 30;
+    cfg->max_lag = 10000;
+    cfg->rebalance = true;
+    cfg->max_moves = 2;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
@@ -1158,6 +1254,22 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     } else {
         PAIR("embedder", "builtin");
     }
+    if (cfg->nats_url[0]) { /* cluster mode only */
+        PAIR("nats_url", "%s", cfg->nats_url);
+        PAIR("node_id", "%s", cfg->node_id);
+        PAIR("advertise", "%s", cfg->advertise[0] ? cfg->advertise : "listen");
+        PAIR("namespace_replicas", "%zu", cfg->ns_replicas);
+        PAIR("streams", "%zu", cfg->streams);
+        PAIR("stream_replicas", "%d", cfg->replicas);
+        PAIR("cluster_write_timeout_s", "%g", cfg->cluster_write_timeout_s);
+        PAIR("forward_timeout_s", "%g", cfg->forward_timeout_s);
+        PAIR("node_dead_after_s", "%g", cfg->node_dead_after_s);
+        PAIR("log_trim_interval_s", "%g", cfg->trim_interval_s);
+        PAIR("log_trim_size", "%zu", cfg->trim_bytes);
+        PAIR("max_lag", "%zu", cfg->max_lag);
+        PAIR("rebalance", "%d", cfg->rebalance ? 1 : 0);
+        PAIR("max_moves", "%zu", cfg->max_moves);
+    }
 #undef PAIR
 }
 
@@ -1240,7 +1352,9 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
             return rc;
     }
     if (cfg->nats_url[0] && !cfg->node_id[0])
-        return mem_err_set(err, MEM_EINVAL, "MNEMOD_NODE_ID is required with MNEMOD_NATS_URL");
+        return mem_err_set(
+            err, MEM_EINVAL,
+            "--node-id (MNEMOD_NODE_ID) is required with --nats-url (MNEMOD_NATS_URL)");
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI && !cfg->embedder_model[0])
         return mem_err_field(err, MEM_EINVAL, "embedder-model",
                              "--embedder-model (MNEMOD_EMBEDDER_MODEL) is required with "

@@ -56,12 +56,22 @@ typedef struct mem_cfg {
     bool log_json;
     char simd[16]; /* "" = detect */
     char config_path[4096];
-    /* Cluster mode (issue 7; environment only). Off while nats_url is "". */
-    char nats_url[1024]; /* MNEMOD_NATS_URL: comma-separated nats:// URLs */
-    char node_id[64];    /* MNEMOD_NODE_ID: [A-Za-z0-9_-]{1,63}; required with nats_url */
-    size_t streams;      /* MNEMOD_STREAMS: JetStream streams namespaces hash onto, 1..256 */
-    int replicas;        /* MNEMOD_REPLICAS: replicas per stream, 1..5 */
-    char advertise[256]; /* MNEMOD_ADVERTISE: host:port other nodes and clients use; "" = listen */
+    /* Cluster mode (docs/cluster.md): off while nats_url is "". Each is a flag, a config
+     * file key and an environment variable. */
+    char nats_url[1024]; /* --nats-url, MNEMOD_NATS_URL: comma-separated nats:// URLs */
+    char node_id[64];    /* --node-id, MNEMOD_NODE_ID: [A-Za-z0-9_-]{1,63}; required */
+    size_t streams;      /* --streams, MNEMOD_STREAMS: JetStream streams, 1..256 */
+    int replicas;        /* --stream-replicas, MNEMOD_REPLICAS: replicas per stream, 1..5 */
+    char advertise[256]; /* --advertise, MNEMOD_ADVERTISE: host:port peers reach; "" = listen */
+    size_t ns_replicas;  /* --namespace-replicas: nodes each namespace lives on, 1..7 */
+    double cluster_write_timeout_s; /* --cluster-write-timeout: publish + local apply bound */
+    double forward_timeout_s;       /* --forward-timeout: a request relayed to a holder */
+    double node_dead_after_s;       /* --node-dead-after: then its namespaces are re-placed */
+    double trim_interval_s;         /* --log-trim-interval: snapshot + trim; 0 = only by size */
+    size_t trim_bytes;              /* --log-trim-size: a stream larger triggers it; 0 = never */
+    size_t max_lag;                 /* --max-lag: records behind before /healthz says 503 */
+    bool rebalance;                 /* --rebalance: move namespaces when nodes come and go */
+    size_t max_moves;               /* --max-moves: namespace moves running at once */
     /* The edge (SPEC 9). Comma-separated lists, as given (checked: origins are "*" or
      * scheme://host[:port], hosts are name[:port]); "" = none. */
     char allowed_origins[4096];
@@ -124,7 +134,7 @@ enum {
 };
 
 /* Buffer size that holds the --help text (and the version line). */
-#define MEM_CFG_TEXT_MAX 8192
+#define MEM_CFG_TEXT_MAX 16384
 
 /* Fill cfg from defaults, the optional --config file, env (NULL = none; a NULL-terminated
  * "KEY=value" array) and argv. Help/version text goes to out_text (may be NULL).

@@ -40,7 +40,8 @@
     X(EHOST, -43, 403, "forbidden_host")                                                           \
     X(EEXPECT, -44, 417, "expectation_failed")                                                     \
     X(ENOTIMPL, -45, 501, "not_implemented")                                                       \
-    X(ECONFLICT, -46, 409, "write_conflict")
+    X(ECONFLICT, -46, 409, "write_conflict")                                                       \
+    X(EMISDIRECTED, -47, 421, "misdirected")
 
 enum mem_err_code {
     MEM_OK = 0,

@@ -11,7 +11,7 @@
 # tests/fuzz/<name>.dict. tests/fuzz/run.sh runs them (and replays tests/fuzz/regress/).
 FUZZ_TIME    ?= 30
 FUZZ_CC      ?= clang
-REL_FUZZ     := request decode router timefmt config provider json filter
+REL_FUZZ     := request decode router timefmt config provider json filter cluster
 # tests/fuzz/fuzz_api.c (api/ over the fake store) is built here as fuzz_apifake, linked
 # against the same sanitized library (mk/api.mk's fuzz-api compiles core/ without the
 # per-file ISA flags the SIMD kernels need)

@@ -12,6 +12,8 @@ for h in core/*.h config/*.h storage/*.h api/*.h server/*.h cluster/*.h embedder
     isa=""
     case $h in # the ISA kernels' own helpers need their file's flags (mk/engine.mk)
     core/vec_avx512_int.h) isa="-mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma" ;;
+    # cluster/'s internals exist with libnats only (mk/cluster.mk)
+    cluster/cluster_int.h) isa="-DMNEMOD_HAVE_NATS $(pkg-config --cflags libnats 2>/dev/null)" ;;
     esac
     n=$((n + 1))
     if ! printf '#include "%s"\n#include "%s"\n' "$h" "$h" |

@@ -1,6 +1,7 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|lint|e2e|fuzz|clients] - run every unit binary, the OpenAPI
-# lint, then the end-to-end suites, the clients, the command line and the console.
+# run-tests.sh BUILD_DIR [unit|lint|e2e|cluster|fuzz|clients] - run every unit binary, the OpenAPI
+# lint, then the end-to-end suites, two cluster suites, the clients, the command line and the
+# console.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -27,6 +28,13 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
         [ -e "$t" ] || continue
         echo "== e2e: $(basename "$t")"
         run "$(basename "$t")" timeout 900 python3 "$t" "$B/mnemod"
+    done
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = cluster ]; then
+    # the lean part of `make cluster-test`: a real nats-server and real nodes on loopback
+    for t in tests/cluster/test_outage.py tests/cluster/test_import.py; do
+        echo "== cluster: $(basename "$t")"
+        run "$(basename "$t")" timeout 600 python3 "$t" "$B/mnemod"
     done
 fi
 if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; then

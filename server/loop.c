@@ -16,6 +16,11 @@
  * has its provider calls encoded on the same worker, started on the loop, and continued by
  * a second worker job once the provider has answered, so the request holds no thread while
  * it waits (it stays counted in_flight). SIGTERM ends the jobs still waiting (503).
+ *
+ * Cluster mode (server/replicate.c): once a request's body is in, replicate.c says whether
+ * it is served here (its steps run as above) or relayed to a node holding its namespace
+ * (answered on the loop when the holder answers); a write step goes to the cluster log
+ * from the loop and comes back through replicate.c's async handle, holding no thread.
  */
 #include "server/loop.h"
 
@@ -88,7 +93,6 @@ enum req_state {
 enum req_job {
     JOB_WORK,       /* mem_api_work: the next step of the request */
     JOB_IMPORT_END, /* an import's last piece, then its write record */
-    JOB_REPL_WRITE, /* cluster mode: the write through the replicated log */
     JOB_WAIT,       /* cluster mode: wait for min_seq */
     JOB_EMB_RESUME, /* the provider answered: decode, and the handler goes on */
 };
@@ -162,6 +166,7 @@ struct srv {
     mem_store_t *opened;           /* written by the open work, read after it (uv orders the two) */
     mem_cluster_t *cluster;        /* cluster mode only: published with store, on the loop thread */
     mem_cluster_t *opened_cluster; /* written by the open work, like opened */
+    mem_srv_repl_t *repl;          /* cluster mode only: routes every request (loop thread) */
     bool loading;
     int open_rc;
     mem_err_t open_err;
@@ -510,6 +515,7 @@ static void work_cb(uv_work_t *w);
 static void after_work_cb(uv_work_t *w, int status);
 static void on_write_done(mem_store_op_t *op, void *ud);
 static void on_embedded(mem_emb_job_t *job, void *ud);
+static void on_repl_done(void *ud);
 
 static void queue_job(conn_req_t *r, enum req_job job)
 {
@@ -553,8 +559,9 @@ static void step(conn_req_t *r, mem_api_next_t next)
         queue_job(r, JOB_WAIT);
         return;
     case MEM_API_WRITE:
-        if (s->cluster) { /* through the replicated log, on a pool thread (it blocks) */
-            queue_job(r, JOB_REPL_WRITE);
+        if (s->repl) { /* cluster mode: through the log; no thread waits for NATS */
+            if (mem_srv_repl_write(s->repl, &r->aresp, on_repl_done, r) != 0)
+                resume_with(r); /* refused at once (too large, NATS gone): the answer is set */
             return;
         }
         int rc = mem_store_submit(s->store, r->aresp.pending, on_write_done, r);
@@ -636,10 +643,6 @@ static void work_cb(uv_work_t *w)
         r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
         prepare_embed(s, r);
         return;
-    case JOB_REPL_WRITE:
-        mem_srv_repl_write(s->cluster, &s->api, &r->aresp);
-        r->next = MEM_API_REPLY;
-        return;
     }
 }
 
@@ -647,6 +650,19 @@ static void after_work_cb(uv_work_t *w, int status)
 {
     conn_req_t *r = w->data;
     step(r, r->next);
+}
+
+/* Cluster mode, loop thread: replicate.c answered the request (relayed, merged, written). */
+static void on_repl_done(void *ud)
+{
+    resume_with(ud);
+}
+
+/* Cluster mode, loop thread: replicate.c routed the request here: its steps run as in
+ * single-node mode. */
+static void on_repl_local(void *ud)
+{
+    step(ud, MEM_API_WORK);
 }
 
 /* What api/ asks of server/ for the routes it does not own (pool threads). */
@@ -679,6 +695,32 @@ static int cluster_snapshot_hook(void *ud, bool trim, char **body, mem_err_t *er
 {
     srv_t *s = ud;
     return mem_cluster_snapshot(s->cluster, trim, body, err);
+}
+
+static int cluster_move_hook(void *ud, const char *ns, const char *from, const char *to,
+                             char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_move(s->cluster, ns, from, to, body, err);
+}
+
+static int cluster_drain_hook(void *ud, const char *node, bool drain, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_drain(s->cluster, node, drain, body, err);
+}
+
+static int cluster_forget_hook(void *ud, const char *node, char **body, mem_err_t *err)
+{
+    srv_t *s = ud;
+    return mem_cluster_forget_node(s->cluster, node, body, err);
+}
+
+/* Any thread, the loop's included (it reads state, never waits). */
+static bool cluster_healthy_hook(void *ud, char *why, size_t cap)
+{
+    srv_t *s = ud;
+    return !s->cluster || mem_cluster_healthy(s->cluster, why, cap);
 }
 
 /* ---- MHD callbacks ---- */
@@ -796,7 +838,8 @@ static int read_head(srv_t *s, conn_req_t *r, struct MHD_Connection *c, const ch
     r->areq.headers = r->headers;
     r->areq.n_headers = r->n_headers;
     r->areq.body_expected = chunked || (cl && !(cll == 1 && cl[0] == '0'));
-    r->import = mem_api_is_import(method, r->url);
+    /* cluster mode: an import is one log record, its body buffered and routed like any */
+    r->import = !s->repl && mem_api_is_import(method, r->url);
     return MEM_OK;
 }
 
@@ -854,10 +897,19 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     r->state = RS_WORKING;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
-    if (r->import)
+    if (r->import) {
         queue_job(r, JOB_IMPORT_END);
-    else
+    } else if (s->repl) { /* cluster mode: served here, or by a node holding the namespace */
+        if (mem_srv_repl_dispatch(s->repl, &r->areq, r->req_id, &r->aresp, on_repl_local,
+                                  on_repl_done, r) != 0) {
+            mem_err_t err;
+            mem_err_set(&err, MEM_ENOMEM, "out of memory");
+            mem_api_error(&r->aresp, &err);
+            resume_with(r);
+        }
+    } else {
         step(r, MEM_API_WORK);
+    }
     return MHD_YES;
 }
 
@@ -1099,6 +1151,8 @@ static void finish_shutdown(srv_t *s)
     s->mhd = NULL;
     mem_srv_emb_close(s->emb); /* no job is left: every request has been answered */
     s->emb = NULL;
+    mem_srv_repl_free(s->repl); /* no request is in flight any more */
+    s->repl = NULL;
     if (s->cluster) {
         mem_cluster_close(s->cluster); /* stops consuming before the store goes away */
         s->cluster = NULL;
@@ -1172,11 +1226,6 @@ static void open_work_cb(uv_work_t *w)
                              : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
     };
-    if (s->cfg->nats_url[0]) { /* cluster mode: a fresh node starts from the latest snapshot */
-        bool restored = false;
-        s->open_rc = mem_cluster_bootstrap(s->cfg, mem_srv_logger(), &restored, &s->open_err);
-        if (s->open_rc != MEM_OK) return;
-    }
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {
         s->open_rc =
@@ -1207,6 +1256,16 @@ static void after_open_cb(uv_work_t *w, int status)
     s->store = s->opened; /* published on the loop thread: dispatch reads it there */
     s->api.store = s->store;
     s->cluster = s->opened_cluster;
+    if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
+        fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
+        s->exit_code = 1;
+        s->draining = true;
+        s->api.draining = true;
+        MHD_socket lfd = MHD_quiesce_daemon(s->mhd);
+        if (lfd != MHD_INVALID_SOCKET) close(lfd);
+        maybe_finish_shutdown(s);
+        return;
+    }
     mem_srv_log(MEM_LOG_INFO, "ready", "data=%s", s->cfg->data_path);
     mem_srv_notify("READY=1");
     maybe_finish_shutdown(s);
@@ -1266,6 +1325,10 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     if (cfg->nats_url[0]) { /* cluster mode: its routes (they need the store, so run after open) */
         s->api.hooks.cluster_status = cluster_status_hook;
         s->api.hooks.cluster_snapshot = cluster_snapshot_hook;
+        s->api.hooks.cluster_move = cluster_move_hook;
+        s->api.hooks.cluster_drain = cluster_drain_hook;
+        s->api.hooks.cluster_forget = cluster_forget_hook;
+        s->api.hooks.cluster_healthy = cluster_healthy_hook;
     }
     pthread_mutex_init(&s->done_lock, NULL);
     if (getrandom(&s->rid_state, sizeof(s->rid_state), GRND_NONBLOCK) !=

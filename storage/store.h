@@ -91,6 +91,12 @@ typedef enum mem_store_op_kind {
     MEM_STORE_OP_COMPACT,
     MEM_STORE_OP_PATCH,  /* storage/patch.c */
     MEM_STORE_OP_IMPORT, /* storage/import.c; never a cluster log record */
+    /* Cluster placement (storage/nssnap.c), local to one node, never log records:
+     * NS_IMPORT replaces namespace ns with the copy in import_path (made by
+     * mem_store_ns_export on another node) and sets its chain position to log_seq;
+     * NS_FORGET drops ns here and forgets its chain position (it moved to other nodes). */
+    MEM_STORE_OP_NS_IMPORT,
+    MEM_STORE_OP_NS_FORGET,
 } mem_store_op_kind_t;
 
 typedef struct mem_store_seg_in {
@@ -188,6 +194,16 @@ struct mem_store_op {
     const char *log_stream; /* NUL-terminated, at most 63 bytes */
     uint64_t log_seq;
     bool log_skipped; /* result */
+    /* Per-namespace chains (cluster placement: a node applies only some namespaces of a
+     * stream, so stream positions are not dense here). With log_chain set, the record is the
+     * one after log_prev in its namespace's chain (the namespace's previous record, 0 for
+     * none): it is skipped (log_skipped) when the namespace's chain position is >= log_seq,
+     * fails with MEM_EBUSY "log gap" (writing nothing) when log_prev is above that position,
+     * else it is applied and the position becomes log_seq, in the op's savepoint. The stream
+     * position then only grows (max), and no dense gap check applies. */
+    bool log_chain;
+    uint64_t log_prev;
+    const char *import_path; /* NS_IMPORT: the namespace copy to load */
 };
 
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
@@ -199,6 +215,19 @@ bool mem_store_on_writer_thread(void);
 
 /* Cluster log: the applied position of stream (0 when none). Any thread. */
 uint64_t mem_store_log_applied(mem_store_t *st, const char *stream);
+/* Cluster placement: the chain position of namespace ns (0 when none). Any thread. */
+uint64_t mem_store_log_ns_applied(mem_store_t *st, const char *ns);
+/* Call fn for every namespace with a chain position (under the store's queue lock: fn must
+ * not call into the store). Any thread. */
+void mem_store_log_ns_each(mem_store_t *st, void (*fn)(const char *ns, uint64_t seq, void *ud),
+                           void *ud);
+/* Cluster placement: write namespace ns alone (its row, its segments and every other row of
+ * it, plus its chain position, all as of one committed transaction) to the new SQLite file
+ * dest_path, on a connection of its own (the writer is not held). *pos is that chain
+ * position; *bytes the file's size. MEM_OK, MEM_ENOTFOUND (no such namespace here),
+ * MEM_ESTORAGE, MEM_EFULL. Any thread but the event loop. */
+int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, uint64_t *pos,
+                        uint64_t *bytes, mem_err_t *err);
 /* Cluster snapshot: write a consistent copy of the whole database (segments, namespaces and
  * applied_log, as of one committed transaction) to dest_path, which must not exist
  * (VACUUM INTO on a connection of its own). Any thread but the event loop. */

@@ -221,6 +221,12 @@ struct mem_store {
         uint64_t seq;
     } * logpos;
     size_t n_logpos;
+    /* per-namespace chain positions (applied.c), sorted by name, under q_mu; writer only */
+    struct mem_store_nspos {
+        char ns[MEM_STORE_NS_MAX + 1];
+        uint64_t seq;
+    } * nspos;
+    size_t n_nspos, cap_nspos;
 
     /* tokenizers lent to retrieves (mem_store__tok_get), under tk_mu */
     pthread_mutex_t tk_mu;
@@ -302,6 +308,10 @@ int mem_store__log_check(mem_store_t *st, mem_store_op_t *op);
 /* In the op's savepoint, after exec (success or client error): store the position. */
 int mem_store__log_write(mem_store_t *st, mem_store_op_t *op, mem_err_t *err);
 void mem_store__log_reload(mem_store_t *st); /* after a rolled-back group */
+/* Writer, in the op's savepoint: set ns's chain position (NS_IMPORT), or forget it. */
+int mem_store__log_ns_set(mem_store_t *st, const char *ns, uint64_t seq, mem_err_t *err);
+int mem_store__log_ns_forget(mem_store_t *st, const char *ns, mem_err_t *err);
+
 void mem_store__log_free(mem_store_t *st);
 
 /* list.c */

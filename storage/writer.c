@@ -302,6 +302,10 @@ static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
         return mem_store__op_patch(w, op);
     case MEM_STORE_OP_IMPORT:
         return mem_store__op_import(w, op);
+    case MEM_STORE_OP_NS_IMPORT: /* cluster placement: nssnap.c */
+        return mem_store__op_ns_import(w, op);
+    case MEM_STORE_OP_NS_FORGET:
+        return mem_store__op_ns_forget(w, op);
     }
     return mem_err_set(&op->err, MEM_EINVAL, "unknown op kind %d", (int)op->kind);
 }

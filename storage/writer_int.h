@@ -9,7 +9,8 @@
  * mem_store__writer_t exists on the writer thread alone, and holding one is what entitles a
  * function to the writer's unlocked view and to the mutable handle of an index for its own
  * fields (store_int.h). patch.c (the PATCH record), meta.c (the metadata value index of
- * inserts and patches) and import.c (the IMPORT record) are writer files too.
+ * inserts and patches), import.c (the IMPORT record) and nssnap.c (importing and forgetting
+ * a whole namespace, for cluster placement) are writer files too.
  */
 #ifndef MEM_STORAGE_WRITER_INT_H
 #define MEM_STORAGE_WRITER_INT_H
@@ -91,6 +92,10 @@ int mem_store__op_import(mem_store__writer_t *w, mem_store_op_t *op);
 
 /* patch.c */
 int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op);
+
+/* nssnap.c: cluster placement (store.h, MEM_STORE_OP_NS_IMPORT / NS_FORGET) */
+int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op);
+int mem_store__op_ns_forget(mem_store__writer_t *w, mem_store_op_t *op);
 
 /* vacuum.c */
 /* After publish, outside any group: drop the namespace's holes when there are many. */

@@ -20,7 +20,7 @@ def _free_port():
 
 
 class NatsCluster:
-    def __init__(self, n=3, binary="nats-server"):
+    def __init__(self, n=3, binary="nats-server", max_payload="8MB"):
         self.binary = shutil.which(binary) or "/usr/sbin/nats-server"
         self.dir = tempfile.mkdtemp(prefix="mnemod-nats-")
         self.n = n
@@ -28,17 +28,20 @@ class NatsCluster:
         self.route_ports = [_free_port() for _ in range(n)]
         self.procs = [None] * n
         self.names = ["n%d" % (i + 1) for i in range(n)]
+        self.max_payload = max_payload  # None: the server's default (1 MB)
 
     def _conf(self, i):
         routes = ",".join("nats://127.0.0.1:%d" % p for j, p in enumerate(self.route_ports) if j != i)
         path = os.path.join(self.dir, "%s.conf" % self.names[i])
         with open(path, "w") as f:
-            f.write("server_name: %s\nlisten: 127.0.0.1:%d\nmax_payload: 8MB\n"
+            f.write("server_name: %s\nlisten: 127.0.0.1:%d\n%s"
                     "jetstream { store_dir: \"%s\" }\n"
-                    "cluster { name: mnemodtest, listen: 127.0.0.1:%d, routes: [%s] }\n"
                     % (self.names[i], self.client_ports[i],
-                       os.path.join(self.dir, "store-" + self.names[i]), self.route_ports[i],
-                       routes))
+                       "max_payload: %s\n" % self.max_payload if self.max_payload else "",
+                       os.path.join(self.dir, "store-" + self.names[i])))
+            if self.n > 1:
+                f.write("cluster { name: mnemodtest, listen: 127.0.0.1:%d, routes: [%s] }\n"
+                        % (self.route_ports[i], routes))
         return path
 
     def start(self, i):

@@ -151,6 +151,7 @@ def main():
             spawn(i, [binary, "--listen", "%s:%d" % (host, port), "--data",
                       os.path.join(tmp, "%s.db" % name)],
                   {"MNEMOD_NATS_URL": urls[i], "MNEMOD_NODE_ID": "p-" + name,
+                   "MNEMOD_NAMESPACE_REPLICAS": "3",
                    "MNEMOD_LOG_LEVEL": "warn"}, log="%s.log" % name)
             nodes.append(Node(host, port))
         deadline = time.monotonic() + 90

@@ -12,7 +12,7 @@
 #   FUZZ_JOBS=2 sh tests/fuzz/run.sh 3600   # longer campaign, 2 workers per target
 SECS=${1:-10}
 [ $# -gt 0 ] && shift
-DEFAULT="request decode router timefmt config provider json filter"
+DEFAULT="request decode router timefmt config provider json filter cluster"
 [ -f "$(dirname "$0")/fuzz_api.c" ] && DEFAULT="$DEFAULT apifake"   # tests/fuzz/fuzz_api.c
 DEFAULT="$DEFAULT ndjson"   # tests/fuzz/fuzz_ndjson.c (import lines, over the fake store)
 DEFAULT="$DEFAULT http"     # tests/fuzz/fuzz_http.c (raw bytes into the real server loop)

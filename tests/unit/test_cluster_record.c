@@ -231,12 +231,198 @@ static void test_bad_bytes(void **state)
     free(buf);
 }
 
+/* mem_cluster_rec_size is the encoder's exact length (the payload limit is checked with it
+ * before anything is encoded); local op kinds are never encoded. */
+static void test_size_and_local_kinds(void **state)
+{
+    float v[3][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}};
+    const char *sup[] = {"a", "bcd"};
+    mem_store_seg_in_t segs[3];
+    mem_store_seg_out_t outs[3];
+    memset(segs, 0, sizeof(segs));
+    for (int i = 0; i < 3; i++) {
+        snprintf(segs[i].id, sizeof(segs[i].id), "id-%d", i * 1000);
+        segs[i].vec = v[i];
+    }
+    segs[1].text = "some text";
+    segs[1].text_len = 9;
+    segs[2].metadata = "{}";
+    segs[2].metadata_len = 2;
+    segs[2].source = "s";
+    segs[2].source_len = 1;
+    segs[2].supersedes = sup;
+    segs[2].n_supersedes = 2;
+    mem_store_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.kind = MEM_STORE_OP_INSERT;
+    snprintf(op.ns, sizeof(op.ns), "size-ns");
+    op.dim = 4;
+    op.segs = segs;
+    op.outs = outs;
+    const char *ids[] = {"x", "yy"};
+    for (size_t n = 1; n <= 3; n++) {
+        op.n_segs = n;
+        size_t len;
+        unsigned char *buf = mem_cluster_rec_encode(&op, "msg-id-1", &len);
+        assert_non_null(buf);
+        assert_int_equal(mem_cluster_rec_size(&op, 8), len);
+        free(buf);
+    }
+    mem_store_op_t other[3];
+    memset(other, 0, sizeof(other));
+    other[0].kind = MEM_STORE_OP_DELETE;
+    snprintf(other[0].id, sizeof(other[0].id), "gone");
+    other[1].kind = MEM_STORE_OP_COMPACT;
+    other[1].evict_ids = ids;
+    other[1].n_evict = 2;
+    other[2].kind = MEM_STORE_OP_NS_DROP;
+    for (int i = 0; i < 3; i++) {
+        snprintf(other[i].ns, sizeof(other[i].ns), "n%d", i);
+        size_t len;
+        unsigned char *buf = mem_cluster_rec_encode(&other[i], "m", &len);
+        assert_non_null(buf);
+        assert_int_equal(mem_cluster_rec_size(&other[i], 1), len);
+        free(buf);
+    }
+    mem_store_op_t local;
+    memset(&local, 0, sizeof(local));
+    snprintf(local.ns, sizeof(local.ns), "n");
+    size_t len = 0;
+    local.kind = MEM_STORE_OP_IMPORT; /* an import without its staged segments */
+    assert_null(mem_cluster_rec_encode(&local, "m", &len));
+    /* a PATCH's size is its encoding's too, and it is wire kind 5 */
+    mem_store_op_t pt;
+    memset(&pt, 0, sizeof(pt));
+    pt.kind = MEM_STORE_OP_PATCH;
+    snprintf(pt.ns, sizeof(pt.ns), "n");
+    snprintf(pt.id, sizeof(pt.id), "seg");
+    pt.patch_metadata = pt.patch_source = true;
+    pt.metadata = "{\"a\":1}";
+    pt.metadata_len = 7;
+    unsigned char *pb = mem_cluster_rec_encode(&pt, "mm", &len);
+    assert_non_null(pb);
+    assert_int_equal(mem_cluster_rec_size(&pt, 2), len);
+    assert_int_equal(pb[4], 5);
+    free(pb);
+    local.kind = MEM_STORE_OP_NS_IMPORT;
+    assert_null(mem_cluster_rec_encode(&local, "m", &len));
+    local.kind = MEM_STORE_OP_NS_FORGET;
+    assert_null(mem_cluster_rec_encode(&local, "m", &len));
+    /* the wire kind of a record is stable: 2 is an insert, whatever the enum order */
+    op.n_segs = 1;
+    unsigned char *buf = mem_cluster_rec_encode(&op, "m", &len);
+    assert_int_equal(buf[4], 2);
+    buf[4] = 9; /* unknown kinds are refused */
+    assert_null(mem_cluster_rec_decode(buf, len));
+    free(buf);
+}
+
+/* An import's segments as the api/ stage hands them over: an array read in order. */
+typedef struct mem_src {
+    const mem_store_seg_in_t *segs;
+    const bool *archived;
+    const uint64_t *lines;
+    size_t n, at;
+} mem_src_t;
+
+static int msrc_rewind(void *ud)
+{
+    ((mem_src_t *)ud)->at = 0;
+    return MEM_OK;
+}
+
+static int msrc_next(void *ud, mem_store_seg_in_t *seg, bool *archived, uint64_t *line)
+{
+    mem_src_t *m = ud;
+    if (m->at >= m->n) return 0;
+    *seg = m->segs[m->at];
+    *archived = m->archived[m->at];
+    *line = m->lines[m->at];
+    m->at++;
+    return 1;
+}
+
+/* An IMPORT is one record (wire kind 6) carrying every segment with its archived flag and
+ * line; read back it is an import source again, with the earlier-line lookup. */
+static void test_import_round_trip(void **state)
+{
+    float v[3][2] = {{1, 0}, {0, 1}, {0.6f, 0.8f}};
+    const char *sup[] = {"a"};
+    mem_store_seg_in_t segs[3];
+    memset(segs, 0, sizeof(segs));
+    for (int i = 0; i < 3; i++) {
+        snprintf(segs[i].id, sizeof(segs[i].id), "%c", 'a' + i);
+        segs[i].vec = v[i];
+        segs[i].ts_given = true;
+        segs[i].ts_ms = 1000 + i;
+    }
+    segs[1].text = "two";
+    segs[1].text_len = 3;
+    segs[1].metadata = "{\"k\":1}";
+    segs[1].metadata_len = 7;
+    segs[2].supersedes = sup;
+    segs[2].n_supersedes = 1;
+    bool archived[3] = {true, false, false};
+    uint64_t lines[3] = {1, 2, 4};
+    mem_src_t m = {segs, archived, lines, 3, 0};
+    mem_store_import_src_t src = {
+        .ud = &m, .dim = 2, .rewind = msrc_rewind, .next = msrc_next, .has_id_before = NULL};
+    mem_store_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.kind = MEM_STORE_OP_IMPORT;
+    snprintf(op.ns, sizeof(op.ns), "imp");
+    op.dim = 2;
+    op.now_ms = 77;
+    op.import = &src;
+    size_t len = 0;
+    unsigned char *buf = mem_cluster_rec_encode(&op, "m-1", &len);
+    assert_non_null(buf);
+    assert_int_equal(buf[4], 6);
+    assert_int_equal(mem_cluster_rec_size(&op, 3), len);
+    mem_cluster_rec_t *rec = mem_cluster_rec_decode(buf, len);
+    assert_non_null(rec);
+    assert_int_equal(rec->op.kind, MEM_STORE_OP_IMPORT);
+    assert_int_equal(rec->op.now_ms, 77);
+    assert_int_equal(rec->op.n_segs, 0); /* read through the source only */
+    mem_store_import_src_t *back = rec->op.import;
+    assert_non_null(back);
+    assert_int_equal(back->dim, 2);
+    for (int pass = 0; pass < 2; pass++) { /* the writer reads an import twice */
+        assert_int_equal(back->rewind(back->ud), MEM_OK);
+        mem_store_seg_in_t seg;
+        bool arch;
+        uint64_t line;
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(back->next(back->ud, &seg, &arch, &line), 1);
+            assert_string_equal(seg.id, segs[i].id);
+            assert_int_equal(seg.ts_ms, segs[i].ts_ms);
+            assert_true(seg.ts_given);
+            assert_int_equal(arch, archived[i]);
+            assert_int_equal(line, lines[i]);
+            assert_int_equal(seg.n_supersedes, segs[i].n_supersedes);
+            assert_memory_equal(seg.vec, v[i], sizeof(v[i]));
+            assert_int_equal(seg.text_len, segs[i].text_len);
+            assert_int_equal(seg.metadata_len, segs[i].metadata_len);
+        }
+        assert_string_equal(back->next(back->ud, &seg, &arch, &line) == 0 ? "end" : "more", "end");
+    }
+    assert_true(back->has_id_before(back->ud, "a", 2));
+    assert_false(back->has_id_before(back->ud, "a", 1)); /* not before its own line */
+    assert_false(back->has_id_before(back->ud, "c", 4));
+    assert_false(back->has_id_before(back->ud, "zz", 9));
+    mem_cluster_rec_free(rec);
+    for (size_t cut = 0; cut < len; cut++)
+        assert_null(mem_cluster_rec_decode(buf, cut));
+    free(buf);
+    (void)state;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_insert_round_trip),
-        cmocka_unit_test(test_other_kinds),
-        cmocka_unit_test(test_bad_bytes),
+        cmocka_unit_test(test_size_and_local_kinds), cmocka_unit_test(test_insert_round_trip),
+        cmocka_unit_test(test_other_kinds),          cmocka_unit_test(test_bad_bytes),
+        cmocka_unit_test(test_import_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -643,7 +643,9 @@ static void test_sample_config(void **state)
         if (strcmp(key, "api-key-file") == 0 || strcmp(key, "threads") == 0 ||
             strcmp(key, "scan-helpers") == 0 || strcmp(key, "embedder-model") == 0 ||
             strcmp(key, "embedder-key-file") == 0 || strcmp(key, "keys-file") == 0 ||
-            strcmp(key, "allowed-origins") == 0 || strcmp(key, "allowed-hosts") == 0)
+            strcmp(key, "allowed-origins") == 0 || strcmp(key, "allowed-hosts") == 0 ||
+            strcmp(key, "nats-url") == 0 || strcmp(key, "node-id") == 0 ||
+            strcmp(key, "advertise") == 0)
             continue; /* example values (no default); CPU-dependent defaults */
         used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
         keys++;
@@ -734,6 +736,56 @@ static void test_cluster(void **state)
     /* an empty variable counts as unset: still single-node */
     expect_ok(NOARGS, (const char *const[]){"MNEMOD_NATS_URL=", NULL});
     assert_string_equal(R.cfg.nats_url, "");
+    /* placement settings: defaults, flags, the config file, bounds */
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.ns_replicas, 2);
+    assert_true(R.cfg.cluster_write_timeout_s == 15.0);
+    assert_true(R.cfg.node_dead_after_s == 300.0);
+    assert_true(R.cfg.trim_interval_s == 3600.0);
+    assert_int_equal(R.cfg.trim_bytes, (size_t)1 << 30);
+    assert_int_equal(R.cfg.max_lag, 10000);
+    assert_true(R.cfg.rebalance);
+    assert_int_equal(R.cfg.max_moves, 2);
+    expect_ok(ARGS("--nats-url", "nats://h:1", "--node-id=n1", "--namespace-replicas", "3",
+                   "--cluster-write-timeout", "2s", "--node-dead-after=1m", "--log-trim-size",
+                   "64MiB", "--log-trim-interval", "0", "--max-lag", "50", "--rebalance", "off",
+                   "--max-moves", "4", "--forward-timeout", "5", "--stream-replicas", "1",
+                   "--advertise", "10.1.2.3:7000"),
+              NULL);
+    assert_string_equal(R.cfg.nats_url, "nats://h:1");
+    assert_string_equal(R.cfg.node_id, "n1");
+    assert_int_equal(R.cfg.ns_replicas, 3);
+    assert_true(R.cfg.cluster_write_timeout_s == 2.0);
+    assert_true(R.cfg.node_dead_after_s == 60.0);
+    assert_int_equal(R.cfg.trim_bytes, (size_t)64 << 20);
+    assert_true(R.cfg.trim_interval_s == 0.0);
+    assert_int_equal(R.cfg.max_lag, 50);
+    assert_false(R.cfg.rebalance);
+    assert_int_equal(R.cfg.max_moves, 4);
+    assert_true(R.cfg.forward_timeout_s == 5.0);
+    assert_int_equal(R.cfg.replicas, 1);
+    assert_string_equal(R.cfg.advertise, "10.1.2.3:7000");
+    char line[4096];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " node_id=n1 "));
+    assert_non_null(strstr(line, " namespace_replicas=3 "));
+    assert_non_null(strstr(line, " rebalance=0 "));
+    expect_ok(ARGS("--config", tmp_file("nats-url = nats://x:4222\nnode-id = file-node\n"
+                                        "namespace-replicas = 1\nmax-moves = 7\n")),
+              NULL);
+    assert_string_equal(R.cfg.node_id, "file-node");
+    assert_int_equal(R.cfg.ns_replicas, 1);
+    assert_int_equal(R.cfg.max_moves, 7);
+    expect_bad(ARGS("--namespace-replicas", "8"), NULL, "namespace-replicas");
+    expect_bad(ARGS("--namespace-replicas", "0"), NULL, "namespace-replicas");
+    expect_bad(ARGS("--max-moves", "0"), NULL, "max-moves");
+    expect_bad(ARGS("--cluster-write-timeout", "0"), NULL, "cluster-write-timeout");
+    expect_bad(ARGS("--advertise", "nohost"), NULL, "advertise");
+    expect_bad(ARGS("--nats-url", "nats://h:1"), NULL, "node-id");
+    /* single-node: the cluster settings stay out of the start-up line */
+    expect_ok(NOARGS, NULL);
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_null(strstr(line, "node_id="));
 }
 
 /* Parallel scan settings: defaults, every source, bounds, the help and describe lines. */

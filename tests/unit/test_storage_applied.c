@@ -140,12 +140,75 @@ static void test_snapshot(void **state)
     snprintf(fx_dbpath, sizeof(fx_dbpath), "%s", keep);
 }
 
+/* Per-namespace chains: a record names its predecessor; replays are skipped, a missing
+ * predecessor is a gap, other namespaces' records of the stream do not count. */
+static int chain(mem_store_t *st, const char *ns, uint64_t seq, uint64_t prev, const char *id,
+                 int v, int64_t ts, mem_store_op_t *op, mem_store_seg_out_t *out)
+{
+    static mem_store_seg_in_t seg;
+    memset(&seg, 0, sizeof(seg));
+    memset(op, 0, sizeof(*op));
+    snprintf(seg.id, sizeof(seg.id), "%s", id);
+    seg.ts_given = true;
+    seg.ts_ms = ts;
+    seg.vec = vecs[v];
+    op->kind = MEM_STORE_OP_INSERT;
+    snprintf(op->ns, sizeof(op->ns), "%s", ns);
+    op->dim = DIM;
+    op->segs = &seg;
+    op->outs = out;
+    op->n_segs = 1;
+    op->log_stream = "s";
+    op->log_seq = seq;
+    op->log_chain = true;
+    op->log_prev = prev;
+    assert_int_equal(mem_store_submit(st, op, NULL, NULL), MEM_OK);
+    mem_store_sync(st);
+    return op->rc;
+}
+
+static void test_chains(void **state)
+{
+    mem_store_t *st = open_store();
+    mem_store_op_t op;
+    mem_store_seg_out_t out;
+    /* two namespaces interleaved in one stream: 1 (x), 2 (y), 3 (x after 1), 5 (y after 2) */
+    assert_int_equal(chain(st, "x", 1, 0, "a", 0, 1000, &op, &out), MEM_OK);
+    assert_int_equal(chain(st, "y", 2, 0, "b", 1, 1000, &op, &out), MEM_OK);
+    assert_int_equal(chain(st, "x", 3, 1, "c", 2, 2000, &op, &out), MEM_OK);
+    assert_int_equal(out.seq, 2);
+    assert_int_equal(mem_store_log_ns_applied(st, "x"), 3);
+    assert_int_equal(mem_store_log_ns_applied(st, "y"), 2);
+    assert_int_equal(mem_store_log_applied(st, "s"), 3); /* the stream's: the highest */
+    /* a replay is skipped */
+    assert_int_equal(chain(st, "x", 3, 1, "c", 2, 2000, &op, &out), MEM_OK);
+    assert_true(op.log_skipped);
+    /* y's next names 4, which this store never got: a gap, nothing written */
+    assert_int_equal(chain(st, "y", 5, 4, "d", 3, 3000, &op, &out), MEM_EBUSY);
+    assert_int_equal(mem_store_log_ns_applied(st, "y"), 2);
+    /* a record naming an older predecessor than the last applied one still applies (two
+     * records may name the same one: the stream's order decides) */
+    assert_int_equal(chain(st, "y", 6, 0, "e", 3, 3000, &op, &out), MEM_OK);
+    assert_int_equal(mem_store_log_ns_applied(st, "y"), 6);
+    /* a stream position below a namespace's does not make its records replays */
+    assert_int_equal(chain(st, "z", 4, 0, "f", 0, 1000, &op, &out), MEM_OK);
+    assert_false(op.log_skipped);
+    mem_store_close(st);
+    st = open_store(); /* positions are durable */
+    assert_int_equal(mem_store_log_ns_applied(st, "x"), 3);
+    assert_int_equal(mem_store_log_ns_applied(st, "y"), 6);
+    assert_int_equal(mem_store_log_ns_applied(st, "z"), 4);
+    assert_int_equal(mem_store_log_applied(st, "s"), 6);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_positions, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_snapshot, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_chains, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -92,6 +92,7 @@ class NamespaceStats(_Model):
     max_degree: int = 0
     coherence: Optional[bool] = None    # False: the namespace keeps no graph
     embedder: Optional[str] = None      # which embedder made its vectors from text
+    log_seq: Optional[int] = None       # cluster mode, in listings: the copy's log position
     extra: Dict[str, Json] = dataclasses.field(default_factory=dict)
 
 

@@ -30,6 +30,8 @@ export interface NamespaceStats {
   coherence?: boolean;
   /** which embedder made its vectors from text */
   embedder?: string;
+  /** cluster mode, in listings: the log position the answering copy includes */
+  log_seq?: number;
   [more: string]: unknown;
 }
 

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""test_outage.py - writes never starve reads, and oversized writes are refused at once.
+
+Usage: python3 tests/cluster/test_outage.py build/release/mnemod
+
+One nats-server (JetStream, its default max_payload of 1 MB) and one mnemod node with 4
+worker threads and --cluster-write-timeout 3s.
+- NATS frozen (SIGSTOP: connected, silent): 12 concurrent writes wait for the log; while
+  they are all still pending, retrieves on the same node keep answering (every one of them
+  before the first write is answered). The writes then answer 503 with Retry-After.
+- NATS killed: /healthz turns 503 "stale" with the reason, writes are refused at once with
+  503, reads keep answering; NATS back: healthy again, writes work, every write
+  acknowledged before the outage is still there.
+- A 1000 x 384 batch and a 1 MiB text are over the NATS max_payload: 413 naming the limit,
+  nothing written; a 200 x 384 batch is fine.
+Orderings are asserted, durations only printed."""
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import clusterlib as cx  # noqa: E402
+from clusterlib import call, check  # noqa: E402
+
+DIM = 8
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: test_outage.py path/to/mnemod", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    rng = random.Random(3)
+    cl = cx.Cluster(sys.argv[1], n_nats=1, stream_replicas=1, max_payload=None,
+                    env={"MNEMOD_NAMESPACE_REPLICAS": "1", "MNEMOD_CLUSTER_WRITE_TIMEOUT": "3s",
+                         "MNEMOD_THREADS": "4", "MNEMOD_LOG_LEVEL": "warn"})
+    try:
+        cl.start_nats()
+        a = cl.add("solo")
+        acked = []
+        for i in range(20):
+            sid = "seg-%03d" % i
+            st, _, body = call(a, "POST", "/v1/namespaces/mem/segments",
+                               {"id": sid, "embedding": cx.vec(rng, DIM)})
+            check(st == 201, "insert: %r %r" % (st, body))
+            acked.append(sid)
+        q = {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 5}
+
+        # ---- NATS frozen: pending writes must not hold the threads reads need ----
+        nats_pid = cl.nats.procs[0].pid
+        os.kill(nats_pid, signal.SIGSTOP)
+        results = {}
+        answered = []
+
+        def write(i):
+            st, hdr, body = call(a, "POST", "/v1/namespaces/mem/segments",
+                                 {"id": "frozen-%d" % i, "embedding": cx.vec(random.Random(i), DIM)},
+                                 timeout=60)
+            answered.append(time.monotonic())
+            results[i] = (st, hdr.get("retry-after"), body)
+
+        writers = [threading.Thread(target=write, args=(i,)) for i in range(12)]
+        t_w = time.monotonic()
+        for t in writers:
+            t.start()
+        time.sleep(0.3)  # the writes are in: each waits for the log
+        reads = []
+        for _ in range(20):
+            r0 = time.monotonic()
+            st, _, body = call(a, "POST", "/v1/namespaces/mem/retrieve", q, timeout=30)
+            reads.append((time.monotonic() - r0, st))
+            check(st == 200 and len(body["results"]) == 5, "retrieve while NATS is frozen: %r %r"
+                  % (st, body))
+        t_reads_done = time.monotonic()
+        for t in writers:
+            t.join(60)
+        check(not answered or min(answered) >= t_reads_done,
+              "a write was answered before the reads were done: they did not wait for the log")
+        for i, (st, ra, body) in sorted(results.items()):
+            check(st == 503 and ra, "write %d with NATS frozen: %r (Retry-After %r) %r"
+                  % (i, st, ra, body))
+        os.kill(nats_pid, signal.SIGCONT)
+        lat = sorted(x[0] for x in reads)
+        print("NATS frozen: 12 writes pending; 20 retrieves on the same node answered meanwhile "
+              "(median %.1f ms, max %.1f ms), all before any write; the writes then answered "
+              "503 + Retry-After after %.1f s" % (1000 * lat[len(lat) // 2], 1000 * lat[-1],
+                                                  min(answered) - t_w))
+        cl.wait("writes working again", lambda: call(
+            a, "POST", "/v1/namespaces/mem/segments",
+            {"id": "after-freeze", "embedding": cx.vec(rng, DIM)})[0] == 201, timeout=60)
+        acked.append("after-freeze")
+
+        # ---- NATS gone: honest health, prompt refusals, reads go on ----
+        cl.nats.kill(0)
+        t_k = time.monotonic()
+        body = cl.wait("/healthz stale", lambda: (lambda r: r[0] == 503 and r[2])(
+            call(a, "GET", "/healthz")), timeout=30, step=0.1)
+        check(body.get("status") == "stale" and "NATS" in body.get("reason", ""),
+              "healthz without NATS: %r" % (body,))
+        st, _, cbody = call(a, "GET", "/v1/cluster")
+        check(st == 200 and cbody["healthy"] is False and "NATS" in cbody["reason"],
+              "/v1/cluster without NATS: %r" % (cbody,))
+        w0 = time.monotonic()
+        st, hdr, body = call(a, "POST", "/v1/namespaces/mem/segments",
+                             {"id": "refused", "embedding": cx.vec(rng, DIM)})
+        refuse_s = time.monotonic() - w0
+        check(st == 503 and hdr.get("retry-after"), "write without NATS: %r %r" % (st, body))
+        st, _, body = call(a, "POST", "/v1/namespaces/mem/retrieve", q)
+        check(st == 200, "read without NATS: %r" % st)
+        print("NATS killed: /healthz 503 stale after %.1f s (%s); a write refused in %.0f ms; "
+              "reads answer" % (time.monotonic() - t_k, body and cbody["reason"],
+                                1000 * refuse_s))
+        cl.nats.start(0)
+        cl.nats.wait_port(0)
+        cl.wait("healthy again", lambda: call(a, "GET", "/healthz")[0] == 200, timeout=60)
+        cl.wait("writes after the outage", lambda: call(
+            a, "POST", "/v1/namespaces/mem/segments",
+            {"id": "after-outage", "embedding": cx.vec(rng, DIM)})[0] == 201, timeout=60)
+        acked.append("after-outage")
+        for sid in acked:
+            st, _, body = call(a, "GET", "/v1/namespaces/mem/segments/" + sid)
+            check(st == 200, "acknowledged %s missing after the outage: %r" % (sid, st))
+        st, _, body = call(a, "GET", "/v1/namespaces/mem/segments/refused")
+        check(st == 404, "the refused write was stored: %r" % st)
+        print("NATS back: healthy, writes work, all %d acknowledged writes present, the refused "
+              "one absent" % len(acked))
+
+        # ---- payload limits ----
+        big = {"segments": [{"id": "b-%04d" % i,
+                             "embedding": [round(x, 4) for x in cx.vec(rng, 384)]}
+                            for i in range(1000)]}
+        w0 = time.monotonic()
+        st, _, body = call(a, "POST", "/v1/namespaces/wide/segments", big)
+        big_s = time.monotonic() - w0
+        check(st == 413 and "max_payload" in body["error"]["message"],
+              "1000 x 384 batch: %r %r" % (st, body))
+        msg = body["error"]["message"]
+        st, _, body = call(a, "POST", "/v1/namespaces/wide/segments",
+                           {"id": "long", "text": "x" * (1 << 20), "embedding": cx.vec(rng, 384)})
+        check(st == 413 and "max_payload" in body["error"]["message"],
+              "1 MiB text: %r %r" % (st, body))
+        st, _, body = call(a, "GET", "/v1/namespaces/wide")
+        check(st == 404, "an oversized write left something behind: %r %r" % (st, body))
+        small = {"segments": big["segments"][:200]}
+        st, _, body = call(a, "POST", "/v1/namespaces/wide/segments", small)
+        check(st == 201 and len(body["inserted"]) == 200, "200 x 384 batch: %r" % st)
+        print("payload limit: a 1000 x 384 batch answered 413 in %.0f ms (%r); a 1 MiB text "
+              "413; a 200 x 384 batch stored" % (1000 * big_s, msg[:120]))
+        a.stop()
+        print("PASS outage test in %.1f s" % (time.monotonic() - t0))
+        return 0
+    except cx.Failure as e:
+        print("FAIL %s" % e)
+        print(cl.logs(30))
+        return 1
+    finally:
+        try:
+            os.kill(cl.nats.procs[0].pid, signal.SIGCONT)
+        except Exception:
+            pass
+        cl.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
