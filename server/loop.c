@@ -1257,7 +1257,7 @@ static void after_open_cb(uv_work_t *w, int status)
     s->api.store = s->store;
     s->cluster = s->opened_cluster;
     if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
-        fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
+        mem_srv_log_fail("out_of_memory", "out of memory starting cluster routing");
         s->exit_code = 1;
         s->draining = true;
         s->api.draining = true;
