@@ -121,6 +121,18 @@ def settled(nodes, timeout=120):
     raise RuntimeError("the cluster did not settle")
 
 
+def graphs_done(nodes, timeout=120):
+    """The coherence graphs are built in the background after writes: a listing answers
+    once every graph caught up (on every node, for a merged one), so reads are not timed
+    against the graph's own work."""
+    deadline = time.monotonic() + timeout
+    for n in nodes:
+        while n.conn.call("GET", "/v1/namespaces", timeout=30)[0] != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the graphs did not catch up")
+            time.sleep(0.2)
+
+
 def load(targets, n_clients, fn):
     """n_clients threads, client i on targets[i % len(targets)], calling fn(conn, i, k) for
     SECONDS; fn answers the units done (0: failed)."""
@@ -171,6 +183,7 @@ def measure(nodes, tag):
             if st not in (200, 201):
                 raise RuntimeError("preload %s: %r %r" % (ns, st, body))
     settled(nodes)
+    graphs_done(nodes)
     out = {}
     for mode, targets in (("one_node", [first]), ("spread", nodes)):
         def write(conn, i, k, mode=mode):
@@ -179,6 +192,7 @@ def measure(nodes, tag):
             return BATCH if st in (200, 201) else 0
         out["writes_" + mode] = load(targets, WRITERS, write)
         settled(nodes)
+        graphs_done(nodes)
         qrng = [random.Random(100 + i) for i in range(READERS)]
         queries = [json.dumps({"embedding": json.loads(pool()[j]), "k": 10}).encode()
                    for j in range(64)]
