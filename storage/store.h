@@ -214,6 +214,9 @@ struct mem_store_op {
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
  * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */
 int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done, void *ud);
+/* Is the calling thread a store's writer (in a done callback, say)? The writer only hands
+ * results back: whatever encodes an answer checks this and refuses to run there. */
+bool mem_store_on_writer_thread(void);
 
 /* Cluster log: the applied position of stream (0 when none). Any thread. */
 uint64_t mem_store_log_applied(mem_store_t *st, const char *stream);

@@ -403,4 +403,7 @@ int mem_store__writer_start(mem_store_t *st, mem_err_t *err);
 void mem_store__writer_stop(mem_store_t *st);
 int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err);
 
+/* writer_thread.c: the calling thread is a store's writer from now on (writer_main). */
+void mem_store__mark_writer_thread(void);
+
 #endif

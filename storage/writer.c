@@ -532,6 +532,7 @@ static void apply_page_limit(mem_store_t *st)
 static void *writer_main(void *arg)
 {
     mem_store_t *st = arg;
+    mem_store__mark_writer_thread();
     mem_store__writer_t w = {.st = st}; /* the token: lives on this thread's stack only */
     double last_flush = mono_s();
     for (;;) {
