@@ -32,6 +32,10 @@ void mem_api__finish_rest(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
 {
     mem_api__state_t *st = resp->_state;
     mem_store_op_t *op = resp->pending;
+    if (mem_store_on_writer_thread()) { /* never hold up every other write with JSON */
+        mem_api__fail(resp, MEM_ESTORAGE, NULL, "internal error: an answer encoded on the writer");
+        return;
+    }
     if (op->rc != MEM_OK) {
         mem_err_t err = op->err;
         if (err.code == MEM_OK) err.code = op->rc;

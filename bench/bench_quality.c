@@ -305,10 +305,16 @@ static variant_t variants[] = {
     V("bm25", "text k1 0.9 b 0.75", SS, TEXT, 0, 0.9, 0.75, 0, 0),
     /* match modes over the built-in embedder's vectors */
     V("match", "vector (built-in embedder, 256 dims)", SS, VECTOR, 0, 0.9, 0.4, 0, 0),
+    /* the fusion weight, swept: how flat the optimum is */
     V("match", "hybrid text_weight 0.5", SS, HYBRID, 0.5, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.6", SS, HYBRID, 0.6, 0.9, 0.4, 0, 0),
     V("match", "hybrid text_weight 0.7", SS, HYBRID, 0.7, 0.9, 0.4, 0, 0),
     V("match", "hybrid text_weight 0.8", SS, HYBRID, 0.8, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.85", SS, HYBRID, 0.85, 0.9, 0.4, 0, 0),
     V("match", "hybrid text_weight 0.9 (default)", SS, HYBRID, 0.9, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.95", SS, HYBRID, 0.95, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 0.98", SS, HYBRID, 0.98, 0.9, 0.4, 0, 0),
+    V("match", "hybrid text_weight 1 (text ranking)", SS, HYBRID, 1.0, 0.9, 0.4, 0, 0),
     V("match", "text", SS, TEXT, 0, 0.9, 0.4, 0, 0),
     /* the optional trigram field */
     V("trigrams", "text, gram_weight 0.3", SS, TEXT, 0, 0.9, 0.4, 0.3, 0),

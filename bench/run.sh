@@ -38,5 +38,10 @@ if [ -f bench/peers/run.py ]; then
     python3 bench/peers/run.py "$B" bench/results/peers.json ||
         echo "bench/peers/run.py exited with status $? (not fatal)"
 fi
+if [ -f bench/http/text.py ]; then
+    echo "== text over HTTP (BENCH_TEXT_N=${BENCH_TEXT_N:-20000})"
+    BENCH_TEXT_N=${BENCH_TEXT_N:-20000} python3 bench/http/text.py "$B/mnemod" \
+        bench/results/text_http.json || echo "bench/http/text.py exited with status $? (not fatal)"
+fi
 echo "results in bench/results/"
 exit 0

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "config/config.h"
+#include "server/log.h"
 #include "storage/store.h"
 
 extern char **environ;
@@ -58,7 +59,7 @@ int mem_srv_cfg_load(mem_cfg_t *cfg, int argc, char **argv)
         return 0;
     }
     if (rc != MEM_CFG_RUN) {
-        fprintf(stderr, "mnemod: %s\n", err.msg);
+        mem_srv_log_fail("config_error", "%s", err.msg);
         return 2;
     }
     return -1;
@@ -82,7 +83,7 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     /* Split: flags (and their values) for mem_cfg_load, the positional path for us. */
     char **fargv = calloc((size_t)argc + 1, sizeof(*fargv));
     if (!fargv) {
-        fprintf(stderr, "mnemod: out of memory\n");
+        mem_srv_log_fail("out_of_memory", "out of memory");
         return 1;
     }
     int fargc = 0;
@@ -109,11 +110,11 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     }
     int want_pos = cmd == CMD_CHECK ? 0 : 1;
     if (n_pos != want_pos) {
-        fprintf(stderr, "mnemod: %s\n%s",
-                cmd == CMD_CHECK    ? "--check takes no path (use --data FILE)"
-                : cmd == CMD_BACKUP ? "backup needs exactly one output path"
-                                    : "restore needs exactly one input path",
-                usage);
+        mem_srv_log_fail("usage", "%s\n%s",
+                         cmd == CMD_CHECK    ? "--check takes no path (use --data FILE)"
+                         : cmd == CMD_BACKUP ? "backup needs exactly one output path"
+                                             : "restore needs exactly one input path",
+                         usage);
         free(fargv);
         return 2;
     }
@@ -124,27 +125,28 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     if (rc >= 0) return rc;
     mem_err_t err;
     mem_err_clear(&err);
+    mem_srv_log_setup(cfg.log_level, cfg.log_json);
     const char *db = cfg.data_path;
 
     if (cmd == CMD_CHECK) {
         size_t n = 0;
         rc = mem_store_check(db, print_problem, NULL, &n, &err);
         if (rc != MEM_OK) {
-            fprintf(stderr, "mnemod: check %s: %s\n", db, err.msg);
+            mem_srv_log_fail("check_failed", "check %s: %s", db, err.msg);
             return 1;
         }
         if (n == 0) {
             printf("ok\n");
             return 0;
         }
-        fprintf(stderr, "mnemod: %s: integrity check found %zu problem%s\n", db, n,
-                n == 1 ? "" : "s");
+        mem_srv_log_fail("check_problems", "%s: integrity check found %zu problem%s", db, n,
+                         n == 1 ? "" : "s");
         return 1;
     }
     if (cmd == CMD_BACKUP) {
         rc = mem_store_backup(db, path, &err);
         if (rc != MEM_OK) {
-            fprintf(stderr, "mnemod: backup %s: %s\n", db, err.msg);
+            mem_srv_log_fail("backup_failed", "backup %s: %s", db, err.msg);
             return 1;
         }
         struct stat sb;
@@ -154,7 +156,7 @@ int mem_srv_admin_main(int argc, char **argv, int *handled)
     }
     rc = mem_store_restore(db, path, &err);
     if (rc != MEM_OK) {
-        fprintf(stderr, "mnemod: restore %s: %s\n", db, err.msg);
+        mem_srv_log_fail("restore_failed", "restore %s: %s", db, err.msg);
         return 1;
     }
     printf("%s restored from %s\n", db, path);

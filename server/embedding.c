@@ -50,7 +50,7 @@ int mem_srv_emb_open(uv_loop_t *loop, const mem_cfg_t *cfg, mem_api_ctx_t *api, 
     if (cfg->embedder != MEM_CFG_EMBEDDER_OPENAI) return 0;
     mem_srv_emb_t *e = calloc(1, sizeof(*e));
     if (!e) {
-        fprintf(stderr, "mnemod: cannot set up the embedder: out of memory\n");
+        mem_srv_log_fail("embedder_failed", "cannot set up the embedder: out of memory");
         return -1;
     }
     mem_emb_opts_t eo = {.url = cfg->embedder_url,
@@ -61,7 +61,7 @@ int mem_srv_emb_open(uv_loop_t *loop, const mem_cfg_t *cfg, mem_api_ctx_t *api, 
     mem_err_t err;
     mem_err_clear(&err);
     if (mem_emb_open(loop, &eo, &e->client, &err) != MEM_OK) {
-        fprintf(stderr, "mnemod: cannot set up the embedder: %s\n", err.msg);
+        mem_srv_log_fail("embedder_failed", "cannot set up the embedder: %s", err.msg);
         free(e);
         return -1;
     }

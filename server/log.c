@@ -27,10 +27,49 @@ static void write_stderr(void *ud, const char *line, size_t len)
 static mem_log_t logger = {
     .level = MEM_LOG_INFO, .json = false, .now_ms = wall_ms, .write = write_stderr};
 
+static bool set_up; /* mem_srv_log_setup ran: the configuration is known */
+
 void mem_srv_log_setup(mem_log_level_t level, bool json)
 {
     logger.level = level;
     logger.json = json;
+    set_up = true;
+}
+
+void mem_srv_log_early(int argc, char **argv, char **envp)
+{
+    for (char **e = envp; e && *e; e++)
+        if (strncmp(*e, "MNEMOD_LOG_FORMAT=", 18) == 0) logger.json = strcmp(*e + 18, "json") == 0;
+    for (int i = 1; i < argc; i++) { /* flags win over the environment, the last one wins */
+        if (strcmp(argv[i], "--log-format") == 0 && i + 1 < argc)
+            logger.json = strcmp(argv[++i], "json") == 0;
+        else if (strncmp(argv[i], "--log-format=", 13) == 0)
+            logger.json = strcmp(argv[i] + 13, "json") == 0;
+    }
+}
+
+void mem_srv_log_fail(const char *event, const char *fmt, ...)
+{
+    char msg[2048]; /* room for a usage text */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n') /* usage text ends in newlines; a line needs none */
+        n--;
+    if (!set_up && !logger.json) {
+        char line[sizeof(msg) + 16];
+        int len = snprintf(line, sizeof(line), "mnemod: %.*s\n", (int)n, msg);
+        if (len > 0)
+            write_stderr(NULL, line, (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+        return;
+    }
+    mem_log_line_t ln;
+    mem_log_line_begin(&ln, logger.json, wall_ms(), MEM_LOG_ERROR, event);
+    mem_log_line_add(&ln, "msg", msg, n);
+    mem_log_line_end(&ln);
+    mem_log_line_write(&logger, &ln);
 }
 
 const mem_log_t *mem_srv_logger(void)

@@ -14,6 +14,15 @@
 
 /* Call once, before any thread starts. */
 void mem_srv_log_setup(mem_log_level_t level, bool json);
+/* Before the configuration is loaded: take the log format from the command line or the
+ * environment (--log-format json, --log-format=json, MNEMOD_LOG_FORMAT=json), so that a
+ * configuration error of a JSON-logging run is a JSON line too. */
+void mem_srv_log_early(int argc, char **argv, char **envp);
+/* A failure that ends the command or start-up, as one error line (event, msg=...) in the
+ * logger's format. Before mem_srv_log_setup, in text format, it is the plain usage line
+ * "mnemod: MSG" (the configuration that would say more did not load). */
+void mem_srv_log_fail(const char *event, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The process's logger (valid for the life of the process). */
 const mem_log_t *mem_srv_logger(void);
 /* mem_log() on the process's logger: event name, then "key=value ..." items whose values

@@ -1242,7 +1242,7 @@ static void after_open_cb(uv_work_t *w, int status)
     srv_t *s = w->data;
     s->loading = false;
     if (s->open_rc != MEM_OK) {
-        fprintf(stderr, "mnemod: cannot open %s: %s\n", s->cfg->data_path, s->open_err.msg);
+        mem_srv_log_fail("open_failed", "cannot open %s: %s", s->cfg->data_path, s->open_err.msg);
         s->exit_code = 1;
         if (!s->draining) {
             s->draining = true;
@@ -1257,7 +1257,7 @@ static void after_open_cb(uv_work_t *w, int status)
     s->api.store = s->store;
     s->cluster = s->opened_cluster;
     if (s->cluster && mem_srv_repl_new(&s->loop, s->cluster, &s->api, s->cfg, &s->repl) != 0) {
-        fprintf(stderr, "mnemod: out of memory starting cluster routing\n");
+        mem_srv_log_fail("out_of_memory", "out of memory starting cluster routing");
         s->exit_code = 1;
         s->draining = true;
         s->api.draining = true;
@@ -1343,7 +1343,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     struct sockaddr_storage ss;
     bool v6 = false;
     if (listen_addr(cfg, &ss, &v6) != 0) {
-        fprintf(stderr, "mnemod: invalid --listen host \"%s\"\n", cfg->listen_host);
+        mem_srv_log_fail("config_error", "invalid --listen host \"%s\"", cfg->listen_host);
         goto out_free;
     }
     if (!cfg->api_key[0] && !cfg->keys_path[0] && !is_loopback(&ss))
@@ -1364,8 +1364,8 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
         s, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     if (!s->mhd) {
-        fprintf(stderr, "mnemod: cannot listen on %s:%d: %s\n", cfg->listen_host, cfg->listen_port,
-                strerror(errno));
+        mem_srv_log_fail("listen_failed", "cannot listen on %s:%d: %s", cfg->listen_host,
+                         cfg->listen_port, strerror(errno));
         mem_srv_emb_close(s->emb); /* its handles close before the loop can */
         uv_run(&s->loop, UV_RUN_DEFAULT);
         goto out_loop;
@@ -1378,7 +1378,7 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
         mem_api_edge_new(cfg, port ? port->port : cfg->listen_port, s->keys, &s->api.edge, &eerr);
     s->keys = NULL; /* the edge owns them now, or freed them */
     if (erc != MEM_OK) {
-        fprintf(stderr, "mnemod: %s\n", eerr.msg);
+        mem_srv_log_fail("config_error", "%s", eerr.msg);
         MHD_stop_daemon(s->mhd);
         s->mhd = NULL;
         mem_srv_emb_close(s->emb);

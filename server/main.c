@@ -15,10 +15,13 @@
 #include "server/log.h"
 #include "server/loop.h"
 
+extern char **environ;
+
 int main(int argc, char **argv)
 {
     if (mem_cli_wants(argc, argv))
         return mem_cli_main(argc, argv); /* a client of a running server: ns, add, search... */
+    mem_srv_log_early(argc, argv, environ);
     int handled = 0;
     int admin_rc = mem_srv_admin_main(argc, argv, &handled);
     if (handled) return admin_rc; /* backup, restore or --check: no server */
@@ -33,16 +36,16 @@ int main(int argc, char **argv)
     mem_vec_isa_t isa = mem_vec_best_isa();
     if (cfg.simd[0]) {
         if (mem_vec_isa_parse(cfg.simd, &isa) != 0 || !mem_vec_ops_for(isa)) {
-            fprintf(stderr,
-                    "mnemod: invalid value for MNEMOD_SIMD: \"%s\" is not supported by this CPU\n",
-                    cfg.simd);
+            mem_srv_log_fail("config_error",
+                             "invalid value for MNEMOD_SIMD: \"%s\" is not supported by this CPU",
+                             cfg.simd);
             return 2;
         }
     }
     mem_vec_init(isa);
     mem_cfg_keys_t *keys = NULL;
     if (cfg.keys_path[0] && mem_cfg_keys_load(cfg.keys_path, &keys, &err) != MEM_OK) {
-        fprintf(stderr, "mnemod: %s\n", err.msg);
+        mem_srv_log_fail("config_error", "%s", err.msg);
         return 2;
     }
     mem_srv_log_config(&cfg);

@@ -82,6 +82,9 @@ typedef struct wreq {
     mem_srv_repl_fn done;
     void *ud;
     struct wreq *next_done;
+    int rc; /* the cluster's answer, kept for the loop thread to encode */
+    uint64_t log_seq;
+    mem_err_t err;
 } wreq_t;
 
 typedef struct peer_call {
@@ -149,28 +152,41 @@ static void add_log_seq(mem_api_resp_t *resp, uint64_t log_seq)
     resp->body_len = resp->body_len - 1 + (size_t)n;
 }
 
-/* A cluster or store thread: the replicated write is answered. */
+/* A cluster or store thread (the store's writer among them): the replicated write is
+ * done. Only its result is kept here; the answer is encoded on the loop thread (on_async),
+ * never on the writer, where it would hold up every write queued behind it. */
 static void on_written(mem_store_op_t *op, int rc, uint64_t log_seq, const mem_err_t *err, void *ud)
 {
     wreq_t *r = ud;
     mem_srv_repl_t *rp = r->rp;
-    if (rc == MEM_CLUSTER_CONFLICT) { /* 409 write_conflict, with the cluster's message */
-        char route[sizeof(r->resp->route)];
-        snprintf(route, sizeof(route), "%s", r->resp->route);
-        mem_err_t e = *err;
-        e.code = MEM_ECONFLICT;
-        e.field[0] = '\0';
-        mem_api_error(r->resp, &e);
-        snprintf(r->resp->route, sizeof(r->resp->route), "%s", route);
-    } else {
-        mem_api_finish(rp->api, r->resp);
-        add_log_seq(r->resp, log_seq);
-    }
+    r->rc = rc;
+    r->log_seq = log_seq;
+    if (err)
+        r->err = *err;
+    else
+        mem_err_clear(&r->err);
     pthread_mutex_lock(&rp->mu);
     r->next_done = rp->done_head;
     rp->done_head = r;
     pthread_mutex_unlock(&rp->mu);
     uv_async_send(&rp->async);
+}
+
+/* Loop thread: a write's answer is small (ids, seqs, counts); encode it and hand it on. */
+static void answer_written(wreq_t *r)
+{
+    if (r->rc == MEM_CLUSTER_CONFLICT) { /* 409 write_conflict, with the cluster's message */
+        char route[sizeof(r->resp->route)];
+        snprintf(route, sizeof(route), "%s", r->resp->route);
+        mem_err_t e = r->err;
+        e.code = MEM_ECONFLICT;
+        e.field[0] = '\0';
+        mem_api_error(r->resp, &e);
+        snprintf(r->resp->route, sizeof(r->resp->route), "%s", route);
+    } else {
+        mem_api_finish(r->rp->api, r->resp);
+        add_log_seq(r->resp, r->log_seq);
+    }
 }
 
 static void on_async(uv_async_t *h)
@@ -183,6 +199,7 @@ static void on_async(uv_async_t *h)
     while (list) {
         wreq_t *r = list;
         list = r->next_done;
+        answer_written(r);
         r->done(r->ud);
         free(r);
     }

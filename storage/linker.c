@@ -11,7 +11,9 @@
  * them under the exclusive lock in one short step; then g_gen covers what it took. Final
  * degrees depend only on the final membership, so a batch equals any order of single
  * changes. A read that needs the graph waits until g_gen reaches the w_gen it saw on
- * arrival (mem_store__graph_wait), at most opts.graph_wait_ms.
+ * arrival (mem_store__graph_wait), at most opts.graph_wait_ms. A batch does a bounded amount
+ * of work (opts.graph_batch_pairs row pairs): at a million rows, a few hundred rows at a
+ * time, so the thread stops within seconds and what is left waits in the list.
  *
  * Persistence, in batches. SQLite keeps a checkpoint of the graph: graph_blocks holds, per
  * bucket of MEM_STORE__GRAPH_BUCKET seqs, the (seq, degree) of its linked rows. The linker
@@ -205,9 +207,9 @@ static int rows_push(rows_t *r, size_t pos)
     return MEM_OK;
 }
 
-/* Decide the candidate rows against their flags (shared lock held): joins, leaves (and,
- * of those, the deleted ones: their kept vectors can go once they are out), and the deleted
- * rows already out of the graph. */
+/* Decide the candidate rows against their flags (shared lock held): joins, leaves (and, for
+ * each deleted one, its index in leave: its kept vector can go once it is out), and the
+ * deleted rows already out of the graph. */
 static int decide(mem_store_graph_t *g, const mem_index_t *view, const size_t *cand, size_t n_cand,
                   size_t from, size_t to, rows_t *join, rows_t *leave, rows_t *leave_gone)
 {
@@ -220,13 +222,29 @@ static int decide(mem_store_graph_t *g, const mem_index_t *view, const size_t *c
         if (f == 0 && !linked) {
             rc = rows_push(join, p);
         } else if (f != 0 && linked) {
-            rc = rows_push(leave, p);
-            if (rc == MEM_OK && (f & MEM_ROW_DELETED)) rc = rows_push(leave_gone, p);
+            if (f & MEM_ROW_DELETED) rc = rows_push(leave_gone, leave->n);
+            if (rc == MEM_OK) rc = rows_push(leave, p);
         } else if ((f & MEM_ROW_DELETED) && !linked) {
             rc = push_gone(g, mem_index_seq(view, p));
         }
     }
     return rc;
+}
+
+/* How many of n_leave leaves and n_join joins one batch takes: every row costs one pass over
+ * the namespace's rows, so a batch stays within opts.graph_batch_pairs row pairs (a few
+ * seconds at most, whatever the size: the linker stops between batches, and a reader's wait
+ * sees progress), at least MEM_STORE__GRAPH_MIN_ROWS rows, at most MEM_STORE__GRAPH_BATCH
+ * joins. Leaves first: they free what compactions and deletes asked to free. */
+static void batch_size(size_t pairs, size_t rows, size_t n_leave, size_t n_join, size_t *take_leave,
+                       size_t *take_join)
+{
+    size_t budget = rows ? pairs / rows : MEM_STORE__GRAPH_BATCH;
+    if (budget < MEM_STORE__GRAPH_MIN_ROWS) budget = MEM_STORE__GRAPH_MIN_ROWS;
+    *take_leave = n_leave < budget ? n_leave : budget;
+    budget -= *take_leave;
+    if (budget > MEM_STORE__GRAPH_BATCH) budget = MEM_STORE__GRAPH_BATCH;
+    *take_join = n_join < budget ? n_join : budget;
 }
 
 static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
@@ -253,12 +271,13 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
     size_t rows = mem_index_visible(view), from = g->g_rows < rows ? g->g_rows : rows;
     int rc = decide(g, view, cand, n_cand, from, rows, &join, &leave, &leave_gone);
     mem_store__read_unlock(ns);
-    /* at most a batch of joins now; the rest goes back to the list */
-    size_t n_join = join.n > MEM_STORE__GRAPH_BATCH ? MEM_STORE__GRAPH_BATCH : join.n;
+    /* a batch's worth now; the rest goes back to the list */
+    size_t n_leave, n_join;
+    batch_size(st->opts.graph_batch_pairs, rows, leave.n, join.n, &n_leave, &n_join);
     view = mem_store__linker_view(lk, ns);
     mem_graph_delta_t du, dl;
     mem_graph_change_t ch = {
-        .link = join.p, .n_link = n_join, .unlink = leave.p, .n_unlink = leave.n, .n_rows = rows};
+        .link = join.p, .n_link = n_join, .unlink = leave.p, .n_unlink = n_leave, .n_rows = rows};
     if (rc == MEM_OK)
         rc = mem_graph_change_find(view, &ch, st->opts.coherence_threshold, st->opts.ops, &du, &dl);
     touch_ctx_t tc = {g, view, false};
@@ -276,26 +295,34 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
         mem_graph_delta_free(&dl);
     }
     for (size_t i = 0; rc == MEM_OK && i < leave_gone.n; i++)
-        rc = push_gone(g, mem_index_seq(view, leave_gone.p[i]));
+        if (leave_gone.p[i] < n_leave)
+            rc = push_gone(g, mem_index_seq(view, leave.p[leave_gone.p[i]]));
     if (tc.oom) g->ckpt_all = true; /* lost a bucket: the next checkpoint writes them all */
     double dt = mono_s() - t0;
 
     pthread_mutex_lock(&st->g_mu);
     g->busy = false;
     /* what is left (or everything, on a failure) is looked at again next time */
-    size_t n_back = rc == MEM_OK ? join.n - n_join : n_cand;
-    const size_t *back = !n_back ? NULL : rc == MEM_OK ? join.p + n_join : cand;
+    size_t n_back = rc == MEM_OK ? (leave.n - n_leave) + (join.n - n_join) : n_cand;
     if (rc != MEM_OK) g->g_rows = from;
     if (n_back &&
         grow((void **)&g->pend, &g->cap_pend, g->n_pend + n_back, sizeof(*g->pend)) == MEM_OK) {
-        memcpy(g->pend + g->n_pend, back, n_back * sizeof(*g->pend));
+        size_t *to = g->pend + g->n_pend;
+        if (rc != MEM_OK) {
+            memcpy(to, cand, n_cand * sizeof(*to));
+        } else {
+            if (leave.n > n_leave) /* never memcpy from a NULL list, even for 0 bytes */
+                memcpy(to, leave.p + n_leave, (leave.n - n_leave) * sizeof(*to));
+            if (join.n > n_join)
+                memcpy(to + (leave.n - n_leave), join.p + n_join, (join.n - n_join) * sizeof(*to));
+        }
         g->n_pend += n_back;
     } else if (n_back) {
         g->g_rows = 0;
     }
     if (rc == MEM_OK && !n_back && gen > g->g_gen) g->g_gen = gen;
     st->g_batches++;
-    st->g_rows_done += rc == MEM_OK ? n_join + leave.n : 0;
+    st->g_rows_done += rc == MEM_OK ? n_join + n_leave : 0;
     st->g_seconds += dt;
     if (g->w_gen > g->g_gen || g->n_pend) queue_locked(st, ns);
     pthread_cond_broadcast(&st->g_done_cv);
@@ -442,14 +469,19 @@ static void checkpoint_all(mem_store__linker_t *lk)
 
 /* ---- the thread ---- */
 
-/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10)
- * for this thread only. A busy machine still runs it, at a slower pace. */
+/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10 over
+ * the process's own, at most 19) for this thread only. A busy machine still runs it, at a
+ * slower pace. Relative, never absolute: a server started with nice 19 must not see its
+ * linker raised above its writer. */
 #define LINKER_NICE 10
 
 static void *linker_main(void *arg)
 {
     mem_store__linker_t lk = {.st = arg, .last_ckpt = mono_s()};
-    if (setpriority(PRIO_PROCESS, (id_t)gettid(), LINKER_NICE) != 0) {
+    errno = 0;
+    int prio = getpriority(PRIO_PROCESS, (id_t)gettid());
+    if (errno == 0) prio = prio + LINKER_NICE > 19 ? 19 : prio + LINKER_NICE;
+    if (errno != 0 || setpriority(PRIO_PROCESS, (id_t)gettid(), prio) != 0) {
         /* not permitted (a container, a sandbox): the graph then shares the CPU evenly */
     }
     mem_store_t *st = lk.st;

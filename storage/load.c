@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -179,9 +180,28 @@ static int pending_of(mem_store_ns_t *ns, const mem_index_t *idx)
     return MEM_OK;
 }
 
+/* A namespace that takes longer than this to load says so (with the lexical index's share). */
+#define MEM_STORE__LOAD_LOG_S 0.5
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexidx_t *lex,
                      sqlite3 *db, uint64_t clock, mem_err_t *err)
 {
+    double t_start = mono_s(), cpu_start = thread_cpu_s(), t_text = 0.0;
+    size_t n_rows = 0;
     static const char sql[] =
         "SELECT seq, id, ts_ms, embedding, source, superseded_by IS NOT NULL, archived,"
         " access_count, tick, text, 0 FROM segments WHERE ns_id = ?1"
@@ -252,6 +272,8 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexid
         }
         const char *text = (const char *)sqlite3_column_text(st, 9);
         size_t lpos;
+        double t0 = text ? mono_s() : 0.0;
+        n_rows++;
         if ((text && mem_lexdoc_build(&doc, tk, text, (size_t)sqlite3_column_bytes(st, 9), grams) !=
                          MEM_OK) ||
             mem_lexidx_append(lex, text ? &doc : NULL, flags == 0 && !gone, &lpos) != MEM_OK) {
@@ -259,6 +281,7 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexid
             goto out;
         }
         if (gone) mem_lexidx_remove(lex, lpos); /* the same hole, at the same position */
+        if (text) t_text += mono_s() - t0;
         int64_t acc = sqlite3_column_int64(st, 7);
         int64_t tick = sqlite3_column_int64(st, 8);
         mem_index_restore_row(idx, pos, clamp_u32(acc), tick > 0 ? (uint64_t)tick : 0);
@@ -275,6 +298,14 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexid
                   (rc = check_degrees(nr, idx, err)) != MEM_OK))
         goto out;
     mem_index_recount_graph(idx);
+    double took = mono_s() - t_start;
+    /* seconds and text_seconds are wall clock; cpu_seconds is this thread's CPU time (on a
+     * busy machine the text's CPU share is about text_seconds / seconds of it) */
+    if (took >= MEM_STORE__LOAD_LOG_S)
+        fprintf(stderr,
+                "level=info msg=\"namespace loaded\" ns=%s segments=%zu seconds=%.2f "
+                "cpu_seconds=%.2f text_seconds=%.2f\n",
+                nr->name, n_rows, took, thread_cpu_s() - cpu_start, t_text);
 out:
     sqlite3_finalize(st);
     mem_lexdoc_deinit(&doc);

@@ -286,6 +286,33 @@ void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c)
 
 /* ---- open / close ---- */
 
+/* sqlite3_wal_hook: after each commit, the pages the WAL holds (the writer checkpoints them
+ * once the group's ops are answered, mem_store__wal_checkpoint). */
+static int wal_hook(void *ud, sqlite3 *db, const char *name, int n_frames)
+{
+    (void)db;
+    (void)name;
+    mem_store_t *st = ud;
+    st->wal_frames = n_frames;
+    return SQLITE_OK;
+}
+
+void mem_store__wal_checkpoint(mem_store_t *st)
+{
+    if (st->wal_frames < MEM_STORE__WAL_CKPT_PAGES) return;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int n_log = 0, n_done = 0, frames = st->wal_frames;
+    /* passive: readers keep their snapshots; what they still need is copied next time */
+    sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
+    st->wal_frames = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (dt >= MEM_STORE__WAL_CKPT_LOG_S)
+        mem_log(st->opts.log, MEM_LOG_INFO, "wal_checkpoint", "pages=%d copied=%d seconds=%.1f",
+                frames, n_done, dt);
+}
+
 static int set_pragmas(mem_store_t *st, mem_err_t *err)
 {
     sqlite3_stmt *s = NULL;
@@ -300,8 +327,10 @@ static int set_pragmas(mem_store_t *st, mem_err_t *err)
              st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
              err)) != MEM_OK)
         return rc;
-    /* Checkpoints are run by the writer between groups, not inside a commit. */
-    if ((rc = mem_store__exec(st->db, "PRAGMA wal_autocheckpoint=1000", err)) != MEM_OK) return rc;
+    /* Checkpoints are run by the writer between groups, after their acknowledgements, not
+     * inside a commit (SQLite's own autocheckpoint runs in COMMIT: a big import's answer
+     * would wait for its whole WAL to be copied). The hook replaces the autocheckpoint. */
+    sqlite3_wal_hook(st->db, wal_hook, st);
     return MEM_OK;
 }
 
@@ -332,6 +361,7 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     st->opts.path = st->path;
     if (!st->opts.ops) st->opts.ops = mem_vec_ops();
     if (!st->opts.graph_wait_ms) st->opts.graph_wait_ms = MEM_STORE_GRAPH_WAIT_MS;
+    if (!st->opts.graph_batch_pairs) st->opts.graph_batch_pairs = MEM_STORE_GRAPH_BATCH_PAIRS;
     st->max_page_count = opts->max_page_count;
     pthread_rwlock_init(&st->reg_lock, NULL);
     pthread_mutex_init(&st->q_mu, NULL);

@@ -66,14 +66,19 @@ typedef struct mem_store_opts {
      * graph to cover every write acknowledged before it, then fails with MEM_EBUSY.
      * 0: MEM_STORE_GRAPH_WAIT_MS. */
     uint32_t graph_wait_ms;
+    /* The graph's linker scores at most this many row pairs per batch (each row it links or
+     * unlinks against every row of its namespace), so it stops and shows progress within
+     * seconds at any size. 0: MEM_STORE_GRAPH_BATCH_PAIRS (about a second of one core). */
+    size_t graph_batch_pairs;
     /* Lexical index (core/lexidx.h), one per namespace, rebuilt from the stored texts at
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
     bool text_grams;
 } mem_store_opts_t;
 
-#define MEM_STORE_SCAN_HELPERS_MAX 64
-#define MEM_STORE_GRAPH_WAIT_MS    10000 /* the default graph wait (--graph-wait) */
+#define MEM_STORE_SCAN_HELPERS_MAX  64
+#define MEM_STORE_GRAPH_BATCH_PAIRS ((size_t)1 << 27) /* opts.graph_batch_pairs */
+#define MEM_STORE_GRAPH_WAIT_MS     10000             /* the default graph wait (--graph-wait) */
 
 /* Open (create) the file, check it (PRAGMA quick_check), migrate the schema, load every
  * namespace into memory and start the writer. MEM_OK, MEM_ECORRUPT, MEM_ESTORAGE, ENOMEM. */
@@ -209,6 +214,9 @@ struct mem_store_op {
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
  * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */
 int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done, void *ud);
+/* Is the calling thread a store's writer (in a done callback, say)? The writer only hands
+ * results back: whatever encodes an answer checks this and refuses to run there. */
+bool mem_store_on_writer_thread(void);
 
 /* Cluster log: the applied position of stream (0 when none). Any thread. */
 uint64_t mem_store_log_applied(mem_store_t *st, const char *stream);

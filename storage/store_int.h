@@ -38,6 +38,8 @@
 #define MEM_STORE__SCHEMA_VERSION 4
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
+#define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
+#define MEM_STORE__WAL_CKPT_LOG_S 2.0  /* a checkpoint that took this long is logged */
 
 /* The coherence graph's bookkeeping for one namespace (storage/linker.c). The graph's own
  * data (degrees, links, edge counts) lives in the index, owned by the linker thread: it
@@ -65,9 +67,11 @@ typedef struct mem_store_graph {
     bool w_changed; /* the group appended rows or changed flags */
 } mem_store_graph_t;
 
-#define MEM_STORE__GRAPH_BUCKET  256  /* segments per graph_blocks row, by seq */
-#define MEM_STORE__GRAPH_BATCH   8192 /* rows the linker links at most in one batch */
-#define MEM_STORE__GRAPH_CKPT_MS 1000 /* the graph reaches SQLite at least this often */
+#define MEM_STORE__GRAPH_BUCKET 256  /* segments per graph_blocks row, by seq */
+#define MEM_STORE__GRAPH_BATCH  8192 /* rows the linker links at most in one batch */
+/* A batch takes at least this many rows, whatever opts.graph_batch_pairs says. */
+#define MEM_STORE__GRAPH_MIN_ROWS 64
+#define MEM_STORE__GRAPH_CKPT_MS  1000 /* the graph reaches SQLite at least this often */
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
@@ -187,7 +191,8 @@ struct mem_store {
     char *path;
     sqlite3 *db; /* the writer's connection: writer thread only once it runs */
     sqlite3_stmt *stmts[STMT_COUNT];
-    int64_t lsn; /* writer thread only */
+    int64_t lsn;    /* writer thread only */
+    int wal_frames; /* writer thread only (its commits' WAL hook): pages in the WAL */
 
     /* registry: sorted by name */
     pthread_rwlock_t reg_lock;
@@ -353,6 +358,9 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
 int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
 /* Writer thread: write the access statistics gathered so far (one transaction). */
 void mem_store__flush_access(mem_store__writer_t *w);
+/* Writer thread, between groups (after their ops are answered): checkpoint the WAL when it
+ * holds MEM_STORE__WAL_CKPT_PAGES or more (store.c). */
+void mem_store__wal_checkpoint(mem_store_t *st);
 
 /* A checkpoint of one namespace's graph, made by the linker, written by the writer. */
 typedef struct mem_store__ckpt {
@@ -394,5 +402,8 @@ void mem_store__linker_pause(mem_store_t *st, bool paused);
 int mem_store__writer_start(mem_store_t *st, mem_err_t *err);
 void mem_store__writer_stop(mem_store_t *st);
 int mem_store__prepare_writer(mem_store_t *st, mem_err_t *err);
+
+/* writer_thread.c: the calling thread is a store's writer from now on (writer_main). */
+void mem_store__mark_writer_thread(void);
 
 #endif

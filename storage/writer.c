@@ -7,8 +7,9 @@
  * (insert.c, remove.c), so a client error fails that op only. Memory is changed under the
  * namespace's exclusive lock as the op runs, through the writer's mutable handle
  * (store_int.h); new rows stay invisible to scans until COMMIT succeeds and the group is
- * published. The coherence graph follows every change (linker.c); rows whose degree moved
- * are written at the group's end, so SQLite always holds the degrees that match its rows.
+ * published. The coherence graph follows in the background (linker.c), whose checkpoints
+ * of it the writer writes in its next group. The WAL is checkpointed between groups, after
+ * their ops are answered (store.c), never inside a commit.
  * A storage error (disk full, I/O) rolls the whole group back, reloads the touched
  * namespaces from SQLite and fails every op that had not already failed on its own.
  *
@@ -531,6 +532,7 @@ static void apply_page_limit(mem_store_t *st)
 static void *writer_main(void *arg)
 {
     mem_store_t *st = arg;
+    mem_store__mark_writer_thread();
     mem_store__writer_t w = {.st = st}; /* the token: lives on this thread's stack only */
     double last_flush = mono_s();
     for (;;) {
@@ -553,7 +555,8 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&st->q_mu);
 
         apply_page_limit(st);
-        if (head || ckpts) run_group(&w, head, n_ops, ckpts);
+        if (head || ckpts) run_group(&w, head, n_ops, ckpts); /* answers its ops */
+        mem_store__wal_checkpoint(st);
         double now = mono_s();
         if (stopping || want_sync != st->sync_done ||
             now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {

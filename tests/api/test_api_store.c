@@ -292,11 +292,64 @@ static void test_mcp_over_store(void **state)
     json_decref(j);
 }
 
+/* The writer only hands results back: an answer encoded in its done callback (where a
+ * server that encoded there would hold up every queued write) is refused, and the same op's
+ * answer encoded on another thread afterwards is the real one. */
+static mem_api_resp_t *on_writer_resp;
+static int on_writer_status;
+static bool on_writer_seen;
+
+static void finish_on_writer(mem_store_op_t *op, void *ud)
+{
+    bool seen = mem_store_on_writer_thread(); /* asserted on the test's thread */
+    mem_api_finish(&ctx, on_writer_resp);
+    pthread_mutex_lock(&mu);
+    on_writer_seen = seen;
+    on_writer_status = on_writer_resp->status;
+    done_count++;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void test_answers_are_encoded_off_the_writer(void **state)
+{
+    assert_false(mem_store_on_writer_thread());
+    json_decref(expect("PUT", "/v1/namespaces/w", "{\"dim\":3}", 201));
+    mem_api_resp_t r;
+    memset(&r, 0, sizeof(r));
+    const char *body = "{\"id\":\"x\",\"embedding\":[1,0,0]}";
+    mem_api_req_t req = {.method = "POST",
+                         .path = "/v1/namespaces/w/segments",
+                         .query = "",
+                         .content_type = "application/json",
+                         .body = body,
+                         .body_len = strlen(body)};
+    mem_api_handle(&ctx, &req, &r);
+    assert_non_null(r.pending);
+    on_writer_resp = &r;
+    pthread_mutex_lock(&mu);
+    int before = done_count;
+    pthread_mutex_unlock(&mu);
+    assert_int_equal(mem_store_submit(st, r.pending, finish_on_writer, NULL), MEM_OK);
+    pthread_mutex_lock(&mu);
+    while (done_count == before)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    assert_true(on_writer_seen);
+    assert_int_equal(on_writer_status, 500);
+    assert_non_null(strstr(r.body, "encoded on the writer"));
+    mem_api_resp_deinit(&r);
+    /* the write itself went through; a retry answers it from this thread */
+    json_t *j = expect("POST", "/v1/namespaces/w/segments", body, 200);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mcp_over_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answers_are_encoded_off_the_writer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -718,6 +718,13 @@ def test_import_bad_line_writes_nothing():
         (json.dumps({"id": "x", "embedding": [1] * DIM, "supersedes": ["nope"]}).encode(), "unknown_id",
          "supersedes"),
         (json.dumps({"id": "x", "embedding": [0] * DIM}).encode(), "invalid_field", "embedding"),
+        # the embedding is read straight into float32: out of range, not numbers, a key twice
+        (json.dumps({"id": "x", "embedding": [1] * (DIM - 1) + [3.5e38]}).encode(), "invalid_field",
+         "embedding"),
+        (json.dumps({"id": "x", "embedding": [1] * (DIM - 1) + ["1"]}).encode(), "invalid_field",
+         "embedding"),
+        (b'{"id": "x", "id": "y", "embedding": [' + b",".join([b"1"] * DIM) + b"]}", "invalid_json",
+         None),
     ]
     n = 0
     for bad, code, field in bad_lines:
@@ -734,6 +741,9 @@ def test_import_bad_line_writes_nothing():
             # a first line of another dimension fixes the new namespace's: the next one is at fault
             want_line = 2 if code == "dimension_mismatch" and at == 0 else at + 1
             h.eq(err.get("line"), want_line, "line of %s at %d" % (code, at))
+            if code == "invalid_json":  # named by its NDJSON line
+                h.check(("line %d: invalid JSON at" % (at + 1)) in err.get("message", ""),
+                        "message %r" % err.get("message"))
             if field:
                 h.eq(err.get("field"), field, "field of %s" % code)
             h.expect_error(srv.ns_stats(ns), 404, "not_found", "nothing written for %s" % code)

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -347,6 +348,93 @@ def test_logs_escape_every_value_text():
             keys = [k for k, _ in items]
             eq(keys.count(b"status"), 1, "one status per request line: %r" % ln)
     eq(n_req, len(HOSTILE_TARGETS), "one request line per request")
+
+
+def json_log_only(what, data):
+    """Every non-empty stderr line is one JSON log object; returns them."""
+    objs = []
+    for ln in data.split(b"\n"):
+        if not ln.strip():
+            continue
+        try:
+            o = json.loads(ln.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise h.Failure("%s: a stderr line that is not JSON: %r" % (what, ln))
+        check(isinstance(o, dict) and "event" in o and "ts" in o and
+              o.get("level") in ("debug", "info", "warn", "error"), "%s: not a log object: %r" % (what, ln))
+        objs.append(o)
+    return objs
+
+
+@test
+def test_logs_json_holds_for_every_line():
+    """--log-format json: every line on stderr parses as JSON, from every part of the server
+    (requests, the HTTP library, the store's import progress, export, shutdown) and for every
+    failure that ends a start or a command (configuration, keys file, data file, listen,
+    backup and --check), with the format given by flag or environment."""
+    import tempfile
+    import shutil
+    srv = h.Server(["--log-format", "json", "--log-level", "debug"]).start()
+    try:
+        expect_ok(srv.insert("logsrc", {"segments": [{"id": "s%d" % i, "embedding": [1.0, i, 0.5],
+                                                       "text": "memory %d" % i} for i in range(20)]}), 201)
+        st, _, dump = srv.call("GET", "/v1/namespaces/logsrc/export")
+        eq(st, 200, "export")
+        data = dump if isinstance(dump, bytes) else dump.encode() if isinstance(dump, str) else \
+            b"".join(json.dumps(o).encode() + b"\n" for o in (dump if isinstance(dump, list) else [dump]))
+        st, _, _ = srv.call("POST", "/v1/namespaces/logdst/import", data,
+                            headers={"Content-Type": "application/x-ndjson"})
+        eq(st, 201, "import")
+        expect_ok(srv.compact("logdst", {"target": 5}), 200)
+        raw_exchange(srv, b"GET / HTTP/1.1\r\nHost: a\r\nBad header line\r\n\r\n", 2)
+    finally:
+        srv.stop()
+    with open(srv.log_path, "rb") as f:
+        events = {o["event"] for o in json_log_only("a served run", f.read())}
+    for want in ("config", "ready", "request", "http", "import_applied"):
+        check(want in events, "a %r line in the JSON log: %r" % (want, sorted(events)))
+
+    d = tempfile.mkdtemp(prefix="mnemod-logjson-")
+    busy = socket.socket()
+    try:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        junk = os.path.join(d, "junk.db")
+        with open(junk, "wb") as f:
+            f.write(b"not a database " * 5000)
+        keys = os.path.join(d, "keys")
+        with open(keys, "w") as f:
+            f.write("k1 write * extra\n")
+        db = os.path.join(d, "x.db")
+        srv_args = ["--listen", "127.0.0.1:0", "--data", db]
+        cases = [
+            ("a bad flag value", srv_args + ["--log-format", "json", "--max-batch", "0"], {}),
+            ("a bad flag value before the format", srv_args + ["--max-batch", "0", "--log-format=json"], {}),
+            ("an unknown flag, the format from the environment", srv_args + ["--no-such-flag", "1"],
+             {"MNEMOD_LOG_FORMAT": "json"}),
+            ("a bad keys file", srv_args + ["--log-format", "json", "--keys-file", keys], {}),
+            ("a file that is not a database",
+             ["--listen", "127.0.0.1:0", "--data", junk, "--log-format", "json"], {}),
+            ("a port in use", ["--listen", "127.0.0.1:%d" % busy.getsockname()[1], "--data", db,
+                               "--log-format", "json"], {}),
+            ("backup of a file that is not a database",
+             ["backup", "--data", junk, "--log-format", "json", os.path.join(d, "out.db")], {}),
+            ("backup without its path", ["backup", "--log-format", "json"], {}),
+            ("--check of a file that is not a database", ["--check", "--data", junk, "--log-format", "json"], {}),
+        ]
+        for what, args, env in cases:
+            p = subprocess.run([h.BINARY] + args, capture_output=True, timeout=30, env=h.clean_env(env))
+            check(p.returncode != 0, "%s: exit status %d" % (what, p.returncode))
+            objs = json_log_only(what, p.stderr)
+            check(any(o["level"] == "error" for o in objs), "%s: an error line: %r" % (what, p.stderr))
+        # Without a JSON format, a configuration error stays the plain usage line.
+        p = subprocess.run([h.BINARY] + srv_args + ["--max-batch", "0"], capture_output=True, timeout=30,
+                           env=h.clean_env({}))
+        eq(p.returncode, 2, "text: exit status")
+        check(p.stderr.startswith(b"mnemod: ") and b"--max-batch" in p.stderr, "text: %r" % p.stderr)
+    finally:
+        busy.close()
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @test

@@ -541,6 +541,46 @@ static void test_error_map(void **state)
     mem_api_resp_deinit(NULL);
 }
 
+/* /metrics while loading: the pool thread renders the store as the loop thread saw it at
+ * mem_api_begin, never ctx->store, which the loop thread publishes at any moment. */
+static int metrics_calls;
+static mem_store_t *metrics_store_seen;
+
+static char *metrics_probe(void *ud, mem_store_t *st, size_t *len)
+{
+    metrics_calls++;
+    metrics_store_seen = st;
+    char *text = strdup(st ? "mnemod_ready 1\n" : "mnemod_ready 0\n");
+    *len = text ? strlen(text) : 0;
+    return text;
+}
+
+static void test_metrics_uses_the_store_seen_at_begin(void **state)
+{
+    test_ctx.hooks.metrics = metrics_probe;
+    mem_store_t *loaded = test_ctx.store;
+    for (int loading = 1; loading >= 0; loading--) {
+        metrics_calls = 0;
+        test_ctx.store = loading ? NULL : loaded;
+        mem_api_req_t req = {.method = "GET", .path = "/metrics", .query = ""};
+        mem_api_resp_t r;
+        memset(&r, 0, sizeof(r));
+        mem_api_next_t next = mem_api_begin(&test_ctx, &req, &r);
+        /* the loop thread publishes (or, at shutdown, clears) the store meanwhile */
+        test_ctx.store = loading ? loaded : NULL;
+        while (next == MEM_API_BODY || next == MEM_API_WORK)
+            next = mem_api_work(&test_ctx, &req, &r);
+        assert_int_equal(next, MEM_API_REPLY);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(metrics_calls, 1);
+        assert_ptr_equal(metrics_store_seen, loading ? NULL : loaded);
+        assert_memory_equal(r.body, loading ? "mnemod_ready 0\n" : "mnemod_ready 1\n", r.body_len);
+        mem_api_resp_deinit(&r);
+    }
+    test_ctx.store = loaded;
+    test_ctx.hooks.metrics = NULL;
+}
+
 static void test_dump_shortest_reals(void **state)
 {
     json_t *j = json_loads("{\"a\":0.1,\"b\":[1234567.891,1e-7,100000.0,-0.0,1e300,0.83,7,-12],"
@@ -854,6 +894,7 @@ int main(void)
         cmocka_unit_test_setup(test_namespace_writes, setup),
         cmocka_unit_test_setup(test_compact_flow, setup),
         cmocka_unit_test_setup(test_error_map, setup),
+        cmocka_unit_test_setup(test_metrics_uses_the_store_seen_at_begin, setup),
         cmocka_unit_test_setup(test_dump_shortest_reals, setup),
         cmocka_unit_test_setup(test_embed_seam_insert, setup),
         cmocka_unit_test_setup(test_embed_seam_retrieve_mcp_put, setup),

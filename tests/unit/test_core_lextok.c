@@ -181,6 +181,21 @@ static void test_stopwords(void **state)
         const char *e = strchr(p, ' ');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         if (!mem_lextok_is_stopword(p, len)) fail_msg("%.*s is not a stop word", (int)len, p);
+        /* the tokenizer's own table agrees: the word alone, any case, gives no term, and one
+         * letter more or less gives one (or is another stop word) */
+        char buf[16], up[16];
+        memcpy(buf, p, len);
+        for (size_t i = 0; i < len; i++)
+            up[i] = (char)(buf[i] - 'a' + 'A');
+        up[len] = buf[len] = 0;
+        expect_terms(true, false, buf, "");
+        expect_terms(true, false, up, "");
+        buf[len] = 'q', buf[len + 1] = 0; /* no stop word ends in q */
+        expect_terms(true, false, buf, buf);
+        if (len > 1) {
+            buf[len - 1] = 0;
+            expect_terms(true, false, buf, mem_lextok_is_stopword(buf, len - 1) ? "" : buf);
+        }
         n++;
         p += len + (e ? 1 : 0);
     }

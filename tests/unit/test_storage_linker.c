@@ -1,6 +1,7 @@
 /* test_storage_linker.c - the coherence graph off the write path: catch-up, waits, checkpoints
  * SPDX-License-Identifier: MIT
  */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -332,6 +335,228 @@ static void test_crash_before_checkpoint(void **state)
     mem_store_close(st);
 }
 
+/* ---- graph clean-up never runs on the writer ---- */
+
+/* Whether the row named id is in ns's graph, read under the shared lock. */
+static bool linked(mem_store_t *st, const char *ns_name, const char *id)
+{
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    assert_non_null(ns);
+    const mem_index_t *v = mem_store__read_lock(ns);
+    long pos = mem_index_find(v, id, strlen(id));
+    bool in = pos >= 0 && mem_index_linked(v, (size_t)pos);
+    mem_store__read_unlock(ns);
+    mem_store__ns_release(ns);
+    return in;
+}
+
+/* A big compaction and many deletes are acknowledged with the linker stopped: the writer
+ * leaves every row's graph membership alone (unlinking is the linker's, in the background),
+ * so an insert into an unrelated namespace right behind them is not held up by graph work.
+ * Once the linker runs again, the graph equals a rebuild. */
+static void test_cleanup_off_the_writer(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 5;
+    for (int b = 0; b < 8; b++)
+        assert_int_equal(insert_batch(st, "big", "b", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_settle(st);
+    assert_true(linked(st, "big", "b0") && linked(st, "big", "b1"));
+    mem_store__linker_pause(st, true);
+    enum { N_EVICT = 6 * BATCH };
+    static char names[N_EVICT][16];
+    static const char *ev[N_EVICT];
+    for (int i = 0; i < N_EVICT; i++) {
+        snprintf(names[i], sizeof(names[i]), "b%d", 2 * BATCH + i);
+        ev[i] = names[i];
+    }
+    mem_store_op_t c = {
+        .kind = MEM_STORE_OP_COMPACT, .ns = "big", .evict_ids = ev, .n_evict = N_EVICT};
+    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
+    for (int i = 0; i < 2 * BATCH; i += 2) {
+        char id[16];
+        snprintf(id, sizeof(id), "b%d", i);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "big", id, 0, false), MEM_OK);
+    }
+    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(insert_batch(st, "other", "o", 0, 10, &s), MEM_OK);
+    mem_store_ns_stats_t plain, ex;
+    assert_int_equal(mem_store_ns_stats(st, "big", &plain, NULL), MEM_OK);
+    assert_int_equal(plain.count, 8 * BATCH - BATCH - N_EVICT);
+    /* the writer unlinked nothing: the evicted and the deleted rows' edges are still there */
+    assert_true(linked(st, "big", names[0]) && linked(st, "big", names[N_EVICT - 1]));
+    mem_store__linker_pause(st, false);
+    assert_int_equal(mem_store_ns_stats_exact(st, "big", &ex, NULL), MEM_OK);
+    assert_false(linked(st, "big", names[0]) || linked(st, "big", names[N_EVICT - 1]));
+    assert_true(linked(st, "big", "b1"));
+    assert_graph_exact(st, "big");
+    assert_int_equal(mem_store_ns_stats_exact(st, "other", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "other");
+    mem_store_close(st);
+}
+
+/* ---- batches bounded by the work they do ---- */
+
+/* With a budget of one row pair, every batch takes the minimum of rows: catch-up, deletes and
+ * a compaction run in many small batches (the linker could stop between any two), leaves
+ * put back in the list are taken later, and the graph still equals a rebuild. */
+static void test_batches_bounded(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    o.graph_batch_pairs = 1;
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 6;
+    mem_store_metrics_t m0, m1;
+    mem_store_get_metrics(st, &m0);
+    for (int b = 0; b < 6; b++)
+        assert_int_equal(insert_batch(st, "s", "r", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    mem_store_get_metrics(st, &m1);
+    assert_true(m1.graph_batches - m0.graph_batches >= 6 * BATCH / MEM_STORE__GRAPH_MIN_ROWS);
+    assert_graph_exact(st, "s");
+    mem_store__linker_pause(st, true); /* so that the leaves pile up: more than one batch */
+    enum { N_EVICT = 3 * MEM_STORE__GRAPH_MIN_ROWS + 5 };
+    static char names[N_EVICT][16];
+    static const char *ev[N_EVICT];
+    for (int i = 0; i < N_EVICT; i++) {
+        snprintf(names[i], sizeof(names[i]), "r%d", 3 * i + 1);
+        ev[i] = names[i];
+    }
+    mem_store_op_t c = {
+        .kind = MEM_STORE_OP_COMPACT, .ns = "s", .evict_ids = ev, .n_evict = N_EVICT};
+    assert_int_equal(mem_store_submit(st, &c, NULL, NULL), MEM_OK);
+    for (int i = 0; i < 2 * MEM_STORE__GRAPH_MIN_ROWS; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", 3 * i + 2);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, "s", id, 0, false), MEM_OK);
+    }
+    assert_int_equal(c.rc, MEM_OK);
+    assert_int_equal(insert_batch(st, "s", "r", 6 * BATCH, 100, &s), MEM_OK);
+    mem_store__linker_pause(st, false);
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    assert_int_equal(ex.count, 6 * BATCH + 100 - 2 * MEM_STORE__GRAPH_MIN_ROWS - N_EVICT);
+    assert_graph_exact(st, "s");
+    mem_store_close(st);
+    st = store_fixture_open(&o); /* the checkpoint of the last of those batches */
+    assert_int_equal(mem_store_ns_stats_exact(st, "s", &ex, NULL), MEM_OK);
+    assert_graph_exact(st, "s");
+    mem_store_close(st);
+}
+
+/* ---- the linker's priority ---- */
+
+/* The lowest nice value among this process's threads (the most favoured one). */
+static int lowest_nice(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int lowest = 100;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue; /* a thread that just ended */
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        assert_non_null(p);
+        const char *q = p + 2; /* field 3 (state); nice is field 19 */
+        for (int k = 3; k < 19 && q; k++)
+            if ((q = strchr(q, ' '))) q++;
+        int nice = 0;
+        assert_non_null(q);
+        assert_int_equal(sscanf(q, "%d", &nice), 1);
+        if (nice < lowest) lowest = nice;
+    }
+    closedir(d);
+    return lowest;
+}
+
+/* The linker runs below the thread that opened the store, never above it: a server started
+ * with nice 15 keeps its graph work at 19, not raised to an absolute 10. */
+static void test_linker_nice_is_relative(void **state)
+{
+    int was = getpriority(PRIO_PROCESS, 0);
+    if (was > 15) skip(); /* started above 15: nothing to compare */
+    assert_int_equal(setpriority(PRIO_PROCESS, 0, 15), 0); /* this thread only (Linux) */
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 7;
+    assert_int_equal(insert_batch(st, "n", "r", 0, BATCH, &s), MEM_OK);
+    mem_store_settle(st); /* the linker has run */
+    assert_true(lowest_nice() >= 15);
+    mem_store_close(st);
+}
+
+/* ---- the WAL is checkpointed after the answers ---- */
+
+typedef struct sizes {
+    off_t db, wal;
+} sizes_t;
+
+static off_t file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? sb.st_size : 0;
+}
+
+static void note_sizes(mem_store_op_t *op, void *ud)
+{
+    sizes_t *z = ud;
+    char wal[512];
+    snprintf(wal, sizeof(wal), "%s-wal", fx_dbpath);
+    z->db = file_size(fx_dbpath);
+    z->wal = file_size(wal);
+}
+
+/* A group that fills the WAL with thousands of pages is answered before they are copied into
+ * the database (SQLite's autocheckpoint would copy them inside COMMIT, so a big import's
+ * answer waited for it); the writer copies them right after. */
+static void test_wal_checkpoint_after_answer(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 8;
+    assert_int_equal(insert_batch(st, "w", "r", 0, 1, &s), MEM_OK);
+    mem_store_sync(st);
+    off_t db0 = file_size(fx_dbpath);
+    enum { TEXT = 24 * 1024 };
+    char *text = malloc(TEXT);
+    assert_non_null(text);
+    for (size_t i = 0; i < TEXT; i++)
+        text[i] = (char)('a' + (i * 7 + i / 5) % 26);
+    mem_store_op_t op = {.kind = MEM_STORE_OP_INSERT,
+                         .dim = DIM,
+                         .now_ms = 1000000000,
+                         .segs = segs,
+                         .outs = outs,
+                         .n_segs = BATCH,
+                         .batch = true};
+    snprintf(op.ns, sizeof(op.ns), "w");
+    for (int i = 0; i < BATCH; i++) {
+        memset(&segs[i], 0, sizeof(segs[i]));
+        snprintf(segs[i].id, sizeof(segs[i].id), "big%d", i);
+        segs[i].text = text;
+        segs[i].text_len = TEXT; /* 250 x 24 KiB: about 1500 pages */
+        clustered(vecs[i], &s, i % 6);
+        segs[i].vec = vecs[i];
+    }
+    sizes_t z = {0};
+    assert_int_equal(mem_store_submit(st, &op, note_sizes, &z), MEM_OK);
+    mem_store_sync(st);
+    assert_int_equal(op.rc, MEM_OK);
+    assert_true(z.wal > (off_t)BATCH * TEXT);          /* the rows were in the WAL when answered */
+    assert_true(z.db < db0 + (off_t)BATCH * TEXT / 4); /* and not yet in the database */
+    assert_true(file_size(fx_dbpath) > db0 + (off_t)BATCH * TEXT / 2); /* copied since */
+    free(text);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -345,6 +570,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_racing_retrieve, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_crash_before_checkpoint, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cleanup_off_the_writer, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_batches_bounded, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_wal_checkpoint_after_answer, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
