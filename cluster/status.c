@@ -35,6 +35,36 @@ static json_t *strings(const char (*a)[64], size_t n)
     return arr;
 }
 
+/* The node's event counters, in the order both the status document and /metrics list
+ * them; one table so the two can never disagree. Called with cl->mu held. */
+enum { CL_COUNTERS_MAX = 14 };
+typedef struct {
+    const char *name;
+    uint64_t v;
+} cl_counter_t;
+
+static size_t counters_read(const mem_cluster_t *cl, cl_counter_t out[CL_COUNTERS_MAX])
+{
+    const cl_counter_t all[CL_COUNTERS_MAX] = {
+        {"writes", cl->n_writes},
+        {"conflicts", cl->n_conflicts},
+        {"publish_retries", cl->n_pub_retries},
+        {"publish_failures", cl->n_pub_failures},
+        {"apply_timeouts", cl->n_apply_timeouts},
+        {"records_applied", cl->n_applied},
+        {"apply_failures", cl->n_apply_failures},
+        {"too_big", cl->n_too_big},
+        {"catchups", cl->n_catchups},
+        {"bootstraps", cl->n_bootstraps},
+        {"snapshots", cl->n_snapshots},
+        {"trims", cl->n_trims},
+        {"moves_started", cl->n_moves_started},
+        {"moves_done", cl->n_moves_done},
+    };
+    memcpy(out, all, sizeof(all));
+    return CL_COUNTERS_MAX;
+}
+
 char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
 {
     char why[200] = "";
@@ -104,29 +134,12 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
             json_array_append_new(nss, o);
         }
     json_t *c = json_object();
-    const struct {
-        const char *name;
-        uint64_t v;
-    } counters[] = {
-        {"writes", cl->n_writes},
-        {"conflicts", cl->n_conflicts},
-        {"publish_retries", cl->n_pub_retries},
-        {"publish_failures", cl->n_pub_failures},
-        {"apply_timeouts", cl->n_apply_timeouts},
-        {"records_applied", cl->n_applied},
-        {"apply_failures", cl->n_apply_failures},
-        {"too_big", cl->n_too_big},
-        {"catchups", cl->n_catchups},
-        {"bootstraps", cl->n_bootstraps},
-        {"snapshots", cl->n_snapshots},
-        {"trims", cl->n_trims},
-        {"moves_started", cl->n_moves_started},
-        {"moves_done", cl->n_moves_done},
-        {"forgotten", cl->n_forgotten},
-        {"pending_writes", cl->n_jobs},
-    };
-    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+    cl_counter_t counters[CL_COUNTERS_MAX];
+    size_t n_counters = counters_read(cl, counters);
+    for (size_t i = 0; i < n_counters; i++)
         json_object_set_new(c, counters[i].name, json_integer((json_int_t)counters[i].v));
+    json_object_set_new(c, "forgotten", json_integer((json_int_t)cl->n_forgotten));
+    json_object_set_new(c, "pending_writes", json_integer((json_int_t)cl->n_jobs));
     pthread_mutex_unlock(&cl->mu);
     json_object_set_new(root, "moving", json_integer((json_int_t)moving));
     json_object_set_new(root, "nodes", nodes);
@@ -183,26 +196,9 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
         fprintf(f, "mnemod_cluster_stream_lag{stream=\"%s\"} %llu\n", s->name,
                 (unsigned long long)(s->last_seq > s->applied ? s->last_seq - s->applied : 0));
     }
-    const struct {
-        const char *name;
-        uint64_t v;
-    } counters[] = {
-        {"writes", cl->n_writes},
-        {"conflicts", cl->n_conflicts},
-        {"publish_retries", cl->n_pub_retries},
-        {"publish_failures", cl->n_pub_failures},
-        {"apply_timeouts", cl->n_apply_timeouts},
-        {"records_applied", cl->n_applied},
-        {"apply_failures", cl->n_apply_failures},
-        {"too_big", cl->n_too_big},
-        {"catchups", cl->n_catchups},
-        {"bootstraps", cl->n_bootstraps},
-        {"snapshots", cl->n_snapshots},
-        {"trims", cl->n_trims},
-        {"moves_started", cl->n_moves_started},
-        {"moves_done", cl->n_moves_done},
-    };
-    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+    cl_counter_t counters[CL_COUNTERS_MAX];
+    size_t n_counters = counters_read(cl, counters);
+    for (size_t i = 0; i < n_counters; i++)
         fprintf(f, "# TYPE mnemod_cluster_%s_total counter\nmnemod_cluster_%s_total %llu\n",
                 counters[i].name, counters[i].name, (unsigned long long)counters[i].v);
     fprintf(f, "# TYPE mnemod_cluster_pending_writes gauge\nmnemod_cluster_pending_writes %zu\n",
