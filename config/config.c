@@ -392,6 +392,16 @@ static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t
     return 0;
 }
 
+static int set_inline_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    cfg->inline_max_body = v;
+    return 0;
+}
+
 static int set_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     mem_err_t e = {0};
@@ -429,6 +439,7 @@ SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
 SET_UINT(set_scan_helpers, scan_helpers, 0, 64, size_t)
 SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
+SET_UINT(set_inline_scan_budget, inline_scan_budget, 0, 1ull << 40, size_t)
 #undef SET_UINT
 
 static int set_max_future_skew(mem_cfg_t *cfg, const char *val, char *why, size_t n)
@@ -879,6 +890,11 @@ static const opt_t opts[] = {
      "threads a large retrieve is split across when idle, 0..64", set_scan_helpers, 0},
     {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
      "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
+    {"inline-scan-budget", "MNEMOD_INLINE_SCAN_BUDGET", "N", "4194304",
+     "answer a retrieve on the event loop when its scan reads <= N rows x dim; 0 never",
+     set_inline_scan_budget, 0},
+    {"inline-max-body", "MNEMOD_INLINE_MAX_BODY", "SIZE", "64KiB",
+     "largest retrieve body answered on the event loop", set_inline_max_body, 0},
     {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
@@ -1160,6 +1176,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_moves = 2;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
+    cfg->inline_scan_budget = 4u << 20;
+    cfg->inline_max_body = 64u << 10;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
@@ -1244,6 +1262,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("simd", "%s", cfg->simd[0] ? cfg->simd : "auto");
     PAIR("scan_helpers", "%zu", cfg->scan_helpers);
     PAIR("scan_split_min", "%zu", cfg->scan_split_min);
+    PAIR("inline_scan_budget", "%zu", cfg->inline_scan_budget);
+    PAIR("inline_max_body", "%zu", cfg->inline_max_body);
     /* The provider's key is never written, only whether one is set. */
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
         PAIR("embedder", "openai:%s", cfg->embedder_url);
