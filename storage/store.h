@@ -14,7 +14,7 @@
  *
  * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
- * never call them from the event-loop thread).
+ * never call them from the event-loop thread, except the _try ones made for it).
  *
  * Visibility: new rows reach scans and stats only after COMMIT; stats (counts, edges) are
  * those of the last commit. Flag and degree changes of a running group (supersede, delete,
