@@ -187,7 +187,8 @@ typedef enum mem_api_inline {
     MEM_API_INLINE_COUNT
 } mem_api_inline_t;
 
-/* Loop thread, instead of mem_api_work for the first WORK step of a retrieve: the same
+/* Loop thread, instead of mem_api_work for the first WORK step of a retrieve or of a GET of
+ * one segment: the same
  * step, run without ever waiting (storage's _try calls: the namespace's shared lock only
  * tried, no graph wait, no provider call, the scan bounded by work_budget vector
  * components). *why ANSWERED: its result is the step's, exactly what a worker would have

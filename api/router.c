@@ -721,8 +721,10 @@ mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t
 {
     mem_api__state_t *st = resp->_state;
     *why = MEM_API_INLINE_ROUTE;
-    if (!st || st->phase != MEM_API__PH_BODY || st->route.kind != MEM_API_R_RETRIEVE ||
-        ctx->hooks.cluster_status || !st->store || work_budget == 0)
+    bool read = st && (st->route.kind == MEM_API_R_RETRIEVE ||
+                       (st->route.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")));
+    if (!read || st->phase != MEM_API__PH_BODY || ctx->hooks.cluster_status || !st->store ||
+        work_budget == 0)
         return MEM_API_WORK;
     st->inline_try = true;
     st->inline_budget = work_budget;

@@ -146,7 +146,7 @@ typedef struct conn_req {
     bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
     mem_srv_pool_job_t feed_job;
     /* where the answer was made, for /metrics: a retrieve or a write's acknowledgement */
-    const char *answer_kind; /* "retrieve", "write_ack" or NULL (not counted) */
+    const char *answer_kind; /* "retrieve", "segment", "write_ack" or NULL (not counted) */
     bool on_loop;            /* the event loop made it, no pool round trip */
 } conn_req_t;
 
@@ -587,9 +587,9 @@ static void step(conn_req_t *r, mem_api_next_t next)
 }
 
 /* ---- answers made on the event loop ----
- * A retrieve with a small body is tried on the loop thread before its connection is
- * suspended, while no other request is in progress (in_flight 0): alone, the hand-off to a
- * sleeping pool thread and back costs more than a small scan; under concurrency the pool's
+ * A retrieve with a small body, or a GET of one segment, is tried on the loop thread before its
+ * connection is suspended, while no other request is in progress (in_flight 0): alone, the hand-off
+ * to a sleeping pool thread and back costs more than a small scan; under concurrency the pool's
  * threads are awake, hand-offs are cheap and scans run in parallel, so requests go there.
  * The try never waits (mem_api_work_inline: the namespace's shared lock is only tried, no
  * graph wait, no provider call, the scan bounded by --inline-scan-budget); when it answers,
@@ -606,8 +606,9 @@ static bool answer_inline(srv_t *s, conn_req_t *r, mem_api_next_t *next)
         [MEM_API_INLINE_EMBEDDER] = "embedder",
     };
     const mem_cfg_t *cfg = s->cfg;
-    if (strcmp(r->aresp.route, "retrieve") != 0 || s->repl) return false;
-    r->answer_kind = "retrieve";
+    bool segment = strcmp(r->aresp.route, "segment") == 0 && strcmp(r->method, "GET") == 0;
+    if ((!segment && strcmp(r->aresp.route, "retrieve") != 0) || s->repl) return false;
+    r->answer_kind = segment ? "segment" : "retrieve";
     if (cfg->inline_scan_budget == 0 || s->in_flight > 0 || r->len > cfg->inline_max_body)
         return false;
     mem_api_inline_t why = MEM_API_INLINE_ROUTE;

@@ -71,7 +71,7 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
     pthread_mutex_unlock(&lock);
 }
 
-static const char *const answer_kinds[] = {"retrieve", "write_ack"};
+static const char *const answer_kinds[] = {"retrieve", "segment", "write_ack"};
 static const char *const fallback_reasons[] = {"locked", "graph", "budget", "sqlite", "embedder"};
 #define N_ANSWER_KINDS (sizeof(answer_kinds) / sizeof(answer_kinds[0]))
 #define N_FALLBACKS    (sizeof(fallback_reasons) / sizeof(fallback_reasons[0]))
@@ -192,8 +192,8 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
     put(&b, "mnemod_retrieve_scanned_fraction_bucket{le=\"+Inf\"} %llu\n", scan_total);
     put(&b, "mnemod_retrieve_scanned_fraction_sum %.9f\n", scan_sum);
     put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
-    put(&b, "# HELP mnemod_answers_total Retrieves and write acknowledgements by where they "
-            "were answered: on the event loop or by a pool worker.\n"
+    put(&b, "# HELP mnemod_answers_total Retrieves, segment reads and write acknowledgements "
+            "by where they were answered: on the event loop or by a pool worker.\n"
             "# TYPE mnemod_answers_total counter\n");
     for (size_t k = 0; k < N_ANSWER_KINDS; k++)
         for (int w = 1; w >= 0; w--)

@@ -19,7 +19,8 @@ void mem_srv_metrics_observe_scan(double fraction);
 /* Count one request's provider job (--embedder openai:URL): its outcome (a MEM_E* code or
  * MEM_OK), the calls it made (retries included), its retries, and its seconds. Any thread. */
 void mem_srv_metrics_observe_embedder(int rc, size_t calls, size_t retries, double seconds);
-/* Count one answer by where it was made (server/loop.c): kind "retrieve" or "write_ack",
+/* Count one answer by where it was made (server/loop.c): kind "retrieve", "segment" (a GET of
+ * one) or "write_ack",
  * on_loop true when the event loop answered it (no pool round trip). */
 void mem_srv_metrics_observe_answer(const char *kind, bool on_loop);
 /* Count one read tried on the event loop that went to the pool after all: reason "locked",

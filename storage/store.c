@@ -586,19 +586,33 @@ void mem_store_segment_free(mem_store_segment_t *seg)
     free(seg);
 }
 
-int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
-                  mem_store_segment_t **out, mem_err_t *err)
+/* mem_store_get, or with busy != NULL its try (mem_store_get_try). */
+static int get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+               bool *busy, mem_store_segment_t **out, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     if (!ns) return ns_missing(err, ns_name);
     mem_store_rconn_t *c = NULL;
     mem_store_segment_t *seg = NULL;
-    int rc = rconn_acquire(st, &c, err);
-    if (rc != MEM_OK) goto out;
+    int rc = MEM_OK;
+    if (busy) {
+        if (__atomic_exchange_n(&st->inline_taken, true, __ATOMIC_ACQUIRE)) {
+            *busy = true; /* another try holds the connection */
+            goto out;
+        }
+        c = st->inline_conn;
+    } else if ((rc = rconn_acquire(st, &c, err)) != MEM_OK) {
+        goto out;
+    }
     sqlite3_stmt *s = c->get;
     sqlite3_bind_int64(s, 1, ns->ns_id);
     sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
     rc = sqlite3_step(s);
+    if (busy && ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)) {
+        *busy = true;
+        rc = MEM_OK;
+        goto out;
+    }
     if (rc == SQLITE_DONE) {
         rc = mem_err_set(err, MEM_ENOTFOUND, "segment not found: %s", id);
         goto out;
@@ -613,9 +627,28 @@ int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool wit
     rc = MEM_OK;
 out:
     mem_store_segment_free(seg);
-    if (c) rconn_release(st, c);
+    if (c == st->inline_conn && c) {
+        sqlite3_reset(c->get);
+        sqlite3_clear_bindings(c->get);
+        __atomic_store_n(&st->inline_taken, false, __ATOMIC_RELEASE);
+    } else if (c) {
+        rconn_release(st, c);
+    }
     mem_store__ns_release(ns);
     return rc;
+}
+
+int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+                  mem_store_segment_t **out, mem_err_t *err)
+{
+    return get(st, ns_name, id, with_embedding, NULL, out, err);
+}
+
+int mem_store_get_try(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+                      mem_store_segment_t **out, bool *busy, mem_err_t *err)
+{
+    *busy = false;
+    return get(st, ns_name, id, with_embedding, busy, out, err);
 }
 
 /* ---- retrieve ---- */

@@ -292,6 +292,11 @@ typedef struct mem_store_segment {
 /* MEM_OK, MEM_ENOTFOUND (namespace or id). *out freed with mem_store_segment_free. */
 int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
                   mem_store_segment_t **out, mem_err_t *err);
+/* The same for the event-loop thread, through the try connection (busy timeout 0): *busy
+ * (nothing out) when the file was busy or the connection in use; then call mem_store_get on
+ * a worker. */
+int mem_store_get_try(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
+                      mem_store_segment_t **out, bool *busy, mem_err_t *err);
 void mem_store_segment_free(mem_store_segment_t *seg);
 
 typedef struct mem_store_list_req {

@@ -1,10 +1,11 @@
 """test_inline.py - reads answered on the event loop give exactly the pool's answers.
 
-Three servers hold the same segments: one answers small retrieves on its event loop (the
-default), one with a tiny --inline-scan-budget (most scans go over it and are rerun on
-the pool), one never does (--inline-scan-budget 0). Every retrieve of a random mix
-(vector and text match, filters, decay, explain, errors) must give the same status and
-body on all three (took_ms aside), and /metrics must show where each was answered and
+Four servers hold the same segments: one answers small retrieves and segment GETs on its
+event loop (the default), one with a tiny --inline-scan-budget (most scans go over it and
+are rerun on the pool), one never does (--inline-scan-budget 0), one only for bodies of
+at most 20 bytes (--inline-max-body). Every retrieve of a random mix (vector and text
+match, filters, decay, explain, errors) and every GET must give the same status and body
+on all of them (took_ms aside), and /metrics must show where each was answered and
 why a try gave up. A namespace busy with large writes (its graph behind, its lock taken)
 makes tries fall back, and the answers stay exact.
 """
@@ -130,6 +131,13 @@ def test_inline_answers_equal_the_pool():
                 raise h.Failure("query %d %r: %s answered %r, the pool %r" % (i, q, name, g, want))
         n += want[0] == 200
     check(n > 200, "most queries succeed (%d)" % n)
+    for i in range(40):  # GET of one segment: answered on the loop too, the same way
+        path = "/v1/namespaces/m/segments/%s%s" % (
+            rng.choice(["s%d" % rng.randrange(N), "missing"]),
+            rng.choice(["", "?embedding=true", "?embedding=base64"]))
+        got = [s.get(path)[::2] for s in servers]
+        for g in got:
+            eq(g, got[2], "GET %s" % path)
     after = [metrics(s) for s in servers]
     d = [{k: a.get(k, 0) - b.get(k, 0) for k in a} for a, b in zip(after, before)]
     # the default: answered on the loop (text, filters, explain included)
@@ -142,6 +150,8 @@ def test_inline_answers_equal_the_pool():
     eq(answers(d[2], "retrieve", "loop"), 0, "budget 0 never answers on the loop")
     eq(answers(d[2], "retrieve", "pool"), 250, "budget 0: every retrieve on the pool")
     eq(answers(d[3], "retrieve", "loop"), 0, "bodies over --inline-max-body go to the pool")
+    eq(answers(d[0], "segment", "loop"), 40, "segment GETs on the loop")
+    eq(answers(d[2], "segment", "pool"), 40, "segment GETs on the pool with budget 0")
     eq(sum(fallbacks(d[2], r) + fallbacks(d[3], r) for r in
            ("locked", "graph", "budget", "sqlite", "embedder")), 0, "nothing tried, no fallback")
     # a single insert's acknowledgement is encoded on the loop; a batch of 500 on the pool
