@@ -44,6 +44,19 @@ typedef void (*mem_vec_dot_rows_i8_fn)(const int8_t *q, const uint8_t *rows, siz
                                        const float *row_scale, const float *row_err,
                                        float err_scale, float slack, float *out);
 
+/* The int8 pre-filter over a tile, for the coherence graph: n_q queries (codes at
+ * q + i * q_stride, zero-padded to len) against n_rows <= 64 rows laid out as for
+ * dot_rows_i8. With I_ij the exact integer dot of dot_rows_i8 and, in float,
+ * ub_ij = q_scale[i] * row_scale[j] * I_ij + q_err[i] * row_err[j] + q_slack[i],
+ * bit j of keep[i] is set unless ub_ij < threshold (a NaN keeps the pair). The few float
+ * roundings of ub may come in any order (a caller's slack covers them); every keep[i] is
+ * written, bits at and above n_rows are 0. */
+typedef void (*mem_vec_tile_i8_fn)(const int8_t *q, size_t n_q, size_t q_stride,
+                                   const uint8_t *rows, size_t n_rows, size_t stride, size_t len,
+                                   const float *q_scale, const float *q_err, const float *q_slack,
+                                   const float *row_scale, const float *row_err, float threshold,
+                                   uint64_t *keep);
+
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
@@ -52,6 +65,7 @@ typedef struct mem_vec_ops {
     mem_vec_select_ge_fn select_ge;     /* added by the engine; NULL = use the scalar one */
     mem_vec_sum_fn sum;                 /* added by the engine */
     mem_vec_dot_rows_i8_fn dot_rows_i8; /* added by the engine; NULL = no int8 pre-filter */
+    mem_vec_tile_i8_fn tile_i8;         /* NULL = the graph loops over dot_rows_i8 */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -80,6 +94,10 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
 void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
                                 size_t stride, float q_scale, const float *row_scale,
                                 const float *row_err, float err_scale, float slack, float *out);
+void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
+                            size_t n_rows, size_t stride, size_t len, const float *q_scale,
+                            const float *q_err, const float *q_slack, const float *row_scale,
+                            const float *row_err, float threshold, uint64_t *keep);
 /* Symmetric int8 codes of x (n floats): scale = max|x| / 127 (1 for a zero vector),
  * codes[i] = round(x[i] / scale), and *err >= || x - scale * codes ||_2 (rounded up).
  * Writes n codes. */
