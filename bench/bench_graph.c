@@ -8,8 +8,9 @@
  * degrees (the find reads vectors, sketches and membership, never degrees), so the set-up
  * costs no O(N^2) pass. Variants, timed in turns under the same load (median of 3):
  *   - tile: the int8 bound over tiles of fresh rows x member rows (the table's tile_i8
- *     kernel), exact f32 dots for the pairs it keeps;
- *   - per-query int8: the same bound through dot_rows_i8, one fresh row at a time;
+ *     kernel), exact f32 dots for the pairs it keeps (dot_rows_at, eight at a time);
+ *   - per-query int8: the same bound through dot_rows_i8, one fresh row at a time, and
+ *     the kept pairs' dots one dot_rows call each (the search before the tiles);
  *   - f32 only: no bound, every pair's f32 dot.
  * All three must find the same edges (checked). Writes bench/results/graph.json.
  */
@@ -41,7 +42,8 @@ int main(void)
     idx->n_linked = n;
 
     mem_vec_ops_t var[N_VARIANTS] = {*ops, *ops, *ops};
-    var[V_QUERY].tile_i8 = NULL;
+    var[V_QUERY].tile_i8 = NULL; /* the search as it was before the tiles */
+    var[V_QUERY].dot_rows_at = NULL;
     var[V_F32].dot_rows_i8 = NULL;
     var[V_F32].tile_i8 = NULL;
     uint64_t ns[N_VARIANTS][REPS];

@@ -383,6 +383,11 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                             cand[nc++] = (uint32_t)__builtin_ctzll(w);
                         if (nc * 4 > m) {
                             ops->dot_rows(q, rows, m, dim, stride, sc);
+                        } else if (ops->dot_rows_at) {
+                            float at[I8_CHUNK_MAX];
+                            ops->dot_rows_at(q, rows, cand, nc, dim, stride, at);
+                            for (size_t i = 0; i < nc; i++)
+                                sc[cand[i]] = at[i];
                         } else {
                             for (size_t i = 0; i < nc; i++)
                                 ops->dot_rows(q, rows + (size_t)cand[i] * stride, 1, dim, stride,

@@ -25,6 +25,12 @@ typedef float (*mem_vec_dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*mem_vec_dot_rows_fn)(const float *q, const float *rows, size_t n_rows, size_t dim,
                                     size_t stride, float *out);
 
+/* out[i] = dot(q, rows + idx[i] * stride) for i < n, each bit-equal to dot_rows' score of
+ * that row (the graph's exact pass over the pairs its int8 bound keeps, a few scattered
+ * rows of a chunk). */
+typedef void (*mem_vec_dot_rows_at_fn)(const float *q, const float *rows, const uint32_t *idx,
+                                       size_t n, size_t dim, size_t stride, float *out);
+
 /* Writes to idx_out the indices i < n (ascending) with x[i] >= cut (false for NaN);
  * returns how many. idx_out has room for n. Used by the scan to keep only the rows of a
  * block whose similarity can still enter the top K. */
@@ -66,6 +72,7 @@ typedef struct mem_vec_ops {
     mem_vec_sum_fn sum;                 /* added by the engine */
     mem_vec_dot_rows_i8_fn dot_rows_i8; /* added by the engine; NULL = no int8 pre-filter */
     mem_vec_tile_i8_fn tile_i8;         /* NULL = the graph loops over dot_rows_i8 */
+    mem_vec_dot_rows_at_fn dot_rows_at; /* NULL = the graph calls dot_rows row by row */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -94,6 +101,8 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
 void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
                                 size_t stride, float q_scale, const float *row_scale,
                                 const float *row_err, float err_scale, float slack, float *out);
+void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_t *idx, size_t n,
+                                size_t dim, size_t stride, float *out);
 void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
                             size_t n_rows, size_t stride, size_t len, const float *q_scale,
                             const float *q_err, const float *q_slack, const float *row_scale,

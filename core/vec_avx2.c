@@ -94,6 +94,25 @@ static void dot_rows_avx2(const float *restrict q, const float *restrict rows, s
     }
 }
 
+/* dot_rows over listed rows: the same row_acc and reduce8 tree, eight listed rows at a time
+ * (their chains interleave, as in a full pass). */
+static void dot_rows_at_avx2(const float *restrict q, const float *restrict rows,
+                             const uint32_t *restrict idx, size_t n, size_t dim, size_t stride,
+                             float *restrict out)
+{
+    __m256 acc[8];
+    for (size_t r = 0; r < n; r += 8) {
+        float tmp[8];
+        for (size_t j = 0; j < 8; j++)
+            acc[j] = r + j < n ? row_acc(q, rows + (size_t)idx[r + j] * stride, dim)
+                               : _mm256_setzero_ps();
+        _mm256_storeu_ps(tmp,
+                         reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
+        for (size_t j = 0; j < 8 && r + j < n; j++)
+            out[r + j] = tmp[j];
+    }
+}
+
 static size_t select_ge_avx2(const float *restrict x, size_t n, float cut,
                              uint32_t *restrict idx_out)
 {
@@ -274,5 +293,6 @@ const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .sum = sum_avx2,
     .dot_rows_i8 = dot_rows_i8_avx2,
     .tile_i8 = tile_i8_avx2,
+    .dot_rows_at = dot_rows_at_avx2,
 };
 #endif

@@ -35,6 +35,13 @@ void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_r
     }
 }
 
+void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_t *idx, size_t n,
+                                size_t dim, size_t stride, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = mem_vec_dot_f32_scalar(q, rows + (size_t)idx[i] * stride, dim);
+}
+
 void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
                             size_t n_rows, size_t stride, size_t len, const float *q_scale,
                             const float *q_err, const float *q_slack, const float *row_scale,
