@@ -263,10 +263,16 @@ static void tile_i8_avx2(const int8_t *restrict q, size_t n_q, size_t q_stride,
                 TILE_STEP(load_half(q3 + i), a30, a31);
             }
             __m256 dots = _mm256_cvtepi32_ps(hsum8_epi32(a00, a01, a10, a11, a20, a21, a30, a31));
-            __m256 rs = _mm256_setr_ps(row_scale[j], row_scale[j1], row_scale[j], row_scale[j1],
-                                       row_scale[j], row_scale[j1], row_scale[j], row_scale[j1]);
-            __m256 re = _mm256_setr_ps(row_err[j], row_err[j1], row_err[j], row_err[j1], row_err[j],
-                                       row_err[j1], row_err[j], row_err[j1]);
+            __m256 rs, re; /* lanes (2t, 2t + 1) = rows j, j1 */
+            if (j1 != j) {
+                rs = _mm256_castpd_ps(
+                    _mm256_broadcast_sd((const double *)(const void *)(row_scale + j)));
+                re = _mm256_castpd_ps(
+                    _mm256_broadcast_sd((const double *)(const void *)(row_err + j)));
+            } else {
+                rs = _mm256_set1_ps(row_scale[j]);
+                re = _mm256_set1_ps(row_err[j]);
+            }
             __m256 ub = _mm256_add_ps(
                 _mm256_fmadd_ps(_mm256_mul_ps(qs, rs), dots, _mm256_mul_ps(qe, re)), ql);
             uint64_t m = (uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(ub, thr, _CMP_NLT_UQ));
