@@ -237,10 +237,8 @@ static void test_against_reference(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc_vectors),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_f32_vectors),
-        cmocka_unit_test(test_f32_round_trip),
+        cmocka_unit_test(test_rfc_vectors),       cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_f32_vectors),       cmocka_unit_test(test_f32_round_trip),
         cmocka_unit_test(test_against_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
