@@ -194,6 +194,15 @@ struct mem_store {
     int64_t lsn;    /* writer thread only */
     int wal_frames; /* writer thread only (its commits' WAL hook): pages in the WAL */
 
+    /* the WAL checkpointer (store.c): its own connection and thread, so copying the WAL
+     * into the database file (and its fsync) never holds up the writer's next group */
+    sqlite3 *ck_db;        /* the checkpointer's connection; NULL: the writer checkpoints */
+    pthread_mutex_t ck_mu; /* leaf */
+    pthread_cond_t ck_cv;
+    bool ck_want, ck_stop; /* under ck_mu */
+    pthread_t ck_thread;
+    bool ck_started;
+
     /* registry: sorted by name */
     pthread_rwlock_t reg_lock;
     mem_store_ns_t **nss;
@@ -358,8 +367,9 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
 int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
 /* Writer thread: write the access statistics gathered so far (one transaction). */
 void mem_store__flush_access(mem_store__writer_t *w);
-/* Writer thread, between groups (after their ops are answered): checkpoint the WAL when it
- * holds MEM_STORE__WAL_CKPT_PAGES or more (store.c). */
+/* Writer thread, between groups (after their ops are answered): when the WAL holds
+ * MEM_STORE__WAL_CKPT_PAGES or more, have it checkpointed: by the checkpointer thread,
+ * which it wakes, or in place when that thread could not be started (store.c). */
 void mem_store__wal_checkpoint(mem_store_t *st);
 
 /* A checkpoint of one namespace's graph, made by the linker, written by the writer. */
