@@ -5,7 +5,8 @@
  *   st->reg_lock (rwlock: the namespace registry)  -- only ever held briefly, leaf-like
  *   ns->lock     (rwlock: the index; writer exclusive, scans shared)
  *   ns->acc_mu   (mutex: dirty access list, recent queries)
- * st->q_mu (queue) and st->pool_mu (read connections) are leaf locks.
+ * st->q_mu (queue), st->pool_mu (read connections) and st->ck_mu (the WAL checkpointer) are
+ * leaf locks.
  *
  * The index of a namespace (core/index.h: a const pointer is a read view, a mutable one
  * changes it) is reached only through the calls below, which tie each kind of access to
