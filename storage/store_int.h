@@ -107,6 +107,15 @@ typedef struct mem_store_ns {
     bool recent_dirty; /* changed since it was last written (namespaces.recent) */
 } mem_store_ns_t;
 
+/* A segment prepared before it was queued (prep.c): made as the writer would make them. */
+struct mem_store_seg_prep {
+    size_t dim;  /* the vector's: a prep of another dim is ignored */
+    uint8_t *q8; /* dim codes, q8_scale and q8_err: mem_vec_quantize_u8 of the vector */
+    float q8_scale, q8_err;
+    bool has_doc; /* the text's terms (segments with text only) */
+    mem_lexdoc_t doc;
+};
+
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
 typedef struct mem_store__writer mem_store__writer_t;
 /* The linker's token (linker.c): it exists on the linker thread only. */

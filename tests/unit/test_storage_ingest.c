@@ -20,6 +20,9 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include "core/index_int.h"
+#include "core/lexidx.h"
+#include "core/scan.h"
 #include "storage/store.h"
 #include "storage/store_int.h"
 
@@ -201,6 +204,126 @@ static void test_kill_during_checkpoints_loses_no_ack(void **state)
     }
 }
 
+/* ---- segments prepared on the request's thread (mem_store_prepare) ---- */
+
+static const char *const TEXTS[] = {
+    "The quick brown fox jumps over the lazy dog",
+    "quick quick QUICK: foxes, dogs; and the Über-café naïve résumé",
+    "I'm meeting Anna at 10:30 at the café on Rue de l'Église",
+    "deploy failed: error code 0x1F at src/storage/writer.c line 512",
+    "fox",
+    "",
+    "日本語のテキストと English mixed 123 456",
+    "a memory written in a big batch about foxes and dogs",
+};
+#define N_TEXTS (sizeof(TEXTS) / sizeof(TEXTS[0]))
+
+static void text_query(mem_store_t *st, const char *ns, const char *q, mem_scan_match_t match,
+                       const float *qv, mem_store_result_t **res, size_t *n)
+{
+    mem_store_query_t qq;
+    memset(&qq, 0, sizeof(qq));
+    qq.scan.query = qv;
+    qq.scan.k = 10;
+    qq.scan.origin_ms = 100000;
+    qq.scan.since_ms = INT64_MIN;
+    qq.scan.until_ms = INT64_MAX;
+    qq.scan.source = -1;
+    qq.scan.match = match;
+    qq.scan.text_weight = 0.5;
+    qq.q_dim = DIM;
+    qq.text = q;
+    qq.text_len = strlen(q);
+    qq.lex = MEM_LEXPARAMS_DEFAULTS;
+    qq.lex.gram_weight = 0.3; /* the trigram field counts too */
+    size_t scanned;
+    const char *kernel;
+    mem_err_t err;
+    assert_int_equal(mem_store_retrieve(st, ns, &qq, res, n, &scanned, &kernel, &err), MEM_OK);
+}
+
+/* Terms and codes made by mem_store_prepare are the writer's own: a namespace filled with
+ * prepared segments has the same int8 codes, scales and error bounds row for row, and
+ * answers text and hybrid queries with the same hits and the same scores, as one the
+ * writer filled itself; with the trigram field on. A prep of another dimension is not
+ * used. */
+static void test_prepared_equals_writer_made(void **state)
+{
+    (void)state;
+    mem_store_opts_t o = store_fixture_opts();
+    o.text_grams = true;
+    mem_store_t *st = store_fixture_open(&o);
+    big_batch_t *b = malloc(sizeof(*b));
+    assert_non_null(b);
+    const char *names[2] = {"made", "prep"};
+    for (int v = 0; v < 2; v++) {
+        fill_batch(b, names[v], 0);
+        for (int j = 0; j < BATCH; j++) {
+            b->segs[j].text = j % 9 == 8 ? NULL : TEXTS[j % N_TEXTS];
+            b->segs[j].text_len = b->segs[j].text ? strlen(b->segs[j].text) : 0;
+        }
+        mem_store_prep_t *prep = NULL;
+        if (v == 1) {
+            assert_int_equal(mem_store_prepare(st, b->segs, BATCH, DIM, &prep), MEM_OK);
+            assert_non_null(prep);
+            for (int j = 0; j < BATCH; j++)
+                assert_non_null(b->segs[j].prep);
+        }
+        assert_int_equal(store_fixture_run(st, &b->op), MEM_OK);
+        mem_store_prep_free(prep);
+    }
+    mem_store_ns_t *a = mem_store__reg_find(st, "made"), *p = mem_store__reg_find(st, "prep");
+    assert_non_null(a);
+    assert_non_null(p);
+    const mem_index_t *ia = mem_store__read_lock(a), *ip = mem_store__read_lock(p);
+    assert_int_equal(mem_index_rows(ia), BATCH);
+    assert_int_equal(mem_index_rows(ip), BATCH);
+    for (size_t r = 0; r < BATCH; r++) {
+        const mem_index_block_t *ba = ia->blocks[r / MEM_INDEX_BLOCK_ROWS];
+        const mem_index_block_t *bp = ip->blocks[r / MEM_INDEX_BLOCK_ROWS];
+        size_t k = r % MEM_INDEX_BLOCK_ROWS;
+        assert_memory_equal(ba->q8 + k * ia->stride, bp->q8 + k * ip->stride, DIM);
+        assert_true(ba->q8_scale[k] == bp->q8_scale[k] && ba->q8_err[k] == bp->q8_err[k]);
+    }
+    mem_store__read_unlock(p);
+    mem_store__read_unlock(a);
+    static const char *const QS[] = {"quick fox", "café résumé",    "error writer.c",
+                                     "日本語",    "dogs and foxes", "Église 10:30",
+                                     "qui"};
+    for (size_t q = 0; q < sizeof(QS) / sizeof(QS[0]); q++)
+        for (int m = 0; m < 2; m++) {
+            mem_scan_match_t match = m ? MEM_SCAN_MATCH_HYBRID : MEM_SCAN_MATCH_TEXT;
+            mem_store_result_t *ra, *rp;
+            size_t na, np;
+            text_query(st, "made", QS[q], match, b->v[3], &ra, &na);
+            text_query(st, "prep", QS[q], match, b->v[3], &rp, &np);
+            assert_int_equal(na, np);
+            for (size_t i = 0; i < na; i++) {
+                assert_string_equal(ra[i].id, rp[i].id);
+                assert_true(ra[i].hit.score == rp[i].hit.score);
+            }
+            if (m == 0 && q < 2) assert_true(na > 0); /* the queries do find something */
+            mem_store_results_free(ra, na);
+            mem_store_results_free(rp, np);
+        }
+    /* a prep of another dimension is ignored: the writer quantises itself */
+    fill_batch(b, "other", 0);
+    mem_store_prep_t *prep = NULL;
+    assert_int_equal(mem_store_prepare(st, b->segs, BATCH, DIM - 1, &prep), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &b->op), MEM_OK);
+    mem_store_prep_free(prep);
+    mem_store_ns_t *x = mem_store__reg_find(st, "other");
+    const mem_index_t *ix = mem_store__read_lock(x);
+    uint8_t codes[DIM];
+    float sc, er;
+    mem_vec_quantize_u8(b->v[5], DIM, codes, &sc, &er);
+    assert_memory_equal(ix->blocks[0]->q8 + 5 * ix->stride, codes, DIM);
+    assert_true(ix->blocks[0]->q8_scale[5] == sc && ix->blocks[0]->q8_err[5] == er);
+    mem_store__read_unlock(x);
+    mem_store_close(st);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +331,8 @@ int main(void)
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_kill_during_checkpoints_loses_no_ack,
                                         store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_prepared_equals_writer_made, store_fixture_setup,
+                                        store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
