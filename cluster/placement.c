@@ -32,8 +32,29 @@ uint64_t mem_cluster_place_weight(const char *ns, const char *node)
     return h;
 }
 
-size_t mem_cluster_place(const char *ns, const char *const *nodes, size_t n_nodes, size_t r,
-                         size_t *out)
+/* Whether node a (weight wa) ranks before node b (weight wb): fewer namespaces first when
+ * loads is given, then higher weight, then lower id. */
+typedef bool place_before_fn(const char *const *nodes, const size_t *loads, size_t a, uint64_t wa,
+                             size_t b, uint64_t wb);
+
+static bool before_by_weight(const char *const *nodes, const size_t *loads, size_t a, uint64_t wa,
+                             size_t b, uint64_t wb)
+{
+    (void)loads;
+    return wa > wb || (wa == wb && strcmp(nodes[a], nodes[b]) < 0);
+}
+
+static bool before_by_load(const char *const *nodes, const size_t *loads, size_t a, uint64_t wa,
+                           size_t b, uint64_t wb)
+{
+    return loads[a] < loads[b] ||
+           (loads[a] == loads[b] && before_by_weight(nodes, loads, a, wa, b, wb));
+}
+
+/* The first min(r, distinct nodes) nodes in before's order, by insertion into a top-r list:
+ * n_nodes is small (a cluster's node list), so no heap. */
+static size_t place_top(const char *ns, const char *const *nodes, const size_t *loads,
+                        size_t n_nodes, size_t r, place_before_fn *before, size_t *out)
 {
     size_t n = 0;
     uint64_t w[MEM_CLUSTER_PLACE_MAX];
@@ -44,10 +65,8 @@ size_t mem_cluster_place(const char *ns, const char *const *nodes, size_t n_node
             dup = strcmp(nodes[k], nodes[i]) == 0;
         if (dup) continue;
         uint64_t wi = mem_cluster_place_weight(ns, nodes[i]);
-        /* insertion into the top r, by weight descending, ties by name */
         size_t at = n;
-        while (at > 0 &&
-               (w[at - 1] < wi || (w[at - 1] == wi && strcmp(nodes[out[at - 1]], nodes[i]) > 0)))
+        while (at > 0 && before(nodes, loads, i, wi, out[at - 1], w[at - 1]))
             at--;
         if (at >= r) continue;
         size_t last = n < r ? n : r - 1;
@@ -62,36 +81,14 @@ size_t mem_cluster_place(const char *ns, const char *const *nodes, size_t n_node
     return n;
 }
 
+size_t mem_cluster_place(const char *ns, const char *const *nodes, size_t n_nodes, size_t r,
+                         size_t *out)
+{
+    return place_top(ns, nodes, NULL, n_nodes, r, before_by_weight, out);
+}
+
 size_t mem_cluster_place_least(const char *ns, const char *const *nodes, const size_t *loads,
                                size_t n_nodes, size_t r, size_t *out)
 {
-    size_t n = 0;
-    uint64_t w[MEM_CLUSTER_PLACE_MAX];
-    if (r > MEM_CLUSTER_PLACE_MAX) r = MEM_CLUSTER_PLACE_MAX;
-    for (size_t i = 0; i < n_nodes; i++) {
-        bool dup = false;
-        for (size_t k = 0; k < i && !dup; k++)
-            dup = strcmp(nodes[k], nodes[i]) == 0;
-        if (dup) continue;
-        uint64_t wi = mem_cluster_place_weight(ns, nodes[i]);
-        size_t at = n;
-        while (at > 0) { /* before the previous one when it is worse: more load, or less weight */
-            size_t p = out[at - 1];
-            bool better = loads[i] < loads[p] ||
-                          (loads[i] == loads[p] &&
-                           (wi > w[at - 1] || (wi == w[at - 1] && strcmp(nodes[i], nodes[p]) < 0)));
-            if (!better) break;
-            at--;
-        }
-        if (at >= r) continue;
-        size_t last = n < r ? n : r - 1;
-        for (size_t k = last; k > at; k--) {
-            w[k] = w[k - 1];
-            out[k] = out[k - 1];
-        }
-        w[at] = wi;
-        out[at] = i;
-        if (n < r) n++;
-    }
-    return n;
+    return place_top(ns, nodes, loads, n_nodes, r, before_by_load, out);
 }

@@ -165,6 +165,17 @@ static int duration(const char *val, double bare_unit_s, int positive, double *o
     return 0;
 }
 
+static int size_value(const char *val, int nonzero, size_t *out, char *why, size_t n)
+{
+    mem_err_t e = {0};
+    size_t v;
+    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
+        return why_set(why, n, val, "is not a size: %s", e.msg);
+    if (nonzero && v == 0) return why_set(why, n, val, "must be a size greater than 0");
+    *out = v;
+    return 0;
+}
+
 static int bool_word(const char *val, bool *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"};
@@ -183,6 +194,33 @@ static int bool_word(const char *val, bool *out)
 }
 
 /* ---- setters -------------------------------------------------------------------------- */
+
+/* The setters that only parse one value into one field, by kind: an integer in [lo, hi], a
+ * number in [lo, hi], a duration (a bare number counts in bare_unit_s seconds; positive: 0
+ * is refused), a size (nonzero: 0 is refused). */
+#define SET_UINT(name, field, lo, hi, type)                                                        \
+    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
+    {                                                                                              \
+        unsigned long long v;                                                                      \
+        if (range_uint(val, lo, hi, &v, why, n) != 0) return -1;                                   \
+        cfg->field = (type)v;                                                                      \
+        return 0;                                                                                  \
+    }
+#define SET_DOUBLE(name, field, lo, hi)                                                            \
+    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
+    {                                                                                              \
+        return range_double(val, lo, hi, &cfg->field, why, n);                                     \
+    }
+#define SET_DURATION(name, field, bare_unit_s, positive)                                           \
+    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
+    {                                                                                              \
+        return duration(val, bare_unit_s, positive, &cfg->field, why, n);                          \
+    }
+#define SET_SIZE(name, field, nonzero)                                                             \
+    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
+    {                                                                                              \
+        return size_value(val, nonzero, &cfg->field, why, n);                                      \
+    }
 
 static int set_listen(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
@@ -242,21 +280,9 @@ static int set_config(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return set_path(cfg->config_path, sizeof(cfg->config_path), val, why, n);
 }
 
-static int set_half_life(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 86400.0, 0, &cfg->decay.half_life_s, why, n);
-}
-
-static int set_decay_offset(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 0, &cfg->decay.offset_s, why, n);
-}
-
-static int set_recency_bias(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, 0.0, 1.0, &cfg->decay.recency_bias, why, n);
-}
-
+SET_DURATION(set_half_life, decay.half_life_s, 86400.0, 0)
+SET_DURATION(set_decay_offset, decay.offset_s, 1.0, 0)
+SET_DOUBLE(set_recency_bias, decay.recency_bias, 0.0, 1.0)
 static int set_decay(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     static const char *const kinds =
@@ -279,24 +305,9 @@ static int set_decay(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
-static int set_embed_dim(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, MEM_EMBED_DIM_MAX, &v, why, n) != 0) return -1;
-    cfg->embed_dim = (size_t)v;
-    return 0;
-}
-
-static int set_coherence_threshold(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, -1.0, 1.0, &cfg->coherence_threshold, why, n);
-}
-
-static int set_coherence_weight(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, 0.0, 1.0, &cfg->coherence_weight, why, n);
-}
-
+SET_UINT(set_embed_dim, embed_dim, 1, MEM_EMBED_DIM_MAX, size_t)
+SET_DOUBLE(set_coherence_threshold, coherence_threshold, -1.0, 1.0)
+SET_DOUBLE(set_coherence_weight, coherence_weight, 0.0, 1.0)
 static int set_match(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     static const char *const names[] = {"auto", "vector", "text", "hybrid"};
@@ -318,21 +329,9 @@ static int set_text_weight(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return range_double(val, 0.0, 1.0, &cfg->text_weight, why, n);
 }
 
-static int set_bm25_k1(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, 0.0, 10.0, &cfg->lex.k1, why, n);
-}
-
-static int set_bm25_b(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, 0.0, 1.0, &cfg->lex.b, why, n);
-}
-
-static int set_text_grams(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return range_double(val, 0.0, 1.0, &cfg->lex.gram_weight, why, n);
-}
-
+SET_DOUBLE(set_bm25_k1, lex.k1, 0.0, 10.0)
+SET_DOUBLE(set_bm25_b, lex.b, 0.0, 1.0)
+SET_DOUBLE(set_text_grams, lex.gram_weight, 0.0, 1.0)
 /* A key ends up in an HTTP header (compared, or sent): printable ASCII without spaces,
  * shorter than cap. what names it in messages ("the API key"). */
 static int check_key(const char *key, size_t len, size_t cap, const char *what, char *why, size_t n)
@@ -392,36 +391,8 @@ static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t
     return 0;
 }
 
-static int set_max_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    mem_err_t e = {0};
-    size_t v;
-    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
-        return why_set(why, n, val, "is not a size: %s", e.msg);
-    if (v == 0) return why_set(why, n, val, "must be a size greater than 0");
-    cfg->max_body = v;
-    return 0;
-}
-
-static int set_max_import_body(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    mem_err_t e = {0};
-    size_t v;
-    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
-        return why_set(why, n, val, "is not a size: %s", e.msg);
-    if (v == 0) return why_set(why, n, val, "must be a size greater than 0");
-    cfg->max_import_body = v;
-    return 0;
-}
-
-#define SET_UINT(name, field, lo, hi, type)                                                        \
-    static int name(mem_cfg_t *cfg, const char *val, char *why, size_t n)                          \
-    {                                                                                              \
-        unsigned long long v;                                                                      \
-        if (range_uint(val, lo, hi, &v, why, n) != 0) return -1;                                   \
-        cfg->field = (type)v;                                                                      \
-        return 0;                                                                                  \
-    }
+SET_SIZE(set_max_body, max_body, 1)
+SET_SIZE(set_max_import_body, max_import_body, 1)
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
@@ -429,23 +400,10 @@ SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
 SET_UINT(set_scan_helpers, scan_helpers, 0, 64, size_t)
 SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
-#undef SET_UINT
 
-static int set_max_future_skew(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 0, &cfg->max_future_skew_s, why, n);
-}
-
-static int set_idle_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 1, &cfg->idle_timeout_s, why, n);
-}
-
-static int set_request_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 1, &cfg->request_timeout_s, why, n);
-}
-
+SET_DURATION(set_max_future_skew, max_future_skew_s, 1.0, 0)
+SET_DURATION(set_idle_timeout, idle_timeout_s, 1.0, 1)
+SET_DURATION(set_request_timeout, request_timeout_s, 1.0, 1)
 static int set_graph_wait(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     double v;
@@ -580,14 +538,7 @@ static int set_embedder_timeout(mem_cfg_t *cfg, const char *val, char *why, size
     return 0;
 }
 
-static int set_embedder_batch(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, MEM_CFG_EMBEDDER_BATCH_MAX, &v, why, n) != 0) return -1;
-    cfg->embedder_batch = (size_t)v;
-    return 0;
-}
-
+SET_UINT(set_embedder_batch, embedder_batch, 1, MEM_CFG_EMBEDDER_BATCH_MAX, size_t)
 /* ---- the edge (SPEC 9) ---- */
 
 static void trim(const char **s, size_t *len);
@@ -689,22 +640,8 @@ static int set_node_id(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
-static int set_streams(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, 256, &v, why, n) != 0) return -1;
-    cfg->streams = (size_t)v;
-    return 0;
-}
-
-static int set_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, 5, &v, why, n) != 0) return -1;
-    cfg->replicas = (int)v;
-    return 0;
-}
-
+SET_UINT(set_streams, streams, 1, 256, size_t)
+SET_UINT(set_replicas, replicas, 1, 5, int)
 static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     if (strlen(val) >= sizeof(cfg->advertise)) return why_set(why, n, NULL, "is too long");
@@ -715,60 +652,14 @@ static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
-static int set_ns_replicas(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, 7, &v, why, n) != 0) return -1;
-    cfg->ns_replicas = (size_t)v;
-    return 0;
-}
-
-static int set_max_lag(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, 1ull << 40, &v, why, n) != 0) return -1;
-    cfg->max_lag = (size_t)v;
-    return 0;
-}
-
-static int set_max_moves(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    unsigned long long v;
-    if (range_uint(val, 1, 64, &v, why, n) != 0) return -1;
-    cfg->max_moves = (size_t)v;
-    return 0;
-}
-
-static int set_cluster_write_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 1, &cfg->cluster_write_timeout_s, why, n);
-}
-
-static int set_forward_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 1, &cfg->forward_timeout_s, why, n);
-}
-
-static int set_node_dead_after(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 1, &cfg->node_dead_after_s, why, n);
-}
-
-static int set_trim_interval(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    return duration(val, 1.0, 0, &cfg->trim_interval_s, why, n);
-}
-
-static int set_trim_bytes(mem_cfg_t *cfg, const char *val, char *why, size_t n)
-{
-    mem_err_t e = {0};
-    size_t v;
-    if (mem_time_parse_size_z(val, NULL, &v, &e) != MEM_OK)
-        return why_set(why, n, val, "is not a size: %s", e.msg);
-    cfg->trim_bytes = v;
-    return 0;
-}
-
+SET_UINT(set_ns_replicas, ns_replicas, 1, 7, size_t)
+SET_UINT(set_max_lag, max_lag, 1, 1ull << 40, size_t)
+SET_UINT(set_max_moves, max_moves, 1, 64, size_t)
+SET_DURATION(set_cluster_write_timeout, cluster_write_timeout_s, 1.0, 1)
+SET_DURATION(set_forward_timeout, forward_timeout_s, 1.0, 1)
+SET_DURATION(set_node_dead_after, node_dead_after_s, 1.0, 1)
+SET_DURATION(set_trim_interval, trim_interval_s, 1.0, 0)
+SET_SIZE(set_trim_bytes, trim_bytes, 0)
 static int set_rebalance(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     if (bool_word(val, &cfg->rebalance) != 0)
@@ -777,6 +668,11 @@ static int set_rebalance(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 }
 
 /* ---- the table ---------------------------------------------------------------------------- */
+
+#undef SET_UINT
+#undef SET_DOUBLE
+#undef SET_DURATION
+#undef SET_SIZE
 
 static const opt_t opts[] = {
     {"config", "MNEMOD_CONFIG", "FILE", "none", "read `key = value` settings from FILE", set_config,

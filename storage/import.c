@@ -11,7 +11,8 @@
  *    name one or some are embedded here) being the namespace's. The first problem names its line;
  * nothing has changed yet.
  * 2. apply them in batches of MEM_STORE__IMPORT_BATCH through the insert path (the same
- *    rows, graph and supersedes as inserts), then archive the lines exported archived.
+ *    rows and supersedes as inserts, and, as for inserts, the coherence graph links them
+ *    afterwards in the background: linker.c), then archive the lines exported archived.
  * Step 1 makes every later check pass, so a failure in step 2 can only be a storage
  * failure; it is reported as one, which rolls the whole group back and reloads the touched
  * namespaces from SQLite: no half import stays in memory or on disk.

@@ -3,7 +3,8 @@
  *
  * DESIGN. SQLite (WAL) holds every segment; each namespace also lives in memory as a
  * core/ index (vectors in time order, degrees, flags, access statistics) guarded by a
- * read-write lock: scans hold it shared, the writer exclusively and briefly.
+ * read-write lock: scans hold it shared; the writer (rows, flags) and the coherence graph's
+ * linker thread (degrees, linker.c) hold it exclusively and briefly.
  * All writes are records (mem_store_op_t) executed by one writer thread: it takes every
  * queued op, validates each against the in-memory state, writes it inside one
  * transaction (group commit), applies it to memory, commits, then publishes the new rows
@@ -16,10 +17,12 @@
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
  * never call them from the event-loop thread).
  *
- * Visibility: new rows reach scans and stats only after COMMIT; stats (counts, edges) are
- * those of the last commit. Flag and degree changes of a running group (supersede, delete,
- * archive) reach scans as the op runs, a few milliseconds before its COMMIT; if the group
- * then fails, the namespace is reloaded from SQLite. Access statistics are counted in memory
+ * Visibility: new rows reach scans and stats only after COMMIT; the stats' counts are those
+ * of the last commit, their graph figures (edges, max degree) and the rows' degrees those of
+ * the graph as far as the linker has caught up, in the background (the calls that need the
+ * graph wait for it: see opts.graph_wait_ms). Flag changes of a running group (supersede,
+ * delete, archive) reach scans as the op runs, a few milliseconds before its COMMIT; if the
+ * group then fails, the namespace is reloaded from SQLite. Access statistics are counted in memory
  * at once and reach SQLite within about a second (a crash may lose the last second of them).
  */
 #ifndef MEM_STORAGE_STORE_H

@@ -87,10 +87,9 @@ typedef struct mem_store_ns {
     int64_t last_seq;   /* writer thread only */
     int64_t last_ts_ms; /* writer thread only; INT64_MIN when nothing was ever stored */
     bool dropped;       /* writer thread only */
-    char embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* writer thread only; "" = none recorded */
-    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1];
-    /* committed value, guarded by lock */ /* committed counts for stats, guarded by lock; set
-                                              at load and at each publish */
+    char embedder[MEM_STORE_EMBEDDER_MAX + 1];     /* writer thread only; "" = none recorded */
+    char pub_embedder[MEM_STORE_EMBEDDER_MAX + 1]; /* committed value, guarded by lock */
+    /* committed counts for stats, guarded by lock; set at load and at each publish */
     size_t pub_active, pub_superseded, pub_archived;
     uint64_t pub_edges;      /* set by the linker, under lock */
     uint32_t pub_max_degree; /* set by the linker, under lock */

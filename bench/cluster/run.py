@@ -18,15 +18,10 @@ namespace, then:
   acknowledged write.
 Env: BENCH_CLUSTER_DIM (64), BENCH_CLUSTER_MOVE_N (100000), BENCH_CLUSTER_SECONDS (10),
 BENCH_CLUSTER_WRITERS (12). Measures only; never fails the build."""
-import http.client
-import json
 import os
-import platform
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,7 +29,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cluster"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib  # noqa: E402
 import natscluster  # noqa: E402
+from benchlib import Conn, pct  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/release/mnemod")
 OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/cluster.json"
@@ -49,136 +47,42 @@ BATCH = 100
 LOCAL = {"X-Mnemod-Forwarded": "bench"}
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class Conn:
-    """One keep-alive connection to a node (a client's)."""
-
-    def __init__(self, port):
-        self.port = port
-        self.c = None
-
-    def call(self, method, path, body=None, headers=None, timeout=60):
-        data = body if isinstance(body, bytes) else (
-            json.dumps(body).encode() if body is not None else None)
-        h = {"Content-Type": "application/json"} if data is not None else {}
-        h.update(headers or {})
-        for attempt in range(2):
-            try:
-                if self.c is None:
-                    self.c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-                self.c.request(method, path, body=data, headers=h)
-                r = self.c.getresponse()
-                payload = r.read()
-                return r.status, json.loads(payload) if payload else None
-            except (OSError, http.client.HTTPException):
-                self.c = None
-                if attempt:
-                    return None, None
-        return None, None
-
-
-class Node:
-    def __init__(self, name, nats_url, tmp, env=None):
-        self.name, self.port = name, free_port()
-        self.dir = os.path.join(tmp, name)
-        os.makedirs(self.dir)
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOD_", "MEMU_"))}
-        e.update({"MNEMOD_NATS_URL": nats_url, "MNEMOD_NODE_ID": name,
-                  "MNEMOD_REPLICAS": "3", "MNEMOD_NAMESPACE_REPLICAS": "2",
-                  "MNEMOD_LOG_LEVEL": "warn", "MNEMOD_LOG_TRIM_INTERVAL": "0",
-                  "MNEMOD_LOG_TRIM_SIZE": "256MiB"})
-        e.update(env or {})
-        self.log = open(os.path.join(self.dir, "log"), "ab")
-        self.proc = subprocess.Popen([BIN, "--listen", "127.0.0.1:%d" % self.port, "--data",
-                                      os.path.join(self.dir, "m.db")], env=e,
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        self.conn = Conn(self.port)
-
-    def wait(self, timeout=90):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            st, _ = Conn(self.port).call("GET", "/healthz", timeout=2)
-            if st == 200:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("node %s did not start" % self.name)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+def node(name, nats_url, tmp, env=None):
+    """A cluster node, its settings the bench's own (none from the caller's environment)."""
+    e = {"MNEMOD_NATS_URL": nats_url, "MNEMOD_NODE_ID": name, "MNEMOD_REPLICAS": "3",
+         "MNEMOD_NAMESPACE_REPLICAS": "2", "MNEMOD_LOG_LEVEL": "warn",
+         "MNEMOD_LOG_TRIM_INTERVAL": "0", "MNEMOD_LOG_TRIM_SIZE": "256MiB"}
+    e.update(env or {})
+    return benchlib.Server(BIN, os.path.join(tmp, name), env=e, clean_env=True, name=name)
 
 
 def vec(rng):
     return [round(rng.uniform(-1, 1), 4) for _ in range(DIM)]
 
 
-# The load generator must cost far less than the server: vectors are drawn once, and a
-# batch body is assembled from their JSON text (ids and timestamps differ per segment).
+# The load generator must cost far less than the server (see benchlib.VectorPool).
 _POOL = None
 
 
-def pool():
+def batch_body(prefix, k0, n, base_ms=None):
     global _POOL
     if _POOL is None:
-        prng = random.Random(42)
-        _POOL = [json.dumps(vec(prng)) for _ in range(1009)]
-    return _POOL
+        _POOL = benchlib.VectorPool(DIM)
+    return _POOL.batch_body(prefix, k0, n, base_ms)
 
 
-def batch_body(prefix, k0, n, base_ms=None):
-    p = pool()
-    if base_ms is None:
-        items = ['{"id":"%s%d","embedding":%s}' % (prefix, k0 + j, p[(k0 + j) % len(p)])
-                 for j in range(n)]
-    else:
-        items = ['{"id":"%s%d","embedding":%s,"timestamp":%.3f}'
-                 % (prefix, k0 + j, p[(k0 + j) % len(p)], (base_ms + k0 + j) / 1000.0)
-                 for j in range(n)]
-    return ('{"segments":[' + ",".join(items) + "]}").encode()
-
-
-def status(node):
-    return node.conn.call("GET", "/v1/cluster")[1]
+def status(n):
+    return n.conn.call("GET", "/v1/cluster")[1]
 
 
 def wait_settled(nodes, timeout=300):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ok = True
-        lasts, applied = {}, []
-        for n in nodes:
-            b = status(n)
-            if not b:
-                ok = False
-                break
-            for s in b["streams"]:
-                lasts[s["name"]] = max(lasts.get(s["name"], 0), s["last_seq"])
-            applied.append({s["name"]: s["applied_seq"] for s in b["streams"]})
-            if any(x.get("join") or (n.name in x["nodes"] and x["state"] != "live")
-                   for x in b["namespaces"]):
-                ok = False
-        if ok and all(a.get(k, 0) >= v for a in applied for k, v in lasts.items()):
-            return True
-        time.sleep(0.5)
-    return False
+    return benchlib.cluster_settled(nodes, timeout)
 
 
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else None
+# Per namespace, the timestamp (ms) its next segment may have: a client stamps segment k
+# base + k, which runs ahead of the clock when a client writes more than a segment a
+# millisecond, and a namespace's timestamps must never go back (409) in the next run.
+_NEXT_MS = {}
 
 
 def throughput(targets, names, seconds, seed):
@@ -190,7 +94,7 @@ def throughput(targets, names, seconds, seed):
     def client(i):
         conn = Conn(targets[i % len(targets)].port)
         k = 0
-        base = int(time.time() * 1000)
+        base = max(int(time.time() * 1000), _NEXT_MS.get(names[i], 0))
         while time.monotonic() < stop:
             body = batch_body("t%d-%d-" % (seed, i), k, BATCH, base)
             t0 = time.monotonic()
@@ -203,6 +107,7 @@ def throughput(targets, names, seconds, seed):
             else:
                 errors[i] += 1
                 time.sleep(0.05)
+        _NEXT_MS[names[i]] = base + k
 
     t0 = time.monotonic()
     ts = [threading.Thread(target=client, args=(i,)) for i in range(len(names))]
@@ -225,13 +130,12 @@ def main():
     nats = natscluster.NatsCluster(3)
     nodes = []
     res = {"nodes": NODES, "namespace_replicas": 2, "stream_replicas": 3, "dim": DIM,
-           "machine": {"cpu": platform.processor() or platform.machine(),
-                       "cores": os.cpu_count(), "kernel": platform.release()}}
+           "machine": benchlib.machine()}
     rng = random.Random(1)
     try:
         nats.start_all()
         for i in range(NODES):
-            nodes.append(Node("n%d" % (i + 1), nats.url(i % 3), tmp))
+            nodes.append(node("n%d" % (i + 1), nats.url(i % 3), tmp))
         for n in nodes:
             n.wait()
         time.sleep(2)  # every node has seen every heartbeat: placement spreads over all six
@@ -393,7 +297,7 @@ def main():
         nodes = []
 
         # ---- the single-machine reference: one mnemod alone ----
-        solo = Node("solo", nats.url(0), tmp, env={"MNEMOD_NAMESPACE_REPLICAS": "1"})
+        solo = node("solo", nats.url(0), tmp, env={"MNEMOD_NAMESPACE_REPLICAS": "1"})
         nodes = [solo]
         solo.wait()
         for ns in wnames:
@@ -409,10 +313,7 @@ def main():
             n.stop()
         nats.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(os.path.dirname(OUT) or ".", exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
+    benchlib.write_results(OUT, res)
     print("results in %s" % OUT)
     return 0
 

@@ -19,10 +19,8 @@ Env: BENCH_SCALE_SECONDS (8), BENCH_SCALE_WRITERS (6), BENCH_SCALE_READERS (6),
 BENCH_SCALE_DIM (64)."""
 import json
 import os
-import platform
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -30,9 +28,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cluster"))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib  # noqa: E402
 import natscluster  # noqa: E402
-from run import Conn, free_port, pct  # noqa: E402
+from benchlib import Conn, pct  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/release/mnemod")
 OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/cluster_scale.json"
@@ -49,76 +48,30 @@ _POOL = []
 
 def pool():
     if not _POOL:
-        prng = random.Random(42)
-        _POOL.extend(json.dumps([round(prng.uniform(-1, 1), 4) for _ in range(DIM)])
-                     for _ in range(1009))
-    return _POOL
+        _POOL.append(benchlib.VectorPool(DIM))
+    return _POOL[0]
 
 
 def batch_body(prefix, k0, n):
-    p = pool()
-    items = ['{"id":"%s%d","embedding":%s}' % (prefix, k0 + j, p[(k0 + j) % len(p)])
-             for j in range(n)]
-    return ('{"segments":[' + ",".join(items) + "]}").encode()
+    return pool().batch_body(prefix, k0, n)
 
 
-class Node:
-    def __init__(self, name, tmp, nats_url=None, replicas=2):
-        self.name, self.port = name, free_port()
-        self.dir = os.path.join(tmp, name)
-        os.makedirs(self.dir)
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMOD_", "MEMU_"))}
-        e["MNEMOD_LOG_LEVEL"] = "warn"
-        if nats_url:
-            e.update({"MNEMOD_NATS_URL": nats_url, "MNEMOD_NODE_ID": name,
-                      "MNEMOD_REPLICAS": "3", "MNEMOD_NAMESPACE_REPLICAS": str(replicas),
-                      "MNEMOD_LOG_TRIM_INTERVAL": "0", "MNEMOD_LOG_TRIM_SIZE": "256MiB"})
-        self.log = open(os.path.join(self.dir, "log"), "ab")
-        self.proc = subprocess.Popen([BIN, "--listen", "127.0.0.1:%d" % self.port, "--data",
-                                      os.path.join(self.dir, "m.db")], env=e,
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        self.conn = Conn(self.port)
-
-    def wait(self, timeout=90):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if Conn(self.port).call("GET", "/healthz", timeout=2)[0] == 200:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("node %s did not start" % self.name)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+def node(name, tmp, nats_url=None, replicas=2):
+    """A single server (nats_url None) or a cluster node, its settings the bench's own."""
+    e = {"MNEMOD_LOG_LEVEL": "warn"}
+    if nats_url:
+        e.update({"MNEMOD_NATS_URL": nats_url, "MNEMOD_NODE_ID": name,
+                  "MNEMOD_REPLICAS": "3", "MNEMOD_NAMESPACE_REPLICAS": str(replicas),
+                  "MNEMOD_LOG_TRIM_INTERVAL": "0", "MNEMOD_LOG_TRIM_SIZE": "256MiB"})
+    return benchlib.Server(BIN, os.path.join(tmp, name), env=e, clean_env=True, name=name)
 
 
 def settled(nodes, timeout=120):
     """Every node has read every stream to its end and holds its namespaces live."""
     if len(nodes) == 1 and nodes[0].name == "single":
         return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        lasts, applied, ok = {}, [], True
-        for n in nodes:
-            b = n.conn.call("GET", "/v1/cluster")[1]
-            if not b:
-                ok = False
-                break
-            for s in b["streams"]:
-                lasts[s["name"]] = max(lasts.get(s["name"], 0), s["last_seq"])
-            applied.append({s["name"]: s["applied_seq"] for s in b["streams"]})
-            ok = ok and not any(x.get("join") or (n.name in x["nodes"] and x["state"] != "live")
-                                for x in b["namespaces"])
-        if ok and all(a.get(k, 0) >= v for a in applied for k, v in lasts.items()):
-            return
-        time.sleep(0.3)
-    raise RuntimeError("the cluster did not settle")
+    if not benchlib.cluster_settled(nodes, timeout, interval=0.3):
+        raise RuntimeError("the cluster did not settle")
 
 
 def graphs_done(nodes, timeout=120):
@@ -194,7 +147,7 @@ def measure(nodes, tag):
         settled(nodes)
         graphs_done(nodes)
         qrng = [random.Random(100 + i) for i in range(READERS)]
-        queries = [json.dumps({"embedding": json.loads(pool()[j]), "k": 10}).encode()
+        queries = [json.dumps({"embedding": json.loads(pool().json[j]), "k": 10}).encode()
                    for j in range(64)]
 
         def read(conn, i, k):
@@ -213,13 +166,11 @@ def main():
     res = {"seconds": SECONDS, "writers": WRITERS, "batch": BATCH, "readers": READERS,
            "read_namespaces": READ_NS, "read_segments_each": READ_N, "dim": DIM,
            "stream_replicas": 3, "nats_servers": 3,
-           "machine": {"cpu": platform.processor() or platform.machine(),
-                       "cores": os.cpu_count(), "kernel": platform.release(),
-                       "load_avg_at_start": os.getloadavg()}}
+           "machine": benchlib.machine(load_avg_at_start=os.getloadavg())}
     tmp = tempfile.mkdtemp(prefix="mnemod-bench-scale-")
     nodes, nats = [], None
     try:
-        nodes = [Node("single", tmp)]
+        nodes = [node("single", tmp)]
         nodes[0].wait()
         single = measure(nodes, "s")
         nodes[0].stop()
@@ -230,7 +181,7 @@ def main():
         for n in (1, 2, 3):
             nats = natscluster.NatsCluster(3)
             nats.start_all()
-            nodes = [Node("n%d-%d" % (n, i + 1), tmp, nats.url(i % 3), replicas=min(2, n))
+            nodes = [node("n%d-%d" % (n, i + 1), tmp, nats.url(i % 3), replicas=min(2, n))
                      for i in range(n)]
             for x in nodes:
                 x.wait()
@@ -259,10 +210,7 @@ def main():
             nats.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
     res["machine"]["load_avg_at_end"] = os.getloadavg()
-    os.makedirs(os.path.dirname(OUT) or ".", exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
-        f.write("\n")
+    benchlib.write_results(OUT, res)
     print("results in %s" % OUT)
     return 0
 

@@ -21,23 +21,17 @@ import json
 import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+from benchlib import cpu_s  # noqa: E402
+
 N = int(os.environ.get("BENCH_IMPORT_N", "20000"))
 DIM = 384
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def vm_hwm_kib(pid):
@@ -61,13 +55,6 @@ def lines(n, rng):
         meta = json.dumps({"user": "u%d" % (i % 50), "n": i}, separators=(",", ":"))
         yield ('{"id":"b%d","timestamp":%d,"embedding":%s,"text":"segment %d","metadata":%s}\n'
                % (i, t0 + i, vecs[rng.randrange(len(vecs))], i, meta)).encode()
-
-
-def cpu_s(pid):
-    """utime + stime of the process, in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class LogWatch(threading.Thread):
@@ -100,20 +87,10 @@ def metric(port, name):
 def main():
     binary, out = sys.argv[1], sys.argv[2]
     d = tempfile.mkdtemp(prefix="mnemod-bench-import-")
-    port = free_port()
-    log = open(os.path.join(d, "log"), "wb")
-    proc = subprocess.Popen([binary, "--listen", "127.0.0.1:%d" % port, "--data",
-                             os.path.join(d, "m.db"), "--sync", "normal"],
-                            stdout=log, stderr=log)
+    srv = benchlib.Server(binary, d, ["--sync", "normal"])
+    proc, port = srv.proc, srv.port
     try:
-        for _ in range(200):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                c.request("GET", "/healthz")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                time.sleep(0.05)
+        srv.wait(timeout=20)
         rss0 = vm_hwm_kib(proc.pid)
         rng = random.Random(42)
         sent = [0]
@@ -185,16 +162,9 @@ def main():
                "graph_rows_per_s_after": round(g_rows / g_s) if g_s else 0,
                "rss_kib_start": rss0, "rss_kib_after_import": rss1, "rss_kib_after_export": rss2}
         print(json.dumps(res, indent=1))
-        with open(out, "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
+        benchlib.write_results(out, res, indent=1)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        srv.stop()
         shutil.rmtree(d, ignore_errors=True)
 
 

@@ -17,123 +17,23 @@ Reported: the medians over rounds and the ratios the targets are about,
 took_ms / in-process and round trip - in-process. Writes bench/results/latency.json.
 """
 import base64
-import http.client
 import json
 import os
 import shutil
-import socket
-import struct
-import subprocess
 import sys
 import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib  # noqa: E402
+from benchlib import median  # noqa: E402
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build/release"
 OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/latency.json"
 ROUNDS = int(os.environ.get("LATENCY_ROUNDS", "5"))
 SECS = int(os.environ.get("LATENCY_SECONDS", "3"))
 SCALE_N = int(os.environ.get("LATENCY_SCALE_N", "100000"))
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else None
-
-
-class Inproc:
-    """bench/latency_inproc: builds the index, dumps the corpus, answers commands."""
-
-    def __init__(self, args, tmp):
-        self.dir = tempfile.mkdtemp(dir=tmp)
-        self.p = subprocess.Popen([os.path.join(BUILD, "bench", "latency_inproc")] + args +
-                                  [self.dir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True)
-        if self.p.stdout.readline().strip() != "ready":
-            raise RuntimeError("latency_inproc did not start")
-        self.params = json.load(open(os.path.join(self.dir, "params.json")))
-
-    def cmd(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        return self.p.stdout.readline().strip()
-
-    def run(self, reps):
-        return json.loads(self.cmd("run %d" % reps))
-
-    def ids(self, q):
-        return self.cmd("ids %d" % q).split()
-
-    def close(self):
-        try:
-            self.cmd("quit")
-        except (BrokenPipeError, OSError):
-            pass
-        self.p.wait(timeout=30)
-
-    def rows(self):
-        n, dim = self.params["n"], self.params["dim"]
-        raw = open(os.path.join(self.dir, "corpus.f32"), "rb").read()
-        ts = [int(x) for x in open(os.path.join(self.dir, "ts.txt"))]
-        for i in range(n):
-            yield i, raw[i * dim * 4:(i + 1) * dim * 4], ts[i]
-
-    def queries(self):
-        nq, dim = self.params["queries"], self.params["dim"]
-        raw = open(os.path.join(self.dir, "queries.f32"), "rb").read()
-        return [list(struct.unpack("<%df" % dim, raw[q * dim * 4:(q + 1) * dim * 4]))
-                for q in range(nq)]
-
-
-class Server:
-    def __init__(self, tmp):
-        self.port = free_port()
-        self.log = open(os.path.join(tmp, "server.log"), "w")
-        self.p = subprocess.Popen([os.path.join(BUILD, "mnemod"), "--listen",
-                                   "127.0.0.1:%d" % self.port, "--data",
-                                   os.path.join(tmp, "bench.db"), "--log-level", "warn"],
-                                  stdout=self.log, stderr=self.log)
-        self.conn = None
-        for _ in range(400):
-            try:
-                if self.call("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                self.conn = None
-            time.sleep(0.05)
-        raise RuntimeError("mnemod did not come up")
-
-    def call(self, method, path, body=None):
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=600)
-        self.conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
-        r = self.conn.getresponse()
-        return r.status, r.read()
-
-    def reconnect(self):
-        if self.conn:
-            self.conn.close()
-        self.conn = None
-
-    def stop(self):
-        if self.conn:
-            self.conn.close()
-        self.p.terminate()
-        try:
-            return self.p.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            return "killed"
-        finally:
-            self.log.close()
 
 
 def load(srv, ns, inp):
@@ -189,24 +89,17 @@ def took_p50(srv, ns, bs):
 
 
 def wrk_p50(port, ns, files):
-    env = dict(os.environ, MNEMOD_BODIES=",".join(files),
-               MNEMOD_PATHS="/v1/namespaces/%s/retrieve" % ns, MNEMOD_WEIGHTS="1")
-    cmd = ["wrk", "-t", "1", "-c", "1", "-d", "%ds" % SECS, "--latency", "-s",
-           os.path.join(HERE, "post.lua"), "http://127.0.0.1:%d" % port]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=SECS + 60).stdout
-    for line in out.splitlines():
-        if line.startswith("WRKJSON "):
-            r = json.loads(line[8:])
-            if r["errors"]:
-                raise RuntimeError("wrk: %d errors" % r["errors"])
-            return r["p50_us"], r["rps"]
-    raise RuntimeError("wrk printed no result:\n" + out)
+    r = benchlib.wrk(port, 1, SECS, files, ["/v1/namespaces/%s/retrieve" % ns], threads=1,
+                     extra=["--latency"])
+    if r["errors"]:
+        raise RuntimeError("wrk: %d errors" % r["errors"])
+    return r["p50_us"], r["rps"]
 
 
 def suite(name, srv, inp, tmp, reps):
     # a fresh connection: building the in-process index can take longer than the server's
     # idle timeout, which then closes the one kept alive since the previous suite
-    srv.reconnect()
+    srv.conn.close()
     load_s = load(srv, name, inp)
     graph_s = wait_graph(srv, name)
     bs = bodies(inp)
@@ -247,8 +140,9 @@ def main():
     res = {"rounds": ROUNDS, "wrk_seconds": SECS}
     srv = None
     try:
-        srv = Server(tmp)
-        t = Inproc(["tcd"], tmp)
+        srv = benchlib.Server(os.path.join(BUILD, "mnemod"), tmp, ["--log-level", "warn"],
+                              conn_timeout=600).wait(timeout=20)
+        t = benchlib.Inproc(BUILD, ["tcd"], tmp)
         res["tcd_temporal"] = suite("tcd", srv, t, tmp, reps=5)
         t.close()
         r = res["tcd_temporal"]
@@ -258,21 +152,16 @@ def main():
             "roundtrip_met": r["roundtrip_minus_inprocess_us"] is not None and
             r["roundtrip_minus_inprocess_us"] <= 50}
         if SCALE_N:
-            s = Inproc(["scale", str(SCALE_N), "384"], tmp)
+            s = benchlib.Inproc(BUILD, ["scale", str(SCALE_N), "384"], tmp)
             res["scale_384_30d"] = suite("scale", srv, s, tmp, reps=3)
             s.close()
             r = res["scale_384_30d"]
             r["goals"] = {"took_ratio_max": 1.5, "took_met": r["took_ratio"] <= 1.5}
     finally:
         if srv:
-            res["shutdown_status"] = srv.stop()
+            res["shutdown_status"] = srv.stop(timeout=120)
         shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        cpu = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-               if ln.startswith("model name")]
-    except OSError:
-        cpu = ["unknown"]
-    res["machine"] = {"cpu": cpu[0] if cpu else "unknown", "cores": os.cpu_count()}
+    res["machine"] = benchlib.machine()
     for name in ("tcd_temporal", "scale_384_30d"):
         r = res.get(name)
         if not r:
@@ -283,9 +172,7 @@ def main():
                   r["goals"]["took_ratio_max"], r["roundtrip_p50_us"],
                   r["roundtrip_minus_inprocess_us"],
                   ", goal <= 50" if name == "tcd_temporal" else "", r["same_ids_query0"]))
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
+    benchlib.write_results(OUT, res)
     print("wrote %s" % OUT)
     return 0
 

@@ -4,32 +4,24 @@
 Usage: run.py BUILD_DIR/mnemod [results.json]. Env: HTTP_N (segments, default 100000),
 HTTP_DIM (384), HTTP_SECONDS (per wrk run, default 8).
 """
-import http.client
 import json
 import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/release/mnemod"
 OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/http.json"
 N = int(os.environ.get("HTTP_N", "100000"))
 DIM = int(os.environ.get("HTTP_DIM", "384"))
 SECS = int(os.environ.get("HTTP_SECONDS", "8"))
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def unit(rng, centre=None, noise=0.3):
@@ -40,25 +32,8 @@ def unit(rng, centre=None, noise=0.3):
     return [round(x / n, 6) for x in v]
 
 
-def call(port, method, path, body=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    c.request(method, path, body=body, headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.status, data
-
-
-def wrk(port, conns, files, paths, weights=None, threads=2):
-    env = dict(os.environ, MNEMOD_BODIES=",".join(files), MNEMOD_PATHS=",".join(paths),
-               MNEMOD_WEIGHTS=",".join(str(w) for w in (weights or [1] * len(files))))
-    cmd = ["wrk", "-t", str(min(threads, conns)), "-c", str(conns), "-d", f"{SECS}s",
-           "--timeout", "10s", "-s", os.path.join(HERE, "post.lua"), f"http://127.0.0.1:{port}"]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=SECS + 60).stdout
-    for line in out.splitlines():
-        if line.startswith("WRKJSON "):
-            return json.loads(line[8:])
-    raise RuntimeError("wrk printed no result:\n" + out)
+def wrk(port, conns, files, paths, weights=None):
+    return benchlib.wrk(port, conns, SECS, files, paths, weights, extra=["--timeout", "10s"])
 
 
 def main():
@@ -66,20 +41,11 @@ def main():
         print("http bench: wrk is not installed (make bench installs it)")
         return 0
     tmp = tempfile.mkdtemp(prefix="mnemod-bench-http-")
-    port = free_port()
-    log = open(os.path.join(tmp, "server.log"), "w")
-    srv = subprocess.Popen([BIN, "--listen", f"127.0.0.1:{port}", "--data",
-                            os.path.join(tmp, "bench.db"), "--log-level", "warn"],
-                           stdout=log, stderr=log)
+    srv = benchlib.Server(BIN, tmp, ["--log-level", "warn"], conn_timeout=120)
+    port = srv.port
     res = {"n": N, "dim": DIM, "seconds_per_run": SECS}
     try:
-        for _ in range(200):
-            try:
-                if call(port, "GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.05)
+        srv.wait()
         rng = random.Random(42)
         centres = [unit(rng) for _ in range(64)]
         # Batch load: prebuilt 1000-segment bodies (no ids, no timestamps: the server
@@ -96,18 +62,15 @@ def main():
         bad = []
 
         def loader():
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+            c = benchlib.Conn(port, timeout=300)
             while True:
                 with lock:
                     if not todo:
                         break
                     i = todo.pop()
-                c.request("POST", "/v1/namespaces/bench/segments", body=bodies[i % n_bodies],
-                          headers={"Content-Type": "application/json"})
-                r = c.getresponse()
-                r.read()
-                if r.status != 201:
-                    bad.append(r.status)
+                st, _ = c.request("POST", "/v1/namespaces/bench/segments", bodies[i % n_bodies])
+                if st != 201:
+                    bad.append(st)
             c.close()
 
         t0 = time.perf_counter()
@@ -129,8 +92,8 @@ def main():
         # In-process time as the server reports it (took_ms), for the overhead ratio.
         took = []
         for i in range(50):
-            st, data = call(port, "POST", "/v1/namespaces/bench/retrieve",
-                            open(qfiles[i % 4], "rb").read())
+            st, data = srv.call("POST", "/v1/namespaces/bench/retrieve",
+                                open(qfiles[i % 4], "rb").read())
             took.append(json.loads(data)["took_ms"] * 1000.0)
         took.sort()
         inproc_p50 = took[len(took) // 2]
@@ -159,22 +122,10 @@ def main():
         print(f"mixed 90/10 c=16    {r['rps']:>9,.0f} req/s  p50 {r['p50_us']} us  "
               f"p99 {r['p99_us']} us  errors {r['errors']}")
     finally:
-        srv.terminate()
-        try:
-            res["shutdown_status"] = srv.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            res["shutdown_status"] = "killed"
-        log.close()
+        res["shutdown_status"] = srv.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
-    except OSError:
-        cpu = ["unknown"]
-    res["machine"] = {"cpu": cpu[0] if cpu else "unknown", "cores": os.cpu_count()}
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
+    res["machine"] = benchlib.machine()
+    benchlib.write_results(OUT, res)
     print(f"wrote {OUT}")
     return 0
 

@@ -27,12 +27,15 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
+from benchlib import cpu_s, free_port  # noqa: E402
 
 N = int(os.environ.get("BENCH_TEXT_N", "100000"))
 CLIENTS = int(os.environ.get("BENCH_TEXT_CLIENTS", "2"))
@@ -40,14 +43,6 @@ GRAPH = os.environ.get("BENCH_TEXT_GRAPH", "1") != "0"
 BATCH = 1000
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "data", "memdev", "corpus.jsonl")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def call(port, method, path, body=None, timeout=600):
@@ -89,12 +84,6 @@ class Server:
     def log(self):
         with open(self.log_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
-
-
-def cpu_s(pid):
-    """user + system CPU seconds the process (every thread) has used."""
-    st = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def settle(pid, quiet=0.02, step=1.0, limit=600):
@@ -221,17 +210,8 @@ def main():
         if srv.proc and srv.proc.poll() is None:
             srv.proc.kill()
         shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        cpu = [x.split(":", 1)[1].strip() for x in open("/proc/cpuinfo")
-               if x.startswith("model name")]
-    except OSError:
-        cpu = ["unknown"]
-    res["machine"] = {"cpu": cpu[0] if cpu else "unknown", "cores": os.cpu_count(),
-                      "loadavg": open("/proc/loadavg").read().split()[:3]}
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(res, f, indent=1)
-        f.write("\n")
+    res["machine"] = benchlib.machine(loadavg=open("/proc/loadavg").read().split()[:3])
+    benchlib.write_results(out, res, indent=1)
     print("wrote " + out)
     return 0
 

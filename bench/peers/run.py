@@ -27,20 +27,10 @@ OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/peers.json"
 SCALE_N = int(os.environ.get("PEERS_SCALE_N", "100000"))
 REPS = int(os.environ.get("PEERS_REPS", "3"))
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import benchlib  # noqa: E402
+
 LATENCY = os.path.join(os.path.dirname(OUT), "latency.json")
-
-
-def mnemod_inproc(args, d):
-    p = subprocess.Popen([os.path.join(BUILD, "bench", "latency_inproc")] + args + [d],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    if p.stdout.readline().strip() != "ready":
-        raise RuntimeError("latency_inproc did not start")
-
-    def cmd(line):
-        p.stdin.write(line + "\n")
-        p.stdin.flush()
-        return p.stdout.readline().strip()
-    return p, cmd
 
 
 def run_json(argv, timeout):
@@ -56,12 +46,11 @@ def run_json(argv, timeout):
 
 
 def corpus(name, args, latency_key, tmp):
-    d = tempfile.mkdtemp(dir=tmp)
-    p, cmd = mnemod_inproc(args, d)
-    params = json.load(open(os.path.join(d, "params.json")))
-    truth = [cmd("ids %d" % q).split() for q in range(params["queries"])]
+    inp = benchlib.Inproc(BUILD, args, tmp)
+    d, params = inp.dir, inp.params
+    truth = [inp.ids(q) for q in range(params["queries"])]
     json.dump(truth, open(os.path.join(d, "truth.json"), "w"))
-    before = json.loads(cmd("run %d" % REPS))
+    before = inp.run(REPS)
     peers = {}
     py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     peers["faiss"] = run_json([py, os.path.join(HERE, "faiss_peer.py"), d, str(REPS)], 1800)
@@ -74,9 +63,8 @@ def corpus(name, args, latency_key, tmp):
     else:
         peers["usearch"] = peers["hnswlib"] = {
             "error": "npm packages not installed (make bench runs scripts/deps.sh --bench)"}
-    after = json.loads(cmd("run %d" % REPS))
-    cmd("quit")
-    p.wait(timeout=60)
+    after = inp.run(REPS)
+    inp.close()
     inproc = (before["p50_us"] + after["p50_us"]) / 2
     http = {}
     try:
@@ -110,12 +98,7 @@ def main():
                                           "scale_384_30d", tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        cpu = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-               if ln.startswith("model name")]
-    except OSError:
-        cpu = ["unknown"]
-    res["machine"] = {"cpu": cpu[0] if cpu else "unknown", "cores": os.cpu_count()}
+    res["machine"] = benchlib.machine()
     for name in ("tcd_temporal", "scale_384_30d"):
         c = res.get(name)
         if not c:
@@ -134,9 +117,7 @@ def main():
                 print("   %-9s %-22s %10.1f %9.4f %10.2f %10s" % (
                     pname, vname, v["p50_us"], v["recall_at_k"], v["x_mnemod_inprocess"],
                     v.get("x_mnemod_http_roundtrip", "-")))
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
+    benchlib.write_results(OUT, res)
     print("wrote %s" % OUT)
     return 0
 
