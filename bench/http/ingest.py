@@ -17,17 +17,17 @@ distinct and the graph is sparse, as for unrelated memories. The server runs dur
 """
 import base64
 import http.client
-import json
 import os
 import random
 import shutil
-import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import benchlib  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "build/release/mnemod"
 OUT = sys.argv[2] if len(sys.argv) > 2 else "bench/results/ingest_http.json"
@@ -38,15 +38,6 @@ BATCHES = int(os.environ.get("INGEST_BATCHES", "20"))
 CLIENTS = int(os.environ.get("INGEST_CLIENTS", "2"))
 SECS = int(os.environ.get("INGEST_SECONDS", "8"))
 GRAPH_WAIT = float(os.environ.get("INGEST_GRAPH_WAIT", "120"))
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Vectors:
@@ -82,15 +73,6 @@ def body(vecs, b64, tag):
         e = vecs.next_b64() if b64 else vecs.next_json()
         segs.append('{"text":"memory %s-%d","embedding":%s}' % (tag, i, e))
     return ('{"segments":[' + ",".join(segs) + "]}").encode()
-
-
-def call(port, method, path, data=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    c.request(method, path, body=data, headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    out = r.read()
-    c.close()
-    return r.status, out
 
 
 def send_batches(port, ns, bodies, clients):
@@ -129,7 +111,7 @@ def send_batches(port, ns, bodies, clients):
 
 def metrics(port):
     out = {}
-    for line in call(port, "GET", "/metrics")[1].decode().splitlines():
+    for line in benchlib.Conn(port).request("GET", "/metrics")[1].decode().splitlines():
         if line.startswith("mnemod_graph_") and " " in line:
             k, v = line.split(" ", 1)
             out[k] = float(v)
@@ -149,52 +131,35 @@ def load():
         return None
 
 
-def phase(port, ns, bodies, clients):
-    m0 = metrics(port)
-    l0 = load()
+def phase(srv, ns, bodies, clients):
+    port = srv.port
+    m0, l0, c0 = metrics(port), load(), benchlib.cpu_s(srv.pid)
     rate, lat, bad = send_batches(port, ns, bodies, clients)
-    m1 = metrics(port)
+    m1, c1 = metrics(port), benchlib.cpu_s(srv.pid)
+    g = (m1.get("mnemod_graph_seconds_total", 0) - m0.get("mnemod_graph_seconds_total", 0))
     return {"acked_per_s": round(rate), "batch_p50_ms": round(lat[len(lat) // 2] * 1e3, 1),
+            # the server's CPU per 1000 segments, every thread (the graph's too, when it ran)
+            "server_cpu_ms_per_batch": round((c1 - c0) * 1e3 / len(bodies), 1),
+            "graph_busy_s": round(g, 2),
             "batch_p95_ms": round(lat[min(len(lat) - 1, int(len(lat) * 0.95))] * 1e3, 1),
             "errors": bad, "clients": clients, "graph_rows_per_s": graph_rate(m0, m1),
             "load_before": l0, "load_after": load()}
 
 
-def wrk_single(port, ns):
-    env = dict(os.environ, MNEMOD_BODIES=f"parts:{DIM}", MNEMOD_PATHS=f"/v1/namespaces/{ns}/segments",
-               MNEMOD_WEIGHTS="1")
-    cmd = ["wrk", "-t", "2", "-c", "32", "-d", f"{SECS}s", "--timeout", "10s", "-s",
-           os.path.join(HERE, "post.lua"), f"http://127.0.0.1:{port}"]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=SECS + 60).stdout
-    for line in out.splitlines():
-        if line.startswith("WRKJSON "):
-            return json.loads(line[8:])
-    raise RuntimeError("wrk printed no result:\n" + out)
-
-
 def main():
     tmp = tempfile.mkdtemp(prefix="mnemod-bench-ingest-")
-    port = free_port()
-    log = open(os.path.join(tmp, "server.log"), "w")
-    srv = subprocess.Popen([BIN, "--listen", f"127.0.0.1:{port}", "--data",
-                            os.path.join(tmp, "bench.db"), "--log-level", "warn"],
-                           stdout=log, stderr=log)
+    srv = benchlib.Server(BIN, tmp, ["--log-level", "warn"], conn_timeout=300)
+    port = srv.port
     res = {"dim": DIM, "batch": BATCH, "batches_per_phase": BATCHES, "n": BIG_N,
            "body": "JSON float arrays (%.8g)", "durable": "synchronous=FULL"}
     try:
-        for _ in range(200):
-            try:
-                if call(port, "GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.05)
+        srv.wait()
         vecs = Vectors(20261201)
         timed = [body(vecs, False, f"t{b}") for b in range(BATCHES)]
         res["body_bytes"] = len(timed[0])
 
-        res["empty"] = phase(port, "empty", timed, CLIENTS)
-        res["empty_1_client"] = phase(port, "empty1", timed, 1)
+        res["empty"] = phase(srv, "empty", timed, CLIENTS)
+        res["empty_1_client"] = phase(srv, "empty1", timed, 1)
         print(f"into an empty namespace: {res['empty']['acked_per_s']:,} segments/s acknowledged "
               f"({CLIENTS} clients; batch p50 {res['empty']['batch_p50_ms']} ms); one client "
               f"{res['empty_1_client']['acked_per_s']:,}/s (p50 "
@@ -209,16 +174,19 @@ def main():
             done += len(chunk) * BATCH
         res["load"] = {"segments": BIG_N, "seconds": round(time.perf_counter() - t0, 1)}
 
-        res["full"] = phase(port, "big", timed, CLIENTS)
+        res["full"] = phase(srv, "big", timed, CLIENTS)
         print(f"into one holding {BIG_N:,}: {res['full']['acked_per_s']:,} segments/s "
               f"acknowledged (batch p50 {res['full']['batch_p50_ms']} ms)")
 
         if shutil.which("wrk"):
-            m0, l0 = metrics(port), load()
-            r = wrk_single(port, "big")
-            m1 = metrics(port)
+            m0, l0, c0 = metrics(port), load(), benchlib.cpu_s(srv.pid)
+            r = benchlib.wrk(port, 32, SECS, [f"parts:{DIM}"], ["/v1/namespaces/big/segments"],
+                             extra=["--timeout", "10s"])
+            m1, c1 = metrics(port), benchlib.cpu_s(srv.pid)
             r.update({"graph_rows_per_s": graph_rate(m0, m1), "load_before": l0,
-                      "load_after": load()})
+                      "load_after": load(),
+                      "server_cpu_us_per_insert": round((c1 - c0) * 1e6 /
+                                                        max(r["requests"], 1), 1)})
             res["single_c32"] = r
             print(f"single inserts, concurrency 32, into {BIG_N:,}: {r['rps']:,.0f}/s "
                   f"acknowledged (p50 {r['p50_us']} us, p99 {r['p99_us']} us, errors "
@@ -245,25 +213,12 @@ def main():
             "single_c32_per_s": round(res.get("single_c32", {}).get("rps", 0)),
             "single_c32_goal": 10000, "graph_rows_per_s": res["graph"]["rows_per_s"]}
     finally:
-        srv.terminate()
-        try:
-            res["shutdown_status"] = srv.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            res["shutdown_status"] = "killed"
-        log.close()
+        res["shutdown_status"] = srv.stop(timeout=120)
         if os.environ.get("INGEST_LOG"):  # the server's log, to look into a run
-            shutil.copy(os.path.join(tmp, "server.log"), os.environ["INGEST_LOG"])
+            shutil.copy(os.path.join(tmp, "log"), os.environ["INGEST_LOG"])
         shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
-               if l.startswith("model name")]
-    except OSError:
-        cpu = ["unknown"]
-    res["machine"] = {"cpu": cpu[0] if cpu else "unknown", "cores": os.cpu_count()}
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        json.dump(res, f, indent=2)
+    res["machine"] = benchlib.machine()
+    benchlib.write_results(OUT, res)
     print(f"wrote {OUT}")
     return 0
 
