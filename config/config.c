@@ -395,6 +395,7 @@ SET_SIZE(set_max_body, max_body, 1)
 SET_SIZE(set_max_import_body, max_import_body, 1)
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
+SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
 SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
 SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
@@ -750,6 +751,9 @@ static const opt_t opts[] = {
      "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
     {"threads", "MNEMOD_THREADS", "N", "max(4, CPUs)", "worker threads for scans, 1..1024",
      set_threads, 0},
+    {"worker-spin-us", "MNEMOD_WORKER_SPIN_US", "N", "50",
+     "microseconds an idle worker watches for the next request before it sleeps, 0..10000",
+     set_worker_spin_us, 0},
     {"sync", "MNEMOD_SYNC", "MODE", "full",
      "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
     {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
@@ -1056,6 +1060,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_moves = 2;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
+    cfg->worker_spin_us = 50;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
@@ -1128,6 +1133,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("max_batch", "%zu", cfg->max_batch);
     PAIR("max_future_skew_s", "%g", cfg->max_future_skew_s);
     PAIR("threads", "%d", cfg->threads);
+    PAIR("worker_spin_us", "%zu", cfg->worker_spin_us);
     PAIR("sync", "%s", cfg->sync_full ? "full" : "normal");
     PAIR("max_connections", "%zu", cfg->max_connections);
     PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);

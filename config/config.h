@@ -44,7 +44,8 @@ typedef struct mem_cfg {
     size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
     size_t max_batch;
     double max_future_skew_s;
-    int threads; /* libuv pool size */
+    int threads;           /* request worker threads (server/pool.c) */
+    size_t worker_spin_us; /* an idle worker watches for the next job this long, 0..10000 */
     bool sync_full;
     size_t max_connections;
     double idle_timeout_s;

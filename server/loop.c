@@ -4,10 +4,11 @@
  * DESIGN. MHD runs without threads: a uv_poll_t watches its epoll fd and a uv_timer_t its
  * timeout; both call mhd_run(), which runs MHD and re-arms the timer (a timeout of 0
  * means "run again now": edge-triggered epoll with data still buffered). A request is
- * read on the loop, then its connection is suspended and the handler runs on the libuv
- * pool. A write record goes from there to the store's writer; its completion comes back
- * through a uv_async_t (wake-ups merge, so the receiver drains a list). Resuming a
- * connection needs an explicit mhd_run(): in external mode MHD has no wake-up channel.
+ * read on the loop, then its connection is suspended and the handler runs on the request
+ * worker pool (server/pool.c). A write record goes from there to the store's writer; the
+ * workers' and the writer's completions come back through the pool's completion list, one
+ * wake-up for a batch of them. Resuming a connection needs an explicit mhd_run(): in
+ * external mode MHD has no wake-up channel; the connections a batch resumes share one.
  * Shutdown: quiesce (stop accepting), wait until no request is in flight (MHD must never
  * be stopped with suspended connections), stop MHD, close the store (flush + checkpoint),
  * close every handle, and uv_loop_close() must then succeed.
@@ -50,6 +51,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/notify.h"
+#include "server/pool.h"
 #include "server/replicate.h"
 #include "storage/store.h"
 
@@ -122,11 +124,10 @@ typedef struct conn_req {
     mem_store_t *store; /* the store as the loop thread saw it at dispatch (NULL: loading) */
     mem_api_req_t areq;
     mem_api_resp_t aresp;
-    uv_work_t work;
-    struct conn_req *next_done; /* guarded by srv->done_lock */
+    mem_srv_pool_job_t job;     /* the request's step on the pool, then its write's completion */
     struct MHD_Response *ready; /* built response, queued when MHD calls back after resume */
     int status;
-    enum req_job job;       /* what work_cb runs */
+    enum req_job job_kind;  /* what work_cb runs */
     mem_api_next_t next;    /* what the finished job asks for next */
     mem_emb_job_t *emb_job; /* the provider job the handler waits for (resp->embed) */
     /* a streamed response body (an export): filled a chunk at a time on the pool */
@@ -136,14 +137,14 @@ typedef struct conn_req {
     long fill_rc;    /* the last fill: > 0 bytes, 0 end, -1 failed */
     bool stream_end; /* no more data: end (or cut) the body once the chunk is sent */
     bool filling;    /* a fill job runs; the connection is suspended meanwhile */
-    uv_work_t fill_work;
+    mem_srv_pool_job_t fill_job;
     /* an import: its body is handed to api/ a piece at a time, never held whole */
     bool import;
     mem_api_import_t *imp;
     bool imp_failed;    /* the import was refused: drop the rest of the body */
     uint64_t body_seen; /* bytes of body received so far */
     bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
-    uv_work_t feed_work;
+    mem_srv_pool_job_t feed_job;
 } conn_req_t;
 
 struct srv {
@@ -158,7 +159,9 @@ struct srv {
     uint64_t progress_seen;
     unsigned idle_passes; /* consecutive timeout-0 passes without progress */
     uv_signal_t sigint, sigterm, sighup;
-    uv_async_t async;
+    mem_srv_pool_t *pool; /* request jobs, and the writer's completions back to the loop */
+    bool in_batch;        /* the pool is delivering completions: MHD runs once at its end */
+    bool run_owed;        /* a completion of the batch resumed a connection */
     uv_work_t open_work;
     const mem_cfg_t *cfg;
     const mem_vec_ops_t *ops;
@@ -173,10 +176,8 @@ struct srv {
     mem_api_ctx_t api;
     mem_cfg_keys_t *keys; /* the keys file read at start-up, until the edge takes it */
     mem_srv_emb_t *emb;   /* --embedder openai:URL only (loop thread) */
-    pthread_mutex_t done_lock;
-    conn_req_t *done_head; /* guarded by done_lock */
-    size_t in_flight;      /* suspended connections (loop thread) */
-    uint64_t rid_state;    /* request ids (loop thread): seeded at start-up */
+    size_t in_flight;     /* suspended connections (loop thread) */
+    uint64_t rid_state;   /* request ids (loop thread): seeded at start-up */
     bool draining;
     bool stopped;
     int exit_code;
@@ -198,6 +199,21 @@ static int64_t wall_ms(void)
 
 static void mhd_run(srv_t *s);
 static void maybe_finish_shutdown(srv_t *s);
+
+#define REQ_OF(job, field) ((conn_req_t *)((char *)(job)-offsetof(conn_req_t, field)))
+
+/* Loop thread: a connection was resumed. Run MHD (in external mode it has no wake-up
+ * channel of its own) and see whether a drain can finish; inside a batch of pool
+ * completions, once at the batch's end (on_pool_batch) rather than once per request. */
+static void after_resume(srv_t *s)
+{
+    if (s->in_batch) {
+        s->run_owed = true;
+        return;
+    }
+    mhd_run(s);
+    maybe_finish_shutdown(s);
+}
 
 static conn_ctx_t *conn_ctx_of(struct MHD_Connection *c)
 {
@@ -319,25 +335,25 @@ static void mhd_run(srv_t *s);
 
 #define STREAM_CHUNK (256u * 1024u)
 
-static void fill_work_cb(uv_work_t *w)
+static void fill_work_cb(mem_srv_pool_job_t *j)
 {
-    conn_req_t *r = w->data;
+    conn_req_t *r = REQ_OF(j, fill_job);
     r->fill_rc = mem_api_stream_fill(r->stream, r->chunk, STREAM_CHUNK);
 }
 
-static void fill_after_cb(uv_work_t *w, int status)
+static void fill_after_cb(mem_srv_pool_job_t *j)
 {
-    conn_req_t *r = w->data;
+    conn_req_t *r = REQ_OF(j, fill_job);
     srv_t *s = r->srv;
+    s->in_batch = true;
     r->filling = false;
     r->chunk_off = 0;
-    r->chunk_len = r->fill_rc > 0 && status == 0 ? (size_t)r->fill_rc : 0;
-    if (r->fill_rc <= 0 || status != 0) r->stream_end = true;
+    r->chunk_len = r->fill_rc > 0 ? (size_t)r->fill_rc : 0;
+    if (r->fill_rc <= 0) r->stream_end = true;
     MHD_resume_connection(r->conn);
     s->in_flight--;
     s->progress++;
-    mhd_run(s);
-    maybe_finish_shutdown(s);
+    after_resume(s);
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -359,13 +375,11 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (r->filling) return 0; /* the suspended pass asks again: the job already runs */
     if (!r->chunk && !(r->chunk = malloc(STREAM_CHUNK))) return MHD_CONTENT_READER_END_WITH_ERROR;
     r->filling = true;
-    r->fill_work.data = r;
-    if (uv_queue_work(&s->loop, &r->fill_work, fill_work_cb, fill_after_cb) != 0) {
-        r->filling = false;
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
+    r->fill_job.work = fill_work_cb;
+    r->fill_job.done = fill_after_cb;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
+    mem_srv_pool_submit(s->pool, &r->fill_job);
     return 0;
 }
 
@@ -400,21 +414,21 @@ static void import_feed(conn_req_t *r)
     r->len = 0;
 }
 
-static void feed_work_cb(uv_work_t *w)
+static void feed_work_cb(mem_srv_pool_job_t *j)
 {
-    import_feed(w->data);
+    import_feed(REQ_OF(j, feed_job));
 }
 
-static void feed_after_cb(uv_work_t *w, int status)
+static void feed_after_cb(mem_srv_pool_job_t *j)
 {
-    conn_req_t *r = w->data;
+    conn_req_t *r = REQ_OF(j, feed_job);
     srv_t *s = r->srv;
+    s->in_batch = true;
     r->feeding = false;
     MHD_resume_connection(r->conn);
     s->in_flight--;
     s->progress++;
-    mhd_run(s);
-    maybe_finish_shutdown(s);
+    after_resume(s);
 }
 
 static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
@@ -495,8 +509,8 @@ static enum MHD_Result reply_error(conn_req_t *r, int code, int retry_after, con
     return reply_err(r, &err, route);
 }
 
-/* Loop thread: the request's last step is done; resume its connection and run MHD (in
- * external mode it has no wake-up channel of its own). */
+/* Loop thread: the request's last step is done; resume its connection and run MHD
+ * (after_resume). */
 static void resume_with(conn_req_t *r)
 {
     srv_t *s = r->srv;
@@ -505,31 +519,23 @@ static void resume_with(conn_req_t *r)
     MHD_resume_connection(r->conn);
     s->in_flight--;
     s->progress++;
-    mhd_run(s);
-    maybe_finish_shutdown(s);
+    after_resume(s);
 }
 
 /* ---- the request's steps (SPEC sections 3, 8, 9 live in api/; this runs them) ---- */
 
-static void work_cb(uv_work_t *w);
-static void after_work_cb(uv_work_t *w, int status);
+static void work_cb(mem_srv_pool_job_t *j);
+static void after_work_cb(mem_srv_pool_job_t *j);
 static void on_write_done(mem_store_op_t *op, void *ud);
 static void on_embedded(mem_emb_job_t *job, void *ud);
 static void on_repl_done(void *ud);
 
 static void queue_job(conn_req_t *r, enum req_job job)
 {
-    srv_t *s = r->srv;
-    r->job = job;
-    r->work.data = r;
-    int rc = uv_queue_work(&s->loop, &r->work, work_cb, after_work_cb);
-    if (rc != 0) {
-        mem_err_t err;
-        mem_err_set(&err, MEM_EBUSY, "could not queue the request: %s", uv_strerror(rc));
-        err.retry_after_s = 1;
-        mem_api_error(&r->aresp, &err);
-        resume_with(r);
-    }
+    r->job_kind = job;
+    r->job.work = work_cb;
+    r->job.done = after_work_cb;
+    mem_srv_pool_submit(r->srv->pool, &r->job);
 }
 
 /* Loop thread, connection suspended: do what the api asks for next. */
@@ -576,30 +582,33 @@ static void step(conn_req_t *r, mem_api_next_t next)
     }
 }
 
-/* Writer thread: hand the request back to the loop; the answer is encoded on the pool. */
+/* Loop thread: the write is durable; the answer is encoded on the pool. */
+static void after_write_cb(mem_srv_pool_job_t *j)
+{
+    conn_req_t *r = REQ_OF(j, job);
+    r->srv->in_batch = true;
+    step(r, MEM_API_WORK);
+}
+
+/* Writer thread: hand the request back to the loop through the pool's completion list, so
+ * the writer's completions and the workers' share the loop's wake-ups. */
 static void on_write_done(mem_store_op_t *op, void *ud)
 {
     conn_req_t *r = ud;
-    srv_t *s = r->srv;
-    pthread_mutex_lock(&s->done_lock);
-    r->next_done = s->done_head;
-    s->done_head = r;
-    pthread_mutex_unlock(&s->done_lock);
-    uv_async_send(&s->async);
+    r->job.done = after_write_cb;
+    mem_srv_pool_complete(r->srv->pool, &r->job);
 }
 
-static void on_async(uv_async_t *h)
+/* Loop thread: the end of a batch of pool completions: MHD runs once for all the
+ * connections they resumed, and a drain may finish. */
+static void on_pool_batch(void *ud)
 {
-    srv_t *s = h->data;
-    pthread_mutex_lock(&s->done_lock);
-    conn_req_t *list = s->done_head;
-    s->done_head = NULL;
-    pthread_mutex_unlock(&s->done_lock);
-    while (list) {
-        conn_req_t *r = list;
-        list = r->next_done;
-        step(r, MEM_API_WORK);
-    }
+    srv_t *s = ud;
+    s->in_batch = false;
+    if (!s->run_owed) return;
+    s->run_owed = false;
+    mhd_run(s);
+    maybe_finish_shutdown(s);
 }
 
 /* Loop thread: the provider job is over; the handler goes on on the pool. */
@@ -615,11 +624,11 @@ static void prepare_embed(srv_t *s, conn_req_t *r)
     if (r->next == MEM_API_EMBED) mem_srv_emb_prepare(s->emb, &s->api, &r->aresp, &r->emb_job);
 }
 
-static void work_cb(uv_work_t *w)
+static void work_cb(mem_srv_pool_job_t *j)
 {
-    conn_req_t *r = w->data;
+    conn_req_t *r = REQ_OF(j, job);
     srv_t *s = r->srv;
-    switch (r->job) {
+    switch (r->job_kind) {
     case JOB_WORK:
         r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
         prepare_embed(s, r);
@@ -646,9 +655,10 @@ static void work_cb(uv_work_t *w)
     }
 }
 
-static void after_work_cb(uv_work_t *w, int status)
+static void after_work_cb(mem_srv_pool_job_t *j)
 {
-    conn_req_t *r = w->data;
+    conn_req_t *r = REQ_OF(j, job);
+    r->srv->in_batch = true;
     step(r, r->next);
 }
 
@@ -1008,11 +1018,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         if (r->len >= IMPORT_PIECE) {
             r->feeding = true;
-            r->feed_work.data = r;
-            if (uv_queue_work(&s->loop, &r->feed_work, feed_work_cb, feed_after_cb) != 0)
-                return MHD_NO;
+            r->feed_job.work = feed_work_cb;
+            r->feed_job.done = feed_after_cb;
             MHD_suspend_connection(c);
             s->in_flight++;
+            mem_srv_pool_submit(s->pool, &r->feed_job);
         }
         return MHD_YES;
     }
@@ -1161,7 +1171,8 @@ static void finish_shutdown(srv_t *s)
         mem_store_close(s->store); /* flushes the writer and checkpoints the WAL */
         s->store = NULL;
     }
-    uv_close((uv_handle_t *)&s->async, close_cb);
+    mem_srv_pool_close(s->pool); /* after the writer: nothing can complete any more */
+    s->pool = NULL;
     uv_close((uv_handle_t *)&s->sigint, close_cb);
     uv_close((uv_handle_t *)&s->sigterm, close_cb);
     uv_close((uv_handle_t *)&s->sighup, close_cb);
@@ -1330,7 +1341,6 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
         s->api.hooks.cluster_forget = cluster_forget_hook;
         s->api.hooks.cluster_healthy = cluster_healthy_hook;
     }
-    pthread_mutex_init(&s->done_lock, NULL);
     if (getrandom(&s->rid_state, sizeof(s->rid_state), GRND_NONBLOCK) !=
         (ssize_t)sizeof(s->rid_state))
         s->rid_state = mono_ns() ^ (uint64_t)getpid() << 32;
@@ -1385,6 +1395,15 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
         uv_run(&s->loop, UV_RUN_DEFAULT);
         goto out_loop;
     }
+    if (mem_srv_pool_new(&s->loop, (size_t)cfg->threads, cfg->worker_spin_us * 1000u, on_pool_batch,
+                         s, &s->pool) != 0) {
+        mem_srv_log_fail("out_of_memory", "cannot start the request worker threads");
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        mem_srv_emb_close(s->emb);
+        uv_run(&s->loop, UV_RUN_DEFAULT);
+        goto out_loop;
+    }
     uv_poll_init(&s->loop, &s->poll, info->epoll_fd);
     s->poll.data = s;
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
@@ -1397,8 +1416,6 @@ int mem_srv_run(const mem_cfg_t *cfg, const mem_vec_ops_t *ops, mem_cfg_keys_t *
     uint64_t sweep_ms = (uint64_t)(cfg->request_timeout_s * 1000.0 / 4.0);
     sweep_ms = sweep_ms < 100 ? 100 : sweep_ms > 1000 ? 1000 : sweep_ms;
     uv_timer_start(&s->sweep, on_sweep, sweep_ms, sweep_ms);
-    uv_async_init(&s->loop, &s->async, on_async);
-    s->async.data = s;
     uv_signal_init(&s->loop, &s->sigint);
     uv_signal_init(&s->loop, &s->sigterm);
     s->sigint.data = s->sigterm.data = s;
@@ -1430,7 +1447,6 @@ out_loop:
 out_free:
     mem_api_edge_free(s->api.edge);
     mem_cfg_keys_free(s->keys);
-    pthread_mutex_destroy(&s->done_lock);
     free(s);
     return code;
 }

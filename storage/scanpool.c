@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/spin.h"
 #include "storage/store_int.h"
 
 enum slot_state {
@@ -49,15 +50,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 typedef struct scan_slot {
@@ -104,10 +96,9 @@ static void *helper_main(void *arg)
         if (get_state(s) != SLOT_POSTED && !s->stop) {
             /* spin a little first: the next task of a burst comes without a wake-up */
             pthread_mutex_unlock(&s->mu);
-            uint64_t t0 = now_ns();
-            for (unsigned i = 1; get_state(s) != SLOT_POSTED; i++) {
-                cpu_relax();
-                if ((i & 63) == 0 && now_ns() - t0 > SPIN_IDLE_NS) break;
+            mem_spin_t sp;
+            for (mem_spin_begin(&sp, SPIN_IDLE_NS, now_ns);
+                 get_state(s) != SLOT_POSTED && mem_spin_more(&sp);) {
             }
             pthread_mutex_lock(&s->mu);
         }
@@ -289,10 +280,9 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
     for (size_t i = 0; i < n_got; i++) {
         scan_slot_t *s = got[i];
         if (get_state(s) == SLOT_RUNNING) { /* it ends about with ours: spin, don't sleep */
-            uint64_t t0 = now_ns();
-            for (unsigned j = 1; get_state(s) == SLOT_RUNNING; j++) {
-                cpu_relax();
-                if ((j & 63) == 0 && now_ns() - t0 > SPIN_WAIT_NS) break;
+            mem_spin_t sp;
+            for (mem_spin_begin(&sp, SPIN_WAIT_NS, now_ns);
+                 get_state(s) == SLOT_RUNNING && mem_spin_more(&sp);) {
             }
         }
         pthread_mutex_lock(&s->mu);

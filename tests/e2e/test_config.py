@@ -78,6 +78,8 @@ def test_invalid_configuration_exits_2_with_one_line():
         ([], {"MNEMOD_DECAY": "cubic"}, "MNEMOD_DECAY"),
         ([], {"MEMU_RECENCY_HALF_LIFE": "soon"}, "MEMU_RECENCY_HALF_LIFE"),
         ([], {"MNEMOD_MAX_BODY": "-1"}, "MNEMOD_MAX_BODY"),
+        (["--worker-spin-us", "10001"], {}, "worker-spin-us"),
+        ([], {"MNEMOD_WORKER_SPIN_US": "-1"}, "MNEMOD_WORKER_SPIN_US"),
         (["--config", unknown_key], {}, "half-lfe"),
         (["--config", bad_value], {}, "recency-bias"),
         (["--config", os.path.join(d, "missing.conf")], {}, "missing.conf"),
@@ -227,6 +229,39 @@ def test_api_key_file_trailing_newline():
         srv.stop()
     finally:
         srv.cleanup()
+
+
+
+@test
+def test_worker_spin_us():
+    """--worker-spin-us / MNEMOD_WORKER_SPIN_US: at both ends of its range the server takes
+    it (the start-up line shows it), answers a concurrent burst of inserts and retrieves
+    exactly, and drains on SIGTERM."""
+    import threading
+    for args, env, want in ((["--worker-spin-us", "0"], {}, "0"),
+                            ([], {"MNEMOD_WORKER_SPIN_US": "10000"}, "10000")):
+        srv = h.Server(args + ["--threads", "2"], env).start()
+        try:
+            errors = []
+
+            def writer(t):
+                for i in range(10):
+                    r = srv.insert("spin", {"id": "s%d-%d" % (t, i), "embedding": [1, t * 10 + i + 1]})
+                    if r[0] != 201:
+                        errors.append(r)
+
+            ths = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+            [t.start() for t in ths]
+            [t.join() for t in ths]
+            eq(errors, [], "inserts of the burst (%s)" % want)
+            res = expect_ok(srv.retrieve("spin", {"embedding": [0, 1], "k": 100}))["results"]
+            eq(sorted(x["id"] for x in res), sorted("s%d-%d" % (t, i) for t in range(8) for i in range(10)),
+               "every segment of the burst retrieved (%s)" % want)
+            srv.stop()
+            with open(srv.log_path) as f:
+                check("worker_spin_us=%s" % want in f.read(), "the start-up line shows worker_spin_us=%s" % want)
+        finally:
+            srv.cleanup()
 
 
 if __name__ == "__main__":

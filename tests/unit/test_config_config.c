@@ -108,6 +108,7 @@ static void test_defaults(void **state)
     assert_true(c->max_future_skew_s == 300.0);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     assert_int_equal(c->threads, ncpu > 4 ? ncpu : 4);
+    assert_int_equal(c->worker_spin_us, 50);
     assert_true(c->sync_full);
     assert_int_equal(c->max_connections, 1024);
     assert_true(c->idle_timeout_s == 30.0);
@@ -346,6 +347,8 @@ static void test_bad_values(void **state)
         {"--max-batch", "99999999999999999999999", "is not a positive integer"},
         {"--threads", "0", "--threads (MNEMOD_THREADS): \"0\" is outside 1..1024"},
         {"--threads", "2000", "is outside 1..1024"},
+        {"--worker-spin-us", "10001",
+         "--worker-spin-us (MNEMOD_WORKER_SPIN_US): \"10001\" is outside 0..10000"},
         {"--max-connections", "0", "--max-connections (MNEMOD_MAX_CONNECTIONS)"},
         {"--max-queue", "x", "--max-queue (MNEMOD_MAX_QUEUE)"},
         {"--max-namespaces", "0", "--max-namespaces (MNEMOD_MAX_NAMESPACES)"},

@@ -1,0 +1,283 @@
+/* test_server_pool.c - the request worker pool: every job runs once and its completion is
+ * delivered once, after it; completions from other threads all arrive; wake-ups batch;
+ * an idle worker within its spin takes the next job without sleeping; closing with jobs
+ * queued runs them all and leaves the loop closable. The pool runs on a real libuv loop
+ * (this thread is its loop thread).
+ * SPDX-License-Identifier: MIT
+ */
+#define _GNU_SOURCE /* server/pool.c, included below, names its threads */
+/* clang-format off */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include "server/pool.c"
+
+typedef struct tjob {
+    mem_srv_pool_job_t job; /* first: the callbacks cast back */
+    int ran;                /* atomic: work calls */
+    int done;               /* loop thread: done calls */
+    int ran_at_done;        /* ran as the done callback saw it */
+    unsigned sleep_us;      /* work sleeps this long */
+} tjob_t;
+
+static size_t n_done_total;  /* loop thread */
+static size_t n_batches_cb;  /* loop thread */
+static size_t done_at_batch; /* n_done_total when the batch callback last ran */
+
+static void tjob_work(mem_srv_pool_job_t *j)
+{
+    tjob_t *t = (tjob_t *)j;
+    if (t->sleep_us) usleep(t->sleep_us);
+    __atomic_add_fetch(&t->ran, 1, __ATOMIC_RELAXED);
+}
+
+static void tjob_done(mem_srv_pool_job_t *j)
+{
+    tjob_t *t = (tjob_t *)j;
+    t->ran_at_done = __atomic_load_n(&t->ran, __ATOMIC_RELAXED);
+    t->done++;
+    n_done_total++;
+}
+
+static void on_batch(void *ud)
+{
+    n_batches_cb++;
+    done_at_batch = n_done_total;
+}
+
+static void reset_counts(void)
+{
+    n_done_total = n_batches_cb = done_at_batch = 0;
+}
+
+static void on_guard(uv_timer_t *t)
+{
+}
+
+/* Run the loop until want completions have been delivered (or give up after ~20 s). */
+static void run_until(uv_loop_t *loop, size_t want)
+{
+    uv_timer_t guard; /* keeps uv_run from returning while the pool has nothing listed */
+    uv_timer_init(loop, &guard);
+    uv_timer_start(&guard, on_guard, 20000, 0);
+    uint64_t t0 = uv_hrtime();
+    while (n_done_total < want && uv_hrtime() - t0 < 20000000000ull)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&guard, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+}
+
+static void close_pool(uv_loop_t *loop, mem_srv_pool_t *pool)
+{
+    mem_srv_pool_close(pool);
+    uv_run(loop, UV_RUN_DEFAULT); /* the wake-up handle's close callback frees the pool */
+    assert_int_equal(uv_loop_close(loop), 0);
+}
+
+static void test_jobs_run_once(void **state)
+{
+    enum { N = 20000 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    reset_counts();
+    mem_srv_pool_t *pool = NULL;
+    assert_int_equal(mem_srv_pool_new(&loop, 4, 20000, on_batch, NULL, &pool), 0);
+    tjob_t *jobs = calloc(N, sizeof(*jobs));
+    assert_non_null(jobs);
+    for (size_t i = 0; i < N; i++) {
+        jobs[i].job.work = tjob_work;
+        jobs[i].job.done = tjob_done;
+        mem_srv_pool_submit(pool, &jobs[i].job);
+    }
+    run_until(&loop, N);
+    assert_int_equal(n_done_total, N);
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(jobs[i].ran, 1);
+        assert_int_equal(jobs[i].done, 1);
+        assert_int_equal(jobs[i].ran_at_done, 1); /* work finished before done began */
+    }
+    mem_srv_pool_stats_t st;
+    mem_srv_pool_stats(pool, &st);
+    assert_int_equal(st.jobs, N);
+    assert_int_equal(st.completions, N);
+    assert_int_equal(mem_srv_pool_busy(pool), 0);
+    /* the batch callback ran once per batch, after the batch's last done */
+    assert_int_equal(n_batches_cb, st.batches);
+    assert_int_equal(done_at_batch, N);
+    assert_true(st.batches >= 1 && st.batches <= st.wakeups + 1);
+    close_pool(&loop, pool);
+    free(jobs);
+}
+
+typedef struct completer {
+    mem_srv_pool_t *pool;
+    tjob_t *jobs;
+    size_t n;
+} completer_t;
+
+static void *complete_all(void *arg)
+{
+    completer_t *c = arg;
+    for (size_t i = 0; i < c->n; i++)
+        mem_srv_pool_complete(c->pool, &c->jobs[i].job);
+    return NULL;
+}
+
+/* Completions from other threads (the store's writer does this) all arrive, once each. */
+static void test_foreign_completions(void **state)
+{
+    enum { THREADS = 4, PER = 5000 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    reset_counts();
+    mem_srv_pool_t *pool = NULL;
+    assert_int_equal(mem_srv_pool_new(&loop, 1, 0, on_batch, NULL, &pool), 0);
+    tjob_t *jobs = calloc(THREADS * PER, sizeof(*jobs));
+    assert_non_null(jobs);
+    completer_t cs[THREADS];
+    pthread_t th[THREADS];
+    for (size_t t = 0; t < THREADS; t++) {
+        for (size_t i = 0; i < PER; i++)
+            jobs[t * PER + i].job.done = tjob_done;
+        cs[t] = (completer_t){pool, jobs + t * PER, PER};
+        assert_int_equal(pthread_create(&th[t], NULL, complete_all, &cs[t]), 0);
+    }
+    run_until(&loop, THREADS * PER);
+    for (size_t t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    run_until(&loop, THREADS * PER);
+    assert_int_equal(n_done_total, THREADS * PER);
+    for (size_t i = 0; i < THREADS * PER; i++)
+        assert_int_equal(jobs[i].done, 1);
+    mem_srv_pool_stats_t st;
+    mem_srv_pool_stats(pool, &st);
+    assert_int_equal(st.completions, THREADS * PER);
+    close_pool(&loop, pool);
+    free(jobs);
+}
+
+/* Completions listed while the loop is not looking share one wake-up and one batch; the
+ * first one after a drain wakes the loop again. */
+static void test_wakeups_batch(void **state)
+{
+    enum { N = 100 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    reset_counts();
+    mem_srv_pool_t *pool = NULL;
+    assert_int_equal(mem_srv_pool_new(&loop, 1, 0, on_batch, NULL, &pool), 0);
+    tjob_t jobs[N + 1];
+    memset(jobs, 0, sizeof(jobs));
+    completer_t c = {pool, jobs, N};
+    for (size_t i = 0; i <= N; i++)
+        jobs[i].job.done = tjob_done;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, complete_all, &c), 0);
+    pthread_join(th, NULL); /* the loop did not run meanwhile */
+    mem_srv_pool_stats_t st;
+    mem_srv_pool_stats(pool, &st);
+    assert_int_equal(st.wakeups, 1);
+    assert_int_equal(n_done_total, 0); /* nothing runs before the loop drains */
+    run_until(&loop, N);
+    mem_srv_pool_stats(pool, &st);
+    assert_int_equal(n_done_total, N);
+    assert_int_equal(st.batches, 1);
+    assert_int_equal(n_batches_cb, 1);
+    /* the loop found the list empty: the next completion wakes it again */
+    completer_t one = {pool, jobs + N, 1};
+    assert_int_equal(pthread_create(&th, NULL, complete_all, &one), 0);
+    pthread_join(th, NULL);
+    mem_srv_pool_stats(pool, &st);
+    assert_int_equal(st.wakeups, 2);
+    run_until(&loop, N + 1);
+    assert_int_equal(jobs[N].done, 1);
+    close_pool(&loop, pool);
+}
+
+/* Back-to-back jobs: one worker within its spin takes each without sleeping; without a
+ * spin it sleeps after every job. */
+static void sequential_sleeps(uint64_t spin_ns, uint64_t *sleeps_added)
+{
+    enum { N = 20 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    reset_counts();
+    mem_srv_pool_t *pool = NULL;
+    assert_int_equal(mem_srv_pool_new(&loop, 1, spin_ns, NULL, NULL, &pool), 0);
+    tjob_t jobs[N + 1];
+    memset(jobs, 0, sizeof(jobs));
+    for (size_t i = 0; i <= N; i++) {
+        jobs[i].job.work = tjob_work;
+        jobs[i].job.done = tjob_done;
+    }
+    mem_srv_pool_submit(pool, &jobs[0].job); /* the worker may have slept before this one */
+    run_until(&loop, 1);
+    mem_srv_pool_stats_t st;
+    mem_srv_pool_stats(pool, &st);
+    uint64_t before = st.sleeps;
+    for (size_t i = 1; i <= N; i++) {
+        mem_srv_pool_submit(pool, &jobs[i].job);
+        run_until(&loop, i + 1);
+    }
+    mem_srv_pool_stats(pool, &st);
+    *sleeps_added = st.sleeps - before;
+    for (size_t i = 0; i <= N; i++)
+        assert_int_equal(jobs[i].ran, 1);
+    close_pool(&loop, pool);
+}
+
+static void test_spin_keeps_worker_awake(void **state)
+{
+    uint64_t with_spin, without;
+    /* a 2 s spin: the loop thread would have to be descheduled that long to miss it */
+    sequential_sleeps(2000000000ull, &with_spin);
+    sequential_sleeps(0, &without);
+    assert_int_equal(with_spin, 0);
+    assert_true(without >= 10); /* it slept after (nearly) each job: a few may race */
+}
+
+/* Closing with jobs queued and running: the workers finish them all, their completions run
+ * in the close, and the loop then closes cleanly. */
+static void test_close_with_jobs_in_flight(void **state)
+{
+    enum { N = 50 };
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    reset_counts();
+    mem_srv_pool_t *pool = NULL;
+    assert_int_equal(mem_srv_pool_new(&loop, 2, 50000, on_batch, NULL, &pool), 0);
+    tjob_t jobs[N];
+    memset(jobs, 0, sizeof(jobs));
+    for (size_t i = 0; i < N; i++) {
+        jobs[i].job.work = tjob_work;
+        jobs[i].job.done = tjob_done;
+        jobs[i].sleep_us = 1000;
+        mem_srv_pool_submit(pool, &jobs[i].job);
+    }
+    assert_true(mem_srv_pool_busy(pool) > 0);
+    close_pool(&loop, pool);
+    assert_int_equal(n_done_total, N);
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(jobs[i].ran, 1);
+        assert_int_equal(jobs[i].done, 1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_jobs_run_once),
+        cmocka_unit_test(test_foreign_completions),
+        cmocka_unit_test(test_wakeups_batch),
+        cmocka_unit_test(test_spin_keeps_worker_awake),
+        cmocka_unit_test(test_close_with_jobs_in_flight),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
