@@ -779,8 +779,10 @@ static long hit_of(const seq_at_t *order, size_t n, int64_t seq)
 
 /* Fill res[i] (id, ts from memory already) with text, source, metadata of hits[i]: stepping
  * s, whose first row was read while the scan's view was held. */
+/* max_bytes 0: no limit. Else *over (and nothing more read) once the texts, sources and
+ * metadata read so far exceed max_bytes. */
 static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hit_t *hits, size_t n,
-                      mem_store_result_t *res, mem_err_t *err)
+                      mem_store_result_t *res, size_t max_bytes, bool *over, mem_err_t *err)
 {
     seq_at_t order_s[64], *order = n <= 64 ? order_s : malloc(n * sizeof(*order));
     if (!order) return mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -788,10 +790,18 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
         order[i] = (seq_at_t){hits[i].seq, i};
     qsort(order, n, sizeof(*order), cmp_seq_at);
     int rc = MEM_OK, src = first;
-    size_t found = 0;
+    size_t found = 0, bytes = 0;
     for (; src == SQLITE_ROW; src = sqlite3_step(s)) {
         long h = hit_of(order, n, sqlite3_column_int64(s, 0));
         if (h < 0) continue;
+        if (max_bytes) {
+            bytes += (size_t)sqlite3_column_bytes(s, 1) + (size_t)sqlite3_column_bytes(s, 2) +
+                     (size_t)sqlite3_column_bytes(s, 3);
+            if (bytes > max_bytes) {
+                *over = true;
+                break;
+            }
+        }
         bool oom = false;
         res[h].text = mem_store__col_dup(s, 1, &oom);
         res[h].source = mem_store__col_dup(s, 2, &oom);
@@ -802,12 +812,15 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
         }
         found++;
     }
-    if (rc == MEM_OK && src != SQLITE_DONE)
+    if (over && *over) {
+        /* the caller gives the answer up: nothing is wrong with it */
+    } else if (rc == MEM_OK && src != SQLITE_DONE) {
         rc = mem_store__err_sqlite(err, db, src, "fetch results");
-    /* the snapshot was taken while the scan's view was held: every hit is in it */
-    if (rc == MEM_OK && found != n)
+    } else if (rc == MEM_OK && found != n) {
+        /* the snapshot was taken while the scan's view was held: every hit is in it */
         rc = mem_err_set(err, MEM_ECORRUPT, "storage: %zu of %zu results are missing from the file",
                          n - found, n);
+    }
     if (order != order_s) free(order);
     return rc;
 }
@@ -956,15 +969,25 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
      * counts once the fetch has its snapshot, so a retrieve tried and rerun counts once. */
     bool busy = why && (first == SQLITE_BUSY || first == SQLITE_LOCKED ||
                         (first & 0xff) == SQLITE_BUSY || (first & 0xff) == SQLITE_LOCKED);
-    if (within && !busy && q->record_access && !skip && !oom &&
+    /* A try reads the texts here, before anything is recorded, and gives up on an answer
+     * over MEM_STORE_TRY_MAX_TEXT: what the loop fetches and encodes stays small whatever
+     * k and the texts' sizes (the view is held that long, no longer than the cap). */
+    bool big = false, filled = false;
+    int fill_rc = MEM_OK;
+    if (why && within && !busy && !oom && first == SQLITE_ROW) {
+        fill_rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, MEM_STORE_TRY_MAX_TEXT,
+                             &big, err);
+        filled = true;
+    }
+    if (within && !busy && !big && q->record_access && !skip && !oom &&
         (first == SQLITE_ROW || first == SQLITE_DONE))
         mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
                                  n_hits);
     mem_store__read_unlock(ns);
     free(fmask);
     free(cand);
-    if (!within || busy) {
-        *why = within ? MEM_STORE_TRY_SQLITE : MEM_STORE_TRY_BUDGET;
+    if (!within || busy || big) {
+        *why = busy ? MEM_STORE_TRY_SQLITE : MEM_STORE_TRY_BUDGET;
         goto out;
     }
     if (oom) {
@@ -975,7 +998,9 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         rc = mem_store__err_sqlite(err, c->db, first, "fetch results");
         goto out;
     }
-    if (n_hits && (rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, err)) != MEM_OK)
+    if (filled ? (rc = fill_rc) != MEM_OK
+               : n_hits && (rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, 0, NULL,
+                                            err)) != MEM_OK)
         goto out;
     *out = res;
     res = NULL;

@@ -390,12 +390,17 @@ int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t 
                        mem_err_t *err);
 void mem_store_results_free(mem_store_result_t *res, size_t n);
 
+/* The most text, source and metadata bytes a try reads for its answer (and the loop then
+ * encodes): a larger answer is made on a worker. 256 KiB take well under a millisecond. */
+#define MEM_STORE_TRY_MAX_TEXT (256u * 1024u)
+
 /* Why a try gave up (mem_store_retrieve_try). */
 typedef enum mem_store_try {
     MEM_STORE_TRY_DONE = 0, /* it ran: its rc and results are mem_store_retrieve's */
     MEM_STORE_TRY_LOCKED,   /* a write holds the namespace exclusively */
     MEM_STORE_TRY_GRAPH,    /* the read needs the coherence graph, which is behind */
-    MEM_STORE_TRY_BUDGET,   /* the scan needs more than the work budget */
+    MEM_STORE_TRY_BUDGET,   /* the scan needs more than the work budget, or the answer's
+                               texts more than MEM_STORE_TRY_MAX_TEXT */
     MEM_STORE_TRY_SQLITE,   /* the file was busy (or the try connection in use) */
     MEM_STORE_TRY_COUNT
 } mem_store_try_t;

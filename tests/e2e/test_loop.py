@@ -1,6 +1,6 @@
 """test_loop.py - the event loop and the request pool under many clients at once: whatever
-they mix (and a drain in their middle), every answer is right, no request is lost and no
-acknowledged write either.
+they mix (a large answer, a drain in their middle), the others are served, every answer is
+right, no request is lost and no acknowledged write either.
 
     python3 tests/e2e/test_loop.py build/release/mnemod [filter ...]
 """
@@ -14,6 +14,80 @@ import harness as h
 from harness import check, eq, expect_ok, test
 
 SEED = int(h.os.environ.get("MEM_TEST_SEED", "20260906"))
+
+
+def keepalive(srv):
+    return http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+
+
+def call(conn, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    return r.status, r.read()
+
+
+@test
+def test_loop_large_answer_does_not_stall_others():
+    """A retrieve with a tiny body but a large answer (k=300 segments of 60 KiB text: 18 MB
+    to fetch and encode) is made off the loop: meanwhile a probe on another connection waits
+    for none of it. Measured against the big retrieve itself (no absolute time): a loop that
+    fetched and encoded the answer would hold every probe for most of each retrieve."""
+    srv = h.Server().start()
+    rng = random.Random(SEED + 1)
+    text = "x" * (60 * 1024)
+    n = 300
+    expect_ok(srv.put("/v1/namespaces/big", {"dim": 4}), 201, "create")
+    for b in range(0, n, 100):
+        segs = [{"id": "s%d" % i, "text": "%s %d" % (text, i), "embedding": h.rand_vec(rng, 4)}
+                for i in range(b, b + 100)]
+        expect_ok(srv.insert("big", {"segments": segs}), 201, "batch")
+    stop = threading.Event()
+    probes = []  # (start, end) of each probe
+
+    def prober():
+        pc = keepalive(srv)
+        try:
+            while not stop.is_set():
+                t = time.monotonic()
+                st, _ = call(pc, "GET", "/healthz")
+                probes.append((t, time.monotonic(), st))
+                time.sleep(0.002)
+        finally:
+            pc.close()
+
+    th = threading.Thread(target=prober, daemon=True)
+    th.start()
+    conn = keepalive(srv)
+    spans = []
+    bodies = []
+    try:
+        for i in range(5):
+            t = time.monotonic()
+            st, body = call(conn, "POST", "/v1/namespaces/big/retrieve",
+                            {"embedding": h.rand_vec(rng, 4), "k": n})
+            spans.append((t, time.monotonic()))
+            eq(st, 200, "big retrieve %d" % i)
+            bodies.append(body)  # parsed after the probes: an 18 MB parse holds the GIL
+    finally:
+        conn.close()
+        stop.set()
+        th.join(60)
+    for i, body in enumerate(bodies):
+        eq(len(json.loads(body)["results"]), n, "big retrieve %d: results" % i)
+    check(all(p[2] == 200 for p in probes), "every probe answered 200")
+    # per big retrieve: the longest probe that overlapped it, against the retrieve's own time;
+    # the median of the five, so that one preemption of a loaded machine decides nothing
+    ratios = []
+    for a, b in spans:
+        during = [e - s for s, e, _ in probes if s < b and e > a]
+        check(during, "probes ran during the big retrieve")
+        ratios.append(max(during) / (b - a))
+    ratio = sorted(ratios)[len(ratios) // 2]
+    print("longest probe / big retrieve, per retrieve: %s" % " ".join("%.2f" % r for r in ratios))
+    check(ratio < 0.5, "probes waited %.0f%% of a big retrieve's time (median of %s): the loop "
+          "was held by it" % (ratio * 100, ["%.2f" % r for r in ratios]))
+    srv.stop()
 
 
 class Client:
