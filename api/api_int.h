@@ -159,6 +159,8 @@ typedef struct mem_api__state {
     char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
     size_t n_plan, before;
     mem_compact_policy_t policy;
+    /* insert: the segments' terms and codes, made here for the writer (mem_store_prepare) */
+    mem_store_prep_t *prep;
     /* an import run whole by mem_api_handle (server/ streams it instead) */
     mem_api_import_t *import;
     /* MCP: the REST answer is wrapped as a tools/call result */

@@ -799,6 +799,7 @@ void mem_api_resp_deinit(mem_api_resp_t *resp)
     if (st) {
         if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
         mem_api_import_free(st->import);
+        mem_store_prep_free(st->prep);
         json_decref(st->rpc_id);
         json_decref(st->root);
         mem_api__pool_free(&st->pool);

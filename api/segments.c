@@ -19,6 +19,9 @@ static void submit_insert(const mem_api_ctx_t *ctx, const char *ns, mem_api__ins
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
+    /* tokenise and quantise here, on this worker, rather than on the one writer thread;
+     * without the memory for it the writer does it itself */
+    if (!st->prep) mem_store_prepare(ctx->store, in->segs, in->n_segs, in->dim, &st->prep);
     op->segs = in->segs;
     op->n_segs = in->n_segs;
     op->dim = in->dim;

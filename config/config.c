@@ -415,15 +415,19 @@ static int set_graph_wait(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* val is one of two words: *is_first says which. */
+static int one_of_two(const char *val, const char *first, const char *second, bool *is_first,
+                      char *why, size_t n)
+{
+    if (strcmp(val, first) != 0 && strcmp(val, second) != 0)
+        return why_set(why, n, val, "is not %s or %s", first, second);
+    *is_first = strcmp(val, first) == 0;
+    return 0;
+}
+
 static int set_sync(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
-    if (strcmp(val, "full") == 0)
-        cfg->sync_full = true;
-    else if (strcmp(val, "normal") == 0)
-        cfg->sync_full = false;
-    else
-        return why_set(why, n, val, "is not full or normal");
-    return 0;
+    return one_of_two(val, "full", "normal", &cfg->sync_full, why, n);
 }
 
 static int set_log_level(mem_cfg_t *cfg, const char *val, char *why, size_t n)
@@ -443,12 +447,9 @@ static int set_log_level(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 
 static int set_log_format(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
-    if (strcmp(val, "text") == 0)
-        cfg->log_json = false;
-    else if (strcmp(val, "json") == 0)
-        cfg->log_json = true;
-    else
-        return why_set(why, n, val, "is not text or json");
+    bool text = true;
+    if (one_of_two(val, "text", "json", &text, why, n) != 0) return -1;
+    cfg->log_json = !text;
     return 0;
 }
 

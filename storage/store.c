@@ -286,8 +286,8 @@ void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c)
 
 /* ---- open / close ---- */
 
-/* sqlite3_wal_hook: after each commit, the pages the WAL holds (the writer checkpoints them
- * once the group's ops are answered, mem_store__wal_checkpoint). */
+/* sqlite3_wal_hook: after each commit, the pages the WAL holds (checkpointed once the
+ * group's ops are answered, mem_store__wal_checkpoint). */
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int n_frames)
 {
     (void)db;
@@ -297,20 +297,86 @@ static int wal_hook(void *ud, sqlite3 *db, const char *name, int n_frames)
     return SQLITE_OK;
 }
 
-void mem_store__wal_checkpoint(mem_store_t *st)
+/* One passive checkpoint on db: readers keep their snapshots and the writer goes on
+ * appending; what a snapshot still needs is copied next time. */
+static void checkpoint_on(mem_store_t *st, sqlite3 *db, int frames)
 {
-    if (st->wal_frames < MEM_STORE__WAL_CKPT_PAGES) return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int n_log = 0, n_done = 0, frames = st->wal_frames;
-    /* passive: readers keep their snapshots; what they still need is copied next time */
-    sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
-    st->wal_frames = 0;
+    int n_log = 0, n_done = 0;
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (dt >= MEM_STORE__WAL_CKPT_LOG_S)
         mem_log(st->opts.log, MEM_LOG_INFO, "wal_checkpoint", "pages=%d copied=%d seconds=%.1f",
-                frames, n_done, dt);
+                frames >= 0 ? frames : n_log, n_done, dt);
+}
+
+void mem_store__wal_checkpoint(mem_store_t *st)
+{
+    if (st->wal_frames < MEM_STORE__WAL_CKPT_PAGES) return;
+    int frames = st->wal_frames;
+    st->wal_frames = 0;
+    if (!st->ck_started) {
+        checkpoint_on(st, st->db, frames);
+        return;
+    }
+    pthread_mutex_lock(&st->ck_mu);
+    st->ck_want = true;
+    pthread_cond_signal(&st->ck_cv);
+    pthread_mutex_unlock(&st->ck_mu);
+}
+
+static void *checkpointer_main(void *arg)
+{
+    mem_store_t *st = arg;
+    for (;;) {
+        pthread_mutex_lock(&st->ck_mu);
+        while (!st->ck_want && !st->ck_stop)
+            pthread_cond_wait(&st->ck_cv, &st->ck_mu);
+        bool stop = st->ck_stop;
+        st->ck_want = false;
+        pthread_mutex_unlock(&st->ck_mu);
+        if (stop) return NULL; /* the close checkpoints what is left */
+        checkpoint_on(st, st->ck_db, -1);
+    }
+}
+
+/* The checkpointer's connection, as durable as the writer's, and its thread. Failing to
+ * start it is not an error: the writer then checkpoints in place, as it always could. */
+static void checkpointer_start(mem_store_t *st)
+{
+    if (sqlite3_open_v2(st->path, &st->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(st->ck_db,
+                     st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(st->ck_db);
+        st->ck_db = NULL;
+        return;
+    }
+    sqlite3_wal_autocheckpoint(st->ck_db, 0); /* it never commits; belt and braces */
+    st->ck_want = st->ck_stop = false;
+    if (pthread_create(&st->ck_thread, NULL, checkpointer_main, st) != 0) {
+        sqlite3_close(st->ck_db);
+        st->ck_db = NULL;
+        return;
+    }
+    st->ck_started = true;
+}
+
+static void checkpointer_stop(mem_store_t *st)
+{
+    if (st->ck_started) {
+        pthread_mutex_lock(&st->ck_mu);
+        st->ck_stop = true;
+        pthread_cond_signal(&st->ck_cv);
+        pthread_mutex_unlock(&st->ck_mu);
+        pthread_join(st->ck_thread, NULL);
+        st->ck_started = false;
+    }
+    if (st->ck_db) sqlite3_close(st->ck_db);
+    st->ck_db = NULL;
 }
 
 static int set_pragmas(mem_store_t *st, mem_err_t *err)
@@ -327,9 +393,10 @@ static int set_pragmas(mem_store_t *st, mem_err_t *err)
              st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
              err)) != MEM_OK)
         return rc;
-    /* Checkpoints are run by the writer between groups, after their acknowledgements, not
-     * inside a commit (SQLite's own autocheckpoint runs in COMMIT: a big import's answer
-     * would wait for its whole WAL to be copied). The hook replaces the autocheckpoint. */
+    /* Checkpoints are asked for by the writer between groups, after their acknowledgements,
+     * and run by the checkpointer thread on its own connection, never inside a commit
+     * (SQLite's own autocheckpoint runs in COMMIT: a big import's answer would wait for its
+     * whole WAL to be copied). The hook replaces the autocheckpoint. */
     sqlite3_wal_hook(st->db, wal_hook, st);
     return MEM_OK;
 }
@@ -372,6 +439,8 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     pthread_cond_init(&st->g_cv, NULL);
     pthread_cond_init(&st->g_done_cv, NULL);
     pthread_mutex_init(&st->tk_mu, NULL);
+    pthread_mutex_init(&st->ck_mu, NULL);
+    pthread_cond_init(&st->ck_cv, NULL);
 
     int rc = sqlite3_open_v2(
         st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -391,8 +460,10 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         goto fail;
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
-        (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
-        (rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
+        (rc = mem_store__prepare_writer(st, err)) != MEM_OK)
+        goto fail;
+    checkpointer_start(st);
+    if ((rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
         (rc = mem_store__writer_start(st, err)) != MEM_OK ||
         (rc = mem_store__linker_start(st, err)) != MEM_OK)
         goto fail;
@@ -408,6 +479,7 @@ void mem_store_close(mem_store_t *st)
     if (!st) return;
     mem_store__linker_stop(st); /* its last checkpoint goes to the writer, which writes it: */
     mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
+    checkpointer_stop(st);      /* before the last checkpoint below */
     mem_store__scanpool_stop(st->scanpool); /* no scan runs any more: join the helpers */
     st->scanpool = NULL;
     for (int i = 0; i < STMT_COUNT; i++)
@@ -438,6 +510,8 @@ void mem_store_close(mem_store_t *st)
         mem_lextok_free(st->tk_pool[i]);
     free(st->tk_pool);
     pthread_mutex_destroy(&st->tk_mu);
+    pthread_mutex_destroy(&st->ck_mu);
+    pthread_cond_destroy(&st->ck_cv);
     free(st->path);
     free(st);
 }

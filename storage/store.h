@@ -107,6 +107,10 @@ typedef enum mem_store_op_kind {
     MEM_STORE_OP_NS_FORGET,
 } mem_store_op_kind_t;
 
+/* What the writer makes of a segment as it appends it, made beforehand on the request's own
+ * thread (mem_store_prepare): the terms of its text and the int8 codes of its vector. */
+typedef struct mem_store_seg_prep mem_store_seg_prep_t;
+
 typedef struct mem_store_seg_in {
     char id[MEM_STORE_ID_MAX + 1]; /* given or generated (UUIDv7) by the caller */
     bool ts_given;                 /* false: the writer uses max(now_ms, namespace newest) */
@@ -120,6 +124,7 @@ typedef struct mem_store_seg_in {
     size_t metadata_len;
     const char *const *supersedes; /* n_supersedes NUL-terminated ids */
     size_t n_supersedes;
+    const mem_store_seg_prep_t *prep; /* NULL: the writer makes them itself */
 } mem_store_seg_in_t;
 
 typedef struct mem_store_seg_out {
@@ -213,6 +218,17 @@ struct mem_store_op {
     uint64_t log_prev;
     const char *import_path; /* NS_IMPORT: the namespace copy to load */
 };
+
+/* Prepared segments (mem_store_prepare): one allocation for a whole insert op. */
+typedef struct mem_store_prep mem_store_prep_t;
+/* Tokenise the text and quantise the vector of segs[0..n) (each vec final: dim floats,
+ * normalised) as the writer would, and point each segs[i].prep at the result, so the one
+ * writer thread only copies them in: the work spreads over the threads that decode
+ * requests. *out owns them all; free it with mem_store_prep_free once the op is done.
+ * MEM_OK, or MEM_ENOMEM with nothing set (the writer then makes them itself). Any thread. */
+int mem_store_prepare(mem_store_t *st, mem_store_seg_in_t *segs, size_t n, size_t dim,
+                      mem_store_prep_t **out);
+void mem_store_prep_free(mem_store_prep_t *p); /* NULL-safe */
 
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
  * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */

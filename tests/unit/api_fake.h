@@ -299,6 +299,18 @@ WEAK void mem_store_ids_free(char **ids, size_t n)
     free(ids);
 }
 
+/* The fake prepares nothing: the op's segments go out with prep NULL, as an import's do. */
+WEAK int mem_store_prepare(mem_store_t *st, mem_store_seg_in_t *segs, size_t n, size_t dim,
+                           mem_store_prep_t **out)
+{
+    *out = NULL;
+    return MEM_OK;
+}
+
+WEAK void mem_store_prep_free(mem_store_prep_t *p)
+{
+}
+
 static const char *const fake_policies[] = {"coherence_weighted", "dedup_gated", "structural_time",
                                             "structural_keyframe", "novelty"};
 
