@@ -175,6 +175,11 @@ typedef struct mem_api__state {
     struct mem_api__insert_in *ins;
     struct mem_api__retrieve_in *ret;
     mem_api_embed_t embed; /* what resp->embed points to */
+    /* a read tried on the event loop (mem_api_work_inline): its budget, and why it gave up
+     * (MEM_API_INLINE_ANSWERED while it has not) */
+    bool inline_try;
+    size_t inline_budget;
+    mem_api_inline_t inline_why;
 } mem_api__state_t;
 
 /* The response's state, created on first use (NULL on ENOMEM). */

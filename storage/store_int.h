@@ -234,6 +234,10 @@ struct mem_store {
     /* read connections */
     pthread_mutex_t pool_mu;
     mem_store_rconn_t *pool;
+    /* the read connection of the reads tried on the event loop (mem_store_retrieve_try):
+     * busy timeout 0, taken by whoever sets inline_taken (atomic), never waited for */
+    mem_store_rconn_t *inline_conn;
+    bool inline_taken;
 
     /* metrics, under q_mu */
     mem_store_metrics_t m;
