@@ -8,9 +8,7 @@
  * one row against all others. (Requirement on the kernels: out[r] must not depend on r or
  * n_rows, i.e. no different code path for tail rows.)
  *
- * Rebuild: tiles of rows x rows. A chunk of block J small enough to stay in L1 is scored
- * against every active row of block I before the next chunk is loaded; degrees are
- * accumulated in one flat array and written back once.
+ * Rebuild: the batch search (below) of every active row at once, against no other member.
  *
  * The tcd figures (5000 x 128, rows normalised in double and stored as float, 0.55):
  * 590 313 edges, max degree 249, mean gate 0.948294. No pair lies within 1.8e-5 of the
@@ -33,8 +31,9 @@
 #include "core/err.h"
 #include "core/index_int.h"
 
-#define CHUNK_BYTES (24 * 1024)
-#define TILE_BYTES  (256 * 1024) /* batch rows scored against each chunk (find) */
+#define CHUNK_BYTES  (24 * 1024)
+#define TILE_BYTES   (256 * 1024) /* batch rows scored against each chunk (find) */
+#define I8_CHUNK_MAX 64           /* rows per int8 tile: one keep word per batch row */
 
 static int cmp_pos(const void *a, const void *b)
 {
@@ -126,74 +125,19 @@ int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_ve
     return adjust(idx, pos, threshold, ops, 0, touched, ud);
 }
 
-int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops)
-{
-    size_t n = idx->n_rows;
-    uint32_t *deg = calloc(n ? n : 1, sizeof(*deg));
-    uint8_t *act = malloc(n ? n : 1);
-    float *scores = malloc(MEM_INDEX_BLOCK_ROWS * sizeof(float));
-    if (!deg || !act || !scores) {
-        free(deg);
-        free(act);
-        free(scores);
-        return MEM_ENOMEM;
-    }
-    for (size_t p = 0; p < n; p++)
-        act[p] = MEM_INDEX_ROW(idx, p, flags) == 0;
-
-    size_t chunk = CHUNK_BYTES / (idx->stride * sizeof(float));
-    if (chunk < 8) chunk = 8;
-    if (chunk > MEM_INDEX_BLOCK_ROWS) chunk = MEM_INDEX_BLOCK_ROWS;
-
-    for (size_t bi = 0; bi < idx->n_blocks; bi++) {
-        const mem_index_block_t *bki = idx->blocks[bi];
-        size_t base_i = bi * MEM_INDEX_BLOCK_ROWS;
-        for (size_t bj = bi; bj < idx->n_blocks; bj++) {
-            const mem_index_block_t *bkj = idx->blocks[bj];
-            size_t base_j = bj * MEM_INDEX_BLOCK_ROWS;
-            for (size_t c0 = 0; c0 < bkj->n_rows; c0 += chunk) {
-                size_t c1 = c0 + chunk < bkj->n_rows ? c0 + chunk : bkj->n_rows;
-                size_t i_end = bki->n_rows;
-                if (bi == bj && i_end > c1 - 1) i_end = c1 - 1; /* rows i < j only */
-                for (size_t i = 0; i < i_end; i++) {
-                    size_t p = base_i + i;
-                    if (!act[p]) continue;
-                    size_t j0 = (bi == bj && i + 1 > c0) ? i + 1 : c0;
-                    ops->dot_rows(idx->blocks[bi]->vecs + i * idx->stride,
-                                  bkj->vecs + j0 * idx->stride, c1 - j0, idx->dim, idx->stride,
-                                  scores);
-                    uint32_t own = 0;
-                    const uint8_t *aj = act + base_j + j0;
-                    uint32_t *dj = deg + base_j + j0;
-                    for (size_t r = 0; r < c1 - j0; r++) {
-                        uint32_t e = (uint32_t)(scores[r] >= threshold) & aj[r];
-                        dj[r] += e;
-                        own += e;
-                    }
-                    deg[p] += own;
-                }
-            }
-        }
-    }
-    for (size_t p = 0; p < n; p++) { /* the graph of the active rows */
-        MEM_INDEX_ROW(idx, p, degree) = act[p] ? deg[p] : 0;
-        MEM_INDEX_ROW(idx, p, linked) = act[p];
-    }
-    free(deg);
-    free(act);
-    free(scores);
-    mem_index_recount_graph(idx);
-    return MEM_OK;
-}
-
 /* ---- batches ----
  *
- * find: the batch's active rows S (sorted) against every block. For each block, a chunk
- * small enough to stay in L1 is scored against every row of a tile of S (as many rows as
- * fit in 256 KB, in L2) before the next chunk is loaded, so each block is read from memory
- * once per tile (once per batch for up to 680 rows at dim 384 in int8, 170 in f32). A pair (s, x)
- * is an edge when dot_rows(s, x) >= threshold, x active, x != s; x in S counts once (x > s). The
- * other rows' counts go to one array over all positions, the delta takes its non-zero entries.
+ * find: the batch's active rows S (sorted) against every block, as a blocked matrix
+ * product. The rows of S are taken in tiles that stay in L2 (256 KB of their codes: 680 rows
+ * at dim 384 in int8, 170 in f32) while the blocks stream by, so each block is read from
+ * memory once per tile; each block is cut into chunks of at most 64 rows that stay in L1,
+ * and one call of ops->tile_i8 scores the whole tile against a chunk (its kernel keeps
+ * 4 tile rows x 2 chunk rows of integer dots in registers) and hands back one keep word per
+ * tile row. A pair (s, x) is an edge when dot_rows(s, x) >= threshold, x active, x != s; x
+ * in S counts once (x > s), and a row of S in an earlier tile is no longer scored at all
+ * (it met this tile's rows as the lower of the pair), which halves the work inside a big
+ * batch. The other rows' counts go to one array over all positions, the delta takes its
+ * non-zero entries.
  *
  * The int8 skip. Rows carry their sketch (index.h): x = sx * cx + ex with ||ex|| <= errx,
  * and so does s (codes cs, scale ss, residual es). With s' = ss * cs,
@@ -297,6 +241,29 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
     return true;
 }
 
+/* The int8 pre-filter of a tile through ops (its tile kernel, or one dot_rows_i8 pass per
+ * query when it has none): keep[i] bit j unless the bound of pair (i, j) is < threshold. */
+static void tile_keep(const mem_vec_ops_t *ops, const int8_t *q, size_t n_q, size_t stride,
+                      const uint8_t *rows, size_t n_rows, const float *q_scale, const float *q_err,
+                      const float *q_slack, const float *row_scale, const float *row_err,
+                      float threshold, uint64_t *keep)
+{
+    if (ops->tile_i8) {
+        ops->tile_i8(q, n_q, stride, rows, n_rows, stride, stride, q_scale, q_err, q_slack,
+                     row_scale, row_err, threshold, keep);
+        return;
+    }
+    float ub[I8_CHUNK_MAX];
+    for (size_t i = 0; i < n_q; i++) {
+        ops->dot_rows_i8(q + i * stride, rows, n_rows, stride, stride, q_scale[i], row_scale,
+                         row_err, q_err[i], q_slack[i], ub);
+        uint64_t k = 0;
+        for (size_t j = 0; j < n_rows; j++)
+            k |= (uint64_t) !(ub[j] < threshold) << j; /* NaN keeps */
+        keep[i] = k;
+    }
+}
+
 /* set: sorted, unique rows below limit, joining the graph (link: not linked) or leaving it
  * (unlink: linked). The other members are the linked rows below limit, less excl (sorted,
  * unique: rows leaving at the same time). Reads vectors, sketches and graph fields only,
@@ -341,14 +308,23 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     size_t q_bytes = (use_i8 ? 1 : sizeof(float)) * stride;
     size_t chunk = CHUNK_BYTES / q_bytes;
     if (chunk < 8) chunk = 8;
-    if (chunk > MEM_INDEX_BLOCK_ROWS) chunk = MEM_INDEX_BLOCK_ROWS;
+    if (chunk > I8_CHUNK_MAX) chunk = I8_CHUNK_MAX; /* one keep word per query */
     /* the batch's rows are taken in tiles that stay in L2 while the blocks stream by */
     size_t tile = TILE_BYTES / q_bytes;
     if (tile < 8) tile = 8;
+    if (tile > n_set) tile = n_set;
+    uint64_t *keep = use_i8 ? malloc(tile * sizeof(*keep)) : NULL;
+    float *slk = use_i8 ? malloc(tile * sizeof(*slk)) : NULL;
+    if (use_i8 && (!keep || !slk)) {
+        free(keep);
+        free(slk);
+        rc = MEM_ENOMEM;
+        goto fail;
+    }
 
     int32_t slot[MEM_INDEX_BLOCK_ROWS];
     uint8_t act[MEM_INDEX_BLOCK_ROWS];
-    float sc[MEM_INDEX_BLOCK_ROWS], ub[MEM_INDEX_BLOCK_ROWS];
+    float sc[MEM_INDEX_BLOCK_ROWS];
     uint32_t cand[MEM_INDEX_BLOCK_ROWS];
     uint64_t internal = 0, external = 0;
     for (size_t t0 = 0; t0 < n_set; t0 += tile) {
@@ -366,32 +342,52 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                 act[excl[xi] - base] = 0;
             for (; si < n_set && set[si] < base + nr; si++) {
                 slot[set[si] - base] = (int32_t)si;
-                act[set[si] - base] = 1; /* joining (link) or leaving (unlink: linked anyway) */
+                /* joining (link) or leaving (unlink: linked anyway); a batch row of an
+                 * earlier tile already met this tile's rows (as the lower of the pair) */
+                act[set[si] - base] = si >= t0;
             }
             for (size_t r = 0; r < nr; r++)
                 n_act += act[r];
             if (!n_act) continue;
             bool i8 = use_i8 && isfinite(m_blk[b]);
+            for (size_t k = t0; i8 && k < t1; k++) {
+                double sl = q8.coef[k] * m_blk[b] +
+                            1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));
+                slk[k - t0] = nextafterf((float)sl, HUGE_VALF);
+            }
             for (size_t c0 = 0; c0 < nr; c0 += chunk) {
                 size_t m = c0 + chunk < nr ? chunk : nr - c0;
                 const float *rows = blk->vecs + c0 * stride;
-                for (size_t k = t0; k < t1; k++) {
+                uint64_t am = 0;
+                size_t k_end = t0; /* rows of the tile from k_end on meet nothing here */
+                for (size_t r = 0; r < m; r++) {
+                    am |= (uint64_t)act[c0 + r] << r;
+                    /* a member from outside the batch meets every tile row; a batch row
+                     * only the tile rows before it (a pair inside the batch counts once) */
+                    size_t k_r = !act[c0 + r] ? t0 : slot[c0 + r] < 0 ? t1 : (size_t)slot[c0 + r];
+                    k_end = k_r > k_end ? k_r : k_end;
+                }
+                if (k_end > t1) k_end = t1;
+                if (!am || k_end == t0) continue;
+                if (i8)
+                    tile_keep(ops, q8.codes + t0 * stride, k_end - t0, stride,
+                              blk->q8 + c0 * stride, m, q8.scale + t0, q8.err_scale + t0, slk,
+                              blk->q8_scale + c0, blk->q8_err + c0, threshold, keep);
+                for (size_t k = t0; k < k_end; k++) {
                     size_t ps = set[k], nc = 0;
                     const float *q = mem_index__vec(idx, ps);
                     if (i8) {
-                        double sl = q8.coef[k] * m_blk[b] +
-                                    1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));
-                        float slack = nextafterf((float)sl, HUGE_VALF);
-                        ops->dot_rows_i8(q8.codes + k * stride, blk->q8 + c0 * stride, m, stride,
-                                         stride, q8.scale[k], blk->q8_scale + c0, blk->q8_err + c0,
-                                         q8.err_scale[k], slack, ub);
-                        for (size_t r = 0; r < m; r++) {
-                            cand[nc] = (uint32_t)r; /* kept unless ub < threshold (NaN kept) */
-                            nc += act[c0 + r] & (uint32_t) !(ub[r] < threshold);
-                        }
-                        if (!nc) continue;
+                        uint64_t w = keep[k - t0] & am;
+                        if (!w) continue;
+                        for (; w; w &= w - 1)
+                            cand[nc++] = (uint32_t)__builtin_ctzll(w);
                         if (nc * 4 > m) {
                             ops->dot_rows(q, rows, m, dim, stride, sc);
+                        } else if (ops->dot_rows_at) {
+                            float at[I8_CHUNK_MAX];
+                            ops->dot_rows_at(q, rows, cand, nc, dim, stride, at);
+                            for (size_t i = 0; i < nc; i++)
+                                sc[cand[i]] = at[i];
                         } else {
                             for (size_t i = 0; i < nc; i++)
                                 ops->dot_rows(q, rows + (size_t)cand[i] * stride, 1, dim, stride,
@@ -423,6 +419,8 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
             }
         }
     }
+    free(keep);
+    free(slk);
     for (size_t p = 0; p < limit && rc == MEM_OK; p++)
         if (oth[p]) {
             rc = delta_push(out, p, oth[p]);
@@ -447,6 +445,37 @@ fail:
     q8set_free(&q8);
     mem_graph_delta_free(out);
     out->unlink = unlink;
+    return rc;
+}
+
+/* The batch search with every active row in the batch and every linked row left out: the
+ * graph of the active rows, each pair scored once (tiles: a row meets the rows after it). */
+int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops)
+{
+    size_t n = idx->n_rows, n_set = 0, n_excl = 0;
+    size_t *set = calloc(n ? n : 1, sizeof(*set));
+    size_t *excl = calloc(n ? n : 1, sizeof(*excl));
+    mem_graph_delta_t d = {0};
+    int rc = set && excl ? MEM_OK : MEM_ENOMEM;
+    for (size_t p = 0; rc == MEM_OK && p < n; p++) {
+        if (MEM_INDEX_ROW(idx, p, flags) == 0) set[n_set++] = p;
+        if (MEM_INDEX_ROW(idx, p, linked)) excl[n_excl++] = p;
+    }
+    if (rc == MEM_OK) rc = find_set(idx, n, set, n_set, excl, n_excl, threshold, ops, 0, &d);
+    if (rc == MEM_OK) { /* nothing below can fail */
+        for (size_t p = 0; p < n; p++) {
+            MEM_INDEX_ROW(idx, p, degree) = 0;
+            MEM_INDEX_ROW(idx, p, linked) = 0;
+        }
+        for (size_t k = 0; k < d.n_set; k++) {
+            MEM_INDEX_ROW(idx, d.pos[k], degree) = d.count[k];
+            MEM_INDEX_ROW(idx, d.pos[k], linked) = 1;
+        }
+        mem_index_recount_graph(idx);
+    }
+    mem_graph_delta_free(&d);
+    free(set);
+    free(excl);
     return rc;
 }
 

@@ -25,6 +25,12 @@ typedef float (*mem_vec_dot_fn)(const float *a, const float *b, size_t n);
 typedef void (*mem_vec_dot_rows_fn)(const float *q, const float *rows, size_t n_rows, size_t dim,
                                     size_t stride, float *out);
 
+/* out[i] = dot(q, rows + idx[i] * stride) for i < n, each bit-equal to dot_rows' score of
+ * that row (the graph's exact pass over the pairs its int8 bound keeps, a few scattered
+ * rows of a chunk). */
+typedef void (*mem_vec_dot_rows_at_fn)(const float *q, const float *rows, const uint32_t *idx,
+                                       size_t n, size_t dim, size_t stride, float *out);
+
 /* Writes to idx_out the indices i < n (ascending) with x[i] >= cut (false for NaN);
  * returns how many. idx_out has room for n. Used by the scan to keep only the rows of a
  * block whose similarity can still enter the top K. */
@@ -44,6 +50,19 @@ typedef void (*mem_vec_dot_rows_i8_fn)(const int8_t *q, const uint8_t *rows, siz
                                        const float *row_scale, const float *row_err,
                                        float err_scale, float slack, float *out);
 
+/* The int8 pre-filter over a tile, for the coherence graph: n_q queries (codes at
+ * q + i * q_stride, zero-padded to len) against n_rows <= 64 rows laid out as for
+ * dot_rows_i8. With I_ij the exact integer dot of dot_rows_i8 and, in float,
+ * ub_ij = q_scale[i] * row_scale[j] * I_ij + q_err[i] * row_err[j] + q_slack[i],
+ * bit j of keep[i] is set unless ub_ij < threshold (a NaN keeps the pair). The few float
+ * roundings of ub may come in any order (a caller's slack covers them); every keep[i] is
+ * written, bits at and above n_rows are 0. */
+typedef void (*mem_vec_tile_i8_fn)(const int8_t *q, size_t n_q, size_t q_stride,
+                                   const uint8_t *rows, size_t n_rows, size_t stride, size_t len,
+                                   const float *q_scale, const float *q_err, const float *q_slack,
+                                   const float *row_scale, const float *row_err, float threshold,
+                                   uint64_t *keep);
+
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
@@ -52,6 +71,8 @@ typedef struct mem_vec_ops {
     mem_vec_select_ge_fn select_ge;     /* added by the engine; NULL = use the scalar one */
     mem_vec_sum_fn sum;                 /* added by the engine */
     mem_vec_dot_rows_i8_fn dot_rows_i8; /* added by the engine; NULL = no int8 pre-filter */
+    mem_vec_tile_i8_fn tile_i8;         /* NULL = the graph loops over dot_rows_i8 */
+    mem_vec_dot_rows_at_fn dot_rows_at; /* NULL = the graph calls dot_rows row by row */
 } mem_vec_ops_t;
 
 /* The table for isa, or NULL when this host cannot run it (or it was not compiled in). */
@@ -80,6 +101,12 @@ void mem_vec_dot_rows_f32_scalar(const float *q, const float *rows, size_t n_row
 void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
                                 size_t stride, float q_scale, const float *row_scale,
                                 const float *row_err, float err_scale, float slack, float *out);
+void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_t *idx, size_t n,
+                                size_t dim, size_t stride, float *out);
+void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
+                            size_t n_rows, size_t stride, size_t len, const float *q_scale,
+                            const float *q_err, const float *q_slack, const float *row_scale,
+                            const float *row_err, float threshold, uint64_t *keep);
 /* Symmetric int8 codes of x (n floats): scale = max|x| / 127 (1 for a zero vector),
  * codes[i] = round(x[i] / scale), and *err >= || x - scale * codes ||_2 (rounded up).
  * Writes n codes. */

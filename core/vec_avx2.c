@@ -94,6 +94,25 @@ static void dot_rows_avx2(const float *restrict q, const float *restrict rows, s
     }
 }
 
+/* dot_rows over listed rows: the same row_acc and reduce8 tree, eight listed rows at a time
+ * (their chains interleave, as in a full pass). */
+static void dot_rows_at_avx2(const float *restrict q, const float *restrict rows,
+                             const uint32_t *restrict idx, size_t n, size_t dim, size_t stride,
+                             float *restrict out)
+{
+    __m256 acc[8];
+    for (size_t r = 0; r < n; r += 8) {
+        float tmp[8];
+        for (size_t j = 0; j < 8; j++)
+            acc[j] = r + j < n ? row_acc(q, rows + (size_t)idx[r + j] * stride, dim)
+                               : _mm256_setzero_ps();
+        _mm256_storeu_ps(tmp,
+                         reduce8(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
+        for (size_t j = 0; j < 8 && r + j < n; j++)
+            out[r + j] = tmp[j];
+    }
+}
+
 static size_t select_ge_avx2(const float *restrict x, size_t n, float cut,
                              uint32_t *restrict idx_out)
 {
@@ -165,6 +184,112 @@ static void dot_rows_i8_avx2(const int8_t *restrict q, const uint8_t *restrict r
     }
 }
 
+/* Tile of the int8 pre-filter: 4 queries x 2 rows per step, eight int32 accumulators in
+ * registers. Products without widening (vpmaddubsw, unsigned x signed bytes): the row's
+ * code c = byte - 128 enters as |c| (unsigned) and the query byte takes c's sign, so each
+ * pair of products is at most 2 * 128 * 127 < 2^15 (exact, no saturation); vpmaddwd with
+ * ones widens the pairs to int32. A zero query byte (the padding) contributes 0. len is a
+ * multiple of 16: a last half step runs on the low 128 bits with the high ones zero. */
+static inline __m256i hsum8_epi32(__m256i a0, __m256i a1, __m256i a2, __m256i a3, __m256i a4,
+                                  __m256i a5, __m256i a6, __m256i a7)
+{
+    __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+    __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(a4, a5), _mm256_hadd_epi32(a6, a7));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                            _mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+static inline __m256i load_half(const void *p)
+{
+    return _mm256_inserti128_si256(_mm256_setzero_si256(), _mm_loadu_si128((const __m128i *)p), 0);
+}
+
+#define TILE_STEP(w, a0, a1)                                                                       \
+    do {                                                                                           \
+        a0 = _mm256_add_epi32(                                                                     \
+            a0, _mm256_madd_epi16(_mm256_maddubs_epi16(b0, _mm256_sign_epi8(w, s0)), ones));       \
+        a1 = _mm256_add_epi32(                                                                     \
+            a1, _mm256_madd_epi16(_mm256_maddubs_epi16(b1, _mm256_sign_epi8(w, s1)), ones));       \
+    } while (0)
+
+static void tile_i8_avx2(const int8_t *restrict q, size_t n_q, size_t q_stride,
+                         const uint8_t *restrict rows, size_t n_rows, size_t stride, size_t len,
+                         const float *restrict q_scale, const float *restrict q_err,
+                         const float *restrict q_slack, const float *restrict row_scale,
+                         const float *restrict row_err, float threshold, uint64_t *restrict keep)
+{
+    const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8((char)0x80);
+    const __m256 thr = _mm256_set1_ps(threshold);
+    for (size_t i0 = 0; i0 < n_q; i0 += 4) {
+        size_t qi[4]; /* a short last group repeats its last query; its bits are dropped */
+        for (size_t t = 0; t < 4; t++)
+            qi[t] = i0 + t < n_q ? i0 + t : n_q - 1;
+        const int8_t *q0 = q + qi[0] * q_stride, *q1 = q + qi[1] * q_stride,
+                     *q2 = q + qi[2] * q_stride, *q3 = q + qi[3] * q_stride;
+        /* lanes (2t, 2t + 1) belong to query t */
+        const __m256 qs =
+            _mm256_setr_ps(q_scale[qi[0]], q_scale[qi[0]], q_scale[qi[1]], q_scale[qi[1]],
+                           q_scale[qi[2]], q_scale[qi[2]], q_scale[qi[3]], q_scale[qi[3]]);
+        const __m256 qe = _mm256_setr_ps(q_err[qi[0]], q_err[qi[0]], q_err[qi[1]], q_err[qi[1]],
+                                         q_err[qi[2]], q_err[qi[2]], q_err[qi[3]], q_err[qi[3]]);
+        const __m256 ql =
+            _mm256_setr_ps(q_slack[qi[0]], q_slack[qi[0]], q_slack[qi[1]], q_slack[qi[1]],
+                           q_slack[qi[2]], q_slack[qi[2]], q_slack[qi[3]], q_slack[qi[3]]);
+        uint64_t k0 = 0, k1 = 0, k2 = 0, k3 = 0;
+        for (size_t j = 0; j < n_rows; j += 2) {
+            size_t j1 = j + 1 < n_rows ? j + 1 : j;
+            const uint8_t *x0 = rows + j * stride, *x1 = rows + j1 * stride;
+            __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00,
+                    a21 = a00, a30 = a00, a31 = a00;
+            size_t i = 0;
+            for (; i + 32 <= len; i += 32) {
+                __m256i s0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(x0 + i)), bias);
+                __m256i s1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(x1 + i)), bias);
+                __m256i b0 = _mm256_abs_epi8(s0), b1 = _mm256_abs_epi8(s1);
+                TILE_STEP(_mm256_loadu_si256((const __m256i *)(const void *)(q0 + i)), a00, a01);
+                TILE_STEP(_mm256_loadu_si256((const __m256i *)(const void *)(q1 + i)), a10, a11);
+                TILE_STEP(_mm256_loadu_si256((const __m256i *)(const void *)(q2 + i)), a20, a21);
+                TILE_STEP(_mm256_loadu_si256((const __m256i *)(const void *)(q3 + i)), a30, a31);
+            }
+            if (i < len) { /* 16 bytes left */
+                __m256i s0 = _mm256_xor_si256(load_half(x0 + i), bias);
+                __m256i s1 = _mm256_xor_si256(load_half(x1 + i), bias);
+                __m256i b0 = _mm256_abs_epi8(s0), b1 = _mm256_abs_epi8(s1);
+                TILE_STEP(load_half(q0 + i), a00, a01);
+                TILE_STEP(load_half(q1 + i), a10, a11);
+                TILE_STEP(load_half(q2 + i), a20, a21);
+                TILE_STEP(load_half(q3 + i), a30, a31);
+            }
+            __m256 dots = _mm256_cvtepi32_ps(hsum8_epi32(a00, a01, a10, a11, a20, a21, a30, a31));
+            __m256 rs, re; /* lanes (2t, 2t + 1) = rows j, j1 */
+            if (j1 != j) {
+                rs = _mm256_castpd_ps(
+                    _mm256_broadcast_sd((const double *)(const void *)(row_scale + j)));
+                re = _mm256_castpd_ps(
+                    _mm256_broadcast_sd((const double *)(const void *)(row_err + j)));
+            } else {
+                rs = _mm256_set1_ps(row_scale[j]);
+                re = _mm256_set1_ps(row_err[j]);
+            }
+            __m256 ub = _mm256_add_ps(
+                _mm256_fmadd_ps(_mm256_mul_ps(qs, rs), dots, _mm256_mul_ps(qe, re)), ql);
+            uint64_t m = (uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(ub, thr, _CMP_NLT_UQ));
+            if (j1 == j) m &= 0x55; /* no second row */
+            k0 |= (m & 3) << j;
+            k1 |= ((m >> 2) & 3) << j;
+            k2 |= ((m >> 4) & 3) << j;
+            k3 |= ((m >> 6) & 3) << j;
+        }
+        keep[i0] = k0;
+        if (i0 + 1 < n_q) keep[i0 + 1] = k1;
+        if (i0 + 2 < n_q) keep[i0 + 2] = k2;
+        if (i0 + 3 < n_q) keep[i0 + 3] = k3;
+    }
+}
+#undef TILE_STEP
+
 const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .isa = MEM_VEC_AVX2,
     .name = "avx2",
@@ -173,5 +298,7 @@ const mem_vec_ops_t mem_vec_ops_avx2_table = {
     .select_ge = select_ge_avx2,
     .sum = sum_avx2,
     .dot_rows_i8 = dot_rows_i8_avx2,
+    .tile_i8 = tile_i8_avx2,
+    .dot_rows_at = dot_rows_at_avx2,
 };
 #endif

@@ -16,6 +16,8 @@ static const mem_vec_ops_t scalar_ops = {
     .select_ge = mem_vec_select_ge_scalar,
     .sum = mem_vec_sum_f32_scalar,
     .dot_rows_i8 = mem_vec_dot_rows_i8_scalar,
+    .tile_i8 = mem_vec_tile_i8_scalar,
+    .dot_rows_at = mem_vec_dot_rows_at_scalar,
 };
 
 /* The one mutable global core/ allows: written once by mem_vec_init before threads start. */

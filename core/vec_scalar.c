@@ -35,6 +35,29 @@ void mem_vec_dot_rows_i8_scalar(const int8_t *q, const uint8_t *rows, size_t n_r
     }
 }
 
+void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_t *idx, size_t n,
+                                size_t dim, size_t stride, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = mem_vec_dot_f32_scalar(q, rows + (size_t)idx[i] * stride, dim);
+}
+
+void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
+                            size_t n_rows, size_t stride, size_t len, const float *q_scale,
+                            const float *q_err, const float *q_slack, const float *row_scale,
+                            const float *row_err, float threshold, uint64_t *keep)
+{
+    for (size_t i = 0; i < n_q; i++) {
+        float ub[64];
+        mem_vec_dot_rows_i8_scalar(q + i * q_stride, rows, n_rows, len, stride, q_scale[i],
+                                   row_scale, row_err, q_err[i], q_slack[i], ub);
+        uint64_t k = 0;
+        for (size_t j = 0; j < n_rows; j++)
+            k |= (uint64_t) !(ub[j] < threshold) << j;
+        keep[i] = k;
+    }
+}
+
 void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err)
 {
     float m = 0.0f;

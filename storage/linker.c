@@ -282,15 +282,22 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
         rc = mem_graph_change_find(view, &ch, st->opts.coherence_threshold, st->opts.ops, &du, &dl);
     touch_ctx_t tc = {g, view, false};
     if (rc == MEM_OK) {
+        /* the exclusive lock covers the degree writes only; the rows they touched (the
+         * deltas' rows, exactly what apply reports) go to the checkpoint after it */
         mem_index_t *idx = mem_store__linker_lock(lk, ns);
-        rc = mem_graph_apply(idx, &du, touch_bucket, &tc);
-        if (rc == MEM_OK) rc = mem_graph_apply(idx, &dl, touch_bucket, &tc);
+        int rc_u = mem_graph_apply(idx, &du, NULL, NULL);
+        int rc_l = rc_u == MEM_OK ? mem_graph_apply(idx, &dl, NULL, NULL) : rc_u;
         mem_index_counts_t c;
         mem_index_counts(idx, &c);
         ns->pub_edges = c.graph_edges;
         ns->pub_max_degree = c.max_degree;
-        if (rc == MEM_OK) g->g_rows = rows;
+        if (rc_l == MEM_OK) g->g_rows = rows;
         mem_store__linker_unlock(lk, ns);
+        for (size_t i = 0; rc_u == MEM_OK && i < du.n; i++)
+            touch_bucket(&tc, du.pos[i]);
+        for (size_t i = 0; rc_l == MEM_OK && i < dl.n; i++)
+            touch_bucket(&tc, dl.pos[i]);
+        rc = rc_l;
         mem_graph_delta_free(&du);
         mem_graph_delta_free(&dl);
     }

@@ -292,6 +292,19 @@ static void test_kernel_contract(void **state)
                         fail_msg("%s dim %zu: row %zu scores differently from offset %zu",
                                  ops->name, dim, r, start);
             }
+            if (ops->dot_rows_at) { /* listed rows (any order, repeats) score as in a pass */
+                uint32_t at_idx[ROWS];
+                float at[ROWS];
+                for (size_t n_at = 0; n_at <= ROWS; n_at += 11) {
+                    for (size_t i = 0; i < n_at; i++)
+                        at_idx[i] = (uint32_t)(rng_unit() * ROWS);
+                    ops->dot_rows_at(q, rows, at_idx, n_at, dim, stride, at);
+                    for (size_t i = 0; i < n_at; i++)
+                        if (memcmp(&at[i], &all[at_idx[i]], sizeof(float)) != 0)
+                            fail_msg("%s dim %zu: listed row %u scores differently", ops->name, dim,
+                                     at_idx[i]);
+                }
+            }
             for (size_t r = 0; r < ROWS; r++) {
                 float ab = pair_dot(ops, q, rows + r * stride, dim);
                 float ba = pair_dot(ops, rows + r * stride, q, dim);
@@ -575,7 +588,8 @@ static void batch_case(const mem_vec_ops_t *ops, size_t dim, size_t n, float thr
 }
 
 /* batch link == sequential links == rebuild, then batch unlink == sequential unlinks, on
- * every kernel table, with and without the int8 skip. */
+ * every kernel table, with the int8 skip (its tile kernel, or one query at a time) and
+ * without. */
 static void test_batches(void **state)
 {
     (void)state;
@@ -583,10 +597,14 @@ static void test_batches(void **state)
     for (int t = 0; t <= MEM_VEC_ISA_COUNT; t++) {
         const mem_vec_ops_t *tab = table_at(t);
         if (!tab) continue;
-        mem_vec_ops_t no_i8 = *tab;
+        mem_vec_ops_t no_i8 = *tab, no_tile = *tab;
         no_i8.dot_rows_i8 = NULL;
-        const mem_vec_ops_t *variants[2] = {tab, &no_i8};
-        for (int v = 0; v < 2; v++) {
+        no_i8.tile_i8 = NULL;
+        no_tile.tile_i8 = NULL; /* the int8 skip through dot_rows_i8, one query at a time */
+        no_tile.dot_rows_at = NULL;
+        const mem_vec_ops_t *variants[3] = {tab, &no_tile, &no_i8};
+        for (int v = 0; v < 3; v++) {
+            if (v == 1 && !tab->tile_i8 && !tab->dot_rows_at) continue; /* the table itself */
             const mem_vec_ops_t *ops = variants[v];
             batch_case(ops, 16, 700, 0.55f, false, false);
             batch_case(ops, 37, 600, 0.3f, false, true);   /* odd dim, a tie */

@@ -260,6 +260,105 @@ static void test_dot_rows_i8_every_isa(void **state)
     }
 }
 
+/* The int8 tile of the coherence graph: exact integer dots (unit scales, no error terms,
+ * thresholds on an exact dot: the tie keeps; the dot's one rounding to float is the
+ * kernels' too), then the affine bound against a double
+ * reference (only pairs within 1e-5 of the threshold may go either way), on every shape
+ * of tile: queries and rows not multiples of the kernel's blocks, lengths with a half
+ * step, 0 or 64 rows. */
+static long long tile_ref_dot(const int8_t *q, const uint8_t *x, size_t len)
+{
+    long long d = 0;
+    for (size_t i = 0; i < len; i++)
+        d += (long long)q[i] * ((long long)x[i] - 128);
+    return d;
+}
+
+static void test_tile_i8_every_isa(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {16, 32, 48, 128, 144, 384, 400, 1040};
+    static const size_t nqs[] = {0, 1, 3, 4, 5, 9, 13};
+    static const size_t nrs[] = {0, 1, 2, 7, 33, 63, 64};
+    uint64_t s = seed + 29;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        size_t len = lens[li], stride = len + 16, q_stride = len + 32, dim = len - 5;
+        int8_t *q = calloc(13 * q_stride, 1);
+        uint8_t *rows = malloc(64 * stride);
+        float qs[13], qe[13], ql[13], one[64], zero[64], rs[64], re[64];
+        uint64_t keep[14];
+        assert_non_null(q);
+        assert_non_null(rows);
+        for (size_t i = 0; i < 13; i++) {
+            for (size_t d = 0; d < dim; d++) /* zero-padded beyond dim, as the graph pads */
+                q[i * q_stride + d] = (int8_t)((int)(rng_next(&s) % 255) - 127);
+            qs[i] = 1e-2f * (float)(1 + i);
+            qe[i] = 1e-3f * (float)i;
+            ql[i] = 0.125f * (float)(i % 3);
+        }
+        q[0] = 127, q[1] = -127;         /* extremes */
+        for (size_t d = 0; d < dim; d++) /* query 2 is the worst case against row 0 */
+            q[2 * q_stride + d] = -127;
+        for (size_t i = 0; i < 64 * stride; i++) /* byte 0 is code -128: padding and worst case */
+            rows[i] = (uint8_t)(rng_next(&s) % 256);
+        memset(rows, 0, stride);
+        for (size_t r = 0; r < 64; r++) {
+            one[r] = 1.0f;
+            zero[r] = 0.0f;
+            rs[r] = 1e-3f * (float)(1 + r);
+            re[r] = 1e-4f * (float)r;
+        }
+        for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+            const mem_vec_ops_t *ops = table_at(isa);
+            if (!ops || !ops->tile_i8) continue;
+            for (size_t a = 0; a < sizeof(nqs) / sizeof(nqs[0]); a++)
+                for (size_t b = 0; b < sizeof(nrs) / sizeof(nrs[0]); b++) {
+                    size_t nq = nqs[a], nr = nrs[b];
+                    /* exact: the threshold is one pair's dot, ties keep */
+                    float thr = nq && nr ? (float)tile_ref_dot(q + (nq - 1) * q_stride,
+                                                               rows + (nr / 2) * stride, len)
+                                         : 0.0f;
+                    keep[nq] = 0xabcdef;
+                    ops->tile_i8(q, nq, q_stride, rows, nr, stride, len, one, zero, zero, one, zero,
+                                 thr, keep);
+                    assert_true(keep[nq] == 0xabcdef);
+                    for (size_t i = 0; i < nq; i++) {
+                        uint64_t w = 0;
+                        for (size_t j = 0; j < nr; j++)
+                            w |= (uint64_t)((float)tile_ref_dot(q + i * q_stride, rows + j * stride,
+                                                                len) >= thr)
+                                 << j;
+                        if (keep[i] != w) {
+                            print_error("%s tile len=%zu nq=%zu nr=%zu q %zu: %llx want %llx\n",
+                                        ops->name, len, nq, nr, i, (unsigned long long)keep[i],
+                                        (unsigned long long)w);
+                            fail();
+                        }
+                    }
+                    /* the affine bound */
+                    float thr2 = 0.05f;
+                    ops->tile_i8(q, nq, q_stride, rows, nr, stride, len, qs, qe, ql, rs, re, thr2,
+                                 keep);
+                    for (size_t i = 0; i < nq; i++)
+                        for (size_t j = 0; j < nr; j++) {
+                            double ub =
+                                (double)qs[i] * (double)rs[j] *
+                                    (double)tile_ref_dot(q + i * q_stride, rows + j * stride, len) +
+                                (double)qe[i] * (double)re[j] + (double)ql[i];
+                            if (fabs(ub - (double)thr2) <= 1e-5 * (1.0 + fabs(ub))) continue;
+                            if (((keep[i] >> j) & 1) != (ub >= (double)thr2)) {
+                                print_error("%s tile bound len=%zu q %zu row %zu: %.9g\n",
+                                            ops->name, len, i, j, ub);
+                                fail();
+                            }
+                        }
+                }
+        }
+        free(q);
+        free(rows);
+    }
+}
+
 static void test_quantize(void **state)
 {
     (void)state;
@@ -368,6 +467,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_select_ge_every_isa),
         cmocka_unit_test(test_sum_every_isa),
         cmocka_unit_test(test_dot_rows_i8_every_isa),
+        cmocka_unit_test(test_tile_i8_every_isa),
         cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_scalar_is_reference_order),
         cmocka_unit_test(test_dispatch),
