@@ -477,6 +477,43 @@ static int cover(mem_cluster_t *cl, const char *name, size_t stream, const char 
     return rc != MEM_OK ? rc : mem_err_set(err, MEM_EBUSY, "snapshot of %s too old", name);
 }
 
+typedef char ns_name_t[MEM_STORE_NS_MAX + 1];
+
+/* Under cl->mu: a copy of the names of the namespaces for which match(ns, ud) holds (the
+ * caller frees it; NULL when memory ran out), their count in *n_out. */
+static ns_name_t *ns_names_where(mem_cluster_t *cl, bool (*match)(const cl_ns_t *, const void *),
+                                 const void *ud, size_t *n_out)
+{
+    size_t cap = 64, cnt = 0;
+    ns_name_t *names = malloc(cap * sizeof(*names));
+    for (size_t b = 0; names && b < CL_NS_BUCKETS; b++)
+        for (cl_ns_t *ns = cl->ht[b]; names && ns; ns = ns->hnext) {
+            if (!match(ns, ud)) continue;
+            if (cnt == cap) {
+                void *more = realloc(names, 2 * cap * sizeof(*names));
+                if (!more) {
+                    free(names);
+                    return NULL;
+                }
+                names = more;
+                cap *= 2;
+            }
+            snprintf(names[cnt++], sizeof(names[0]), "%s", ns->name);
+        }
+    *n_out = cnt;
+    return names;
+}
+
+static bool on_stream(const cl_ns_t *ns, const void *stream)
+{
+    return ns->in_map && ns->stream == *(const size_t *)stream;
+}
+
+static bool primary_here(const cl_ns_t *ns, const void *node_id)
+{
+    return ns->state == CL_NS_LIVE && ns->n_nodes && strcmp(ns->nodes[0], node_id) == 0;
+}
+
 /* Every answer of POST /v1/cluster/snapshot names this node and its stream positions. */
 static void add_node(mem_cluster_t *cl, json_t *o)
 {
@@ -505,23 +542,8 @@ char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
             if (nd->applied[i] + 1 < floor) floor = nd->applied[i] + 1;
         }
         /* namespaces of this stream (copied: covering them talks to NATS) */
-        size_t cap = 64, cnt = 0;
-        char(*names)[MEM_STORE_NS_MAX + 1] = malloc(cap * sizeof(*names));
-        for (size_t b = 0; names && b < CL_NS_BUCKETS; b++)
-            for (cl_ns_t *ns = cl->ht[b]; names && ns; ns = ns->hnext) {
-                if (!ns->in_map || ns->stream != i) continue;
-                if (cnt == cap) {
-                    void *more = realloc(names, 2 * cap * sizeof(*names));
-                    if (!more) {
-                        free(names);
-                        names = NULL;
-                        break;
-                    }
-                    names = more;
-                    cap *= 2;
-                }
-                snprintf(names[cnt++], sizeof(names[0]), "%s", ns->name);
-            }
+        size_t cnt = 0;
+        ns_name_t *names = ns_names_where(cl, on_stream, &i, &cnt);
         pthread_mutex_unlock(&cl->mu);
         if (!names) {
             json_decref(res);
@@ -598,26 +620,9 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
         return *json ? MEM_OK : (err->code ? err->code : MEM_EBUSY);
     }
     /* snapshots of every namespace this node is the primary of, live here */
-    size_t cap = 64, cnt = 0;
-    char(*names)[MEM_STORE_NS_MAX + 1] = malloc(cap * sizeof(*names));
+    size_t cnt = 0;
     pthread_mutex_lock(&cl->mu);
-    for (size_t b = 0; names && b < CL_NS_BUCKETS; b++)
-        for (cl_ns_t *ns = cl->ht[b]; names && ns; ns = ns->hnext) {
-            if (ns->state != CL_NS_LIVE || !ns->n_nodes ||
-                strcmp(ns->nodes[0], cl->cfg->node_id) != 0)
-                continue;
-            if (cnt == cap) {
-                void *more = realloc(names, 2 * cap * sizeof(*names));
-                if (!more) {
-                    free(names);
-                    names = NULL;
-                    break;
-                }
-                names = more;
-                cap *= 2;
-            }
-            snprintf(names[cnt++], sizeof(names[0]), "%s", ns->name);
-        }
+    ns_name_t *names = ns_names_where(cl, primary_here, cl->cfg->node_id, &cnt);
     pthread_mutex_unlock(&cl->mu);
     if (!names) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     json_t *done = json_object();

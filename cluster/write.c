@@ -179,6 +179,20 @@ cl_job_t *mem_cluster__jobs_expired(mem_cluster_t *cl, int64_t now)
     return out;
 }
 
+/* Under cl->mu: ns (with writes queued, none being published) joins the publisher's ready
+ * queue, and the publisher is woken. */
+static void ready_push(mem_cluster_t *cl, cl_ns_t *ns)
+{
+    ns->wready = true;
+    ns->rnext = NULL;
+    if (cl->ready_tail)
+        cl->ready_tail->rnext = ns;
+    else
+        cl->ready_head = ns;
+    cl->ready_tail = ns;
+    pthread_cond_signal(&cl->pub_cv);
+}
+
 int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn done, void *ud,
                       mem_err_t *err)
 {
@@ -233,16 +247,7 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
     else
         ns->wq_head = j;
     ns->wq_tail = j;
-    if (!ns->wbusy && !ns->wready) {
-        ns->wready = true;
-        ns->rnext = NULL;
-        if (cl->ready_tail)
-            cl->ready_tail->rnext = ns;
-        else
-            cl->ready_head = ns;
-        cl->ready_tail = ns;
-        pthread_cond_signal(&cl->pub_cv);
-    }
+    if (!ns->wbusy && !ns->wready) ready_push(cl, ns);
     pthread_mutex_unlock(&cl->mu);
     return MEM_OK;
 }
@@ -433,16 +438,7 @@ void *mem_cluster__pub_main(void *arg)
             }
         }
         ns->wbusy = false;
-        if (ns->wq_head && !ns->wready) {
-            ns->wready = true;
-            ns->rnext = NULL;
-            if (cl->ready_tail)
-                cl->ready_tail->rnext = ns;
-            else
-                cl->ready_head = ns;
-            cl->ready_tail = ns;
-            pthread_cond_signal(&cl->pub_cv);
-        }
+        if (ns->wq_head && !ns->wready) ready_push(cl, ns);
         pthread_mutex_unlock(&cl->mu);
         if (rc == MEM_OK) { /* every node's fetcher: "SEQ SUBJECT" (fetch.c's hints) */
             char wake[48], hint[240];

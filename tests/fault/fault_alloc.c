@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ static atomic_long fault_failed;
 static long fault_fail_at; /* fail exactly the Nth counted allocation (0: none) */
 static long fault_every;   /* daemon mode: fail every Kth (0: none) */
 static bool fault_daemon;  /* MEM_FAULT_EVERY or MEM_FAULT_AT was set: report at exit */
+static bool fault_stack;   /* MEM_FAULT_STACK=1: print the stack of each injected failure */
 
 NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
@@ -72,6 +74,10 @@ static NOINSTR bool fault_now(void)
     long n = atomic_fetch_add(&fault_counted, 1) + 1;
     if ((fault_fail_at > 0 && n == fault_fail_at) || (fault_every > 0 && n % fault_every == 0)) {
         atomic_fetch_add(&fault_failed, 1);
+        if (fault_stack) { /* MEM_FAULT_STACK=1: where the failure was injected */
+            fprintf(stderr, "mnemod-fault: allocation %ld fails here:\n", n);
+            __sanitizer_print_stack_trace();
+        }
         return true;
     }
     return false;
@@ -210,6 +216,7 @@ __attribute__((constructor(101))) static NOINSTR void fault_init(void)
         if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK)
             fprintf(stderr, "mnemod-fault: SQLITE_CONFIG_MALLOC refused\n");
     }
+    fault_stack = env_long("MEM_FAULT_STACK") > 0;
     /* daemon mode */
     fault_every = env_long("MEM_FAULT_EVERY");
     fault_fail_at = env_long("MEM_FAULT_AT");

@@ -627,19 +627,43 @@ static void test_api_key(void **state)
                "set only one of MNEMOD_API_KEY and MNEMOD_API_KEY_FILE");
 }
 
+/* etc/mnemod.conf.sample as it was when this test was built (the Makefile compiles a copy
+ * in): the test checks the sample against the code it was built with, never a working tree
+ * that may change while the suites run (a checkout or a merge that rewrites the file between
+ * the build and the run, or between two reads of it, fails a test that reads it then). */
+static const unsigned char SAMPLE_CONF[] = {
+#include "sample_conf.inc"
+    0};
+
 /* etc/mnemod.conf.sample documents every key with its default: uncommenting every
- * "# key = value" line must give the defaults back, and every flag must be there. */
+ * "# key = value" line must give the defaults back, and every flag must be there.
+ * MEM_TEST_SAMPLE_CONF=FILE checks another copy (an installed one) instead, read once. */
 static void test_sample_config(void **state)
 {
     (void)state;
-    const char *path =
-        getenv("MEM_TEST_SAMPLE_CONF") ? getenv("MEM_TEST_SAMPLE_CONF") : "etc/mnemod.conf.sample";
-    FILE *f = fopen(path, "r");
-    if (!f) fail_msg("cannot open %s (run from the repository root)", path);
+    static char sample[32768];
+    const char *path = getenv("MEM_TEST_SAMPLE_CONF");
+    if (path) {
+        FILE *f = fopen(path, "r");
+        if (!f) fail_msg("cannot open %s", path);
+        size_t len = fread(sample, 1, sizeof(sample) - 1, f);
+        fclose(f);
+        sample[len] = '\0';
+    } else {
+        path = "etc/mnemod.conf.sample (as built)";
+        assert_true(sizeof(SAMPLE_CONF) <= sizeof(sample));
+        memcpy(sample, SAMPLE_CONF, sizeof(SAMPLE_CONF));
+    }
     static char uncommented[16384], line[512];
     size_t used = 0;
     int keys = 0;
-    while (fgets(line, sizeof(line), f)) {
+    for (const char *p = sample; *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) + 1 : strlen(p);
+        assert_true(len < sizeof(line));
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p += len;
         char key[64];
         int n = 0;
         if (sscanf(line, "# %63[a-z-] = %n", key, &n) != 1 || n == 0) continue;
@@ -650,10 +674,12 @@ static void test_sample_config(void **state)
             strcmp(key, "nats-url") == 0 || strcmp(key, "node-id") == 0 ||
             strcmp(key, "advertise") == 0)
             continue; /* example values (no default); CPU-dependent defaults */
-        used += (size_t)snprintf(uncommented + used, sizeof(uncommented) - used, "%s", line + 2);
+        assert_true(used + len < sizeof(uncommented));
+        memcpy(uncommented + used, line + 2, len - 2);
+        used += len - 2;
+        uncommented[used] = '\0';
         keys++;
     }
-    fclose(f);
     assert_true(keys >= 20);
     expect_ok(ARGS("--config", tmp_file(uncommented)), NULL);
     mem_cfg_t want;
@@ -664,12 +690,6 @@ static void test_sample_config(void **state)
     assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
     static char help[MEM_CFG_TEXT_MAX];
     strcpy(help, R.out);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    static char sample[32768];
-    size_t len = fread(sample, 1, sizeof(sample) - 1, f);
-    sample[len] = '\0';
-    fclose(f);
     for (const char *p = strstr(help, "\n  --"); p; p = strstr(p + 1, "\n  --")) {
         char flag[64], needle[80];
         if (sscanf(p + 5, "%63[a-z0-9-]", flag) != 1 || strcmp(flag, "help") == 0 ||
