@@ -175,6 +175,32 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
 /* Pool thread: the next step (req->body is complete; req may be NULL after a WRITE). */
 mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
                             mem_api_resp_t *resp);
+/* How a read tried on the event loop went (mem_api_work_inline). */
+typedef enum mem_api_inline {
+    MEM_API_INLINE_ANSWERED = 0, /* resp and the next step are final, as a worker's */
+    MEM_API_INLINE_ROUTE,        /* not a read that is tried there: nothing was done */
+    MEM_API_INLINE_LOCKED,       /* a write holds the namespace exclusively */
+    MEM_API_INLINE_GRAPH,        /* it needs the coherence graph, which is behind */
+    MEM_API_INLINE_BUDGET,       /* its scan needs more than the budget */
+    MEM_API_INLINE_SQLITE,       /* the file was busy */
+    MEM_API_INLINE_EMBEDDER,     /* its text goes to the remote embedder */
+    MEM_API_INLINE_COUNT
+} mem_api_inline_t;
+
+/* Loop thread, instead of mem_api_work for the first WORK step of a retrieve or of a GET of
+ * one segment: the same
+ * step, run without ever waiting (storage's _try calls: the namespace's shared lock only
+ * tried, no graph wait, no provider call, the scan bounded by work_budget vector
+ * components). *why ANSWERED: its result is the step's, exactly what a worker would have
+ * given. Otherwise resp is as it was and MEM_API_WORK says: run mem_api_work on a worker.
+ * A single node only (a cluster-mode request may wait for min_seq). */
+mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                   mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why);
+/* A finished write whose answer is a small, bounded encode (an insert of at most
+ * MEM_API_ACK_INLINE_SEGMENTS segments, a delete, a namespace created or dropped, an import's
+ * counts, or any failure): its mem_api_work step needs no worker, the loop may run it. */
+#define MEM_API_ACK_INLINE_SEGMENTS 16
+bool mem_api_ack_small(const mem_api_resp_t *resp);
 /* What comes after a handler ran or resumed: EMBED (resp->embed), WRITE (resp->pending) or
  * REPLY. */
 mem_api_next_t mem_api_next_of(mem_api_resp_t *resp);

@@ -159,6 +159,8 @@ typedef struct mem_api__state {
     char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
     size_t n_plan, before;
     mem_compact_policy_t policy;
+    /* insert: the segments' terms and codes, made here for the writer (mem_store_prepare) */
+    mem_store_prep_t *prep;
     /* an import run whole by mem_api_handle (server/ streams it instead) */
     mem_api_import_t *import;
     /* MCP: the REST answer is wrapped as a tools/call result */
@@ -173,6 +175,11 @@ typedef struct mem_api__state {
     struct mem_api__insert_in *ins;
     struct mem_api__retrieve_in *ret;
     mem_api_embed_t embed; /* what resp->embed points to */
+    /* a read tried on the event loop (mem_api_work_inline): its budget, and why it gave up
+     * (MEM_API_INLINE_ANSWERED while it has not) */
+    bool inline_try;
+    size_t inline_budget;
+    mem_api_inline_t inline_why;
 } mem_api__state_t;
 
 /* The response's state, created on first use (NULL on ENOMEM). */

@@ -25,7 +25,25 @@ static void run_scan(const mem_api_ctx_t *ctx, const char *ns, const mem_store_n
     size_t n = 0, scanned = 0;
     const char *kernel = NULL;
     in->q.need_gates = in->explain; /* explain shows each hit's gate: the graph must be current */
-    int rc = mem_store_retrieve(ctx->store, ns, &in->q, &res, &n, &scanned, &kernel, &err);
+    int rc;
+    if (st->inline_try) { /* on the event loop: it answers, or gives up having done nothing */
+        mem_store_try_t why = MEM_STORE_TRY_DONE;
+        rc = mem_store_retrieve_try(ctx->store, ns, &in->q, st->inline_budget, &why, &res, &n,
+                                    &scanned, &kernel, &err);
+        static const mem_api_inline_t of_try[MEM_STORE_TRY_COUNT] = {
+            [MEM_STORE_TRY_DONE] = MEM_API_INLINE_ANSWERED,
+            [MEM_STORE_TRY_LOCKED] = MEM_API_INLINE_LOCKED,
+            [MEM_STORE_TRY_GRAPH] = MEM_API_INLINE_GRAPH,
+            [MEM_STORE_TRY_BUDGET] = MEM_API_INLINE_BUDGET,
+            [MEM_STORE_TRY_SQLITE] = MEM_API_INLINE_SQLITE,
+        };
+        if (why != MEM_STORE_TRY_DONE) {
+            st->inline_why = of_try[why];
+            return;
+        }
+    } else {
+        rc = mem_store_retrieve(ctx->store, ns, &in->q, &res, &n, &scanned, &kernel, &err);
+    }
     if (rc != MEM_OK) {
         mem_api__fail_call(resp, rc, &err);
         return;
@@ -82,6 +100,10 @@ void mem_api__retrieve(const mem_api_ctx_t *ctx, const char *ns, const json_t *r
     }
     if (!in->query_text) {
         run_scan(ctx, ns, &st->ns_stats, in, resp);
+        return;
+    }
+    if (st->inline_try) { /* a provider call is never made from the event loop */
+        st->inline_why = MEM_API_INLINE_EMBEDDER;
         return;
     }
     snprintf(st->ns, sizeof(st->ns), "%s", ns);

@@ -694,6 +694,53 @@ mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
     return MEM_API_REPLY;
 }
 
+bool mem_api_ack_small(const mem_api_resp_t *resp)
+{
+    const mem_api__state_t *st = resp->_state;
+    const mem_store_op_t *op = resp->pending;
+    if (!st || !op || st->phase != MEM_API__PH_PENDING) return false;
+    if (op->rc != MEM_OK) return true; /* an error: one message */
+    switch (st->kind) {
+    case MEM_API_P_NS_CREATE:
+    case MEM_API_P_NS_DROP:
+    case MEM_API_P_DELETE:
+    case MEM_API_P_IMPORT:
+        return true;
+    case MEM_API_P_INSERT:
+        return op->n_segs <= MEM_API_ACK_INLINE_SEGMENTS;
+    case MEM_API_P_PATCH:   /* reads the patched segment back from the file */
+    case MEM_API_P_COMPACT: /* lists every evicted id */
+    case MEM_API_P_NONE:
+        break;
+    }
+    return false;
+}
+
+mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                   mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why)
+{
+    mem_api__state_t *st = resp->_state;
+    *why = MEM_API_INLINE_ROUTE;
+    bool read = st && (st->route.kind == MEM_API_R_RETRIEVE ||
+                       (st->route.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")));
+    if (!read || st->phase != MEM_API__PH_BODY || ctx->hooks.cluster_status || !st->store ||
+        work_budget == 0)
+        return MEM_API_WORK;
+    st->inline_try = true;
+    st->inline_budget = work_budget;
+    st->inline_why = MEM_API_INLINE_ANSWERED;
+    mem_api_next_t next = body_in(ctx, req, resp);
+    st->inline_try = false;
+    *why = st->inline_why;
+    if (*why == MEM_API_INLINE_ANSWERED) return next;
+    /* gave up before answering: the worker starts the step again from the body */
+    json_decref(st->root);
+    st->root = NULL;
+    st->ns_exists = false;
+    st->phase = MEM_API__PH_BODY;
+    return MEM_API_WORK;
+}
+
 mem_api_next_t mem_api_next_of(mem_api_resp_t *resp)
 {
     mem_api__state_t *st = resp->_state;
@@ -799,6 +846,7 @@ void mem_api_resp_deinit(mem_api_resp_t *resp)
     if (st) {
         if (st->plan_ids) mem_store_ids_free(st->plan_ids, st->n_plan);
         mem_api_import_free(st->import);
+        mem_store_prep_free(st->prep);
         json_decref(st->rpc_id);
         json_decref(st->root);
         mem_api__pool_free(&st->pool);

@@ -19,6 +19,9 @@ static void submit_insert(const mem_api_ctx_t *ctx, const char *ns, mem_api__ins
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return;
     }
+    /* tokenise and quantise here, on this worker, rather than on the one writer thread;
+     * without the memory for it the writer does it itself */
+    if (!st->prep) mem_store_prepare(ctx->store, in->segs, in->n_segs, in->dim, &st->prep);
     op->segs = in->segs;
     op->n_segs = in->n_segs;
     op->dim = in->dim;
@@ -334,7 +337,18 @@ void mem_api__seg_get(const mem_api_ctx_t *ctx, const char *ns, const char *id,
     mem_err_t err;
     mem_err_clear(&err);
     mem_store_segment_t *seg = NULL;
-    int rc = mem_store_get(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &err);
+    mem_api__state_t *st = resp->_state;
+    int rc;
+    if (st && st->inline_try) { /* on the event loop: read it, or give up having done nothing */
+        bool busy = false;
+        rc = mem_store_get_try(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &busy, &err);
+        if (busy) {
+            st->inline_why = MEM_API_INLINE_SQLITE;
+            return;
+        }
+    } else {
+        rc = mem_store_get(ctx->store, ns, id, form != MEM_API_EMB_NONE, &seg, &err);
+    }
     if (rc != MEM_OK) {
         mem_api__fail_call(resp, rc, &err);
         return;

@@ -57,7 +57,13 @@ mem_api__state_t *mem_api__handler_begin(const mem_api_ctx_t *ctx, mem_api_resp_
     if (!stats) return st;
     mem_err_t err;
     mem_err_clear(&err);
-    int rc = mem_store_ns_stats(ctx->store, ns, stats, &err);
+    bool held = false;
+    int rc = st->inline_try ? mem_store_ns_stats_try(ctx->store, ns, stats, &held, &err)
+                            : mem_store_ns_stats(ctx->store, ns, stats, &err);
+    if (held) { /* a write holds the namespace: the loop does not wait (resp untouched) */
+        st->inline_why = MEM_API_INLINE_LOCKED;
+        return NULL;
+    }
     if (exists) *exists = rc == MEM_OK;
     if (rc == MEM_OK || (exists && rc == MEM_ENOTFOUND)) {
         if (rc != MEM_OK) memset(stats, 0, sizeof(*stats));

@@ -17,6 +17,11 @@ if [ -f bench/http/run.sh ]; then
     echo "== http"
     sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
 fi
+if [ -f bench/http/ingest.py ]; then
+    echo "== ingest over HTTP (INGEST_N=${INGEST_N:-100000})"
+    python3 bench/http/ingest.py "$B/mnemod" bench/results/ingest_http.json ||
+        echo "bench/http/ingest.py exited with status $? (not fatal)"
+fi
 if [ -f bench/http/import.py ]; then
     echo "== import (BENCH_IMPORT_N=${BENCH_IMPORT_N:-20000})"
     python3 bench/http/import.py "$B/mnemod" bench/results/import.json ||

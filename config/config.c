@@ -393,6 +393,7 @@ static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t
 
 SET_SIZE(set_max_body, max_body, 1)
 SET_SIZE(set_max_import_body, max_import_body, 1)
+SET_SIZE(set_inline_max_body, inline_max_body, 0)
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
@@ -401,6 +402,7 @@ SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
 SET_UINT(set_scan_helpers, scan_helpers, 0, 64, size_t)
 SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
+SET_UINT(set_inline_scan_budget, inline_scan_budget, 0, 1ull << 40, size_t)
 
 SET_DURATION(set_max_future_skew, max_future_skew_s, 1.0, 0)
 SET_DURATION(set_idle_timeout, idle_timeout_s, 1.0, 1)
@@ -780,6 +782,11 @@ static const opt_t opts[] = {
      "threads a large retrieve is split across when idle, 0..64", set_scan_helpers, 0},
     {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
      "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
+    {"inline-scan-budget", "MNEMOD_INLINE_SCAN_BUDGET", "N", "4194304",
+     "answer a retrieve on the event loop when its scan reads <= N rows x dim; 0 never",
+     set_inline_scan_budget, 0},
+    {"inline-max-body", "MNEMOD_INLINE_MAX_BODY", "SIZE", "64KiB",
+     "largest retrieve body answered on the event loop", set_inline_max_body, 0},
     {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
@@ -1062,6 +1069,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
     cfg->worker_spin_us = 50;
+    cfg->inline_scan_budget = 4u << 20;
+    cfg->inline_max_body = 64u << 10;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
@@ -1147,6 +1156,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("simd", "%s", cfg->simd[0] ? cfg->simd : "auto");
     PAIR("scan_helpers", "%zu", cfg->scan_helpers);
     PAIR("scan_split_min", "%zu", cfg->scan_split_min);
+    PAIR("inline_scan_budget", "%zu", cfg->inline_scan_budget);
+    PAIR("inline_max_body", "%zu", cfg->inline_max_body);
     /* The provider's key is never written, only whether one is set. */
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
         PAIR("embedder", "openai:%s", cfg->embedder_url);

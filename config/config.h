@@ -83,6 +83,12 @@ typedef struct mem_cfg {
      * split when a helper is idle (0 = never split). */
     size_t scan_helpers;
     size_t scan_split_min;
+    /* Small reads answered on the event loop (server/loop.c): a retrieve whose scan fits in
+     * inline_scan_budget vector components (rows of the blocks entered x dim; 0 = never
+     * inline) and whose body is at most inline_max_body bytes, tried while no other request
+     * runs on the pool. */
+    size_t inline_scan_budget;
+    size_t inline_max_body;
     /* Embedder (SPEC 6). With MEM_CFG_EMBEDDER_OPENAI, embedder_url is the base URL
      * (http:// or https://, no trailing '/', no query) and embedder_model is required. */
     mem_cfg_embedder_t embedder;

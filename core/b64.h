@@ -6,7 +6,9 @@
  * is strict, so a damaged string is refused rather than read as other numbers: the length
  * is a multiple of 4, only A-Z a-z 0-9 + / appear, '=' only as the last one or two
  * characters, and the bits that padding leaves unused are zero. Whitespace is not
- * skipped. Pure functions: no allocation, any host byte order.
+ * skipped. Decoding is one table look-up per symbol; a refused string is scanned again,
+ * symbol by symbol, only to name what is wrong. Pure functions: no allocation, any host byte
+ * order; on an error the out-parameters are untouched and dst holds nothing meaningful.
  */
 #ifndef MEM_CORE_B64_H
 #define MEM_CORE_B64_H

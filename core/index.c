@@ -159,8 +159,10 @@ static void count_flags(mem_index_t *idx, uint8_t flags, long delta)
         idx->n_active += (size_t)delta;
 }
 
-int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
-                     const float *vec, uint16_t source, uint8_t flags, size_t *pos)
+/* q8 NULL: the codes are made here, straight into the block. */
+static int append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
+                  const float *vec, const uint8_t *q8, float q8_scale, float q8_err,
+                  uint16_t source, uint8_t flags, size_t *pos)
 {
     int rc;
     if (idx->n_rows >= UINT32_MAX - 1) return MEM_ENOMEM;
@@ -176,8 +178,14 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     mem_index_block_t *blk = idx->blocks[p / MEM_INDEX_BLOCK_ROWS];
     size_t r = p % MEM_INDEX_BLOCK_ROWS;
     memcpy(blk->vecs + r * idx->stride, vec, idx->dim * sizeof(float));
-    mem_vec_quantize_u8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
-                        &blk->q8_err[r]);
+    if (q8) {
+        memcpy(blk->q8 + r * idx->stride, q8, idx->dim);
+        blk->q8_scale[r] = q8_scale;
+        blk->q8_err[r] = q8_err;
+    } else {
+        mem_vec_quantize_u8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
+                            &blk->q8_err[r]);
+    }
     blk->ts_ms[r] = ts_ms;
     blk->seq[r] = seq;
     blk->degree[r] = 0;
@@ -201,6 +209,19 @@ int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts
     idx->_slots[i] = (uint32_t)p + 1;
     *pos = p;
     return MEM_OK;
+}
+
+int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
+                     const float *vec, uint16_t source, uint8_t flags, size_t *pos)
+{
+    return append(idx, id, id_len, ts_ms, seq, vec, NULL, 0.0f, 0.0f, source, flags, pos);
+}
+
+int mem_index_append_coded(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms,
+                           int64_t seq, const float *vec, const uint8_t *q8, float q8_scale,
+                           float q8_err, uint16_t source, uint8_t flags, size_t *pos)
+{
+    return append(idx, id, id_len, ts_ms, seq, vec, q8, q8_scale, q8_err, source, flags, pos);
 }
 
 void mem_index_set_flags(mem_index_t *idx, size_t pos, uint8_t flags)

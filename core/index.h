@@ -105,6 +105,11 @@ void mem_index_record_access(const mem_index_t *idx, size_t pos);
  * visibility. MEM_OK, MEM_ENOMEM (nothing changed). */
 int mem_index_append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms, int64_t seq,
                      const float *vec, uint16_t source, uint8_t flags, size_t *pos);
+/* The same, with vec's codes made beforehand (off the lock): q8 (dim bytes), q8_scale and
+ * q8_err exactly as mem_vec_quantize_u8(vec, dim) gives them. */
+int mem_index_append_coded(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms,
+                           int64_t seq, const float *vec, const uint8_t *q8, float q8_scale,
+                           float q8_err, uint16_t source, uint8_t flags, size_t *pos);
 /* A hole (a deleted row) that keeps its vector, for the graph owner to unlink it: storage/
  * restores deleted rows the graph has not let go yet this way. MEM_OK, MEM_ENOMEM. */
 int mem_index_append_hole(mem_index_t *idx, int64_t ts_ms, int64_t seq, const float *vec,

@@ -37,6 +37,12 @@
  * Scores equal the reference's for equal similarities; with a SIMD kernel the
  * similarity can differ from the scalar one in the last bits (the kernel error bound).
  * `scanned` counts the selected rows of the visited blocks (sketch-scored or not).
+ *
+ * A work budget (p->work_budget) is checked before each block is entered, so the scan
+ * never does more than the budget, and one that stops reports it (false) instead of a
+ * partial top-K: the caller (a read answered on the event loop) runs it again, whole,
+ * elsewhere. The reference path (parameters the bounds do not cover) reads every row, so
+ * it fits only when the whole namespace does.
  */
 #include "core/scan.h"
 
@@ -201,6 +207,8 @@ typedef struct scan_state {
     topk_t top;
     double sim_max; /* >= every similarity the kernel can return */
     size_t scanned;
+    size_t work;      /* components of the blocks entered (p->work_budget) */
+    bool over_budget; /* a block would have taken work past p->work_budget: stopped */
     /* int8 sketch of the query (when ops has dot_rows_i8) */
     bool use_q8;
     float q8_scale, q8_err_scale, q8_slack;
@@ -222,6 +230,20 @@ static size_t visible_in_block(const mem_index_t *idx, size_t b)
     size_t n = idx->n_visible - start;
     size_t in_blk = idx->blocks[b]->n_rows;
     return n < in_blk ? n : in_blk;
+}
+
+/* Charge rows rows of work before entering a block; false (and the scan stops) when that
+ * would go past the budget. */
+static bool take_work(scan_state_t *s, size_t rows)
+{
+    size_t cost = rows * s->idx->dim;
+    if (s->over_budget) return false;
+    if (s->p->work_budget && (s->work + cost > s->p->work_budget || s->work + cost < s->work)) {
+        s->over_budget = true;
+        return false;
+    }
+    s->work += cost;
+    return true;
 }
 
 /* f_max of block b (before the sim factor), with the given gate bound. */
@@ -548,6 +570,7 @@ static void sort_ents(block_ent_t *e, size_t n)
 static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
 {
     const mem_scan_params_t *p = s->p;
+    if (s->over_budget) return;
     sort_ents(ents, n);
     for (size_t i = 0; i < n; i++) {
         double thr = current_thr(s);
@@ -566,6 +589,7 @@ static void visit_chunk(scan_state_t *s, block_ent_t *ents, size_t n)
             if (tight * sim_ub < thr) continue;
             f_max = tight;
         }
+        if (!take_work(s, visible_in_block(s->idx, ents[i].b))) return;
         if (p->match == MEM_SCAN_MATCH_VECTOR)
             visit_block(s, ents[i].b, f_max);
         else
@@ -601,7 +625,7 @@ static bool text_collect(scan_state_t *s, size_t part, size_t n_parts)
     bool hybrid = p->match == MEM_SCAN_MATCH_HYBRID;
     block_ent_t ents[SCAN_CHUNK];
     size_t n_ents = 0;
-    for (size_t bi = nb; bi-- > 0;) {
+    for (size_t bi = nb; bi-- > 0 && !s->over_budget;) {
         if (bi % n_parts != part) continue;
         const mem_index_block_t *blk = idx->blocks[bi];
         if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
@@ -623,19 +647,28 @@ static bool text_collect(scan_state_t *s, size_t part, size_t n_parts)
     return true;
 }
 
-void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+/* The whole namespace through the reference (parameters the bounds do not cover): it reads
+ * every visible row, so with a budget it runs only when all of them fit. */
+static bool reference_within(const mem_index_t *idx, const mem_scan_params_t *p,
+                             mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned)
+{
+    *n_hits = 0;
+    *n_scanned = 0;
+    if (p->work_budget && (idx->dim && idx->n_visible > p->work_budget / idx->dim)) return false;
+    mem_scan_reference(idx, p, hits, n_hits, n_scanned);
+    return true;
+}
+
+bool mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned)
 {
     if (n_parts == 0) n_parts = 1;
     if (!params_prunable(p) || p->k == 0) {
-        if (part == 0 && p->k > 0) {
-            mem_scan_reference(idx, p, hits, n_hits, n_scanned);
-        } else {
-            *n_hits = 0;
-            *n_scanned = 0;
-        }
-        return;
+        if (part == 0 && p->k > 0) return reference_within(idx, p, hits, n_hits, n_scanned);
+        *n_hits = 0;
+        *n_scanned = 0;
+        return true;
     }
     scan_state_t s = {
         .idx = idx,
@@ -651,50 +684,48 @@ void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
     s.sim_max = sqrt(qq) * (1.0 + (double)(idx->dim + 4) * (double)FLT_EPSILON);
     if (p->match != MEM_SCAN_MATCH_VECTOR) {
         if (!text_collect(&s, part, n_parts)) {
-            if (part == 0) {
-                mem_scan_reference(idx, p, hits, n_hits, n_scanned);
-            } else {
-                *n_hits = 0;
-                *n_scanned = 0;
+            if (part == 0) return reference_within(idx, p, hits, n_hits, n_scanned);
+            *n_hits = 0;
+            *n_scanned = 0;
+            return true;
+        }
+    } else {
+        prepare_q8(&s);
+        block_ent_t ents[SCAN_CHUNK];
+        size_t n_ents = 0;
+        size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
+        /* newest first, so with an origin at "now" the first chunk holds the best blocks */
+        for (size_t bi = nb; bi-- > 0 && !s.over_budget;) {
+            if (bi % n_parts != part) continue;
+            const mem_index_block_t *blk = idx->blocks[bi];
+            if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
+                visible_in_block(idx, bi) == 0)
+                continue;
+            ents[n_ents].b = bi;
+            ents[n_ents].f_max = block_f_max(&s, blk, 1.0);
+            ents[n_ents].sim_ub = s.sim_max;
+            ents[n_ents].bound = ents[n_ents].f_max * s.sim_max;
+            if (++n_ents == SCAN_CHUNK) {
+                visit_chunk(&s, ents, n_ents);
+                n_ents = 0;
             }
-            return;
         }
-        sort_hits(hits, s.top.n);
-        *n_hits = s.top.n;
-        *n_scanned = s.scanned;
-        return;
+        visit_chunk(&s, ents, n_ents);
     }
-    prepare_q8(&s);
-
-    block_ent_t ents[SCAN_CHUNK];
-    size_t n_ents = 0;
-    size_t nb = (idx->n_visible + MEM_INDEX_BLOCK_ROWS - 1) / MEM_INDEX_BLOCK_ROWS;
-    /* newest first, so with an origin at "now" the first chunk holds the best blocks */
-    for (size_t bi = nb; bi-- > 0;) {
-        if (bi % n_parts != part) continue;
-        const mem_index_block_t *blk = idx->blocks[bi];
-        if (blk->ts_max < p->since_ms || blk->ts_min > p->until_ms ||
-            visible_in_block(idx, bi) == 0)
-            continue;
-        ents[n_ents].b = bi;
-        ents[n_ents].f_max = block_f_max(&s, blk, 1.0);
-        ents[n_ents].sim_ub = s.sim_max;
-        ents[n_ents].bound = ents[n_ents].f_max * s.sim_max;
-        if (++n_ents == SCAN_CHUNK) {
-            visit_chunk(&s, ents, n_ents);
-            n_ents = 0;
-        }
+    *n_scanned = s.scanned;
+    if (s.over_budget) {
+        *n_hits = 0;
+        return false;
     }
-    visit_chunk(&s, ents, n_ents);
     sort_hits(hits, s.top.n);
     *n_hits = s.top.n;
-    *n_scanned = s.scanned;
+    return true;
 }
 
-void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+bool mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned)
 {
-    mem_scan_run_part(idx, ops, p, 0, 1, hits, n_hits, n_scanned);
+    return mem_scan_run_part(idx, ops, p, 0, 1, hits, n_hits, n_scanned);
 }
 
 /* Candidates of one block: ents[i].b is the block, first/count its slice of pos[]. */
@@ -710,7 +741,7 @@ static int cand_cmp(const void *x, const void *y)
     return a->b > b->b ? -1 : a->b < b->b ? 1 : 0;
 }
 
-void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+bool mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                    const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
                    size_t *n_scanned)
 {
@@ -721,7 +752,7 @@ void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_s
         .top = {.h = hits, .n = 0, .k = p->k},
     };
     *n_hits = *n_scanned = 0;
-    if (p->k == 0 || n == 0) return;
+    if (p->k == 0 || n == 0) return true;
     if (p->match != MEM_SCAN_MATCH_VECTOR) {
         /* text relevance comes from the lexical index's blocks: the listed rows become a mask
          * (with any mask already given) for the full scan, which gives the same answer */
@@ -733,10 +764,11 @@ void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_s
                     m[pos[i] / 64] |= UINT64_C(1) << (pos[i] % 64);
             mem_scan_params_t q = *p;
             q.row_mask = m;
-            mem_scan_run(idx, ops, &q, hits, n_hits, n_scanned);
+            bool within = mem_scan_run(idx, ops, &q, hits, n_hits, n_scanned);
             free(m);
+            return within;
         }
-        return;
+        return true; /* no memory for the mask: no hits, as before */
     }
     /* The scan's block bounds prune here too: candidates are grouped by block, blocks
      * visited in order of their bound, and once a bound is below the K-th score no later
@@ -775,6 +807,7 @@ void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_s
             double thr = current_thr(&s);
             if (thr > 0.0 && ents[e].bound < thr) break; /* sorted: the rest is bounded lower */
         }
+        if (!take_work(&s, count)) break;
         for (size_t i = first; i < first + count; i++) {
             size_t at = pos[i];
             if (at >= idx->n_visible || !row_selected(idx, p, at)) continue;
@@ -788,9 +821,11 @@ void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_s
         }
     }
     free(ents);
+    *n_scanned = scanned;
+    if (s.over_budget) return false; /* *n_hits stays 0 */
     sort_hits(hits, s.top.n);
     *n_hits = s.top.n;
-    *n_scanned = scanned;
+    return true;
 }
 
 void mem_scan_merge(const mem_scan_hit_t *const *lists, const size_t *counts, size_t n_lists,

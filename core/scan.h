@@ -58,6 +58,12 @@ typedef struct mem_scan_params {
     /* NULL: every row; else only the rows whose bit pos is set (bit pos % 64 of word pos / 64,
      * n_visible bits): a metadata filter, applied inside the scan like the others */
     const uint64_t *row_mask;
+    /* 0: no limit. Else a bound on the scan's work, in vector components: every visible
+     * row of each block the scan enters counts dim (scored, sketch-skipped or filtered out
+     * alike). A scan that would exceed it stops before the block that would, and returns
+     * false with no hits: nothing it found is an answer; run it again without a budget for
+     * the exact one. A scan that fits returns true and exactly the unbounded answer. */
+    size_t work_budget;
 } mem_scan_params_t;
 
 typedef struct mem_scan_hit {
@@ -76,8 +82,9 @@ typedef struct mem_scan_hit {
  * *n_scanned rows scored. Reads only rows < idx->n_visible. Never fails. */
 void mem_scan_reference(const mem_index_t *idx, const mem_scan_params_t *p, mem_scan_hit_t *hits,
                         size_t *n_hits, size_t *n_scanned);
-/* Same answer, fast: ops' kernels, fused decay/gate/top-K, block pruning. */
-void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+/* Same answer, fast: ops' kernels, fused decay/gate/top-K, block pruning. false: over
+ * p->work_budget (no hits); always true without a budget. */
+bool mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                   mem_scan_hit_t *hits, size_t *n_hits, size_t *n_scanned);
 /* Parallel-friendly split: the same scan restricted to the blocks b with
  * b % n_parts == part (interleaved, so every part holds new and old blocks and prunes as
@@ -90,15 +97,17 @@ void mem_scan_run(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_sc
  * n_visible * dim >= 1M (8k rows at dim 128, 2.7k at dim 384, ~100 us and more), and the
  * pool has idle threads; never under load, where it only adds queueing. Measured on 2
  * cores with a spinning helper thread: tcd (5000 x 128) 1.4-1.5x (bench/README.md). */
-void mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+bool mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                        size_t part, size_t n_parts, mem_scan_hit_t *hits, size_t *n_hits,
                        size_t *n_scanned);
 /* The same answer as mem_scan_reference restricted to the rows pos[0..n) (ascending, each
  * < n_visible): for a selective filter whose few candidate rows are known, so the rest of
  * the namespace is never read. Rows are visited block by block in order of the blocks'
  * bounds and pruned as mem_scan_run prunes; each row visited that passes the filters is
- * scored exactly (the f32 kernel of ops, as mem_scan_run does); *n_scanned counts them. */
-void mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
+ * scored exactly (the f32 kernel of ops, as mem_scan_run does); *n_scanned counts them.
+ * p->work_budget counts dim per listed row of each block entered (text and hybrid: as
+ * mem_scan_run counts); false: over it, no hits. */
+bool mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                    const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
                    size_t *n_scanned);
 /* Merge n_lists lists, each sorted in result order, into the top k (out has room for k). */

@@ -145,6 +145,9 @@ typedef struct conn_req {
     uint64_t body_seen; /* bytes of body received so far */
     bool feeding;       /* a feed job reads r->body: leave it alone (the connection is suspended) */
     mem_srv_pool_job_t feed_job;
+    /* where the answer was made, for /metrics: a retrieve or a write's acknowledgement */
+    const char *answer_kind; /* "retrieve", "segment", "write_ack" or NULL (not counted) */
+    bool on_loop;            /* the event loop made it, no pool round trip */
 } conn_req_t;
 
 struct srv {
@@ -473,6 +476,7 @@ static void observe(conn_req_t *r, const char *route)
     double secs = (double)(mono_ns() - r->start_ns) / 1e9;
     if (r->status == 200 && strcmp(route, "retrieve") == 0)
         mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
+    if (r->answer_kind) mem_srv_metrics_observe_answer(r->answer_kind, r->on_loop);
     mem_srv_metrics_observe(route, r->status, secs);
     mem_log_level_t lvl = r->status >= 500 ? MEM_LOG_WARN : MEM_LOG_DEBUG;
     if (mem_srv_log_enabled(lvl))
@@ -582,12 +586,60 @@ static void step(conn_req_t *r, mem_api_next_t next)
     }
 }
 
-/* Loop thread: the write is durable; the answer is encoded on the pool. */
+/* ---- answers made on the event loop ----
+ * A retrieve with a small body, or a GET of one segment, is tried on the loop thread before its
+ * connection is suspended, while no other request is in progress (in_flight 0): alone, the hand-off
+ * to a sleeping pool thread and back costs more than a small scan; under concurrency the pool's
+ * threads are awake, hand-offs are cheap and scans run in parallel, so requests go there.
+ * The try never waits (mem_api_work_inline: the namespace's shared lock is only tried, no
+ * graph wait, no provider call, the scan bounded by --inline-scan-budget); when it answers,
+ * the response is queued from the access handler at once (no suspend, resume, or extra MHD
+ * pass); when it gives up, the request goes to the pool and its answer is the same. A
+ * write's acknowledgement that is a small encode (mem_api_ack_small) is made on the loop
+ * too instead of in a pool job. */
+
+static bool answer_inline(srv_t *s, conn_req_t *r, mem_api_next_t *next)
+{
+    static const char *const reasons[MEM_API_INLINE_COUNT] = {
+        [MEM_API_INLINE_LOCKED] = "locked",     [MEM_API_INLINE_GRAPH] = "graph",
+        [MEM_API_INLINE_BUDGET] = "budget",     [MEM_API_INLINE_SQLITE] = "sqlite",
+        [MEM_API_INLINE_EMBEDDER] = "embedder",
+    };
+    const mem_cfg_t *cfg = s->cfg;
+    bool segment = strcmp(r->aresp.route, "segment") == 0 && strcmp(r->method, "GET") == 0;
+    if ((!segment && strcmp(r->aresp.route, "retrieve") != 0) || s->repl) return false;
+    r->answer_kind = segment ? "segment" : "retrieve";
+    if (cfg->inline_scan_budget == 0 || s->in_flight > 0 || r->len > cfg->inline_max_body)
+        return false;
+    mem_api_inline_t why = MEM_API_INLINE_ROUTE;
+    *next = mem_api_work_inline(&s->api, &r->areq, &r->aresp, cfg->inline_scan_budget, &why);
+    if (why == MEM_API_INLINE_ANSWERED) {
+        r->on_loop = true;
+        return true;
+    }
+    if (why < MEM_API_INLINE_COUNT && reasons[why]) mem_srv_metrics_observe_fallback(reasons[why]);
+    return false;
+}
+
+/* Loop thread: a write is done; its answer is encoded here when that is small, else on the
+ * pool. */
+static void acknowledge(srv_t *s, conn_req_t *r)
+{
+    r->answer_kind = "write_ack";
+    if (!mem_api_ack_small(&r->aresp)) {
+        step(r, MEM_API_WORK);
+        return;
+    }
+    r->on_loop = true;
+    step(r, mem_api_work(&s->api, NULL, &r->aresp));
+}
+
+/* Loop thread: the write is durable; acknowledge encodes the answer. */
 static void after_write_cb(mem_srv_pool_job_t *j)
 {
     conn_req_t *r = REQ_OF(j, job);
     r->srv->in_batch = true;
-    step(r, MEM_API_WORK);
+    acknowledge(r->srv, r);
 }
 
 /* Writer thread: hand the request back to the loop through the pool's completion list, so
@@ -904,10 +956,15 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
                            "too many requests in progress (max-queue), retry later");
     r->areq.body = r->body ? r->body : "";
     r->areq.body_len = r->len;
+    mem_api_next_t next = MEM_API_WORK;
+    bool answered = !r->import && answer_inline(s, r, &next);
+    if (answered && next == MEM_API_REPLY) return reply_now(r, &r->aresp);
     r->state = RS_WORKING;
     MHD_suspend_connection(r->conn);
     s->in_flight++;
-    if (r->import) {
+    if (answered) { /* a next step after all (a retrieve asks for none): as from the pool */
+        step(r, next);
+    } else if (r->import) {
         queue_job(r, JOB_IMPORT_END);
     } else if (s->repl) { /* cluster mode: served here, or by a node holding the namespace */
         if (mem_srv_repl_dispatch(s->repl, &r->areq, r->req_id, &r->aresp, on_repl_local,

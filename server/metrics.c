@@ -71,6 +71,38 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
     pthread_mutex_unlock(&lock);
 }
 
+static const char *const answer_kinds[] = {"retrieve", "segment", "write_ack"};
+static const char *const fallback_reasons[] = {"locked", "graph", "budget", "sqlite", "embedder"};
+#define N_ANSWER_KINDS (sizeof(answer_kinds) / sizeof(answer_kinds[0]))
+#define N_FALLBACKS    (sizeof(fallback_reasons) / sizeof(fallback_reasons[0]))
+static unsigned long long answers[N_ANSWER_KINDS][2]; /* [kind][on_loop] */
+static unsigned long long fallbacks[N_FALLBACKS];
+
+static size_t name_at(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return n;
+}
+
+void mem_srv_metrics_observe_answer(const char *kind, bool on_loop)
+{
+    size_t k = name_at(answer_kinds, N_ANSWER_KINDS, kind);
+    if (k == N_ANSWER_KINDS) return;
+    pthread_mutex_lock(&lock);
+    answers[k][on_loop]++;
+    pthread_mutex_unlock(&lock);
+}
+
+void mem_srv_metrics_observe_fallback(const char *reason)
+{
+    size_t r = name_at(fallback_reasons, N_FALLBACKS, reason);
+    if (r == N_FALLBACKS) return;
+    pthread_mutex_lock(&lock);
+    fallbacks[r]++;
+    pthread_mutex_unlock(&lock);
+}
+
 void mem_srv_metrics_observe_scan(double fraction)
 {
     pthread_mutex_lock(&lock);
@@ -160,6 +192,18 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
     put(&b, "mnemod_retrieve_scanned_fraction_bucket{le=\"+Inf\"} %llu\n", scan_total);
     put(&b, "mnemod_retrieve_scanned_fraction_sum %.9f\n", scan_sum);
     put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
+    put(&b, "# HELP mnemod_answers_total Retrieves, segment reads and write acknowledgements "
+            "by where they were answered: on the event loop or by a pool worker.\n"
+            "# TYPE mnemod_answers_total counter\n");
+    for (size_t k = 0; k < N_ANSWER_KINDS; k++)
+        for (int w = 1; w >= 0; w--)
+            put(&b, "mnemod_answers_total{kind=\"%s\",where=\"%s\"} %llu\n", answer_kinds[k],
+                w ? "loop" : "pool", answers[k][w]);
+    put(&b, "# HELP mnemod_inline_fallbacks_total Retrieves tried on the event loop that went "
+            "to the pool, by reason.\n# TYPE mnemod_inline_fallbacks_total counter\n");
+    for (size_t r = 0; r < N_FALLBACKS; r++)
+        put(&b, "mnemod_inline_fallbacks_total{reason=\"%s\"} %llu\n", fallback_reasons[r],
+            fallbacks[r]);
     unsigned long long emb_total = 0;
     for (size_t r = 0; r < 4; r++)
         emb_total += emb_jobs[r];

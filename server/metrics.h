@@ -7,6 +7,7 @@
 #ifndef MEM_SERVER_METRICS_H
 #define MEM_SERVER_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "storage/store.h"
@@ -18,6 +19,13 @@ void mem_srv_metrics_observe_scan(double fraction);
 /* Count one request's provider job (--embedder openai:URL): its outcome (a MEM_E* code or
  * MEM_OK), the calls it made (retries included), its retries, and its seconds. Any thread. */
 void mem_srv_metrics_observe_embedder(int rc, size_t calls, size_t retries, double seconds);
+/* Count one answer by where it was made (server/loop.c): kind "retrieve", "segment" (a GET of
+ * one) or "write_ack",
+ * on_loop true when the event loop answered it (no pool round trip). */
+void mem_srv_metrics_observe_answer(const char *kind, bool on_loop);
+/* Count one read tried on the event loop that went to the pool after all: reason "locked",
+ * "graph", "budget", "sqlite" or "embedder". */
+void mem_srv_metrics_observe_fallback(const char *reason);
 /* Render everything (HTTP tables, store metrics, namespaces, kernel) as Prometheus text.
  * st may be NULL while loading. Returns a malloc'd NUL-terminated string, or NULL. */
 char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len);

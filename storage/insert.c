@@ -309,7 +309,8 @@ static int insert_row_sql(mem_store__writer_t *w, mem_store_ns_t *ns, const mem_
     return rc;
 }
 
-/* The texts of the new members of op into w->docs[i], without any lock held. */
+/* The texts of the new members of op into w->docs[i], without any lock held (those that
+ * came prepared, prep.c, are not tokenised again). */
 static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const seg_kind_t *kind)
 {
     if (op->n_segs > w->cap_docs) {
@@ -322,7 +323,7 @@ static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const 
     mem_lextok_opts_t to = MEM_LEXTOK_DEFAULTS;
     for (size_t i = 0; i < op->n_segs; i++) {
         const mem_store_seg_in_t *in = &op->segs[i];
-        if (kind[i] != SEG_NEW || !in->text) continue;
+        if (kind[i] != SEG_NEW || !in->text || (in->prep && in->prep->has_doc)) continue;
         if (!w->tk && mem_lextok_new(&to, &w->tk) != MEM_OK) return MEM_ENOMEM;
         if (mem_lexdoc_build(&w->docs[i], w->tk, in->text, in->text_len, w->st->opts.text_grams) !=
             MEM_OK)
@@ -354,13 +355,21 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
         const mem_store_seg_in_t *in = &op->segs[i];
         size_t pos;
         int src = mem_index_source_intern(idx, in->source, in->source_len);
+        const mem_store_seg_prep_t *pr = in->prep && in->prep->dim == ns->dim ? in->prep : NULL;
         if (src < 0)
             rc = src;
+        else if (pr)
+            rc = mem_index_append_coded(idx, in->id, strlen(in->id), ts[i], ns->last_seq + 1,
+                                        in->vec, pr->q8, pr->q8_scale, pr->q8_err, (uint16_t)src, 0,
+                                        &pos);
         else
             rc = mem_index_append(idx, in->id, strlen(in->id), ts[i], ns->last_seq + 1, in->vec,
                                   (uint16_t)src, 0, &pos);
+        const mem_lexdoc_t *doc = !in->text                       ? NULL
+                                  : in->prep && in->prep->has_doc ? &in->prep->doc
+                                                                  : &w->docs[i];
         size_t lpos; /* ENOMEM fails the group: its namespaces are reloaded, both indexes */
-        if (rc == MEM_OK) rc = mem_lexidx_append(lex, in->text ? &w->docs[i] : NULL, true, &lpos);
+        if (rc == MEM_OK) rc = mem_lexidx_append(lex, doc, true, &lpos);
         if (rc == MEM_OK) {
             ns->last_seq++;
             ns->last_ts_ms = ts[i];

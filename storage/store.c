@@ -230,21 +230,14 @@ static void rconn_free(mem_store_rconn_t *c)
     free(c);
 }
 
-static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err)
+/* A read connection whose lock waits give up after busy_ms (0: at once, SQLITE_BUSY). */
+static int rconn_open(mem_store_t *st, int busy_ms, mem_store_rconn_t **out, mem_err_t *err)
 {
-    pthread_mutex_lock(&st->pool_mu);
-    mem_store_rconn_t *c = st->pool;
-    if (c) st->pool = c->next;
-    pthread_mutex_unlock(&st->pool_mu);
-    if (c) {
-        *out = c;
-        return MEM_OK;
-    }
-    c = calloc(1, sizeof(*c));
+    mem_store_rconn_t *c = calloc(1, sizeof(*c));
     if (!c) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     int rc = sqlite3_open_v2(st->path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_busy_timeout(c->db, 5000);
+        sqlite3_busy_timeout(c->db, busy_ms);
         rc = sqlite3_prepare_v3(c->db,
                                 "SELECT " MEM_STORE__SEGMENT_COLS " FROM segments"
                                 " WHERE ns_id = ? AND id = ?",
@@ -262,6 +255,19 @@ static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *er
     }
     *out = c;
     return MEM_OK;
+}
+
+static int rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err)
+{
+    pthread_mutex_lock(&st->pool_mu);
+    mem_store_rconn_t *c = st->pool;
+    if (c) st->pool = c->next;
+    pthread_mutex_unlock(&st->pool_mu);
+    if (c) {
+        *out = c;
+        return MEM_OK;
+    }
+    return rconn_open(st, 5000, out, err);
 }
 
 static void rconn_release(mem_store_t *st, mem_store_rconn_t *c)
@@ -286,8 +292,8 @@ void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c)
 
 /* ---- open / close ---- */
 
-/* sqlite3_wal_hook: after each commit, the pages the WAL holds (the writer checkpoints them
- * once the group's ops are answered, mem_store__wal_checkpoint). */
+/* sqlite3_wal_hook: after each commit, the pages the WAL holds (checkpointed once the
+ * group's ops are answered, mem_store__wal_checkpoint). */
 static int wal_hook(void *ud, sqlite3 *db, const char *name, int n_frames)
 {
     (void)db;
@@ -297,20 +303,86 @@ static int wal_hook(void *ud, sqlite3 *db, const char *name, int n_frames)
     return SQLITE_OK;
 }
 
-void mem_store__wal_checkpoint(mem_store_t *st)
+/* One passive checkpoint on db: readers keep their snapshots and the writer goes on
+ * appending; what a snapshot still needs is copied next time. */
+static void checkpoint_on(mem_store_t *st, sqlite3 *db, int frames)
 {
-    if (st->wal_frames < MEM_STORE__WAL_CKPT_PAGES) return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int n_log = 0, n_done = 0, frames = st->wal_frames;
-    /* passive: readers keep their snapshots; what they still need is copied next time */
-    sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
-    st->wal_frames = 0;
+    int n_log = 0, n_done = 0;
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &n_log, &n_done);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (dt >= MEM_STORE__WAL_CKPT_LOG_S)
         mem_log(st->opts.log, MEM_LOG_INFO, "wal_checkpoint", "pages=%d copied=%d seconds=%.1f",
-                frames, n_done, dt);
+                frames >= 0 ? frames : n_log, n_done, dt);
+}
+
+void mem_store__wal_checkpoint(mem_store_t *st)
+{
+    if (st->wal_frames < MEM_STORE__WAL_CKPT_PAGES) return;
+    int frames = st->wal_frames;
+    st->wal_frames = 0;
+    if (!st->ck_started) {
+        checkpoint_on(st, st->db, frames);
+        return;
+    }
+    pthread_mutex_lock(&st->ck_mu);
+    st->ck_want = true;
+    pthread_cond_signal(&st->ck_cv);
+    pthread_mutex_unlock(&st->ck_mu);
+}
+
+static void *checkpointer_main(void *arg)
+{
+    mem_store_t *st = arg;
+    for (;;) {
+        pthread_mutex_lock(&st->ck_mu);
+        while (!st->ck_want && !st->ck_stop)
+            pthread_cond_wait(&st->ck_cv, &st->ck_mu);
+        bool stop = st->ck_stop;
+        st->ck_want = false;
+        pthread_mutex_unlock(&st->ck_mu);
+        if (stop) return NULL; /* the close checkpoints what is left */
+        checkpoint_on(st, st->ck_db, -1);
+    }
+}
+
+/* The checkpointer's connection, as durable as the writer's, and its thread. Failing to
+ * start it is not an error: the writer then checkpoints in place, as it always could. */
+static void checkpointer_start(mem_store_t *st)
+{
+    if (sqlite3_open_v2(st->path, &st->ck_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(st->ck_db,
+                     st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_close(st->ck_db);
+        st->ck_db = NULL;
+        return;
+    }
+    sqlite3_wal_autocheckpoint(st->ck_db, 0); /* it never commits; belt and braces */
+    st->ck_want = st->ck_stop = false;
+    if (pthread_create(&st->ck_thread, NULL, checkpointer_main, st) != 0) {
+        sqlite3_close(st->ck_db);
+        st->ck_db = NULL;
+        return;
+    }
+    st->ck_started = true;
+}
+
+static void checkpointer_stop(mem_store_t *st)
+{
+    if (st->ck_started) {
+        pthread_mutex_lock(&st->ck_mu);
+        st->ck_stop = true;
+        pthread_cond_signal(&st->ck_cv);
+        pthread_mutex_unlock(&st->ck_mu);
+        pthread_join(st->ck_thread, NULL);
+        st->ck_started = false;
+    }
+    if (st->ck_db) sqlite3_close(st->ck_db);
+    st->ck_db = NULL;
 }
 
 static int set_pragmas(mem_store_t *st, mem_err_t *err)
@@ -327,9 +399,10 @@ static int set_pragmas(mem_store_t *st, mem_err_t *err)
              st->db, st->opts.sync_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
              err)) != MEM_OK)
         return rc;
-    /* Checkpoints are run by the writer between groups, after their acknowledgements, not
-     * inside a commit (SQLite's own autocheckpoint runs in COMMIT: a big import's answer
-     * would wait for its whole WAL to be copied). The hook replaces the autocheckpoint. */
+    /* Checkpoints are asked for by the writer between groups, after their acknowledgements,
+     * and run by the checkpointer thread on its own connection, never inside a commit
+     * (SQLite's own autocheckpoint runs in COMMIT: a big import's answer would wait for its
+     * whole WAL to be copied). The hook replaces the autocheckpoint. */
     sqlite3_wal_hook(st->db, wal_hook, st);
     return MEM_OK;
 }
@@ -372,6 +445,8 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     pthread_cond_init(&st->g_cv, NULL);
     pthread_cond_init(&st->g_done_cv, NULL);
     pthread_mutex_init(&st->tk_mu, NULL);
+    pthread_mutex_init(&st->ck_mu, NULL);
+    pthread_cond_init(&st->ck_cv, NULL);
 
     int rc = sqlite3_open_v2(
         st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -391,10 +466,13 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         goto fail;
     if ((rc = set_pragmas(st, err)) != MEM_OK || (rc = mem_store__migrate(st->db, err)) != MEM_OK ||
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
-        (rc = mem_store__prepare_writer(st, err)) != MEM_OK ||
-        (rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
+        (rc = mem_store__prepare_writer(st, err)) != MEM_OK)
+        goto fail;
+    checkpointer_start(st);
+    if ((rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
         (rc = mem_store__writer_start(st, err)) != MEM_OK ||
-        (rc = mem_store__linker_start(st, err)) != MEM_OK)
+        (rc = mem_store__linker_start(st, err)) != MEM_OK ||
+        (rc = rconn_open(st, 0, &st->inline_conn, err)) != MEM_OK)
         goto fail;
     *out = st;
     return MEM_OK;
@@ -408,6 +486,7 @@ void mem_store_close(mem_store_t *st)
     if (!st) return;
     mem_store__linker_stop(st); /* its last checkpoint goes to the writer, which writes it: */
     mem_store__writer_stop(st); /* drains the queue and flushes access statistics */
+    checkpointer_stop(st);      /* before the last checkpoint below */
     mem_store__scanpool_stop(st->scanpool); /* no scan runs any more: join the helpers */
     st->scanpool = NULL;
     for (int i = 0; i < STMT_COUNT; i++)
@@ -417,6 +496,7 @@ void mem_store_close(mem_store_t *st)
         st->pool = c->next;
         rconn_free(c);
     }
+    rconn_free(st->inline_conn);
     if (st->db) {
         sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_close(st->db);
@@ -438,18 +518,28 @@ void mem_store_close(mem_store_t *st)
         mem_lextok_free(st->tk_pool[i]);
     free(st->tk_pool);
     pthread_mutex_destroy(&st->tk_mu);
+    pthread_mutex_destroy(&st->ck_mu);
+    pthread_cond_destroy(&st->ck_cv);
     free(st->path);
     free(st);
 }
 
 /* ---- stats ---- */
 
-static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
+/* false (nothing filled) when only_try and a write holds the namespace. */
+static bool fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o, bool only_try)
 {
+    const mem_index_t *idx;
+    if (!only_try) {
+        idx = mem_store__read_lock(ns);
+    } else if (pthread_rwlock_tryrdlock(&ns->lock) == 0) {
+        idx = ns->_idx;
+    } else {
+        return false;
+    }
     memset(o, 0, sizeof(*o));
     snprintf(o->name, sizeof(o->name), "%s", ns->name);
     o->dim = ns->dim;
-    const mem_index_t *idx = mem_store__read_lock(ns);
     /* committed state only: an open group's changes are not counted yet */
     o->count = ns->pub_active + ns->pub_superseded;
     o->superseded = ns->pub_superseded;
@@ -470,6 +560,7 @@ static void fill_stats(mem_store_ns_t *ns, mem_store_ns_stats_t *o)
         o->newest_ms = mem_index_ts(idx, last - 1);
     }
     mem_store__read_unlock(ns);
+    return true;
 }
 
 int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
@@ -477,7 +568,18 @@ int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     if (!ns) return ns_missing(err, ns_name);
-    fill_stats(ns, out);
+    fill_stats(ns, out, false);
+    mem_store__ns_release(ns);
+    return MEM_OK;
+}
+
+int mem_store_ns_stats_try(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
+                           bool *held, mem_err_t *err)
+{
+    *held = false;
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
+    if (!ns) return ns_missing(err, ns_name);
+    *held = !fill_stats(ns, out, true);
     mem_store__ns_release(ns);
     return MEM_OK;
 }
@@ -490,7 +592,7 @@ int mem_store_ns_stats_exact(mem_store_t *st, const char *ns_name, mem_store_ns_
     struct timespec dl;
     mem_store__graph_deadline(st, &dl);
     int rc = mem_store__graph_wait(st, ns, &dl, err);
-    if (rc == MEM_OK) fill_stats(ns, out);
+    if (rc == MEM_OK) fill_stats(ns, out, false);
     mem_store__ns_release(ns);
     return rc;
 }
@@ -518,7 +620,7 @@ static int ns_list(mem_store_t *st, bool exact, mem_store_ns_stats_t **out, size
     int rc = MEM_OK;
     for (size_t i = 0; i < cnt; i++) {
         if (exact && rc == MEM_OK) rc = mem_store__graph_wait(st, held[i], &dl, err);
-        fill_stats(held[i], &res[i]);
+        fill_stats(held[i], &res[i], false);
         mem_store__ns_release(held[i]);
     }
     free(held);
@@ -558,19 +660,33 @@ void mem_store_segment_free(mem_store_segment_t *seg)
     free(seg);
 }
 
-int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
-                  mem_store_segment_t **out, mem_err_t *err)
+/* mem_store_get, or with busy != NULL its try (mem_store_get_try). */
+static int get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+               bool *busy, mem_store_segment_t **out, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     if (!ns) return ns_missing(err, ns_name);
     mem_store_rconn_t *c = NULL;
     mem_store_segment_t *seg = NULL;
-    int rc = rconn_acquire(st, &c, err);
-    if (rc != MEM_OK) goto out;
+    int rc = MEM_OK;
+    if (busy) {
+        if (__atomic_exchange_n(&st->inline_taken, true, __ATOMIC_ACQUIRE)) {
+            *busy = true; /* another try holds the connection */
+            goto out;
+        }
+        c = st->inline_conn;
+    } else if ((rc = rconn_acquire(st, &c, err)) != MEM_OK) {
+        goto out;
+    }
     sqlite3_stmt *s = c->get;
     sqlite3_bind_int64(s, 1, ns->ns_id);
     sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
     rc = sqlite3_step(s);
+    if (busy && ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)) {
+        *busy = true;
+        rc = MEM_OK;
+        goto out;
+    }
     if (rc == SQLITE_DONE) {
         rc = mem_err_set(err, MEM_ENOTFOUND, "segment not found: %s", id);
         goto out;
@@ -585,9 +701,28 @@ int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool wit
     rc = MEM_OK;
 out:
     mem_store_segment_free(seg);
-    if (c) rconn_release(st, c);
+    if (c == st->inline_conn && c) {
+        sqlite3_reset(c->get);
+        sqlite3_clear_bindings(c->get);
+        __atomic_store_n(&st->inline_taken, false, __ATOMIC_RELEASE);
+    } else if (c) {
+        rconn_release(st, c);
+    }
     mem_store__ns_release(ns);
     return rc;
+}
+
+int mem_store_get(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+                  mem_store_segment_t **out, mem_err_t *err)
+{
+    return get(st, ns_name, id, with_embedding, NULL, out, err);
+}
+
+int mem_store_get_try(mem_store_t *st, const char *ns_name, const char *id, bool with_embedding,
+                      mem_store_segment_t **out, bool *busy, mem_err_t *err)
+{
+    *busy = false;
+    return get(st, ns_name, id, with_embedding, busy, out, err);
 }
 
 /* ---- retrieve ---- */
@@ -677,10 +812,23 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
     return rc;
 }
 
-int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
-                       mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
-                       mem_err_t *err)
+/* The graph covers every write acknowledged so far (no wait). */
+static bool graph_current(mem_store_t *st, mem_store_ns_t *ns)
 {
+    if (!ns->coherence) return true;
+    pthread_mutex_lock(&st->g_mu); /* held for counter updates only, never across work */
+    bool ok = ns->g.g_gen >= ns->g.w_gen || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(&st->g_mu);
+    return ok;
+}
+
+/* mem_store_retrieve, or with why != NULL its try (mem_store_retrieve_try): then nothing
+ * here waits, and *why says when it gave up before doing anything the caller can see. */
+static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
+                    size_t work_budget, mem_store_try_t *why, mem_store_result_t **out, size_t *n,
+                    size_t *scanned, const char **kernel, mem_err_t *err)
+{
+    if (why) *why = MEM_STORE_TRY_DONE;
     if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
         return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
@@ -711,9 +859,16 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         p.coherence_weight = 0; /* a configured default, meaningless here */
     }
     if (p.coherence_weight > 0 || q->need_gates) {
-        struct timespec dl;
-        mem_store__graph_deadline(st, &dl);
-        if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
+        if (why) {
+            if (!graph_current(st, ns)) {
+                *why = MEM_STORE_TRY_GRAPH;
+                goto out;
+            }
+        } else {
+            struct timespec dl;
+            mem_store__graph_deadline(st, &dl);
+            if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
+        }
     }
     if (text && !(tk = mem_store__tok_get(st))) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -725,9 +880,26 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rconn_acquire(st, &c, err)) != MEM_OK) goto out;
+    if (why) {
+        if (__atomic_exchange_n(&st->inline_taken, true, __ATOMIC_ACQUIRE)) {
+            *why = MEM_STORE_TRY_SQLITE; /* another try holds the connection */
+            goto out;
+        }
+        c = st->inline_conn;
+    } else if ((rc = rconn_acquire(st, &c, err)) != MEM_OK) {
+        goto out;
+    }
 
-    const mem_index_t *idx = mem_store__read_lock(ns);
+    const mem_index_t *idx;
+    if (why) {
+        if (pthread_rwlock_tryrdlock(&ns->lock) != 0) { /* a write holds it: never wait */
+            *why = MEM_STORE_TRY_LOCKED;
+            goto out;
+        }
+        idx = ns->_idx;
+    } else {
+        idx = mem_store__read_lock(ns);
+    }
     bool skip = false;
     if (text) { /* weighed by the statistics of this moment, under the lock */
         p.lex = ns->_lex;
@@ -752,25 +924,26 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
         rc = plan;
         goto out;
     }
+    bool within = true;
+    if (why) p.work_budget = work_budget; /* and never split: no helper is waited for */
     if (!skip && plan == 1)
-        mem_scan_rows(idx, st->opts.ops, &p, cand, n_cand, hits, &n_hits, &n_scanned);
+        within = mem_scan_rows(idx, st->opts.ops, &p, cand, n_cand, hits, &n_hits, &n_scanned);
+    else if (!skip && why)
+        within = mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
     else if (!skip)
         mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
-    if (q->record_access && !skip)
-        mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
-                                 n_hits);
     /* id, timestamp and seq come from memory; the rest from one SQLite snapshot pinned now,
      * while the view is held: a delete applies to memory before its commit, so every hit is
      * still in that snapshot even if it is deleted right after the unlock. */
     bool oom = false;
-    for (size_t i = 0; i < n_hits && !oom; i++) {
+    for (size_t i = 0; within && i < n_hits && !oom; i++) {
         res[i].hit = hits[i];
         res[i].ts_ms = mem_index_ts(idx, hits[i].pos);
         oom = !(res[i].id = strdup(mem_index_id(idx, hits[i].pos)));
         n_res = i + 1;
     }
     int first = SQLITE_DONE;
-    if (!oom && n_hits) {
+    if (within && !oom && n_hits) {
         if ((seqs = seq_list(hits, n_hits))) {
             sqlite3_bind_int64(c->fetch, 1, ns->ns_id);
             sqlite3_bind_text(c->fetch, 2, seqs, -1, SQLITE_STATIC);
@@ -779,9 +952,21 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
             oom = true;
         }
     }
+    /* A try gives up here on a busy file (busy timeout 0): nothing is recorded yet. Access
+     * counts once the fetch has its snapshot, so a retrieve tried and rerun counts once. */
+    bool busy = why && (first == SQLITE_BUSY || first == SQLITE_LOCKED ||
+                        (first & 0xff) == SQLITE_BUSY || (first & 0xff) == SQLITE_LOCKED);
+    if (within && !busy && q->record_access && !skip && !oom &&
+        (first == SQLITE_ROW || first == SQLITE_DONE))
+        mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
+                                 n_hits);
     mem_store__read_unlock(ns);
     free(fmask);
     free(cand);
+    if (!within || busy) {
+        *why = within ? MEM_STORE_TRY_SQLITE : MEM_STORE_TRY_BUDGET;
+        goto out;
+    }
     if (oom) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
@@ -805,11 +990,29 @@ out:
     if (c) {
         sqlite3_reset(c->fetch);
         sqlite3_clear_bindings(c->fetch);
-        rconn_release(st, c);
+        if (c == st->inline_conn)
+            __atomic_store_n(&st->inline_taken, false, __ATOMIC_RELEASE);
+        else
+            rconn_release(st, c);
     }
     free(seqs);
     mem_store__ns_release(ns);
     return rc;
+}
+
+int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
+                       mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
+                       mem_err_t *err)
+{
+    return retrieve(st, ns_name, q, 0, NULL, out, n, scanned, kernel, err);
+}
+
+int mem_store_retrieve_try(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
+                           size_t work_budget, mem_store_try_t *why, mem_store_result_t **out,
+                           size_t *n, size_t *scanned, const char **kernel, mem_err_t *err)
+{
+    return retrieve(st, ns_name, q, work_budget ? work_budget : 1, why, out, n, scanned, kernel,
+                    err);
 }
 
 /* ---- compaction plan ---- */

@@ -15,7 +15,7 @@
  *
  * Threads: mem_store_open/close on the main thread; mem_store_submit from any thread;
  * every read call from any thread (they may block briefly on SQLite reads and locks, so
- * never call them from the event-loop thread).
+ * never call them from the event-loop thread, except the _try ones made for it).
  *
  * Visibility: new rows reach scans and stats only after COMMIT; the stats' counts are those
  * of the last commit, their graph figures (edges, max degree) and the rows' degrees those of
@@ -107,6 +107,10 @@ typedef enum mem_store_op_kind {
     MEM_STORE_OP_NS_FORGET,
 } mem_store_op_kind_t;
 
+/* What the writer makes of a segment as it appends it, made beforehand on the request's own
+ * thread (mem_store_prepare): the terms of its text and the int8 codes of its vector. */
+typedef struct mem_store_seg_prep mem_store_seg_prep_t;
+
 typedef struct mem_store_seg_in {
     char id[MEM_STORE_ID_MAX + 1]; /* given or generated (UUIDv7) by the caller */
     bool ts_given;                 /* false: the writer uses max(now_ms, namespace newest) */
@@ -120,6 +124,7 @@ typedef struct mem_store_seg_in {
     size_t metadata_len;
     const char *const *supersedes; /* n_supersedes NUL-terminated ids */
     size_t n_supersedes;
+    const mem_store_seg_prep_t *prep; /* NULL: the writer makes them itself */
 } mem_store_seg_in_t;
 
 typedef struct mem_store_seg_out {
@@ -214,6 +219,17 @@ struct mem_store_op {
     const char *import_path; /* NS_IMPORT: the namespace copy to load */
 };
 
+/* Prepared segments (mem_store_prepare): one allocation for a whole insert op. */
+typedef struct mem_store_prep mem_store_prep_t;
+/* Tokenise the text and quantise the vector of segs[0..n) (each vec final: dim floats,
+ * normalised) as the writer would, and point each segs[i].prep at the result, so the one
+ * writer thread only copies them in: the work spreads over the threads that decode
+ * requests. *out owns them all; free it with mem_store_prep_free once the op is done.
+ * MEM_OK, or MEM_ENOMEM with nothing set (the writer then makes them itself). Any thread. */
+int mem_store_prepare(mem_store_t *st, mem_store_seg_in_t *segs, size_t n, size_t dim,
+                      mem_store_prep_t **out);
+void mem_store_prep_free(mem_store_prep_t *p); /* NULL-safe */
+
 /* Queue op; the caller leaves op (and everything it points to) alone until done runs.
  * MEM_OK, or MEM_EBUSY when max_queue ops are waiting (done is then not called). */
 int mem_store_submit(mem_store_t *st, mem_store_op_t *op, mem_store_done_fn done, void *ud);
@@ -262,6 +278,10 @@ typedef struct mem_store_ns_stats {
 /* MEM_OK or MEM_ENOTFOUND. Does not wait for the coherence graph: graph_edges and max_degree
  * are those of the graph as far as it has caught up. */
 int mem_store_ns_stats(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out, mem_err_t *err);
+/* The same for the event-loop thread: never waits; *held (nothing filled) when a write holds
+ * the namespace exclusively. */
+int mem_store_ns_stats_try(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out, bool *held,
+                           mem_err_t *err);
 /* The same, exact: first waits until the graph covers every write acknowledged before the
  * call (at most opts.graph_wait_ms; then MEM_EBUSY, err->retry_after_s set). */
 int mem_store_ns_stats_exact(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,
@@ -288,6 +308,11 @@ typedef struct mem_store_segment {
 /* MEM_OK, MEM_ENOTFOUND (namespace or id). *out freed with mem_store_segment_free. */
 int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
                   mem_store_segment_t **out, mem_err_t *err);
+/* The same for the event-loop thread, through the try connection (busy timeout 0): *busy
+ * (nothing out) when the file was busy or the connection in use; then call mem_store_get on
+ * a worker. */
+int mem_store_get_try(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
+                      mem_store_segment_t **out, bool *busy, mem_err_t *err);
 void mem_store_segment_free(mem_store_segment_t *seg);
 
 typedef struct mem_store_list_req {
@@ -364,6 +389,32 @@ int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t 
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
                        mem_err_t *err);
 void mem_store_results_free(mem_store_result_t *res, size_t n);
+
+/* Why a try gave up (mem_store_retrieve_try). */
+typedef enum mem_store_try {
+    MEM_STORE_TRY_DONE = 0, /* it ran: its rc and results are mem_store_retrieve's */
+    MEM_STORE_TRY_LOCKED,   /* a write holds the namespace exclusively */
+    MEM_STORE_TRY_GRAPH,    /* the read needs the coherence graph, which is behind */
+    MEM_STORE_TRY_BUDGET,   /* the scan needs more than the work budget */
+    MEM_STORE_TRY_SQLITE,   /* the file was busy (or the try connection in use) */
+    MEM_STORE_TRY_COUNT
+} mem_store_try_t;
+
+/* mem_store_retrieve for the event-loop thread: the same answer, or nothing, and it never
+ * waits. The namespace's shared lock is only tried (*why LOCKED when a write holds it);
+ * a read that needs the graph runs only if it is current (GRAPH); the scan never splits
+ * across helpers and stops past work_budget vector components (core/scan.h: BUDGET); the
+ * texts come through the store's own try connection, whose busy timeout is 0 (SQLITE).
+ * In a WAL file a reader waits on no writer; a page missing from that connection's cache
+ * is read from the file (the OS page cache as a rule; a cold disk is the one wait left).
+ * The mutexes it takes (registry, read-connection pool, tokenizers, access counters,
+ * graph counters) guard a few memory writes each, never I/O.
+ * *why DONE: rc and results are final. Else MEM_OK with nothing out and nothing recorded
+ * (access counts included): run mem_store_retrieve on a worker instead. One try at a
+ * time holds the connection; a concurrent one gives up (SQLITE). */
+int mem_store_retrieve_try(mem_store_t *st, const char *ns, const mem_store_query_t *q,
+                           size_t work_budget, mem_store_try_t *why, mem_store_result_t **out,
+                           size_t *n, size_t *scanned, const char **kernel, mem_err_t *err);
 
 typedef struct mem_store_compact_req {
     mem_compact_policy_t policy;

@@ -5,7 +5,8 @@
  *   st->reg_lock (rwlock: the namespace registry)  -- only ever held briefly, leaf-like
  *   ns->lock     (rwlock: the index; writer exclusive, scans shared)
  *   ns->acc_mu   (mutex: dirty access list, recent queries)
- * st->q_mu (queue) and st->pool_mu (read connections) are leaf locks.
+ * st->q_mu (queue), st->pool_mu (read connections) and st->ck_mu (the WAL checkpointer) are
+ * leaf locks.
  *
  * The index of a namespace (core/index.h: a const pointer is a read view, a mutable one
  * changes it) is reached only through the calls below, which tie each kind of access to
@@ -105,6 +106,15 @@ typedef struct mem_store_ns {
     bool recent_dirty; /* changed since it was last written (namespaces.recent) */
 } mem_store_ns_t;
 
+/* A segment prepared before it was queued (prep.c): made as the writer would make them. */
+struct mem_store_seg_prep {
+    size_t dim;  /* the vector's: a prep of another dim is ignored */
+    uint8_t *q8; /* dim codes, q8_scale and q8_err: mem_vec_quantize_u8 of the vector */
+    float q8_scale, q8_err;
+    bool has_doc; /* the text's terms (segments with text only) */
+    mem_lexdoc_t doc;
+};
+
 /* The writer's token (storage/writer_int.h): it exists on the writer thread only. */
 typedef struct mem_store__writer mem_store__writer_t;
 /* The linker's token (linker.c): it exists on the linker thread only. */
@@ -193,6 +203,15 @@ struct mem_store {
     int64_t lsn;    /* writer thread only */
     int wal_frames; /* writer thread only (its commits' WAL hook): pages in the WAL */
 
+    /* the WAL checkpointer (store.c): its own connection and thread, so copying the WAL
+     * into the database file (and its fsync) never holds up the writer's next group */
+    sqlite3 *ck_db;        /* the checkpointer's connection; NULL: the writer checkpoints */
+    pthread_mutex_t ck_mu; /* leaf */
+    pthread_cond_t ck_cv;
+    bool ck_want, ck_stop; /* under ck_mu */
+    pthread_t ck_thread;
+    bool ck_started;
+
     /* registry: sorted by name */
     pthread_rwlock_t reg_lock;
     mem_store_ns_t **nss;
@@ -215,6 +234,10 @@ struct mem_store {
     /* read connections */
     pthread_mutex_t pool_mu;
     mem_store_rconn_t *pool;
+    /* the read connection of the reads tried on the event loop (mem_store_retrieve_try):
+     * busy timeout 0, taken by whoever sets inline_taken (atomic), never waited for */
+    mem_store_rconn_t *inline_conn;
+    bool inline_taken;
 
     /* metrics, under q_mu */
     mem_store_metrics_t m;
@@ -357,8 +380,9 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
 int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
 /* Writer thread: write the access statistics gathered so far (one transaction). */
 void mem_store__flush_access(mem_store__writer_t *w);
-/* Writer thread, between groups (after their ops are answered): checkpoint the WAL when it
- * holds MEM_STORE__WAL_CKPT_PAGES or more (store.c). */
+/* Writer thread, between groups (after their ops are answered): when the WAL holds
+ * MEM_STORE__WAL_CKPT_PAGES or more, have it checkpointed: by the checkpointer thread,
+ * which it wakes, or in place when that thread could not be started (store.c). */
 void mem_store__wal_checkpoint(mem_store_t *st);
 
 /* A checkpoint of one namespace's graph, made by the linker, written by the writer. */

@@ -8,8 +8,9 @@
  * namespace's exclusive lock as the op runs, through the writer's mutable handle
  * (store_int.h); new rows stay invisible to scans until COMMIT succeeds and the group is
  * published. The coherence graph follows in the background (linker.c), whose checkpoints
- * of it the writer writes in its next group. The WAL is checkpointed between groups, after
- * their ops are answered (store.c), never inside a commit.
+ * of it the writer writes in its next group. The WAL is checkpointed by a thread of its own
+ * (store.c), woken between groups after their ops are answered, never inside a commit: the
+ * copy and its fsync overlap the next groups instead of delaying them.
  * A storage error (disk full, I/O) rolls the whole group back, reloads the touched
  * namespaces from SQLite and fails every op that had not already failed on its own.
  *

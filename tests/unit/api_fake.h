@@ -103,6 +103,14 @@ WEAK int mem_store_ns_stats_exact(mem_store_t *st, const char *ns, mem_store_ns_
     return mem_store_ns_stats(st, ns, out, err);
 }
 
+/* Nothing ever holds the fake's namespaces. */
+WEAK int mem_store_ns_stats_try(mem_store_t *st, const char *ns, mem_store_ns_stats_t *out,
+                                bool *held, mem_err_t *err)
+{
+    *held = false;
+    return mem_store_ns_stats(st, ns, out, err);
+}
+
 WEAK int mem_store_ns_list_exact(mem_store_t *st, mem_store_ns_stats_t **out, size_t *n,
                                  mem_err_t *err)
 {
@@ -134,6 +142,14 @@ WEAK int mem_store_get(mem_store_t *st, const char *ns, const char *id, bool wit
     s->dim = 3;
     *out = s;
     return MEM_OK;
+}
+
+/* The fake's file is never busy: a try is the get. */
+WEAK int mem_store_get_try(mem_store_t *st, const char *ns, const char *id, bool with_embedding,
+                           mem_store_segment_t **out, bool *busy, mem_err_t *err)
+{
+    *busy = false;
+    return mem_store_get(st, ns, id, with_embedding, out, err);
 }
 
 WEAK void mem_store_segment_free(mem_store_segment_t *seg)
@@ -260,6 +276,15 @@ WEAK int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_que
     return MEM_OK;
 }
 
+/* The fake's scans never block: a try is the retrieve. */
+WEAK int mem_store_retrieve_try(mem_store_t *st, const char *ns, const mem_store_query_t *q,
+                                size_t work_budget, mem_store_try_t *why, mem_store_result_t **out,
+                                size_t *n, size_t *scanned, const char **kernel, mem_err_t *err)
+{
+    *why = MEM_STORE_TRY_DONE;
+    return mem_store_retrieve(st, ns, q, out, n, scanned, kernel, err);
+}
+
 WEAK void mem_store_results_free(mem_store_result_t *res, size_t n)
 {
     free(res);
@@ -297,6 +322,18 @@ WEAK void mem_store_ids_free(char **ids, size_t n)
     for (size_t i = 0; ids && i < n; i++)
         free(ids[i]);
     free(ids);
+}
+
+/* The fake prepares nothing: the op's segments go out with prep NULL, as an import's do. */
+WEAK int mem_store_prepare(mem_store_t *st, mem_store_seg_in_t *segs, size_t n, size_t dim,
+                           mem_store_prep_t **out)
+{
+    *out = NULL;
+    return MEM_OK;
+}
+
+WEAK void mem_store_prep_free(mem_store_prep_t *p)
+{
 }
 
 static const char *const fake_policies[] = {"coherence_weighted", "dedup_gated", "structural_time",

@@ -4,6 +4,7 @@
 /* cmocka.h needs stdarg.h, stddef.h and setjmp.h first */
 /* clang-format off */
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,13 +156,90 @@ static void test_f32_round_trip(void **state)
     }
 }
 
+/* The scalar reference: symbol by symbol, as RFC 4648 describes it. false for anything that
+ * is not canonical padded base64. */
+static int ref_sextet(unsigned char c)
+{
+    const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const char *p = c ? strchr(a, c) : NULL;
+    return p ? (int)(p - a) : -1;
+}
+
+static bool ref_decode(const char *s, size_t len, unsigned char *out, size_t *n)
+{
+    if (len % 4) return false;
+    size_t pad = len && s[len - 1] == '=' ? (len > 1 && s[len - 2] == '=' ? 2 : 1) : 0;
+    uint64_t bits = 0;
+    int nbits = 0;
+    *n = 0;
+    for (size_t i = 0; i < len - pad; i++) {
+        int v = ref_sextet((unsigned char)s[i]);
+        if (v < 0) return false;
+        bits = bits << 6 | (uint64_t)v;
+        nbits += 6;
+        if (nbits >= 8) {
+            nbits -= 8;
+            out[(*n)++] = (unsigned char)(bits >> nbits);
+            bits &= (1u << nbits) - 1;
+        }
+    }
+    return bits == 0; /* what padding leaves over must be zero bits */
+}
+
+/* Random valid encodings of random lengths, each damaged at one random place by a random
+ * byte (or not at all): the decoder accepts exactly what the reference accepts and gives
+ * the same bytes; as float32, the same floats (or refuses a count that is not whole). */
+static void test_against_reference(void **state)
+{
+    uint64_t seed = 20261201;
+    unsigned char plain[200], got[MEM_B64_LEN(200) / 4 * 3], want[MEM_B64_LEN(200) / 4 * 3];
+    char enc[MEM_B64_LEN(200)];
+    float fv[50], fw[50];
+    for (int round = 0; round < 200000; round++) {
+        size_t len = (size_t)(rng_next(&seed) % 200);
+        for (size_t i = 0; i < len; i++)
+            plain[i] = (unsigned char)rng_next(&seed);
+        size_t el = mem_b64_encode(plain, len, enc);
+        if (el && round % 4) {
+            size_t at = (size_t)(rng_next(&seed) % el);
+            uint64_t r = rng_next(&seed);
+            enc[at] = r & 1 ? "=+/A9z\n -_"[(r >> 1) % 11] : (char)(r >> 8);
+        }
+        size_t n_ref = 0, n = 0;
+        bool ok_ref = ref_decode(enc, el, want, &n_ref);
+        mem_err_t err;
+        int rc = mem_b64_decode(enc, el, got, &n, "e", &err);
+        if ((rc == MEM_OK) != ok_ref) fail_msg("round %d: \"%.*s\" rc %d", round, (int)el, enc, rc);
+        if (ok_ref) {
+            assert_int_equal(n, n_ref);
+            if (n) assert_memory_equal(got, want, n);
+        } else {
+            assert_int_equal(rc, MEM_EINVAL);
+            assert_non_null(strstr(err.msg, "e: "));
+        }
+        size_t nf = 0;
+        rc = mem_b64_decode_f32le(enc, el, fv, 50, &nf, "e", &err);
+        if (ok_ref && n_ref % 4 == 0) {
+            assert_int_equal(rc, MEM_OK);
+            assert_int_equal(nf, n_ref / 4);
+            for (size_t i = 0; i < nf; i++) {
+                uint32_t b = (uint32_t)want[4 * i] | (uint32_t)want[4 * i + 1] << 8 |
+                             (uint32_t)want[4 * i + 2] << 16 | (uint32_t)want[4 * i + 3] << 24;
+                memcpy(&fw[i], &b, sizeof(b));
+            }
+            if (nf) assert_memory_equal(fv, fw, nf * sizeof(float));
+        } else {
+            assert_int_equal(rc, MEM_EINVAL);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rfc_vectors),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_f32_vectors),
-        cmocka_unit_test(test_f32_round_trip),
+        cmocka_unit_test(test_rfc_vectors),       cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_f32_vectors),       cmocka_unit_test(test_f32_round_trip),
+        cmocka_unit_test(test_against_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -781,6 +781,124 @@ static void test_text_pruning_skips_blocks(void **state)
     mem_lextok_free(tk);
 }
 
+/* ---- the work budget ------------------------------------------------------------------ */
+
+/* One budgeted scan: mem_scan_rows over the listed rows when rows, else mem_scan_run. */
+static bool run_budget(const corpus_t *c, const mem_vec_ops_t *ops, mem_scan_params_t p,
+                       size_t budget, const size_t *rows, size_t n_rows, mem_scan_hit_t *got,
+                       size_t *n_got)
+{
+    size_t sc;
+    p.work_budget = budget;
+    *n_got = 99999; /* must be overwritten either way */
+    return rows ? mem_scan_rows(c->idx, ops, &p, rows, n_rows, got, n_got, &sc)
+                : mem_scan_run(c->idx, ops, &p, got, n_got, &sc);
+}
+
+/* A budget only stops a scan, never changes it: with any budget >= the scan's work the
+ * answer is the reference's (bit-equal on the scalar kernel); with less, false and no hits.
+ * The smallest budget that suffices is found by bisection and both sides are checked. */
+static void test_budget_vs_reference(void **state)
+{
+    (void)state;
+    mem_scan_hit_t *ref = malloc(MEM_SCAN_MAX_K * sizeof(*ref));
+    mem_scan_hit_t *got = malloc(MEM_SCAN_MAX_K * sizeof(*got));
+    mem_lextok_t *tk;
+    mem_lextok_opts_t o = MEM_LEXTOK_DEFAULTS;
+    assert_int_equal(mem_lextok_new(&o, &tk), MEM_OK);
+    char why[256], qtext[256];
+    size_t n_cases = 0, n_cut = 0, n_over = 0;
+    for (unsigned corpus_i = 0; corpus_i < 80; corpus_i++) {
+        uint64_t s = seed * 104729ull + corpus_i;
+        corpus_t c;
+        build_random_corpus(&c, &s);
+        mem_lexidx_t *lx = build_random_lex(c.idx, tk, &s);
+        size_t n_vis = mem_index_visible(c.idx), full = n_vis * c.idx->dim;
+        for (unsigned qi = 0; qi < 6; qi++) {
+            mem_scan_params_t p = random_params(&c, &s);
+            mem_lexq_t q = {0};
+            bool text = rng_below(&s, 3) == 0;
+            if (text) {
+                random_text(qtext, sizeof qtext, 1 + rng_below(&s, 4), &s);
+                mem_lexparams_t lp = MEM_LEXPARAMS_DEFAULTS;
+                assert_int_equal(mem_lexq_prepare(&q, lx, tk, qtext, strlen(qtext), &lp), MEM_OK);
+                p.lex = lx;
+                p.text = &q;
+                p.match = rng_below(&s, 2) ? MEM_SCAN_MATCH_TEXT : MEM_SCAN_MATCH_HYBRID;
+                p.text_weight = 0.5;
+            }
+            size_t *rows = NULL, n_rows = 0;
+            if (rng_below(&s, 3) == 0) { /* the candidate path, over every other row */
+                rows = malloc((n_vis ? n_vis : 1) * sizeof(*rows));
+                for (size_t r = 0; r < n_vis; r += 2)
+                    rows[n_rows++] = r;
+                uint64_t *m = calloc(n_vis / 64 + 1, sizeof(*m));
+                for (size_t r = 0; r < n_vis; r += 2)
+                    m[r / 64] |= UINT64_C(1) << (r % 64);
+                p.row_mask = m; /* the reference sees the same rows */
+            }
+            size_t n_ref, sc_ref;
+            mem_scan_reference(c.idx, &p, ref, &n_ref, &sc_ref);
+            const uint64_t *mask = p.row_mask;
+            if (rows) p.row_mask = NULL; /* mem_scan_rows takes the rows as listed */
+            for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
+                const mem_vec_ops_t *ops = table_at(isa);
+                if (!ops) continue;
+                bool exact = isa == MEM_VEC_SCALAR || p.match == MEM_SCAN_MATCH_TEXT;
+                size_t n_got;
+                n_cases++;
+                /* no scan reads more than every visible row */
+                if (!run_budget(&c, ops, p, full ? full : 1, rows, n_rows, got, &n_got) ||
+                    !same_result(ref, n_ref, got, n_got, exact, why, sizeof why)) {
+                    print_error("budget=all %s corpus %u query %u (MEM_TEST_SEED=%llu): %s\n",
+                                ops->name, corpus_i, qi, (unsigned long long)seed, why);
+                    fail();
+                }
+                size_t lo = 0, hi = full ? full : 1; /* lo fails (or is 0), hi suffices */
+                while (hi - lo > 1) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (run_budget(&c, ops, p, mid, rows, n_rows, got, &n_got))
+                        hi = mid;
+                    else
+                        lo = mid;
+                }
+                if (!run_budget(&c, ops, p, hi, rows, n_rows, got, &n_got) ||
+                    !same_result(ref, n_ref, got, n_got, exact, why, sizeof why)) {
+                    print_error("budget=%zu (least) %s corpus %u query %u: %s\n", hi, ops->name,
+                                corpus_i, qi, why);
+                    fail();
+                }
+                if (hi > 1) {
+                    n_over++;
+                    if (run_budget(&c, ops, p, hi - 1, rows, n_rows, got, &n_got) || n_got != 0)
+                        fail_msg("budget %zu < work %zu: ran or returned %zu hits", hi - 1, hi,
+                                 n_got);
+                }
+                if (hi < full) n_cut++;
+                size_t b = 1 + rng_below(&s, full ? full : 1); /* any budget: one or the other */
+                bool within = run_budget(&c, ops, p, b, rows, n_rows, got, &n_got);
+                if (within != (b >= hi) || (!within && n_got != 0) ||
+                    (within && !same_result(ref, n_ref, got, n_got, exact, why, sizeof why)))
+                    fail_msg("budget %zu, work %zu: within=%d n=%zu", b, hi, within, n_got);
+            }
+            free(rows);
+            free((void *)mask);
+            if (text) mem_lexq_deinit(&q);
+        }
+        mem_lexidx_free(lx);
+        mem_index_free(c.idx);
+        free(c.query);
+    }
+    mem_lextok_free(tk);
+    /* the pruned scans need less than the whole namespace, and budgets do stop scans */
+    if (!(n_cut > n_cases / 20 && n_over > n_cases / 2))
+        print_error("cases %zu cut %zu over %zu\n", n_cases, n_cut, n_over);
+    assert_true(n_cut > n_cases / 20);
+    assert_true(n_over > n_cases / 2);
+    free(ref);
+    free(got);
+}
+
 int main(int argc, char **argv)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -797,6 +915,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_text_random_vs_reference),
         cmocka_unit_test(test_text_pruning_skips_blocks),
+        cmocka_unit_test(test_budget_vs_reference),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -609,8 +609,8 @@ static void test_pool_stops(void **state)
     assert_true(threads0 >= 1);
     for (size_t helpers = 0; helpers <= 4; helpers++) {
         mem_store_t *st = open_store(helpers, 1);
-        /* the writer, the graph's linker and the helpers */
-        assert_int_equal(count_threads(), threads0 + 2 + helpers);
+        /* the writer, the WAL checkpointer, the graph's linker and the helpers */
+        assert_int_equal(count_threads(), threads0 + 3 + helpers);
         if (helpers == 0) fill_ns(st, "d", dim, 700, DAY_MS, 0, &s);
         mem_scan_hit_t hits[20];
         size_t n;
