@@ -22,8 +22,11 @@
 void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
 {
     const mem_index_t *view = mem_store__writer_view(w, ns);
+    /* under the shared lock: the linker writes the graph's counts beside ours under the
+     * exclusive one (only once the graph is idle below is the view the writer's alone) */
     mem_index_counts_t c;
-    mem_index_counts(view, &c);
+    mem_index_counts(mem_store__read_lock(ns), &c);
+    mem_store__read_unlock(ns);
     size_t limit = c.n_rows / 4 > VACUUM_MIN_HOLES ? c.n_rows / 4 : VACUUM_MIN_HOLES;
     if (c.n_deleted <= limit || c.n_visible != c.n_rows || ns->in_group) return;
     /* Only once the graph has let go of every hole, and with the linker kept away: it keeps

@@ -1,0 +1,219 @@
+"""test_loop.py - the event loop and the request pool under many clients at once: whatever
+they mix (and a drain in their middle), every answer is right, no request is lost and no
+acknowledged write either.
+
+    python3 tests/e2e/test_loop.py build/release/mnemod [filter ...]
+"""
+import http.client
+import json
+import random
+import threading
+import time
+
+import harness as h
+from harness import check, eq, expect_ok, test
+
+SEED = int(h.os.environ.get("MEM_TEST_SEED", "20260906"))
+
+
+class Client:
+    """One keep-alive connection; a request whose connection breaks answers None."""
+
+    def __init__(self, port):
+        self.port = port
+        self.conn = None
+
+    def call(self, method, path, body=None, raw=None):
+        try:
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+            hdrs = {"Content-Type": "application/json"} if data is not None else {}
+            self.conn.request(method, path, body=data, headers=hdrs)
+            r = self.conn.getresponse()
+            payload = r.read()
+            if (r.getheader("Connection") or "").lower() == "close":
+                self.close()
+            try:
+                return r.status, json.loads(payload) if payload else None
+            except ValueError:
+                return r.status, payload
+        except (OSError, http.client.HTTPException):
+            self.close()
+            return None, None
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
+
+
+class Mix(threading.Thread):
+    """Keep-alive client mixing single inserts, deletes, retrieves, exports, compactions (of
+    namespace `scratch`) and bad bodies until the server goes away. Records what was
+    acknowledged, and checks each retrieve against what was surely visible during it."""
+
+    def __init__(self, port, wid, book, dim):
+        super().__init__(daemon=True)
+        self.port, self.wid, self.book, self.dim = port, wid, book, dim
+        self.rng = random.Random(SEED * 31 + wid)
+        self.errors = []
+        self.ops = 0
+        self.checked = 0  # retrieves checked against a non-empty visible set
+
+    def err(self, msg):
+        self.errors.append(msg)
+
+    def run(self):
+        c = Client(self.port)
+        b = self.book
+        mine = []
+        n = 0
+        down = 0
+        while down < 3 and self.ops < 5000:
+            n += 1
+            r = self.rng.random()
+            if r < 0.30:
+                sid = "w%d-%d" % (self.wid, n)
+                v = h.rand_vec(self.rng, self.dim)
+                with b["mu"]:
+                    b["sent"][sid] = h.unit(v)
+                st, body = c.call("POST", "/v1/namespaces/mix/segments",
+                                  {"id": sid, "embedding": v, "text": "mix %s" % sid})
+                if st == 201:
+                    with b["mu"]:
+                        b["acked"][sid] = time.monotonic()
+                    mine.append(sid)
+                elif st not in (None, 503):
+                    self.err("insert %s: %s %s" % (sid, st, body))
+            elif r < 0.40 and mine:
+                sid = mine.pop(self.rng.randrange(len(mine)))
+                with b["mu"]:
+                    b["deleting"][sid] = time.monotonic()
+                st, body = c.call("DELETE", "/v1/namespaces/mix/segments/" + sid)
+                if st == 200:
+                    with b["mu"]:
+                        b["deleted"][sid] = time.monotonic()
+                elif st not in (None, 503):
+                    self.err("delete %s: %s %s" % (sid, st, body))
+            elif r < 0.45:
+                segs = [{"id": "x%d-%d-%d" % (self.wid, n, i), "embedding": h.rand_vec(self.rng, self.dim)}
+                        for i in range(20)]
+                st, body = c.call("POST", "/v1/namespaces/scratch/segments", {"segments": segs})
+                if st not in (None, 201, 503):
+                    self.err("batch: %s %s" % (st, body))
+                st, body = c.call("POST", "/v1/namespaces/scratch/compact", {"target": 30})
+                if st not in (None, 200, 503):
+                    self.err("compact: %s %s" % (st, body))
+            elif r < 0.48:
+                st, body = c.call("GET", "/v1/namespaces/scratch/export")
+                if st not in (None, 200, 404, 503):
+                    self.err("export: %s" % st)
+            elif r < 0.55:
+                bad = self.rng.choice([b'{"embedding":[1,', b'{"embedding":[1,2,3]}', b'[]',
+                                       b'{"embedding":"%%%"}', b'{"k":0,"embedding":[1,0,0,0,0,0,0,0]}'])
+                st, body = c.call("POST", "/v1/namespaces/mix/retrieve", raw=bad)
+                if st is not None and st != 503 and not (
+                        400 <= st < 500 and isinstance(body, dict) and "error" in body):
+                    self.err("bad body %r: %s %s" % (bad, st, body))
+            else:
+                q = h.unit(h.rand_vec(self.rng, self.dim))
+                k = self.rng.choice([1, 4, 16])
+                t0 = time.monotonic()
+                st, body = c.call("POST", "/v1/namespaces/mix/retrieve", {"embedding": q, "k": k})
+                t1 = time.monotonic()
+                if st == 200:
+                    self.check_retrieve(q, k, body["results"], t0, t1)
+                elif st not in (None, 404, 503):
+                    self.err("retrieve: %s %s" % (st, body))
+            self.ops += 1
+            down = down + 1 if st is None else 0
+        c.close()
+
+    def check_retrieve(self, q, k, got, t0, t1):
+        b = self.book
+        with b["mu"]:
+            sent = dict(b["sent"])
+            # surely visible: acknowledged before the request began, never deleted before its end
+            sure = [sid for sid, t in b["acked"].items() if t < t0 and
+                    not (sid in b["deleting"] and b["deleting"][sid] < t1)]
+            gone = {sid for sid, t in b["deleted"].items() if t < t0}  # acknowledged before
+        self.checked += bool(sure)
+        scores = []
+        for g in got:
+            sid = g["id"]
+            if sid not in sent or sid in gone:
+                self.err("retrieve returned %s (never sent or deleted before)" % sid)
+                return
+            want = h.dot(q, sent[sid])
+            if abs(g["score"] - want) > 1e-5:
+                self.err("retrieve score of %s: %r, want %r" % (sid, g["score"], want))
+            scores.append(g["score"])
+        if scores != sorted(scores, reverse=True):
+            self.err("retrieve results out of order: %r" % scores)
+        ids = {g["id"] for g in got}
+        floor = scores[-1] if len(scores) == k else -2.0
+        for sid in sure:
+            if sid not in ids and h.dot(q, sent[sid]) > floor + 1e-5:
+                self.err("retrieve missed %s (score %.6f > k-th %.6f), visible all along"
+                         % (sid, h.dot(q, sent[sid]), floor))
+                return
+
+
+@test
+def test_loop_mixed_clients_then_sigterm():
+    """Twelve keep-alive clients mix single inserts, deletes, retrieves (each checked
+    against what was surely visible while it ran), batch inserts, compactions, exports and
+    bad bodies; SIGTERM in their middle drains: exit 0, every bad body was a JSON 4xx, every
+    acknowledged insert is there after a restart and every acknowledged delete is gone, and
+    retrieves then equal the brute-force reference."""
+    dim = 8
+    srv = h.Server(["--threads", "4"]).start()
+    try:
+        expect_ok(srv.put("/v1/namespaces/mix", {"dim": dim}), 201, "create mix")
+        expect_ok(srv.put("/v1/namespaces/scratch", {"dim": dim}), 201, "create scratch")
+        book = {"mu": threading.Lock(), "sent": {}, "acked": {}, "deleting": {}, "deleted": {}}
+        clients = [Mix(srv.port, i, book, dim) for i in range(12)]
+        for c in clients:
+            c.start()
+        time.sleep(2.5)
+        srv.stop()  # SIGTERM in the middle of it all: exit 0 within the bound
+        for c in clients:
+            c.join(60)
+            check(not c.is_alive(), "a client is stuck after the drain")
+        errors = [e for c in clients for e in c.errors]
+        check(not errors, "%d wrong answers, first: %s" % (len(errors), errors[:3]))
+        check(sum(c.ops for c in clients) > 200, "the clients got through some load")
+        check(sum(c.checked for c in clients) > 50, "retrieves were checked during the load")
+        srv.start()
+        st, _, body = srv.get("/v1/namespaces/mix/segments?limit=1000&embedding=true")
+        present = {}
+        while True:
+            expect_ok((st, None, body), 200, "list")
+            for g in body["segments"]:
+                present[g["id"]] = g
+            if not body.get("next"):
+                break
+            st, _, body = srv.get("/v1/namespaces/mix/segments?limit=1000&embedding=true&after=" + body["next"])
+        acked, deleted = set(book["acked"]), book["deleted"]
+        lost = [sid for sid in acked - set(book["deleting"]) if sid not in present]
+        check(not lost, "acknowledged inserts lost: %s" % lost[:5])
+        back = [sid for sid in deleted if sid in present]
+        check(not back, "acknowledged deletes came back: %s" % back[:5])
+        check(set(present) <= set(book["sent"]), "only what was sent is stored")
+        check(len(acked) > 20, "some inserts were acknowledged (%d)" % len(acked))
+        segs = [{"id": sid, "seq": g["seq"], "ts": 0, "vec": g["embedding"]} for sid, g in present.items()]
+        rng = random.Random(SEED + 2)
+        for i in range(10):
+            q = h.rand_vec(rng, dim)
+            want, everything = h.reference(segs, q, k=10, origin_ms=0, graph=({}, 0, 0))
+            st, _, body = srv.retrieve("mix", {"embedding": q, "k": 10})
+            eq(st, 200, "retrieve after restart")
+            h.match_results(body["results"], everything, 10, what="retrieve %d after restart" % i)
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+if __name__ == "__main__":
+    h.main()
