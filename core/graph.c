@@ -337,7 +337,8 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     size_t tile = TILE_BYTES / q_bytes;
     if (tile < 8) tile = 8;
     if (tile > n_set) tile = n_set;
-    uint64_t *keep = use_i8 ? malloc(2 * tile * sizeof(*keep)) : NULL, *sure = keep + tile;
+    uint64_t *keep = use_i8 ? malloc(2 * tile * sizeof(*keep)) : NULL;
+    uint64_t *sure = keep ? keep + tile : NULL;
     float *slk = use_i8 ? malloc(tile * sizeof(*slk)) : NULL;
     if (use_i8 && (!keep || !slk)) {
         free(keep);
