@@ -150,10 +150,12 @@ int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_ve
  * which is dot_rows_i8 with err_scale = E and slack = (errs + gamma*||s||) * M plus
  * 1e-5 * (1 + E * (M + 1)) for the float arithmetic of the bound itself (a few roundings of
  * values of size <= E * (M + 1)). A pair with ub < threshold has f < threshold: no edge,
- * no f32 dot. The others get the exact f32 dot (dot_rows on one row is bit-equal to its
- * place in a full pass, the kernel contract), or one full f32 pass over the chunk when the
- * sketch keeps more than a quarter of it. The norm pass costs one f32 read of the index,
- * which is why small batches (< MEM_GRAPH_I8_MIN) take the plain f32 tiles instead.
+ * no f32 dot. The same terms bound f from below (|f - ss*sx*I| <= E * errx + slack): a
+ * pair with lb = ss*sx*I - E * errx - slack >= threshold has f >= threshold, an edge
+ * without its f32 dot (the tile kernel's sure bits). The others get the exact f32 dot (dot_rows on
+ * one row is bit-equal to its place in a full pass, the kernel contract), or one full f32 pass over
+ * the chunk when the sketch keeps more than a quarter of it. The norm pass costs one f32 read of
+ * the index, which is why small batches (< MEM_GRAPH_I8_MIN) take the plain f32 tiles instead.
  *
  * apply: the batch's rows get their count (link) or 0 (unlink); the others gain or lose
  * theirs; graph_edges and max_degree follow through the histogram, as in adjust().
@@ -242,17 +244,19 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
 }
 
 /* The int8 pre-filter of a tile through ops (its tile kernel, or one dot_rows_i8 pass per
- * query when it has none): keep[i] bit j unless the bound of pair (i, j) is < threshold. */
+ * query when it has none): keep[i] bit j unless the upper bound of pair (i, j) is below
+ * the threshold, sure[i] bit j when its lower bound is not (the tile kernel only). */
 static void tile_keep(const mem_vec_ops_t *ops, const int8_t *q, size_t n_q, size_t stride,
                       const uint8_t *rows, size_t n_rows, const float *q_scale, const float *q_err,
                       const float *q_slack, const float *row_scale, const float *row_err,
-                      float threshold, uint64_t *keep)
+                      float threshold, uint64_t *keep, uint64_t *sure)
 {
     if (ops->tile_i8) {
         ops->tile_i8(q, n_q, stride, rows, n_rows, stride, stride, q_scale, q_err, q_slack,
-                     row_scale, row_err, threshold, keep);
+                     row_scale, row_err, threshold, keep, sure);
         return;
     }
+    memset(sure, 0, n_q * sizeof(*sure));
     float ub[I8_CHUNK_MAX];
     for (size_t i = 0; i < n_q; i++) {
         ops->dot_rows_i8(q + i * stride, rows, n_rows, stride, stride, q_scale[i], row_scale,
@@ -261,6 +265,26 @@ static void tile_keep(const mem_vec_ops_t *ops, const int8_t *q, size_t n_q, siz
         for (size_t j = 0; j < n_rows; j++)
             k |= (uint64_t) !(ub[j] < threshold) << j; /* NaN keeps */
         keep[i] = k;
+    }
+}
+
+/* An edge between batch row k (at ps) and the active row at base + row of the block: the
+ * counts (a pair inside the batch once, a row never with itself). */
+static inline void pair(size_t base, size_t row, size_t ps, size_t k, const int32_t *slot,
+                        uint32_t *cnt, uint32_t *oth, uint64_t *internal)
+{
+    size_t p = base + row;
+    if (p == ps) return;
+    int32_t sx = slot[row];
+    if (sx >= 0) {
+        if (p > ps) { /* a pair inside the batch: once */
+            cnt[k]++;
+            cnt[sx]++;
+            (*internal)++;
+        }
+    } else {
+        oth[p]++;
+        cnt[k]++;
     }
 }
 
@@ -313,7 +337,8 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     size_t tile = TILE_BYTES / q_bytes;
     if (tile < 8) tile = 8;
     if (tile > n_set) tile = n_set;
-    uint64_t *keep = use_i8 ? malloc(tile * sizeof(*keep)) : NULL;
+    uint64_t *keep = use_i8 ? malloc(2 * tile * sizeof(*keep)) : NULL;
+    uint64_t *sure = keep ? keep + tile : NULL;
     float *slk = use_i8 ? malloc(tile * sizeof(*slk)) : NULL;
     if (use_i8 && (!keep || !slk)) {
         free(keep);
@@ -372,15 +397,21 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                 if (i8)
                     tile_keep(ops, q8.codes + t0 * stride, k_end - t0, stride,
                               blk->q8 + c0 * stride, m, q8.scale + t0, q8.err_scale + t0, slk,
-                              blk->q8_scale + c0, blk->q8_err + c0, threshold, keep);
+                              blk->q8_scale + c0, blk->q8_err + c0, threshold, keep, sure);
                 for (size_t k = t0; k < k_end; k++) {
                     size_t ps = set[k], nc = 0;
                     const float *q = mem_index__vec(idx, ps);
                     if (i8) {
-                        uint64_t w = keep[k - t0] & am;
+                        /* sure: an edge by the lower bound, no f32 dot; the rest of the
+                         * kept pairs get theirs */
+                        uint64_t w = keep[k - t0] & am, u = sure[k - t0] & w;
                         if (!w) continue;
-                        for (; w; w &= w - 1)
+                        for (; u; u &= u - 1)
+                            pair(base, c0 + (size_t)__builtin_ctzll(u), ps, k, slot, cnt, oth,
+                                 &internal);
+                        for (w &= ~sure[k - t0]; w; w &= w - 1)
                             cand[nc++] = (uint32_t)__builtin_ctzll(w);
+                        if (!nc) continue;
                         if (nc * 4 > m) {
                             ops->dot_rows(q, rows, m, dim, stride, sc);
                         } else if (ops->dot_rows_at) {
@@ -401,19 +432,9 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                         }
                     }
                     for (size_t i = 0; i < nc; i++) {
-                        size_t r = cand[i], row = c0 + r, p = base + row;
-                        if (!act[row] || p == ps || !(sc[r] >= threshold)) continue;
-                        int32_t sx = slot[row];
-                        if (sx >= 0) {
-                            if (p > ps) { /* a pair inside the batch: once */
-                                cnt[k]++;
-                                cnt[sx]++;
-                                internal++;
-                            }
-                        } else {
-                            oth[p]++;
-                            cnt[k]++;
-                        }
+                        size_t r = cand[i], row = c0 + r;
+                        if (act[row] && sc[r] >= threshold)
+                            pair(base, row, ps, k, slot, cnt, oth, &internal);
                     }
                 }
             }

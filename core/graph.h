@@ -47,8 +47,9 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
  * block is read once per tile of batch rows (a blocked matrix product: ops->tile_i8 scores a
  * tile against a chunk of block rows); with an int8 kernel (ops->dot_rows_i8) and a batch of
  * MEM_GRAPH_I8_MIN rows or more, a pair whose rigorous int8 upper bound is below the threshold is
- * skipped without its f32 dot (the bound covers the sketches' errors and the f32 kernel's rounding,
- * see graph.c), so the result does not depend on the path. */
+ * skipped without its f32 dot, and (with ops->tile_i8) one whose lower bound reaches it is an edge
+ * without it (the bounds cover the sketches' errors and the f32 kernel's rounding, see graph.c),
+ * so the result does not depend on the path. */
 #define MEM_GRAPH_I8_MIN 8
 
 typedef struct mem_graph_delta {

@@ -54,14 +54,16 @@ typedef void (*mem_vec_dot_rows_i8_fn)(const int8_t *q, const uint8_t *rows, siz
  * q + i * q_stride, zero-padded to len) against n_rows <= 64 rows laid out as for
  * dot_rows_i8. With I_ij the exact integer dot of dot_rows_i8 and, in float,
  * ub_ij = q_scale[i] * row_scale[j] * I_ij + q_err[i] * row_err[j] + q_slack[i],
- * bit j of keep[i] is set unless ub_ij < threshold (a NaN keeps the pair). The few float
- * roundings of ub may come in any order (a caller's slack covers them); every keep[i] is
- * written, bits at and above n_rows are 0. */
+ * bit j of keep[i] is set unless ub_ij < threshold (a NaN keeps the pair), and bit j of
+ * sure[i] when lb_ij >= threshold, lb_ij = q_scale[i] * row_scale[j] * I_ij - q_err[i] *
+ * row_err[j] - q_slack[i] (the same bound from below; a NaN is not sure). The few float
+ * roundings may come in any order (a caller's slack covers them); every keep[i] and
+ * sure[i] is written, bits at and above n_rows are 0. */
 typedef void (*mem_vec_tile_i8_fn)(const int8_t *q, size_t n_q, size_t q_stride,
                                    const uint8_t *rows, size_t n_rows, size_t stride, size_t len,
                                    const float *q_scale, const float *q_err, const float *q_slack,
                                    const float *row_scale, const float *row_err, float threshold,
-                                   uint64_t *keep);
+                                   uint64_t *keep, uint64_t *sure);
 
 typedef struct mem_vec_ops {
     mem_vec_isa_t isa;
@@ -106,7 +108,7 @@ void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_
 void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
                             size_t n_rows, size_t stride, size_t len, const float *q_scale,
                             const float *q_err, const float *q_slack, const float *row_scale,
-                            const float *row_err, float threshold, uint64_t *keep);
+                            const float *row_err, float threshold, uint64_t *keep, uint64_t *sure);
 /* Symmetric int8 codes of x (n floats): scale = max|x| / 127 (1 for a zero vector),
  * codes[i] = round(x[i] / scale), and *err >= || x - scale * codes ||_2 (rounded up).
  * Writes n codes. */

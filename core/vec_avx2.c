@@ -216,7 +216,8 @@ static void tile_i8_avx2(const int8_t *restrict q, size_t n_q, size_t q_stride,
                          const uint8_t *restrict rows, size_t n_rows, size_t stride, size_t len,
                          const float *restrict q_scale, const float *restrict q_err,
                          const float *restrict q_slack, const float *restrict row_scale,
-                         const float *restrict row_err, float threshold, uint64_t *restrict keep)
+                         const float *restrict row_err, float threshold, uint64_t *restrict keep,
+                         uint64_t *restrict sure)
 {
     const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8((char)0x80);
     const __m256 thr = _mm256_set1_ps(threshold);
@@ -235,7 +236,7 @@ static void tile_i8_avx2(const int8_t *restrict q, size_t n_q, size_t q_stride,
         const __m256 ql =
             _mm256_setr_ps(q_slack[qi[0]], q_slack[qi[0]], q_slack[qi[1]], q_slack[qi[1]],
                            q_slack[qi[2]], q_slack[qi[2]], q_slack[qi[3]], q_slack[qi[3]]);
-        uint64_t k0 = 0, k1 = 0, k2 = 0, k3 = 0;
+        uint64_t k0 = 0, k1 = 0, k2 = 0, k3 = 0, u0 = 0, u1 = 0, u2 = 0, u3 = 0;
         for (size_t j = 0; j < n_rows; j += 2) {
             size_t j1 = j + 1 < n_rows ? j + 1 : j;
             const uint8_t *x0 = rows + j * stride, *x1 = rows + j1 * stride;
@@ -273,19 +274,29 @@ static void tile_i8_avx2(const int8_t *restrict q, size_t n_q, size_t q_stride,
                 rs = _mm256_set1_ps(row_scale[j]);
                 re = _mm256_set1_ps(row_err[j]);
             }
-            __m256 ub = _mm256_add_ps(
-                _mm256_fmadd_ps(_mm256_mul_ps(qs, rs), dots, _mm256_mul_ps(qe, re)), ql);
+            __m256 a = _mm256_mul_ps(_mm256_mul_ps(qs, rs), dots), b = _mm256_mul_ps(qe, re);
+            __m256 ub = _mm256_add_ps(_mm256_add_ps(a, b), ql);
+            __m256 lb = _mm256_sub_ps(_mm256_sub_ps(a, b), ql);
             uint64_t m = (uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(ub, thr, _CMP_NLT_UQ));
-            if (j1 == j) m &= 0x55; /* no second row */
+            uint64_t v = (uint64_t)_mm256_movemask_ps(_mm256_cmp_ps(lb, thr, _CMP_GE_OQ));
+            if (j1 == j) { /* no second row */
+                m &= 0x55;
+                v &= 0x55;
+            }
             k0 |= (m & 3) << j;
             k1 |= ((m >> 2) & 3) << j;
             k2 |= ((m >> 4) & 3) << j;
             k3 |= ((m >> 6) & 3) << j;
+            u0 |= (v & 3) << j;
+            u1 |= ((v >> 2) & 3) << j;
+            u2 |= ((v >> 4) & 3) << j;
+            u3 |= ((v >> 6) & 3) << j;
         }
         keep[i0] = k0;
-        if (i0 + 1 < n_q) keep[i0 + 1] = k1;
-        if (i0 + 2 < n_q) keep[i0 + 2] = k2;
-        if (i0 + 3 < n_q) keep[i0 + 3] = k3;
+        sure[i0] = u0;
+        if (i0 + 1 < n_q) keep[i0 + 1] = k1, sure[i0 + 1] = u1;
+        if (i0 + 2 < n_q) keep[i0 + 2] = k2, sure[i0 + 2] = u2;
+        if (i0 + 3 < n_q) keep[i0 + 3] = k3, sure[i0 + 3] = u3;
     }
 }
 #undef TILE_STEP

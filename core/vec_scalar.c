@@ -45,16 +45,22 @@ void mem_vec_dot_rows_at_scalar(const float *q, const float *rows, const uint32_
 void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
                             size_t n_rows, size_t stride, size_t len, const float *q_scale,
                             const float *q_err, const float *q_slack, const float *row_scale,
-                            const float *row_err, float threshold, uint64_t *keep)
+                            const float *row_err, float threshold, uint64_t *keep, uint64_t *sure)
 {
     for (size_t i = 0; i < n_q; i++) {
-        float ub[64];
-        mem_vec_dot_rows_i8_scalar(q + i * q_stride, rows, n_rows, len, stride, q_scale[i],
-                                   row_scale, row_err, q_err[i], q_slack[i], ub);
-        uint64_t k = 0;
-        for (size_t j = 0; j < n_rows; j++)
-            k |= (uint64_t) !(ub[j] < threshold) << j;
+        const int8_t *qi = q + i * q_stride;
+        uint64_t k = 0, u = 0;
+        for (size_t j = 0; j < n_rows; j++) {
+            const uint8_t *x = rows + j * stride;
+            int32_t acc = 0;
+            for (size_t e = 0; e < len; e++)
+                acc += (int32_t)qi[e] * ((int32_t)x[e] - 128);
+            float a = q_scale[i] * row_scale[j] * (float)acc, b = q_err[i] * row_err[j];
+            k |= (uint64_t) !(a + b + q_slack[i] < threshold) << j;
+            u |= (uint64_t)(a - b - q_slack[i] >= threshold) << j;
+        }
         keep[i] = k;
+        sure[i] = u;
     }
 }
 

@@ -6,7 +6,9 @@
  * (uv_async) -> writer -> loop. Two rules cut them:
  *   - Jobs: a FIFO list under `mu`. A worker that finds it empty watches it for spin_ns
  *     before it sleeps on `work_cv` (at most MEM_SRV_POOL_SPINNERS at a time), so the next
- *     job of a burst finds a worker awake and submitting it costs a lock, no wake-up. The
+ *     job of a burst finds a worker awake and submitting it costs a lock, no wake-up. It
+ *     spins only while the queue's last empty spell was shorter than spin_ns: jobs further
+ *     apart (one client at a time) would not be caught, only burn a core. The
  *     submitter signals a sleeper only when the queued jobs outnumber the spinning workers.
  *     A spinning worker holds nothing: no lock, no job.
  *   - Completions: a FIFO list under `done_mu`, and `signalled`: set by the first
@@ -47,6 +49,8 @@ struct mem_srv_pool {
     mem_srv_pool_job_t *q_head, *q_tail; /* mu */
     size_t n_queued;                     /* written under mu, read by spinners (atomic) */
     unsigned n_spinning, n_asleep;       /* mu */
+    uint64_t empty_since_ns;             /* mu: when a worker took the last queued job */
+    uint64_t last_gap_ns;                /* mu: how long the queue then stayed empty */
     int stop;                            /* written under mu, read by spinners (atomic) */
     size_t busy;                         /* atomic: jobs queued or running */
     /* the completion list */
@@ -76,10 +80,12 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&pool->mu);
     for (;;) {
         if (!pool->q_head && !pool->stop && pool->spin_ns &&
-            pool->n_spinning < MEM_SRV_POOL_SPINNERS) {
-            /* the next job of a burst comes without a wake-up */
+            pool->n_spinning < MEM_SRV_POOL_SPINNERS && pool->last_gap_ns <= pool->spin_ns) {
+            /* the next job of a burst comes without a wake-up; when jobs come further apart
+             * than the spin (one client at a time), it would only burn a core */
             pool->n_spinning++;
             pthread_mutex_unlock(&pool->mu);
+            count(&pool->stats.spins);
             mem_spin_t sp;
             for (mem_spin_begin(&sp, pool->spin_ns, now_ns);
                  !__atomic_load_n(&pool->n_queued, __ATOMIC_ACQUIRE) &&
@@ -97,7 +103,10 @@ static void *worker_main(void *arg)
         mem_srv_pool_job_t *job = pool->q_head;
         if (!job) break; /* stopping, and nothing left queued */
         pool->q_head = job->_next;
-        if (!pool->q_head) pool->q_tail = NULL;
+        if (!pool->q_head) {
+            pool->q_tail = NULL;
+            pool->empty_since_ns = now_ns();
+        }
         __atomic_store_n(&pool->n_queued, pool->n_queued - 1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&pool->mu);
         job->work(job);
@@ -190,6 +199,7 @@ void mem_srv_pool_submit(mem_srv_pool_t *pool, mem_srv_pool_job_t *job)
         pool->q_tail->_next = job;
     else
         pool->q_head = job;
+    if (pool->q_head == job) pool->last_gap_ns = now_ns() - pool->empty_since_ns;
     pool->q_tail = job;
     size_t queued = pool->n_queued + 1;
     __atomic_store_n(&pool->n_queued, queued, __ATOMIC_RELEASE);
@@ -254,6 +264,7 @@ void mem_srv_pool_stats(const mem_srv_pool_t *pool, mem_srv_pool_stats_t *st)
     st->wakeups = __atomic_load_n(&pool->stats.wakeups, __ATOMIC_RELAXED);
     st->batches = __atomic_load_n(&pool->stats.batches, __ATOMIC_RELAXED);
     st->sleeps = __atomic_load_n(&pool->stats.sleeps, __ATOMIC_RELAXED);
+    st->spins = __atomic_load_n(&pool->stats.spins, __ATOMIC_RELAXED);
 }
 
 void mem_srv_pool_close(mem_srv_pool_t *pool)

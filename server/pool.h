@@ -43,11 +43,13 @@ typedef struct mem_srv_pool_stats {
     uint64_t wakeups;     /* eventfd writes: completions that found the loop not looking */
     uint64_t batches;     /* drains of the completion list that delivered something */
     uint64_t sleeps;      /* a worker blocked on the queue's condition (its spin ran out) */
+    uint64_t spins;       /* an idle worker began to spin (jobs were coming closer than it) */
 } mem_srv_pool_stats_t;
 
 /* Loop thread: start n_workers threads (fewer if the system refuses more, at least one)
  * and the wake-up handle on loop. spin_ns: how long an idle worker watches the queue
- * before it sleeps (0: it sleeps at once); at most MEM_SRV_POOL_SPINNERS watch at a time.
+ * before it sleeps (0: it sleeps at once), while jobs come closer together than that; at
+ * most MEM_SRV_POOL_SPINNERS watch at a time.
  * batch_cb may be NULL. Returns 0 with *out set, or -1 (no memory, no eventfd, not one
  * thread) with nothing left behind. */
 int mem_srv_pool_new(uv_loop_t *loop, size_t n_workers, uint64_t spin_ns,

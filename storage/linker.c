@@ -67,7 +67,10 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
 {
-    if (ns->g.queued || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) return;
+    /* Once the linker is stopping nothing takes the queue (its exit already released it),
+     * so a namespace the writer's last group reloads stays out: its graph work is found
+     * again at the next start (load.c). */
+    if (ns->g.queued || st->g_stop || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) return;
     if (grow((void **)&st->g_queue, &st->g_qcap, st->g_qn + 1, sizeof(*st->g_queue)) != MEM_OK)
         return; /* it stays behind until its next publish: reads time out, nothing is lost */
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);

@@ -46,7 +46,21 @@ static bool unreadable(int rc)
            prim == SQLITE_IOERR;
 }
 
-/* quick_check: any answer but a single "ok" row means the file cannot be trusted. */
+/* quick_check reports a page it could not read as a problem line naming SQLite's error code
+ * ("unable to get the page. error code=7"): when that code is out of memory, the check
+ * could not be made, which says nothing about the file. */
+static bool out_of_memory_line(const char *msg)
+{
+    static const char tag[] = "error code=";
+    for (const char *p = msg; (p = strstr(p, tag)) != NULL; p += sizeof(tag) - 1) {
+        long code = strtol(p + sizeof(tag) - 1, NULL, 10);
+        if (code == SQLITE_NOMEM || code == SQLITE_IOERR_NOMEM) return true;
+    }
+    return false;
+}
+
+/* quick_check: any answer but a single "ok" row means the file cannot be trusted, unless
+ * memory ran out while checking (MEM_ENOMEM: the open fails, the file is not blamed). */
 int mem_store__check(sqlite3 *db, mem_err_t *err)
 {
     sqlite3_stmt *st = NULL;
@@ -61,7 +75,9 @@ int mem_store__check(sqlite3 *db, mem_err_t *err)
     int out = MEM_OK;
     if (rc == SQLITE_ROW) {
         const char *msg = (const char *)sqlite3_column_text(st, 0);
-        if (!msg || strcmp(msg, "ok") != 0) {
+        if ((!msg && sqlite3_errcode(db) == SQLITE_NOMEM) || (msg && out_of_memory_line(msg))) {
+            out = mem_err_set(err, MEM_ENOMEM, "out of memory checking the database file");
+        } else if (!msg || strcmp(msg, "ok") != 0) {
             out = mem_err_set(err, MEM_ECORRUPT, "database file failed quick_check: %s",
                               msg ? msg : "(null)");
             /* quick_check lists one problem per line: start-up reports one line */

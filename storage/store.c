@@ -894,6 +894,10 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         goto out;
     }
     if (why) {
+        if (__atomic_load_n(&ns->last_scan_work, __ATOMIC_RELAXED) > work_budget) {
+            *why = MEM_STORE_TRY_BUDGET; /* the last one did not fit: do not start this one */
+            goto out;
+        }
         if (__atomic_exchange_n(&st->inline_taken, true, __ATOMIC_ACQUIRE)) {
             *why = MEM_STORE_TRY_SQLITE; /* another try holds the connection */
             goto out;
@@ -945,6 +949,9 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         within = mem_scan_run(idx, st->opts.ops, &p, hits, &n_hits, &n_scanned);
     else if (!skip)
         mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
+    if (!skip)
+        __atomic_store_n(&ns->last_scan_work, within ? n_scanned * ns->dim : SIZE_MAX,
+                         __ATOMIC_RELAXED);
     /* id, timestamp and seq come from memory; the rest from one SQLite snapshot pinned now,
      * while the view is held: a delete applies to memory before its commit, so every hit is
      * still in that snapshot even if it is deleted right after the unlock. */

@@ -408,7 +408,8 @@ typedef enum mem_store_try {
 /* mem_store_retrieve for the event-loop thread: the same answer, or nothing, and it never
  * waits. The namespace's shared lock is only tried (*why LOCKED when a write holds it);
  * a read that needs the graph runs only if it is current (GRAPH); the scan never splits
- * across helpers and stops past work_budget vector components (core/scan.h: BUDGET); the
+ * across helpers and stops past work_budget vector components (core/scan.h: BUDGET; a
+ * namespace whose last retrieve scored more gives up at once, without scanning); the
  * texts come through the store's own try connection, whose busy timeout is 0 (SQLITE).
  * In a WAL file a reader waits on no writer; a page missing from that connection's cache
  * is read from the file (the OS page cache as a rule; a cold disk is the one wait left).

@@ -79,6 +79,10 @@ typedef struct mem_store_ns {
     int64_t ns_id; /* namespaces.id; immutable */
     size_t dim;    /* immutable */
     int refs;      /* atomic; the registry holds one */
+    /* atomic: rows x dim its last retrieve scored, either path: when that is over a try's
+     * budget, the next try goes to the pool without scanning (queries of a namespace tend
+     * to cost alike; any pooled one that fits lets the tries start again) */
+    size_t last_scan_work;
     pthread_rwlock_t lock;
     mem_index_t *_idx;  /* private: only through the calls below (read_lock, writer_view...) */
     mem_lexidx_t *_lex; /* private: the lexical index at _idx's positions, same lock, same

@@ -286,15 +286,15 @@ static void test_tile_i8_every_isa(void **state)
         int8_t *q = calloc(13 * q_stride, 1);
         uint8_t *rows = malloc(64 * stride);
         float qs[13], qe[13], ql[13], one[64], zero[64], rs[64], re[64];
-        uint64_t keep[14];
+        uint64_t keep[14], sure[14];
         assert_non_null(q);
         assert_non_null(rows);
         for (size_t i = 0; i < 13; i++) {
             for (size_t d = 0; d < dim; d++) /* zero-padded beyond dim, as the graph pads */
                 q[i * q_stride + d] = (int8_t)((int)(rng_next(&s) % 255) - 127);
-            qs[i] = 1e-2f * (float)(1 + i);
-            qe[i] = 1e-3f * (float)i;
-            ql[i] = 0.125f * (float)(i % 3);
+            qs[i] = 1e-6f * (float)(1 + i);
+            qe[i] = 1e-2f * (float)i;
+            ql[i] = 0.01f * (float)(i % 3);
         }
         q[0] = 127, q[1] = -127;         /* extremes */
         for (size_t d = 0; d < dim; d++) /* query 2 is the worst case against row 0 */
@@ -306,7 +306,7 @@ static void test_tile_i8_every_isa(void **state)
             one[r] = 1.0f;
             zero[r] = 0.0f;
             rs[r] = 1e-3f * (float)(1 + r);
-            re[r] = 1e-4f * (float)r;
+            re[r] = 1e-2f * (float)r;
         }
         for (int isa = 0; isa <= MEM_VEC_ISA_COUNT; isa++) {
             const mem_vec_ops_t *ops = table_at(isa);
@@ -318,37 +318,45 @@ static void test_tile_i8_every_isa(void **state)
                     float thr = nq && nr ? (float)tile_ref_dot(q + (nq - 1) * q_stride,
                                                                rows + (nr / 2) * stride, len)
                                          : 0.0f;
-                    keep[nq] = 0xabcdef;
+                    keep[nq] = sure[nq] = 0xabcdef;
                     ops->tile_i8(q, nq, q_stride, rows, nr, stride, len, one, zero, zero, one, zero,
-                                 thr, keep);
-                    assert_true(keep[nq] == 0xabcdef);
+                                 thr, keep, sure);
+                    assert_true(keep[nq] == 0xabcdef && sure[nq] == 0xabcdef);
                     for (size_t i = 0; i < nq; i++) {
                         uint64_t w = 0;
                         for (size_t j = 0; j < nr; j++)
                             w |= (uint64_t)((float)tile_ref_dot(q + i * q_stride, rows + j * stride,
                                                                 len) >= thr)
                                  << j;
-                        if (keep[i] != w) {
-                            print_error("%s tile len=%zu nq=%zu nr=%zu q %zu: %llx want %llx\n",
+                        if (keep[i] != w || sure[i] != w) { /* no error terms: lb == ub */
+                            print_error("%s tile len=%zu nq=%zu nr=%zu q %zu: %llx / %llx want "
+                                        "%llx\n",
                                         ops->name, len, nq, nr, i, (unsigned long long)keep[i],
-                                        (unsigned long long)w);
+                                        (unsigned long long)sure[i], (unsigned long long)w);
                             fail();
                         }
                     }
-                    /* the affine bound */
+                    /* the affine bounds, from above and from below */
                     float thr2 = 0.05f;
                     ops->tile_i8(q, nq, q_stride, rows, nr, stride, len, qs, qe, ql, rs, re, thr2,
-                                 keep);
+                                 keep, sure);
                     for (size_t i = 0; i < nq; i++)
                         for (size_t j = 0; j < nr; j++) {
-                            double ub =
+                            double dq =
                                 (double)qs[i] * (double)rs[j] *
-                                    (double)tile_ref_dot(q + i * q_stride, rows + j * stride, len) +
-                                (double)qe[i] * (double)re[j] + (double)ql[i];
-                            if (fabs(ub - (double)thr2) <= 1e-5 * (1.0 + fabs(ub))) continue;
-                            if (((keep[i] >> j) & 1) != (ub >= (double)thr2)) {
-                                print_error("%s tile bound len=%zu q %zu row %zu: %.9g\n",
+                                (double)tile_ref_dot(q + i * q_stride, rows + j * stride, len);
+                            double e = (double)qe[i] * (double)re[j] + (double)ql[i];
+                            double ub = dq + e, lb = dq - e;
+                            if (fabs(ub - (double)thr2) > 1e-5 * (1.0 + fabs(ub)) &&
+                                ((keep[i] >> j) & 1) != (ub >= (double)thr2)) {
+                                print_error("%s tile bound len=%zu q %zu row %zu: ub %.9g\n",
                                             ops->name, len, i, j, ub);
+                                fail();
+                            }
+                            if (fabs(lb - (double)thr2) > 1e-5 * (1.0 + fabs(lb)) &&
+                                ((sure[i] >> j) & 1) != (lb >= (double)thr2)) {
+                                print_error("%s tile bound len=%zu q %zu row %zu: lb %.9g\n",
+                                            ops->name, len, i, j, lb);
                                 fail();
                             }
                         }

@@ -201,9 +201,11 @@ static void test_wakeups_batch(void **state)
     close_pool(&loop, pool);
 }
 
-/* Back-to-back jobs: one worker within its spin takes each without sleeping; without a
- * spin it sleeps after every job. */
-static void sequential_sleeps(uint64_t spin_ns, uint64_t *sleeps_added)
+/* Jobs one after another, gap_us apart: a worker within its spin takes each without
+ * sleeping; without a spin, or when the jobs come further apart than the spin, it sleeps
+ * after every job. */
+static void sequential_sleeps(uint64_t spin_ns, unsigned gap_us, uint64_t *sleeps_added,
+                              uint64_t *spins_added)
 {
     enum { N = 20 };
     uv_loop_t loop;
@@ -217,17 +219,23 @@ static void sequential_sleeps(uint64_t spin_ns, uint64_t *sleeps_added)
         jobs[i].job.work = tjob_work;
         jobs[i].job.done = tjob_done;
     }
-    mem_srv_pool_submit(pool, &jobs[0].job); /* the worker may have slept before this one */
+    /* the first two show the pool how far apart jobs come (the worker sleeps meanwhile) */
+    mem_srv_pool_submit(pool, &jobs[0].job);
     run_until(&loop, 1);
+    usleep(gap_us);
+    mem_srv_pool_submit(pool, &jobs[1].job);
+    run_until(&loop, 2);
     mem_srv_pool_stats_t st;
     mem_srv_pool_stats(pool, &st);
-    uint64_t before = st.sleeps;
-    for (size_t i = 1; i <= N; i++) {
+    uint64_t before = st.sleeps, spins_before = st.spins;
+    for (size_t i = 2; i <= N; i++) {
+        usleep(gap_us);
         mem_srv_pool_submit(pool, &jobs[i].job);
         run_until(&loop, i + 1);
     }
     mem_srv_pool_stats(pool, &st);
     *sleeps_added = st.sleeps - before;
+    *spins_added = st.spins - spins_before;
     for (size_t i = 0; i <= N; i++)
         assert_int_equal(jobs[i].ran, 1);
     close_pool(&loop, pool);
@@ -235,12 +243,18 @@ static void sequential_sleeps(uint64_t spin_ns, uint64_t *sleeps_added)
 
 static void test_spin_keeps_worker_awake(void **state)
 {
-    uint64_t with_spin, without;
+    uint64_t with_spin, without, far_apart, spins, spins0, spins_far;
     /* a 2 s spin: the loop thread would have to be descheduled that long to miss it */
-    sequential_sleeps(2000000000ull, &with_spin);
-    sequential_sleeps(0, &without);
+    sequential_sleeps(2000000000ull, 0, &with_spin, &spins);
+    sequential_sleeps(0, 0, &without, &spins0);
+    /* jobs 20 ms apart and a 2 ms spin: spinning would not catch them, so it does not spin */
+    sequential_sleeps(2000000ull, 20000, &far_apart, &spins_far);
     assert_int_equal(with_spin, 0);
+    assert_true(spins >= 1);    /* (a job queued before the worker looks needs no spin) */
     assert_true(without >= 10); /* it slept after (nearly) each job: a few may race */
+    assert_int_equal(spins0, 0);
+    assert_true(far_apart >= 15);
+    assert_true(spins_far <= 2); /* a gap measured short by a descheduled test thread */
 }
 
 /* Closing with jobs queued and running: the workers finish them all, their completions run

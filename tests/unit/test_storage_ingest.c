@@ -324,6 +324,54 @@ static void test_prepared_equals_writer_made(void **state)
     free(b);
 }
 
+/* A prepared batch the writer refuses (one member's timestamp goes back) writes nothing and
+ * leaves nothing behind: no row, no term, no count; the same batch corrected, prepared
+ * again, goes in whole. */
+static void test_refused_prepared_batch_writes_nothing(void **state)
+{
+    (void)state;
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    big_batch_t *b = malloc(sizeof(*b));
+    assert_non_null(b);
+    fill_batch(b, "r", 0);
+    assert_int_equal(store_fixture_run(st, &b->op), MEM_OK); /* newest: 1000 + BATCH - 1 */
+    fill_batch(b, "r", 1);
+    for (int j = 0; j < BATCH; j++) {
+        b->segs[j].text = "zebra crossing";
+        b->segs[j].text_len = strlen(b->segs[j].text);
+    }
+    b->segs[150].ts_ms = 5; /* older than what is stored */
+    mem_store_prep_t *prep = NULL;
+    assert_int_equal(mem_store_prepare(st, b->segs, BATCH, DIM, &prep), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &b->op), MEM_ENONMONO);
+    assert_string_equal(b->op.err.field, "segments[150].timestamp");
+    mem_store_prep_free(prep);
+    mem_store_ns_stats_t s;
+    mem_err_t err;
+    assert_int_equal(mem_store_ns_stats(st, "r", &s, &err), MEM_OK);
+    assert_int_equal(s.count, BATCH);
+    mem_store_result_t *res;
+    size_t n;
+    text_query(st, "r", "zebra", MEM_SCAN_MATCH_TEXT, b->v[0], &res, &n);
+    assert_int_equal(n, 0);
+    mem_store_results_free(res, n);
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "r", "1-0", false, &seg, &err), MEM_ENOTFOUND);
+
+    b->segs[150].ts_ms = 1000 + BATCH + 150;
+    assert_int_equal(mem_store_prepare(st, b->segs, BATCH, DIM, &prep), MEM_OK);
+    assert_int_equal(store_fixture_run(st, &b->op), MEM_OK);
+    mem_store_prep_free(prep);
+    assert_int_equal(mem_store_ns_stats(st, "r", &s, &err), MEM_OK);
+    assert_int_equal(s.count, 2 * BATCH);
+    text_query(st, "r", "zebra", MEM_SCAN_MATCH_TEXT, b->v[0], &res, &n);
+    assert_int_equal(n, 10); /* k */
+    mem_store_results_free(res, n);
+    mem_store_close(st);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +381,8 @@ int main(void)
                                         store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_prepared_equals_writer_made, store_fixture_setup,
                                         store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_prepared_batch_writes_nothing,
+                                        store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
