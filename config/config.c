@@ -783,7 +783,7 @@ static const opt_t opts[] = {
     {"scan-split-min", "MNEMOD_SCAN_SPLIT_MIN", "N", "1048576",
      "split a retrieve when visible rows x dim >= N; 0 never splits", set_scan_split_min, 0},
     {"inline-scan-budget", "MNEMOD_INLINE_SCAN_BUDGET", "N", "4194304",
-     "answer a retrieve on the event loop when its scan reads <= N rows x dim; 0 never",
+     "answer a retrieve on the event loop when its scan reads <= N rows x (dim + 128); 0 never",
      set_inline_scan_budget, 0},
     {"inline-max-body", "MNEMOD_INLINE_MAX_BODY", "SIZE", "64KiB",
      "largest retrieve body answered on the event loop", set_inline_max_body, 0},

@@ -236,7 +236,8 @@ static size_t visible_in_block(const mem_index_t *idx, size_t b)
  * would go past the budget. */
 static bool take_work(scan_state_t *s, size_t rows)
 {
-    size_t cost = rows * s->idx->dim;
+    size_t per_row = s->idx->dim + MEM_SCAN_ROW_WORK;
+    size_t cost = rows > SIZE_MAX / per_row ? SIZE_MAX : rows * per_row;
     if (s->over_budget) return false;
     if (s->p->work_budget && (s->work + cost > s->p->work_budget || s->work + cost < s->work)) {
         s->over_budget = true;
@@ -654,7 +655,8 @@ static bool reference_within(const mem_index_t *idx, const mem_scan_params_t *p,
 {
     *n_hits = 0;
     *n_scanned = 0;
-    if (p->work_budget && (idx->dim && idx->n_visible > p->work_budget / idx->dim)) return false;
+    if (p->work_budget && idx->n_visible > p->work_budget / (idx->dim + MEM_SCAN_ROW_WORK))
+        return false;
     mem_scan_reference(idx, p, hits, n_hits, n_scanned);
     return true;
 }

@@ -59,12 +59,19 @@ typedef struct mem_scan_params {
      * n_visible bits): a metadata filter, applied inside the scan like the others */
     const uint64_t *row_mask;
     /* 0: no limit. Else a bound on the scan's work, in vector components: every visible
-     * row of each block the scan enters counts dim (scored, sketch-skipped or filtered out
-     * alike). A scan that would exceed it stops before the block that would, and returns
-     * false with no hits: nothing it found is an answer; run it again without a budget for
-     * the exact one. A scan that fits returns true and exactly the unbounded answer. */
+     * row of each block the scan enters counts dim + MEM_SCAN_ROW_WORK (scored,
+     * sketch-skipped or filtered out alike). A scan that would exceed it stops before the block
+     * that would, and returns false with no hits: nothing it found is an answer; run it again
+     * without a budget for the exact one. A scan that fits returns true and exactly the unbounded
+     * answer. */
     size_t work_budget;
 } mem_scan_params_t;
+
+/* What a row costs a budgeted scan besides its dim components (decay, bounds, the heap),
+ * in components: without it a namespace of tiny vectors would let a budget cover millions
+ * of rows. About what one row's fixed work takes, measured against the kernels' speed per
+ * component at dim 384 (AVX2, int8 pre-filter). */
+#define MEM_SCAN_ROW_WORK 128u
 
 typedef struct mem_scan_hit {
     size_t pos; /* position in the index */
@@ -105,8 +112,8 @@ bool mem_scan_run_part(const mem_index_t *idx, const mem_vec_ops_t *ops, const m
  * the namespace is never read. Rows are visited block by block in order of the blocks'
  * bounds and pruned as mem_scan_run prunes; each row visited that passes the filters is
  * scored exactly (the f32 kernel of ops, as mem_scan_run does); *n_scanned counts them.
- * p->work_budget counts dim per listed row of each block entered (text and hybrid: as
- * mem_scan_run counts); false: over it, no hits. */
+ * p->work_budget counts dim + MEM_SCAN_ROW_WORK per listed row of each block entered (text and
+ * hybrid: as mem_scan_run counts); false: over it, no hits. */
 bool mem_scan_rows(const mem_index_t *idx, const mem_vec_ops_t *ops, const mem_scan_params_t *p,
                    const size_t *pos, size_t n, mem_scan_hit_t *hits, size_t *n_hits,
                    size_t *n_scanned);

@@ -950,7 +950,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     else if (!skip)
         mem_store__scan(st, idx, &p, hits, &n_hits, &n_scanned);
     if (!skip)
-        __atomic_store_n(&ns->last_scan_work, within ? n_scanned * ns->dim : SIZE_MAX,
+        __atomic_store_n(&ns->last_scan_work,
+                         within ? n_scanned * (ns->dim + MEM_SCAN_ROW_WORK) : SIZE_MAX,
                          __ATOMIC_RELAXED);
     /* id, timestamp and seq come from memory; the rest from one SQLite snapshot pinned now,
      * while the view is held: a delete applies to memory before its commit, so every hit is

@@ -184,7 +184,7 @@ def test_inline_falls_back_while_the_namespace_is_written():
 
     def writer():
         j = 0
-        while not stop.is_set() and j < 12:
+        while not stop.is_set() and j < 40:  # until a fallback was seen (timing), at most 40
             batch = [{"id": "n%d_%d" % (j, i), "embedding": h.rand_vec(random.Random(j * 7919 + i),
                                                                       DIM),
                       "timestamp": h.rfc3339_ms(T0 + 10 ** 7 + j * 10 ** 6 + i)}
@@ -207,10 +207,16 @@ def test_inline_falls_back_while_the_namespace_is_written():
     t = threading.Thread(target=writer, daemon=True)
     t.start()
     checked = 0
-    while t.is_alive() and checked < 2000:
+    held = 0
+    while t.is_alive() and checked < 4000:
         i = checked % len(queries)
         eq(ranked(queries[i]), want[i], "query %d during the writes" % i)
         checked += 1
+        if checked % 40 == 0 and checked >= 200:  # a try meets a write only by timing
+            m = metrics(srv)
+            held = sum(fallbacks(m, r) - fallbacks(m0, r) for r in ("locked", "graph"))
+            if held > 0:
+                break
     stop.set()
     t.join(120)
     eq(errors, [], "batches during the retrieves")

@@ -813,7 +813,7 @@ static void test_budget_vs_reference(void **state)
         corpus_t c;
         build_random_corpus(&c, &s);
         mem_lexidx_t *lx = build_random_lex(c.idx, tk, &s);
-        size_t n_vis = mem_index_visible(c.idx), full = n_vis * c.idx->dim;
+        size_t n_vis = mem_index_visible(c.idx), full = n_vis * (c.idx->dim + MEM_SCAN_ROW_WORK);
         for (unsigned qi = 0; qi < 6; qi++) {
             mem_scan_params_t p = random_params(&c, &s);
             mem_lexq_t q = {0};
@@ -899,6 +899,28 @@ static void test_budget_vs_reference(void **state)
     free(got);
 }
 
+/* Tiny vectors do not stretch a budget: a row costs dim + MEM_SCAN_ROW_WORK, so a budget
+ * that 2 x dim per row would have covered many times over stops a full scan at dim 4. */
+static void test_budget_counts_rows_at_small_dim(void **state)
+{
+    enum { N = 4096 };
+    double *sims = malloc(N * sizeof(*sims));
+    for (size_t i = 0; i < N; i++)
+        sims[i] = (double)(i % 97) / 97.0; /* no decay: every block may hold the best */
+    mem_index_t *idx = line_corpus(sims, N);
+    mem_scan_params_t p = default_params(e0, 10, (int64_t)N * DAY_MS);
+    mem_scan_hit_t hits[10];
+    size_t n_hits = 1, n_scanned;
+    p.work_budget = (size_t)N * 4 * 8; /* eight times the components of every row */
+    assert_false(mem_scan_run(idx, mem_vec_ops_for(MEM_VEC_SCALAR), &p, hits, &n_hits, &n_scanned));
+    assert_int_equal(n_hits, 0);
+    p.work_budget = (size_t)N * (4 + MEM_SCAN_ROW_WORK); /* every row at its full cost */
+    assert_true(mem_scan_run(idx, mem_vec_ops_for(MEM_VEC_SCALAR), &p, hits, &n_hits, &n_scanned));
+    assert_int_equal(n_hits, 10);
+    mem_index_free(idx);
+    free(sims);
+}
+
 int main(int argc, char **argv)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -916,6 +938,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_text_random_vs_reference),
         cmocka_unit_test(test_text_pruning_skips_blocks),
         cmocka_unit_test(test_budget_vs_reference),
+        cmocka_unit_test(test_budget_counts_rows_at_small_dim),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);
