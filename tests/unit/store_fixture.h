@@ -9,13 +9,17 @@
  * store_fixture_run submits an op and waits for it; store_fixture_sql and
  * store_fixture_sql_int reach a database file with SQLite itself, behind the store's back
  * (to make an old or a damaged file, or to read what was written).
+ * store_fixture_kill_after_acks is the parent's side of a crash test: it reads a forked
+ * writer's acknowledgements and SIGKILLs it after a given number.
  */
 #ifndef MEM_TESTS_UNIT_STORE_FIXTURE_H
 #define MEM_TESTS_UNIT_STORE_FIXTURE_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -167,6 +171,27 @@ static inline void store_fixture_graph_exact(mem_store_t *st, const char *name, 
     mem_index_free(copy);
     free(remap);
     mem_store__ns_release(ns);
+}
+
+/* Read the child's acknowledgements (one uint32_t batch number each) from fd until it
+ * closes, SIGKILL the child once kill_after of them have arrived, close fd and reap the
+ * child. Returns 1 + the highest batch acknowledged; *status is the child's wait status. */
+static inline uint32_t store_fixture_kill_after_acks(pid_t pid, int fd, uint32_t kill_after,
+                                                     int *status)
+{
+    uint32_t n_acks = 0, max_ack = 0, k;
+    bool killed = false;
+    while (read(fd, &k, sizeof(k)) == (ssize_t)sizeof(k)) {
+        n_acks++;
+        if (k + 1 > max_ack) max_ack = k + 1;
+        if (!killed && n_acks >= kill_after) {
+            kill(pid, SIGKILL);
+            killed = true;
+        }
+    }
+    close(fd);
+    waitpid(pid, status, 0);
+    return max_ack;
 }
 
 #endif

@@ -167,19 +167,9 @@ static void test_kill_during_checkpoints_loses_no_ack(void **state)
             writer_child(fds[1]);
         }
         close(fds[1]);
-        uint32_t kill_after = 12 + (uint32_t)(splitmix(&seed) % 16), n_acks = 0, max_ack = 0, k;
-        bool killed = false;
-        while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
-            n_acks++;
-            if (k + 1 > max_ack) max_ack = k + 1;
-            if (!killed && n_acks >= kill_after) {
-                kill(pid, SIGKILL);
-                killed = true;
-            }
-        }
-        close(fds[0]);
+        uint32_t kill_after = 12 + (uint32_t)(splitmix(&seed) % 16);
         int status;
-        waitpid(pid, &status, 0);
+        uint32_t max_ack = store_fixture_kill_after_acks(pid, fds[0], kill_after, &status);
         if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
             fail_msg("seed %llu: child ended with status %d", (unsigned long long)seed, status);
         mem_store_opts_t o = store_fixture_opts();

@@ -1442,20 +1442,9 @@ static void test_crash_consistency(void **state)
             crash_child(fds[1], ns);
         }
         close(fds[1]);
-        uint32_t kill_after = 5 + (uint32_t)(rnd_r(&seed) * 60), n_acks = 0, max_ack = 0;
-        uint32_t k;
-        bool killed = false;
-        while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
-            n_acks++;
-            if (k + 1 > max_ack) max_ack = k + 1;
-            if (!killed && n_acks >= kill_after) {
-                kill(pid, SIGKILL);
-                killed = true;
-            }
-        }
-        close(fds[0]);
+        uint32_t kill_after = 5 + (uint32_t)(rnd_r(&seed) * 60);
         int status;
-        waitpid(pid, &status, 0);
+        uint32_t max_ack = store_fixture_kill_after_acks(pid, fds[0], kill_after, &status);
         if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
             fail_msg("seed %llu cycle %d: child ended with status %d", (unsigned long long)seed,
                      cycle, status);
