@@ -17,36 +17,24 @@ if [ -f bench/http/run.sh ]; then
     echo "== http"
     sh bench/http/run.sh "$B" || echo "bench/http/run.sh exited with status $? (not fatal)"
 fi
-if [ -f bench/http/ingest.py ]; then
-    echo "== ingest over HTTP (INGEST_N=${INGEST_N:-100000})"
-    python3 bench/http/ingest.py "$B/mnemod" bench/results/ingest_http.json ||
-        echo "bench/http/ingest.py exited with status $? (not fatal)"
-fi
-if [ -f bench/http/import.py ]; then
-    echo "== import (BENCH_IMPORT_N=${BENCH_IMPORT_N:-20000})"
-    python3 bench/http/import.py "$B/mnemod" bench/results/import.json ||
-        echo "bench/http/import.py exited with status $? (not fatal)"
-fi
-if [ -f bench/cluster/run.py ]; then
-    echo "== cluster"
-    python3 bench/cluster/run.py "$B/mnemod" bench/results/cluster.json ||
-        echo "bench/cluster/run.py exited with status $? (not fatal)"
-fi
-if [ -f bench/cluster/scale.py ]; then
-    echo "== cluster scale"
-    python3 bench/cluster/scale.py "$B/mnemod" bench/results/cluster_scale.json ||
-        echo "bench/cluster/scale.py exited with status $? (not fatal)"
-fi
-if [ -f bench/peers/run.py ]; then
-    # after http: the peers are reported as ratios to this run's latency figures too
-    echo "== peers"
-    python3 bench/peers/run.py "$B" bench/results/peers.json ||
-        echo "bench/peers/run.py exited with status $? (not fatal)"
-fi
-if [ -f bench/http/text.py ]; then
-    echo "== text over HTTP (BENCH_TEXT_N=${BENCH_TEXT_N:-20000})"
-    BENCH_TEXT_N=${BENCH_TEXT_N:-20000} python3 bench/http/text.py "$B/mnemod" \
-        bench/results/text_http.json || echo "bench/http/text.py exited with status $? (not fatal)"
-fi
+# py_suite TITLE SCRIPT ARGS... - one Python suite, when its script exists; never fatal.
+py_suite() {
+    title=$1 script=$2
+    shift 2
+    [ -f "$script" ] || return 0
+    echo "== $title"
+    python3 "$script" "$@" || echo "$script exited with status $? (not fatal)"
+}
+py_suite "ingest over HTTP (INGEST_N=${INGEST_N:-100000})" bench/http/ingest.py "$B/mnemod" \
+    bench/results/ingest_http.json
+py_suite "import (BENCH_IMPORT_N=${BENCH_IMPORT_N:-20000})" bench/http/import.py "$B/mnemod" \
+    bench/results/import.json
+py_suite "cluster" bench/cluster/run.py "$B/mnemod" bench/results/cluster.json
+py_suite "cluster scale" bench/cluster/scale.py "$B/mnemod" bench/results/cluster_scale.json
+# after http: the peers are reported as ratios to this run's latency figures too
+py_suite "peers" bench/peers/run.py "$B" bench/results/peers.json
+export BENCH_TEXT_N="${BENCH_TEXT_N:-20000}"
+py_suite "text over HTTP (BENCH_TEXT_N=$BENCH_TEXT_N)" bench/http/text.py "$B/mnemod" \
+    bench/results/text_http.json
 echo "results in bench/results/"
 exit 0
