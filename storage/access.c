@@ -15,6 +15,9 @@
 
 #include "storage/writer_int.h"
 
+/* The flush at close is tried this many times before what it holds is given up (logged). */
+#define MEM_STORE__CLOSE_FLUSH_TRIES 3
+
 static void push_dirty(mem_store_ns_t *ns, size_t pos)
 {
     if (ns->n_dirty == ns->cap_dirty) {
@@ -88,21 +91,58 @@ static int write_recent(mem_store_t *st, mem_store_ns_t *ns, mem_err_t *err)
     return rc;
 }
 
-static int flush_ns_access(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t *err)
+/* What one flush took from a namespace (under acc_mu): handed back when its transaction
+ * does not commit, so the next flush writes it again. */
+typedef struct taken {
+    mem_store_ns_t *ns;
+    size_t *dirty, n_dirty, cap_dirty;
+    bool recent;
+} taken_t;
+
+static void take_ns_access(taken_t *t)
 {
-    mem_store_t *st = w->st;
+    mem_store_ns_t *ns = t->ns;
     pthread_mutex_lock(&ns->acc_mu);
-    size_t *dirty = ns->dirty, n = ns->n_dirty;
-    bool recent = ns->recent_dirty;
+    t->dirty = ns->dirty;
+    t->n_dirty = ns->n_dirty;
+    t->cap_dirty = ns->cap_dirty;
+    t->recent = ns->recent_dirty;
     ns->dirty = NULL;
     ns->n_dirty = ns->cap_dirty = 0;
     ns->recent_dirty = false;
     pthread_mutex_unlock(&ns->acc_mu);
-    int rc = recent ? write_recent(st, ns, err) : MEM_OK;
-    if (!n || rc != MEM_OK) {
-        free(dirty);
-        return rc;
+}
+
+/* The flush did not commit: what it took is dirty again (with what readers added since). */
+static void give_back_ns_access(taken_t *t)
+{
+    mem_store_ns_t *ns = t->ns;
+    pthread_mutex_lock(&ns->acc_mu);
+    if (t->recent) ns->recent_dirty = true;
+    if (t->n_dirty && !ns->dirty) {
+        ns->dirty = t->dirty;
+        ns->n_dirty = t->n_dirty;
+        ns->cap_dirty = t->cap_dirty;
+        t->dirty = NULL;
+    } else {
+        for (size_t i = 0; i < t->n_dirty; i++)
+            push_dirty(ns, t->dirty[i]); /* out of memory: counts stay exact in memory */
     }
+    pthread_mutex_unlock(&ns->acc_mu);
+    free(t->dirty);
+    t->dirty = NULL;
+}
+
+static int flush_ns_access(mem_store__writer_t *w, taken_t *t, mem_err_t *err)
+{
+    mem_store_t *st = w->st;
+    mem_store_ns_t *ns = t->ns;
+    int rc = t->recent ? write_recent(st, ns, err) : MEM_OK;
+    size_t n = t->n_dirty;
+    if (!n || rc != MEM_OK) return rc;
+    size_t *dirty = malloc(n * sizeof(*dirty)); /* sorted apart: t's list may be handed back */
+    if (!dirty) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    memcpy(dirty, t->dirty, n * sizeof(*dirty));
     const mem_index_t *idx = mem_store__writer_view(w, ns);
     qsort(dirty, n, sizeof(size_t), cmp_size);
     for (size_t i = 0; i < n && rc == MEM_OK; i++) {
@@ -127,12 +167,15 @@ static int flush_ns_access(mem_store__writer_t *w, mem_store_ns_t *ns, mem_err_t
     return rc;
 }
 
-void mem_store__flush_access(mem_store__writer_t *w)
+/* One transaction over every namespace with something to write. A failure (out of memory,
+ * a full disk) rolls it back and leaves everything dirty for the next flush. */
+static int flush_access_once(mem_store__writer_t *w, size_t *n_left, mem_err_t *err)
 {
     mem_store_t *st = w->st;
+    *n_left = 0;
     pthread_rwlock_rdlock(&st->reg_lock);
     size_t n = st->n_nss, k = 0;
-    mem_store_ns_t **held = malloc((n ? n : 1) * sizeof(*held));
+    taken_t *held = calloc(n ? n : 1, sizeof(*held));
     for (size_t i = 0; held && i < n; i++) {
         mem_store_ns_t *ns = st->nss[i];
         pthread_mutex_lock(&ns->acc_mu);
@@ -140,24 +183,48 @@ void mem_store__flush_access(mem_store__writer_t *w)
         pthread_mutex_unlock(&ns->acc_mu);
         if (dirty) {
             __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
-            held[k++] = ns;
+            held[k++].ns = ns;
         }
     }
     pthread_rwlock_unlock(&st->reg_lock);
-    if (!held || !k) {
-        free(held);
-        return;
+    if (!held) {
+        *n_left = n; /* at most */
+        return mem_err_set(err, MEM_ENOMEM, "out of memory");
     }
-    mem_err_t err;
-    int rc = mem_store__exec(st->db, "BEGIN IMMEDIATE", &err);
-    for (size_t i = 0; i < k && rc == MEM_OK; i++)
-        rc = flush_ns_access(w, held[i], &err);
-    if (rc == MEM_OK) rc = mem_store__exec(st->db, "COMMIT", &err);
-    if (rc != MEM_OK) {
-        /* Counters stay exact in memory; only their persistence is delayed or lost. */
-        if (!sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    int rc = MEM_OK;
+    if (k) rc = mem_store__exec(st->db, "BEGIN IMMEDIATE", err);
+    size_t n_taken = 0;
+    for (; n_taken < k && rc == MEM_OK; n_taken++) {
+        take_ns_access(&held[n_taken]);
+        rc = flush_ns_access(w, &held[n_taken], err);
     }
-    for (size_t i = 0; i < k; i++)
-        mem_store__ns_release(held[i]);
+    if (k && rc == MEM_OK) rc = mem_store__exec(st->db, "COMMIT", err);
+    if (rc != MEM_OK && !sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (size_t i = 0; i < k; i++) {
+        if (rc != MEM_OK) {
+            if (i < n_taken) give_back_ns_access(&held[i]);
+            (*n_left)++;
+        } else {
+            free(held[i].dirty);
+        }
+        mem_store__ns_release(held[i].ns);
+    }
     free(held);
+    return rc;
+}
+
+void mem_store__flush_access(mem_store__writer_t *w, bool closing)
+{
+    mem_err_t err;
+    size_t n_left = 0;
+    int rc = flush_access_once(w, &n_left, &err);
+    /* At close there is no next flush: try again (a failed allocation or a busy moment
+     * passes), then say what is lost rather than dropping it silently. */
+    for (int i = 1; closing && rc != MEM_OK && i < MEM_STORE__CLOSE_FLUSH_TRIES; i++)
+        rc = flush_access_once(w, &n_left, &err);
+    if (closing && rc != MEM_OK)
+        mem_log(w->st->opts.log, MEM_LOG_ERROR, "access_flush_failed",
+                "what=close namespaces=%zu tries=%d err=%s", n_left, MEM_STORE__CLOSE_FLUSH_TRIES,
+                err.msg);
 }

@@ -382,8 +382,10 @@ void mem_store__record_access(mem_store_ns_t *ns, const mem_index_t *view, const
 /* The recent queries, oldest first: *out (n * dim floats, malloc'd; NULL when n is 0).
  * MEM_OK or MEM_ENOMEM. */
 int mem_store__recent_queries(mem_store_ns_t *ns, float **out, size_t *n);
-/* Writer thread: write the access statistics gathered so far (one transaction). */
-void mem_store__flush_access(mem_store__writer_t *w);
+/* Writer thread: write the access statistics and recent queries gathered so far (one
+ * transaction); what a failed flush took stays dirty for the next one. closing: the last
+ * flush, tried a few times (access.c), then logged as access_flush_failed. */
+void mem_store__flush_access(mem_store__writer_t *w, bool closing);
 /* Writer thread, between groups (after their ops are answered): when the WAL holds
  * MEM_STORE__WAL_CKPT_PAGES or more, have it checkpointed: by the checkpointer thread,
  * which it wakes, or in place when that thread could not be started (store.c). */

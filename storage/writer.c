@@ -561,7 +561,7 @@ static void *writer_main(void *arg)
         double now = mono_s();
         if (stopping || want_sync != st->sync_done ||
             now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {
-            mem_store__flush_access(&w);
+            mem_store__flush_access(&w, stopping);
             last_flush = now;
         }
         pthread_mutex_lock(&st->q_mu);

@@ -120,6 +120,7 @@ static inline void store_fixture_sql(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 10000); /* an open store's writer may hold the lock a moment */
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
 }

@@ -1875,6 +1875,72 @@ static void test_recent_queries_persist(void **state)
     assert_open_refused("recent queries");
 }
 
+/* Log lines the store wrote (a test's logger). */
+static char flush_log[4096];
+static size_t flush_log_len;
+static pthread_mutex_t flush_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static void flush_log_write(void *ud, const char *line, size_t len)
+{
+    (void)ud;
+    pthread_mutex_lock(&flush_log_mu);
+    if (len > sizeof(flush_log) - 1 - flush_log_len) len = sizeof(flush_log) - 1 - flush_log_len;
+    memcpy(flush_log + flush_log_len, line, len);
+    flush_log_len += len;
+    flush_log[flush_log_len] = 0;
+    pthread_mutex_unlock(&flush_log_mu);
+}
+
+#define REFUSE_RECENT                                                                              \
+    "CREATE TRIGGER refuse_recent BEFORE UPDATE OF recent ON namespaces"                           \
+    " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+
+/* A flush of the recent queries and access counts that fails (here a trigger refuses it)
+ * leaves them to the next flush, the one at close included; when the flush at close fails
+ * too, the loss is logged, never silent. */
+static void test_failed_access_flush_kept(void **state)
+{
+    mem_log_t lg = {.level = MEM_LOG_INFO, .write = flush_log_write};
+    mem_store_opts_t o = base_opts();
+    o.log = &lg;
+    flush_log_len = 0;
+    flush_log[0] = 0;
+    mem_store_t *st = store_fixture_open(&o);
+    assert_int_equal(insert_series(st, "q", "r", 10, 2), MEM_OK);
+    float qv[3][DIM];
+    mem_store_result_t *res = NULL;
+    for (int r = 0; r < 3; r++) {
+        vec_for(qv[r], series_ids[r], r % 2);
+        mem_store_results_free(res, plain_retrieve(st, "q", qv[r], 1, true, &res));
+    }
+    store_fixture_sql(fx_dbpath, REFUSE_RECENT);
+    mem_store_sync(st); /* the flush fails */
+    assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT recent IS NULL FROM namespaces"), 1);
+    assert_int_equal(
+        store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM segments WHERE access_count > 0"),
+        0);
+    store_fixture_sql(fx_dbpath, "DROP TRIGGER refuse_recent");
+    mem_store_close(st); /* writes what the failed flush left */
+    assert_null(strstr(flush_log, "access_flush_failed"));
+    assert_int_equal(
+        store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM segments WHERE access_count > 0"),
+        3);
+    st = store_fixture_open(&o);
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, "q");
+    float *ctx = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store__recent_queries(ns, &ctx, &n), MEM_OK);
+    mem_store__ns_release(ns);
+    assert_int_equal(n, 3);
+    assert_memory_equal(ctx, qv, sizeof(qv)); /* same queries, oldest first */
+    free(ctx);
+    /* a flush at close that cannot write says so */
+    mem_store_results_free(res, plain_retrieve(st, "q", qv[0], 1, true, &res));
+    store_fixture_sql(fx_dbpath, REFUSE_RECENT);
+    mem_store_close(st);
+    assert_non_null(strstr(flush_log, "access_flush_failed"));
+    assert_non_null(strstr(flush_log, "namespaces=1"));
+}
+
 /* Context vectors decoded for a namespace that was dropped and re-created with a larger
  * dimension since: the plan must refuse them, never read past them. */
 static void test_compact_context_dim_race(void **state)
@@ -1986,6 +2052,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dangling_supersession, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_lying_degrees_refused, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_access_flush_kept, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_recent_queries_persist, store_fixture_setup,
                                         store_fixture_teardown),
