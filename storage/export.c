@@ -50,7 +50,7 @@ int mem_store_export_open(mem_store_t *st, const char *ns_name, mem_store_export
                           mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     int64_t ns_id = ns->ns_id;
     size_t dim = ns->dim;
     mem_store__ns_release(ns);

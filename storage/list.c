@@ -122,7 +122,7 @@ int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_re
         return mem_err_field(err, MEM_EINVAL, "limit", "limit: must be in 1..%d",
                              MEM_STORE_LIST_MAX);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     mem_store_rconn_t *c = NULL;
     sqlite3_stmt *s = NULL;
     mem_store_segment_t **segs = calloc(req->limit, sizeof(*segs));

@@ -79,9 +79,25 @@ mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name)
 {
     pthread_rwlock_rdlock(&st->reg_lock);
     mem_store_ns_t *ns = mem_store__reg_find(st, name);
+    if (ns && __atomic_load_n(&ns->stale, __ATOMIC_ACQUIRE)) ns = NULL; /* see ns_missing */
     if (ns) __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     pthread_rwlock_unlock(&st->reg_lock);
     return ns;
+}
+
+int mem_store__ns_missing(mem_store_t *st, const char *name, mem_err_t *err)
+{
+    pthread_rwlock_rdlock(&st->reg_lock);
+    mem_store_ns_t *ns = mem_store__reg_find(st, name);
+    bool stale = ns && __atomic_load_n(&ns->stale, __ATOMIC_ACQUIRE);
+    int rc = stale ? ns->stale_rc : MEM_ENOTFOUND;
+    pthread_rwlock_unlock(&st->reg_lock);
+    if (!stale) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
+    rc = mem_err_set(err, rc,
+                     "namespace %s is being reloaded after a failed write (%s); retry later", name,
+                     rc == MEM_ENOMEM ? "out of memory" : "its stored state could not be read");
+    if (err) err->retry_after_s = 1;
+    return rc;
 }
 
 void mem_store__ns_release(mem_store_ns_t *ns)
@@ -212,11 +228,6 @@ void mem_store__tok_put(mem_store_t *st, mem_lextok_t *tk)
     }
     pthread_mutex_unlock(&st->tk_mu);
     mem_lextok_free(tk);
-}
-
-static int ns_missing(mem_err_t *err, const char *name)
-{
-    return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
 }
 
 /* ---- read connections ---- */
@@ -567,7 +578,7 @@ int mem_store_ns_stats(mem_store_t *st, const char *ns_name, mem_store_ns_stats_
                        mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     fill_stats(ns, out, false);
     mem_store__ns_release(ns);
     return MEM_OK;
@@ -578,7 +589,7 @@ int mem_store_ns_stats_try(mem_store_t *st, const char *ns_name, mem_store_ns_st
 {
     *held = false;
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     *held = !fill_stats(ns, out, true);
     mem_store__ns_release(ns);
     return MEM_OK;
@@ -588,7 +599,7 @@ int mem_store_ns_stats_exact(mem_store_t *st, const char *ns_name, mem_store_ns_
                              mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     struct timespec dl;
     mem_store__graph_deadline(st, &dl);
     int rc = mem_store__graph_wait(st, ns, &dl, err);
@@ -665,7 +676,7 @@ static int get(mem_store_t *st, const char *ns_name, const char *id, bool with_e
                bool *busy, mem_store_segment_t **out, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     mem_store_rconn_t *c = NULL;
     mem_store_segment_t *seg = NULL;
     int rc = MEM_OK;
@@ -845,7 +856,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
         return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     mem_store_rconn_t *c = NULL;
     mem_scan_hit_t *hits = NULL;
     mem_store_result_t *res = NULL;
@@ -1062,7 +1073,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
                            char ***evict_ids, size_t *n_evict, size_t *before, mem_err_t *err)
 {
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
-    if (!ns) return ns_missing(err, ns_name);
+    if (!ns) return mem_store__ns_missing(st, ns_name, err);
     size_t dim = ns->dim, n = 0, n_ctx = 0;
     float *vecs = NULL, *ctx = NULL;
     const float **vptr = NULL;

@@ -108,6 +108,11 @@ typedef struct mem_store_ns {
     float *recent; /* RECENT_QUERIES * dim floats, ring */
     size_t n_recent, recent_head;
     bool recent_dirty; /* changed since it was last written (namespaces.recent) */
+    /* atomic, set by the writer: a failed group left this memory unlike SQLite and its reload
+     * failed (stale_rc, written before the flag); readers are refused until the writer
+     * reloads it (writer.c) */
+    bool stale;
+    int stale_rc;
 } mem_store_ns_t;
 
 /* A segment prepared before it was queued (prep.c): made as the writer would make them. */
@@ -220,6 +225,7 @@ struct mem_store {
     pthread_rwlock_t reg_lock;
     mem_store_ns_t **nss;
     size_t n_nss, cap_nss;
+    size_t n_stale; /* writer thread only: registered namespaces marked stale */
 
     /* write queue */
     pthread_mutex_t q_mu;
@@ -325,8 +331,12 @@ void mem_store__ns_publish(mem_store_ns_t *ns, mem_index_t *idx);
  * with every statement prepared on it finalized or reset. */
 int mem_store__rconn_acquire(mem_store_t *st, mem_store_rconn_t **out, mem_err_t *err);
 void mem_store__rconn_release(mem_store_t *st, mem_store_rconn_t *c);
+/* A reference to a namespace for a reader; NULL when there is none, or while it is stale
+ * (then mem_store__ns_missing says so). */
 mem_store_ns_t *mem_store__ns_acquire(mem_store_t *st, const char *name);
 void mem_store__ns_release(mem_store_ns_t *ns);
+/* Why acquire gave NULL: MEM_ENOTFOUND, or the stale namespace's error with retry_after_s. */
+int mem_store__ns_missing(mem_store_t *st, const char *name, mem_err_t *err);
 /* Writer thread only: registry edits (take reg_lock exclusively). */
 mem_store_ns_t *mem_store__reg_find(mem_store_t *st, const char *name); /* no ref taken */
 int mem_store__reg_add(mem_store_t *st, mem_store_ns_t *ns);

@@ -342,39 +342,126 @@ static int group_finish_sql(mem_store__writer_t *w, mem_err_t *err)
     return rc;
 }
 
+/* Make the memory of namespace `name` equal SQLite again: a fresh load replaces `cur` (the
+ * registered one, NULL when there is none) or, when `gone` is given, brings back the one a
+ * failed drop took out of the registry. When the load fails (out of memory), what memory
+ * holds is stale: it is kept registered but marked, so readers are refused with the load's
+ * error (mem_store__ns_missing) and groups are refused until a later try succeeds
+ * (reload_stale, before each group). Never leaves undone writes visible. */
+static int reload_ns(mem_store__writer_t *w, mem_store_ns_t *cur, mem_store_ns_t *gone,
+                     const char *name)
+{
+    mem_store_t *st = w->st;
+    mem_store_ns_t *fresh = NULL;
+    mem_err_t e;
+    int rc = mem_store__load_ns(st, st->db, name, &fresh, &e);
+    if (rc != MEM_OK) {
+        mem_store_ns_t *mark = cur;
+        if (!mark && gone && mem_store__reg_add(st, gone) == MEM_OK) {
+            __atomic_add_fetch(&gone->refs, 1, __ATOMIC_ACQ_REL); /* the registry's */
+            mark = gone;
+        }
+        if (mark && !__atomic_load_n(&mark->stale, __ATOMIC_ACQUIRE)) {
+            mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
+                    "what=rollback ns=%s err=%s", name, e.msg);
+            mark->stale_rc = rc;
+            __atomic_store_n(&mark->stale, true, __ATOMIC_RELEASE);
+            st->n_stale++;
+        } else if (!mark) {
+            mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
+                    "what=rollback ns=%s err=%s lost=memory", name, e.msg);
+        }
+        return rc;
+    }
+    if (cur) {
+        if (__atomic_load_n(&cur->stale, __ATOMIC_ACQUIRE)) {
+            st->n_stale--;
+            mem_log(st->opts.log, MEM_LOG_INFO, "store_reloaded", "ns=%s", name);
+        }
+        __atomic_store_n(&cur->dropped, true, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&cur->acc_mu);
+        bool unwritten = cur->n_dirty || cur->recent_dirty; /* the flush before failed too */
+        cur->n_dirty = 0;
+        pthread_mutex_unlock(&cur->acc_mu);
+        if (unwritten)
+            mem_log(st->opts.log, MEM_LOG_WARN, "access_flush_failed", "what=reload ns=%s", name);
+        mem_store__reg_remove(st, cur);
+    }
+    if (fresh && mem_store__reg_add(st, fresh) != MEM_OK)
+        mem_store__ns_release(fresh);
+    else if (fresh)
+        mem_store__graph_adopt(st, fresh);
+    return MEM_OK;
+}
+
+static void wake_graph_waiters(mem_store_t *st)
+{
+    pthread_mutex_lock(&st->g_mu); /* reads waiting on a replaced namespace stop waiting */
+    pthread_cond_broadcast(&st->g_done_cv);
+    pthread_mutex_unlock(&st->g_mu);
+}
+
 /* After a failed group: make memory equal SQLite again for every touched namespace. */
 static void reload_touched(mem_store__writer_t *w)
 {
     mem_store_t *st = w->st;
     for (size_t i = 0; i < w->g_n; i++) {
-        const char *name = w->g_ns[i]->name;
+        mem_store_ns_t *ns = w->g_ns[i];
         bool again = false;
         for (size_t k = 0; k < i && !again; k++)
-            again = strcmp(w->g_ns[k]->name, name) == 0;
+            again = strcmp(w->g_ns[k]->name, ns->name) == 0;
         if (again) continue;
-        mem_store_ns_t *fresh = NULL;
-        mem_err_t e;
-        if (mem_store__load_ns(st, st->db, name, &fresh, &e) != MEM_OK) {
-            mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
-                    "what=rollback ns=%s err=%s", name, e.msg);
+        mem_store_ns_t *cur = mem_store__reg_find(st, ns->name);
+        reload_ns(w, cur, cur ? NULL : ns, ns->name);
+    }
+    wake_graph_waiters(st);
+}
+
+/* Before a group: try again the namespaces whose reload failed. MEM_OK when none is left
+ * stale; otherwise the error (err) every op of the group is refused with. */
+static int reload_stale(mem_store__writer_t *w, mem_err_t *err)
+{
+    mem_store_t *st = w->st;
+    const char *left = NULL;
+    int rc = MEM_OK;
+    for (size_t i = 0; i < st->n_nss && st->n_stale;) {
+        mem_store_ns_t *ns = st->nss[i];
+        if (!__atomic_load_n(&ns->stale, __ATOMIC_ACQUIRE)) {
+            i++;
             continue;
         }
-        mem_store_ns_t *cur = mem_store__reg_find(st, name);
-        if (cur) {
-            __atomic_store_n(&cur->dropped, true, __ATOMIC_RELEASE);
-            pthread_mutex_lock(&cur->acc_mu);
-            cur->n_dirty = 0;
-            pthread_mutex_unlock(&cur->acc_mu);
-            mem_store__reg_remove(st, cur);
+        char name[MEM_STORE_NS_MAX + 1];
+        memcpy(name, ns->name, sizeof(name)); /* ns goes away when it is replaced */
+        if (reload_ns(w, ns, NULL, name) == MEM_OK) {
+            wake_graph_waiters(st);
+            i = 0; /* the registry changed under the index */
+        } else {
+            left = ns->name;
+            rc = ns->stale_rc;
+            i++;
         }
-        if (fresh && mem_store__reg_add(st, fresh) != MEM_OK)
-            mem_store__ns_release(fresh);
-        else if (fresh)
-            mem_store__graph_adopt(st, fresh);
     }
-    pthread_mutex_lock(&st->g_mu); /* reads waiting on a replaced namespace stop waiting */
-    pthread_cond_broadcast(&st->g_done_cv);
-    pthread_mutex_unlock(&st->g_mu);
+    if (rc == MEM_OK) return MEM_OK;
+    int code = mem_err_set(err, rc,
+                           "namespace %s could not be reloaded after a failed write; "
+                           "writes wait for it: retry later",
+                           left);
+    err->retry_after_s = 1;
+    return code;
+}
+
+/* Answer every op of a group that cannot run (reload_stale failed) with err. */
+static void refuse_ops(mem_store_op_t *head, const mem_err_t *err)
+{
+    for (mem_store_op_t *op = head; op;) {
+        mem_store_op_t *next = op->_next; /* op may be reused by its callback */
+        op->rc = err->code;
+        op->err = *err;
+        op->created = false;
+        op->n_applied = 0;
+        if (op->_done) op->_done(op, op->_ud);
+        op = next;
+    }
 }
 
 /* ---- graph checkpoints (linker.c makes them) ---- */
@@ -398,7 +485,8 @@ static int exec_ckpt(mem_store__writer_t *w, mem_store__ckpt_t *c, mem_err_t *er
 {
     mem_store_t *st = w->st;
     mem_store_ns_t *ns = c->ns;
-    if (__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE) || mem_store__reg_find(st, ns->name) != ns)
+    if (__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&ns->stale, __ATOMIC_ACQUIRE) || mem_store__reg_find(st, ns->name) != ns)
         return MEM_OK;
     int rc = mem_store__group_touch(w, ns);
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
@@ -478,6 +566,7 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
         st->lsn = w->lsn0;
         for (size_t i = 0; i < w->g_n; i++)
             group_reset_ns(w->g_ns[i]);
+        mem_store__flush_access(w, false); /* the reload reads back what readers counted */
         reload_touched(w);
         mem_store__log_reload(st); /* cluster log positions as committed */
         for (op = head; op; op = op->_next)
@@ -556,6 +645,11 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&st->q_mu);
 
         apply_page_limit(st);
+        mem_err_t stale_err;
+        if (st->n_stale && reload_stale(&w, &stale_err) != MEM_OK) {
+            refuse_ops(head, &stale_err); /* the checkpoints still go (not a stale one's) */
+            head = NULL;
+        }
         if (head || ckpts) run_group(&w, head, n_ops, ckpts); /* answers its ops */
         mem_store__wal_checkpoint(st);
         double now = mono_s();
