@@ -111,8 +111,9 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&pool->mu);
         job->work(job);
         count(&pool->stats.jobs);
-        mem_srv_pool_complete(pool, job);
+        /* before the completion is listed: a loop that has run every done sees busy 0 */
         __atomic_sub_fetch(&pool->busy, 1, __ATOMIC_RELEASE);
+        mem_srv_pool_complete(pool, job);
         pthread_mutex_lock(&pool->mu);
     }
     pthread_mutex_unlock(&pool->mu);

@@ -201,9 +201,23 @@ static void test_wakeups_batch(void **state)
     close_pool(&loop, pool);
 }
 
-/* Jobs one after another, gap_us apart: a worker within its spin takes each without
- * sleeping; without a spin, or when the jobs come further apart than the spin, it sleeps
- * after every job. */
+/* Until the worker is idle: spinning or asleep, with nothing queued. A job submitted before
+ * it looks is taken at once, neither spin nor sleep: the test waits so that each job meets
+ * the state it is about. */
+static void wait_worker_idle(mem_srv_pool_t *pool)
+{
+    for (;;) {
+        pthread_mutex_lock(&pool->mu);
+        bool idle = !pool->q_head && pool->n_spinning + pool->n_asleep == pool->n_threads;
+        pthread_mutex_unlock(&pool->mu);
+        if (idle) return;
+        usleep(50);
+    }
+}
+
+/* Jobs one after another, gap_us apart, each submitted once the worker is idle: a worker
+ * within its spin takes each without sleeping; without a spin, or when the jobs come further
+ * apart than the spin, it sleeps after every job. */
 static void sequential_sleeps(uint64_t spin_ns, unsigned gap_us, uint64_t *sleeps_added,
                               uint64_t *spins_added)
 {
@@ -223,8 +237,10 @@ static void sequential_sleeps(uint64_t spin_ns, unsigned gap_us, uint64_t *sleep
     mem_srv_pool_submit(pool, &jobs[0].job);
     run_until(&loop, 1);
     usleep(gap_us);
+    wait_worker_idle(pool);
     mem_srv_pool_submit(pool, &jobs[1].job);
     run_until(&loop, 2);
+    wait_worker_idle(pool); /* the spin or sleep after job 1 is in `before` */
     mem_srv_pool_stats_t st;
     mem_srv_pool_stats(pool, &st);
     uint64_t before = st.sleeps, spins_before = st.spins;
@@ -232,6 +248,7 @@ static void sequential_sleeps(uint64_t spin_ns, unsigned gap_us, uint64_t *sleep
         usleep(gap_us);
         mem_srv_pool_submit(pool, &jobs[i].job);
         run_until(&loop, i + 1);
+        wait_worker_idle(pool);
     }
     mem_srv_pool_stats(pool, &st);
     *sleeps_added = st.sleeps - before;
@@ -249,12 +266,13 @@ static void test_spin_keeps_worker_awake(void **state)
     sequential_sleeps(0, 0, &without, &spins0);
     /* jobs 20 ms apart and a 2 ms spin: spinning would not catch them, so it does not spin */
     sequential_sleeps(2000000ull, 20000, &far_apart, &spins_far);
+    /* one spin or one sleep after each of jobs 2..20 */
     assert_int_equal(with_spin, 0);
-    assert_true(spins >= 1);    /* (a job queued before the worker looks needs no spin) */
-    assert_true(without >= 10); /* it slept after (nearly) each job: a few may race */
+    assert_int_equal(spins, 19);
+    assert_int_equal(without, 19);
     assert_int_equal(spins0, 0);
-    assert_true(far_apart >= 15);
-    assert_true(spins_far <= 2); /* a gap measured short by a descheduled test thread */
+    assert_int_equal(far_apart, 19);
+    assert_int_equal(spins_far, 0);
 }
 
 /* Closing with jobs queued and running: the workers finish them all, their completions run
