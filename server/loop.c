@@ -731,7 +731,7 @@ static void on_repl_local(void *ud)
 static char *metrics_hook(void *ud, mem_store_t *st, size_t *len)
 {
     srv_t *s = ud;
-    char *text = mem_srv_metrics_render(st, s->ops->name, len);
+    char *text = mem_srv_metrics_render(st, s->pool, s->ops->name, len);
     size_t clen = 0;
     /* st is NULL while loading: the cluster is published with the store, not before */
     char *ctext = text && st && s->cluster ? mem_cluster_metrics(s->cluster, &clen) : NULL;

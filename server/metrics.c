@@ -160,7 +160,35 @@ __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char 
 }
 
 /* Namespace names match [A-Za-z0-9_.-], so they need no escaping in label values. */
-char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
+/* The request pool (server/pool.h): its workers, and the hand-off of completions to the
+ * loop (pool jobs and the writer's acknowledgements alike). */
+static void render_pool(struct buf *b, const mem_srv_pool_t *pool)
+{
+    mem_srv_pool_stats_t ps;
+    mem_srv_pool_stats(pool, &ps);
+    put(b,
+        "# HELP mnemod_pool_jobs_total Request jobs run by the pool's workers.\n"
+        "# TYPE mnemod_pool_jobs_total counter\nmnemod_pool_jobs_total %llu\n"
+        "# HELP mnemod_pool_busy Request jobs queued or running on a worker.\n"
+        "# TYPE mnemod_pool_busy gauge\nmnemod_pool_busy %zu\n"
+        "# HELP mnemod_pool_completions_total Completions handed back to the event loop (pool "
+        "jobs and write acknowledgements).\n"
+        "# TYPE mnemod_pool_completions_total counter\nmnemod_pool_completions_total %llu\n"
+        "# HELP mnemod_pool_wakeups_total Completions that had to wake the event loop.\n"
+        "# TYPE mnemod_pool_wakeups_total counter\nmnemod_pool_wakeups_total %llu\n"
+        "# HELP mnemod_pool_batches_total Batches of completions the event loop ran.\n"
+        "# TYPE mnemod_pool_batches_total counter\nmnemod_pool_batches_total %llu\n"
+        "# HELP mnemod_pool_spins_total Times an idle worker watched the queue before sleeping.\n"
+        "# TYPE mnemod_pool_spins_total counter\nmnemod_pool_spins_total %llu\n"
+        "# HELP mnemod_pool_sleeps_total Times an idle worker went to sleep.\n"
+        "# TYPE mnemod_pool_sleeps_total counter\nmnemod_pool_sleeps_total %llu\n",
+        (unsigned long long)ps.jobs, mem_srv_pool_busy(pool), (unsigned long long)ps.completions,
+        (unsigned long long)ps.wakeups, (unsigned long long)ps.batches,
+        (unsigned long long)ps.spins, (unsigned long long)ps.sleeps);
+}
+
+char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const char *kernel,
+                             size_t *len)
 {
     struct buf b = {.p = malloc(4096), .cap = 4096};
     if (!b.p) return NULL;
@@ -233,6 +261,7 @@ char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len)
     }
     pthread_mutex_unlock(&lock);
 
+    if (pool) render_pool(&b, pool);
     put(&b,
         "# HELP mnemod_scan_kernel The SIMD kernel in use.\n# TYPE mnemod_scan_kernel gauge\n"
         "mnemod_scan_kernel{kernel=\"%s\"} 1\n",

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "server/pool.h"
 #include "storage/store.h"
 
 /* Count one finished request: route label, HTTP status, seconds from arrival to reply. */
@@ -26,8 +27,10 @@ void mem_srv_metrics_observe_answer(const char *kind, bool on_loop);
 /* Count one read tried on the event loop that went to the pool after all: reason "locked",
  * "graph", "budget", "sqlite" or "embedder". */
 void mem_srv_metrics_observe_fallback(const char *reason);
-/* Render everything (HTTP tables, store metrics, namespaces, kernel) as Prometheus text.
- * st may be NULL while loading. Returns a malloc'd NUL-terminated string, or NULL. */
-char *mem_srv_metrics_render(mem_store_t *st, const char *kernel, size_t *len);
+/* Render everything (HTTP tables, the request pool's counters, store metrics, namespaces,
+ * kernel) as Prometheus text. st may be NULL while loading, pool when there is none. Any
+ * thread. Returns a malloc'd NUL-terminated string, or NULL. */
+char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const char *kernel,
+                             size_t *len);
 
 #endif

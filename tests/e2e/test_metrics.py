@@ -282,6 +282,24 @@ def test_metrics_format_and_families():
     h.check(fs >= 1, "fsyncs counted")
     h.check(series(fams, commit + "_count") >= 1, "commits observed")
 
+    # The request pool: the first scrape ran on a worker, this one is running there now.
+    pool = {n: series(fams, "mnemod_pool_" + n) for n in
+            ("jobs_total", "completions_total", "wakeups_total", "batches_total", "spins_total",
+             "sleeps_total", "busy")}
+    for n, v in pool.items():
+        h.eq(fams["mnemod_pool_" + n]["type"], "gauge" if n == "busy" else "counter", n)
+    jobs = pool["jobs_total"] - series(before, "mnemod_pool_jobs_total")
+    h.check(jobs >= 1, "pool jobs counted: %r" % pool)
+    h.eq(pool["busy"], 1, "busy: this scrape's own job")
+    # every job comes back as a completion, and so does every write acknowledgement
+    writes = 8  # the create, six inserts and the compaction
+    done = pool["completions_total"] - series(before, "mnemod_pool_completions_total")
+    h.check(done >= jobs + writes, "completions %d for %d jobs and %d writes (this scrape is "
+            "in neither yet)" % (done, jobs, writes))
+    h.check(1 <= pool["batches_total"] <= pool["completions_total"], "batches: %r" % pool)
+    h.check(pool["wakeups_total"] <= pool["completions_total"], "wake-ups: %r" % pool)
+    h.check(pool["sleeps_total"] >= 1, "idle workers slept: %r" % pool)
+
     # Counters never go down between scrapes.
     for name, f in fams.items():
         if f["type"] != "counter" or name not in before:
