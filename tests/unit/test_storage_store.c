@@ -199,7 +199,7 @@ typedef struct row_snap {
 
 static size_t snapshot(mem_store_t *st, const char *ns_name, row_snap_t *rows, size_t cap)
 {
-    mem_store_settle(st);
+    store_fixture_settle(st);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     if (!ns) assert_int_equal(mem_store__ns_missing(st, ns_name, NULL), MEM_OK); /* says why */
     size_t n = 0;
@@ -237,7 +237,7 @@ static void assert_same_rows(const row_snap_t *want, size_t n_want, const row_sn
 /* The persisted/incremental degrees must equal a from-scratch rebuild. */
 static void assert_degrees_match_rebuild(mem_store_t *st, const char *ns_name)
 {
-    mem_store_settle(st); /* the graph follows in the background: let it catch up */
+    store_fixture_settle(st); /* the graph follows in the background: let it catch up */
     store_fixture_graph_exact(st, ns_name, 0.55f);
 }
 
@@ -992,7 +992,7 @@ static void test_failed_reload_refuses_stale(void **state)
         assert_int_equal(insert1(st, "f", id, 100 + i, i % 2), MEM_OK);
     }
     assert_int_equal(insert1(st, "h", "h0", 100, 0), MEM_OK);
-    mem_store_settle(st);
+    store_fixture_settle(st);
     store_fixture_sql(fx_dbpath, "UPDATE namespaces SET recent = x'0102030405' WHERE name = 'f'");
     mem_store_set_max_page_count(st, 1);
     static char big[300000];
@@ -1543,7 +1543,7 @@ static void test_crash_consistency(void **state)
 
 static void vac_check_retrieve(mem_store_t *st, const char *ns_name, int trial, bool record)
 {
-    mem_store_settle(st); /* the reference below reads the gates: the graph must be current */
+    store_fixture_settle(st); /* the reference below reads the gates: the graph must be current */
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
     float qv[DIM];
@@ -1583,7 +1583,7 @@ static void vac_check_retrieve(mem_store_t *st, const char *ns_name, int trial, 
 
 static void vac_idx_counts(mem_store_t *st, const char *ns_name, size_t *rows, size_t *holes)
 {
-    mem_store_settle(st); /* a vacuum runs once the graph has let go of the holes */
+    store_fixture_settle(st); /* a vacuum runs once the graph has let go of the holes */
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     assert_non_null(ns);
     mem_index_counts_t c;
