@@ -1098,6 +1098,108 @@ static void test_corrupt_file(void **state)
     assert_open_refused("schema version 99");
 }
 
+typedef struct pooled_retrieve {
+    mem_store_t *st;
+    const mem_store_query_t *q;
+    mem_store_result_t *res;
+    size_t n;
+    int rc;
+} pooled_retrieve_t;
+
+static void *pooled_retrieve(void *arg)
+{
+    pooled_retrieve_t *p = arg;
+    p->rc = mem_store_retrieve(p->st, "lk", p->q, &p->res, &p->n, NULL, NULL, NULL);
+    return NULL;
+}
+
+/* The event loop's try never waits for a write: while one holds the namespace exclusively
+ * (the test holds the lock the writer's changes take; an insert queued meanwhile applies once
+ * it is released)
+ * the try gives up with LOCKED and records nothing; the retrieve the pool then runs waits,
+ * and it, like a try after the write, gives exactly the reference top-k. */
+static void test_try_gives_up_while_a_write_holds_the_namespace(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[200];
+    static char ids[200][16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "l%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i], .ts_given = true, .ts = 1000 * i, .cluster = i % 4};
+    }
+    assert_int_equal(insert_n(st, "lk", specs, 200, true, 100), MEM_OK);
+    store_fixture_settle(st);
+    float qv[DIM];
+    make_vec(qv, 2);
+    mem_store_query_t q = {.q_dim = DIM, .record_access = true};
+    q.scan.query = qv;
+    q.scan.k = 8;
+    q.scan.origin_ms = 200000;
+    q.scan.decay.kind = MEM_DECAY_EXPONENTIAL;
+    q.scan.decay.half_life_s = 50.0;
+    q.scan.decay.recency_bias = 0.5;
+    q.scan.since_ms = INT64_MIN;
+    q.scan.until_ms = 199000; /* the rows stored before: the insert below does not count */
+    mem_store_ns_t *ns = mem_store__ns_acquire(st, "lk");
+    assert_non_null(ns);
+
+    pthread_rwlock_wrlock(&ns->lock); /* what mem_store__write_lock takes */
+    static gop_t late;
+    gop_insert(&late, "lk", "late", 1, 2);
+    late.seg[0].ts_given = true;
+    late.seg[0].ts_ms = 300000;
+    late.op.now_ms = 400000;
+    assert_int_equal(mem_store_submit(st, &late.op, NULL, NULL), MEM_OK);
+    mem_store_try_t why = MEM_STORE_TRY_DONE;
+    mem_store_result_t *res = NULL;
+    size_t n = 7;
+    assert_int_equal(
+        mem_store_retrieve_try(st, "lk", &q, SIZE_MAX, &why, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(why, MEM_STORE_TRY_LOCKED);
+    assert_null(res);
+    pthread_mutex_lock(&ns->acc_mu);
+    assert_int_equal(ns->n_recent, 0); /* nothing recorded: the pool's run will */
+    assert_int_equal(ns->n_dirty, 0);
+    pthread_mutex_unlock(&ns->acc_mu);
+    pooled_retrieve_t pool = {.st = st, .q = &q, .rc = -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, pooled_retrieve, &pool), 0);
+    pthread_rwlock_unlock(&ns->lock);
+    pthread_join(th, NULL);
+    mem_store_sync(st); /* the insert that waited is done */
+    assert_int_equal(pool.rc, MEM_OK);
+    assert_int_equal(late.op.rc, MEM_OK);
+    assert_true(exists(st, "lk", "late0"));
+
+    why = MEM_STORE_TRY_LOCKED;
+    assert_int_equal(
+        mem_store_retrieve_try(st, "lk", &q, SIZE_MAX, &why, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(why, MEM_STORE_TRY_DONE);
+    mem_scan_hit_t ref[8];
+    size_t nref = 0, sref = 0;
+    mem_scan_params_t p = q.scan;
+    p.source = -1;
+    const mem_index_t *view = mem_store__read_lock(ns);
+    mem_scan_reference(view, &p, ref, &nref, &sref);
+    assert_int_equal(nref, 8);
+    assert_int_equal(pool.n, nref);
+    assert_int_equal(n, nref);
+    for (size_t i = 0; i < nref; i++) {
+        assert_string_equal(pool.res[i].id, mem_index_id(view, ref[i].pos));
+        assert_string_equal(res[i].id, mem_index_id(view, ref[i].pos));
+        assert_true(fabs(pool.res[i].hit.score - ref[i].score) <= 1e-5);
+        assert_true(fabs(res[i].hit.score - ref[i].score) <= 1e-5);
+    }
+    mem_store__read_unlock(ns);
+    pthread_mutex_lock(&ns->acc_mu);
+    assert_int_equal(ns->n_recent, 2); /* the pool's retrieve and the last try */
+    pthread_mutex_unlock(&ns->acc_mu);
+    mem_store__ns_release(ns);
+    mem_store_results_free(pool.res, pool.n);
+    mem_store_results_free(res, n);
+    mem_store_close(st);
+}
+
 static void test_retrieve_matches_reference(void **state)
 {
     mem_store_t *st = open_default();
@@ -2139,6 +2241,8 @@ int main(void)
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_pages, store_fixture_setup,
                                         store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_try_gives_up_while_a_write_holds_the_namespace,
+                                        store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_source_filter, store_fixture_setup,
