@@ -90,7 +90,7 @@ int mem_store__ns_missing(mem_store_t *st, const char *name, mem_err_t *err)
     pthread_rwlock_rdlock(&st->reg_lock);
     mem_store_ns_t *ns = mem_store__reg_find(st, name);
     bool stale = ns && __atomic_load_n(&ns->stale, __ATOMIC_ACQUIRE);
-    int rc = stale ? ns->stale_rc : MEM_ENOTFOUND;
+    int rc = stale ? __atomic_load_n(&ns->stale_rc, __ATOMIC_ACQUIRE) : MEM_ENOTFOUND;
     pthread_rwlock_unlock(&st->reg_lock);
     if (!stale) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
     rc = mem_err_set(err, rc,

@@ -364,10 +364,12 @@ static int reload_ns(mem_store__writer_t *w, mem_store_ns_t *cur, mem_store_ns_t
         if (mark && !__atomic_load_n(&mark->stale, __ATOMIC_ACQUIRE)) {
             mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
                     "what=rollback ns=%s err=%s", name, e.msg);
-            mark->stale_rc = rc;
+            __atomic_store_n(&mark->stale_rc, rc, __ATOMIC_RELAXED); /* published by stale */
             __atomic_store_n(&mark->stale, true, __ATOMIC_RELEASE);
             st->n_stale++;
-        } else if (!mark) {
+        } else if (mark) { /* readers are told the reason of the last try */
+            __atomic_store_n(&mark->stale_rc, rc, __ATOMIC_RELEASE);
+        } else {
             mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
                     "what=rollback ns=%s err=%s lost=memory", name, e.msg);
         }
