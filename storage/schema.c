@@ -61,7 +61,7 @@ static bool out_of_memory_line(const char *msg)
 
 /* quick_check: any answer but a single "ok" row means the file cannot be trusted, unless
  * memory ran out while checking (MEM_ENOMEM: the open fails, the file is not blamed). */
-int mem_store__check(sqlite3 *db, mem_err_t *err)
+static int check_once(sqlite3 *db, mem_err_t *err)
 {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL);
@@ -93,6 +93,22 @@ int mem_store__check(sqlite3 *db, mem_err_t *err)
     }
     sqlite3_finalize(st);
     return out;
+}
+
+/* Some of quick_check's lines for a page it could not read name no error code ("failed to
+ * get page 34" on an overflow chain): a failed allocation then reads like a damaged file.
+ * Damage is there again on a second look, a passing shortage is not, so a file is refused
+ * only when two checks in a row find it damaged. */
+int mem_store__check(sqlite3 *db, mem_err_t *err)
+{
+    int rc = check_once(db, err);
+    if (rc != MEM_ECORRUPT) return rc;
+    mem_err_t again;
+    mem_err_clear(&again);
+    int rc2 = check_once(db, &again);
+    if (rc2 == MEM_ECORRUPT) return rc; /* the first report */
+    if (err) *err = again;
+    return rc2;
 }
 
 static int migrate_v0_v1(sqlite3 *db, mem_err_t *err)
