@@ -438,7 +438,205 @@ HOT int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t 
     return MEM_OK;
 }
 
-int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
+/* ---- the fast path ---- */
+
+/* What nearly every number in a body looks like: at most 19 significant digits, fewer than
+ * 8 zeros between the point and the first of them, at most 23 digits on either side of the
+ * point, an exponent of at most 4 digits, and FAST_AHEAD readable bytes wherever a run of
+ * digits starts. fast_scan reads such a number (its value is w * 10^q exactly) with every
+ * byte of a run classified at once, 8 bytes to a word, the three words independently of
+ * each other, so that the end of the run (on which the next number's start depends) is
+ * known after one load, not one load per 8 digits. Anything else, valid or not, makes it
+ * give up, and parse() reads the number from its start. */
+#define FAST_AHEAD 24
+#ifndef FAST_CLINGER_F32
+#define FAST_CLINGER_F32 1
+#endif
+
+static const uint64_t POW10_U64[20] = {1,
+                                       10,
+                                       100,
+                                       1000,
+                                       10000,
+                                       100000,
+                                       1000000,
+                                       10000000,
+                                       100000000,
+                                       1000000000,
+                                       10000000000,
+                                       100000000000,
+                                       1000000000000,
+                                       10000000000000,
+                                       100000000000000,
+                                       1000000000000000,
+                                       10000000000000000,
+                                       100000000000000000,
+                                       1000000000000000000,
+                                       10000000000000000000u};
+/* 10^0..10^22 are exact doubles (5^22 < 2^53). */
+static const double POW10_F64[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+HOT uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v); /* the first byte in the low byte */
+#endif
+    return v;
+}
+
+/* How many of the 8 bytes of v (the first in the low byte) are digits before the first
+ * that is not. Each byte is tested on its own (no carry crosses bytes: the sums stay below
+ * 0x100): bit 7 of a byte of ge0 says byte >= '0' (for bytes below 0x80), of gt9 that it
+ * is above '9'. */
+HOT int leading_digits(uint64_t v)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080), lo = v & ~high;
+    uint64_t ge0 = lo + UINT64_C(0x5050505050505050), gt9 = lo + UINT64_C(0x4646464646464646);
+    uint64_t stop = (v | gt9 | ~ge0) & high;
+    return stop ? __builtin_ctzll(stop) >> 3 : 8;
+}
+
+/* The value of the first n (0..8) bytes of v, all digits: shifted to the top, where the
+ * zero bytes behind them read as leading zeros, and combined by the usual SWAR reduction
+ * (pairs, then quadruples, then the two halves). No branch: n == 0 shifts everything out
+ * in two steps of 32. */
+HOT uint64_t digits_value(uint64_t v, int n)
+{
+    /* the borrow of a byte below '0' only reaches the bytes after it, which are shifted out */
+    int half = 4 * (8 - n);
+    uint64_t x = ((v - UINT64_C(0x3030303030303030)) << half) << half;
+    x = x * 10 + (x >> 8); /* bytes 0, 2, 4, 6: two-digit numbers */
+    const uint64_t mask = UINT64_C(0x000000FF000000FF);
+    return ((x & mask) * UINT64_C(0x000F424000000064) +           /* 100 + 10^6 << 32 */
+            ((x >> 16) & mask) * UINT64_C(0x0000271000000001)) >> /* 1 + 10^4 << 32 */
+           32;
+}
+
+HOT int clamp8(int n)
+{
+    return n < 0 ? 0 : n > 8 ? 8 : n;
+}
+
+/* The run of digits at p (FAST_AHEAD bytes readable): its length (below 24, or false),
+ * and in *val its value when it has at most 19 digits after its first `zeros`. The three
+ * words are converted whatever the length (with selects, not branches: lengths vary from
+ * number to number, and a mispredicted branch costs more than the arithmetic). */
+HOT bool digit_run(const char *p, int zeros, int *len, uint64_t *val)
+{
+    uint64_t v0 = load8(p), v1 = load8(p + 8), v2 = load8(p + 16);
+    int n0 = leading_digits(v0), n1 = leading_digits(v1), n2 = leading_digits(v2);
+    int n = n0 < 8 ? n0 : n1 < 8 ? 8 + n1 : 16 + n2;
+    if (n == 24 || n - zeros > 19) return false;
+    *len = n;
+    int l1 = clamp8(n - 8), l2 = clamp8(n - 16);
+    /* leading zeros keep every partial value below the final one, which is below 10^19 */
+    *val = (digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1)) *
+               POW10_U64[l2] +
+           digits_value(v2, l2);
+    return true;
+}
+
+/* Zeros at the start of v (the first byte in the low byte), up to 8. */
+HOT int leading_zeros(uint64_t v)
+{
+    uint64_t other = v ^ UINT64_C(0x3030303030303030); /* '0' bytes become 0 */
+    return other ? __builtin_ctzll(other) >> 3 : 8;
+}
+
+/* The common number at s, or false for parse() to read. */
+HOT bool fast_scan(const char *s, const char *end, bool *neg, uint64_t *w, int64_t *q,
+                   const char **stop)
+{
+    const char *p = s;
+    *neg = end - p > 0 && *p == '-';
+    p += *neg;
+    if (end - p < FAST_AHEAD) return false;
+    int n_int = 0, n_frac;
+    uint64_t ip = 0, fp;
+    if (*p == '0') {
+        p++;
+    } else if (!digit_run(p, 0, &n_int, &ip) || n_int == 0) {
+        return false;
+    } else {
+        p += n_int;
+    }
+    int64_t e10 = 0;
+    if (*p == '.') {
+        p++;
+        if (end - p < FAST_AHEAD) return false;
+        /* after "0." the zeros are not significant: only the digits after them count */
+        int zeros = n_int == 0 ? leading_zeros(load8(p)) : 0;
+        if (zeros == 8 || !digit_run(p, zeros - n_int, &n_frac, &fp) || n_frac == 0)
+            return false;
+        p += n_frac;
+        ip = n_int ? ip * POW10_U64[n_frac] + fp : fp; /* n_int + n_frac <= 19 */
+        e10 = -n_frac;
+    }
+    if ((*p | 0x20) == 'e') { /* p < end: a run stopped short of its FAST_AHEAD bytes */
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        int e = 0, k = 0;
+        for (; p < end && is_digit(*p); p++, k++) {
+            if (k == 4) return false;
+            e = e * 10 + (*p - '0');
+        }
+        if (k == 0) return false;
+        e10 += eneg ? -e : e;
+    }
+    *w = ip;
+    *q = e10;
+    *stop = p;
+    return true;
+}
+
+/* The float32 nearest to w * 10^q (w != 0), or false when the fast ways cannot tell. For
+ * w <= 2^53 and |q| <= 22, Clinger: w and 10^|q| are exact doubles, so one multiplication
+ * or division gives the correctly rounded double; its rounding to float32 is then the
+ * correct one unless it lands exactly halfway between two floats (the halfway points are
+ * doubles, and rounding to a double cannot move a value across one), which is tested.
+ * The range keeps every such value a normal float32. Otherwise Eisel-Lemire. */
+HOT bool fast_f32(uint64_t w, int64_t q, uint32_t *bits)
+{
+    if (FAST_CLINGER_F32 && w <= (UINT64_C(1) << 53) && q >= -22 && q <= 22) {
+        double d = q < 0 ? (double)w / POW10_F64[-q] : (double)w * POW10_F64[q];
+        uint64_t db;
+        memcpy(&db, &d, sizeof(db));
+        const uint64_t below = (UINT64_C(1) << 29) - 1; /* double bits under a float's ulp */
+        if ((db & below) != UINT64_C(1) << 28) {
+            float f = (float)d;
+            memcpy(bits, &f, sizeof(*bits));
+            return true;
+        }
+    }
+    bool sure;
+    bin_t b = el_round(&F32, q, w, &sure);
+    if (!sure || b.inf) return false;
+    *bits = (uint32_t)to_bits(&F32, b);
+    return true;
+}
+
+HOT bool fast_f64(uint64_t w, int64_t q, uint64_t *bits)
+{
+    if (w <= (UINT64_C(1) << 53) && q >= -22 && q <= 22) {
+        double d = q < 0 ? (double)w / POW10_F64[-q] : (double)w * POW10_F64[q];
+        memcpy(bits, &d, sizeof(*bits));
+        return true;
+    }
+    bool sure;
+    bin_t b = el_round(&F64, q, w, &sure);
+    if (!sure || b.inf) return false;
+    *bits = to_bits(&F64, b);
+    return true;
+}
+
+/* The general path, out of line so that the fast one keeps its registers. */
+static __attribute__((noinline)) int parse_f64_slow(const char *s, size_t len, double *out,
+                                                    size_t *used)
 {
     uint64_t bits;
     size_t n;
@@ -450,7 +648,8 @@ int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
     return MEM_OK;
 }
 
-int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
+static __attribute__((noinline)) int parse_f32_slow(const char *s, size_t len, float *out,
+                                                    size_t *used)
 {
     uint64_t bits;
     size_t n;
@@ -460,6 +659,41 @@ int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
     uint32_t b32 = (uint32_t)bits;
     memcpy(out, &b32, sizeof(*out));
     *used = n;
+    return MEM_OK;
+}
+
+int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
+{
+    bool neg;
+    uint64_t w, fb;
+    int64_t q;
+    const char *stop;
+    if (!fast_scan(s, s + len, &neg, &w, &q, &stop)) return parse_f64_slow(s, len, out, used);
+    if (w == 0)
+        fb = 0;
+    else if (!fast_f64(w, q, &fb))
+        return parse_f64_slow(s, len, out, used);
+    fb |= (uint64_t)neg << 63;
+    memcpy(out, &fb, sizeof(*out));
+    *used = (size_t)(stop - s);
+    return MEM_OK;
+}
+
+int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
+{
+    bool neg;
+    uint64_t w;
+    int64_t q;
+    uint32_t fb;
+    const char *stop;
+    if (!fast_scan(s, s + len, &neg, &w, &q, &stop)) return parse_f32_slow(s, len, out, used);
+    if (w == 0)
+        fb = 0;
+    else if (!fast_f32(w, q, &fb))
+        return parse_f32_slow(s, len, out, used);
+    fb |= (uint32_t)neg << 31;
+    memcpy(out, &fb, sizeof(*out));
+    *used = (size_t)(stop - s);
     return MEM_OK;
 }
 
