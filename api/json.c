@@ -333,41 +333,38 @@ HOT_WS const char *ws_end(const char *p, const char *end)
     return p;
 }
 
+/* Does a list that mem_num_parse_f32_list read hold an integer jansson would refuse? */
+static bool list_has_too_big_integer(const char *p, const char *end)
+{
+    for (;;) {
+        float f;
+        size_t used;
+        if (mem_num_parse_f32(p, (size_t)(end - p), &f, &used) != MEM_OK) return false;
+        if (too_big_integer(p, used)) return true;
+        p = ws_end(p + used, end);
+        if (p == end || *p != ',') return false;
+        p = ws_end(p + 1, end);
+    }
+}
+
 /* At '[' of an embedding place: 1..MAX_DIM numbers that fit a float32 become a vector
  * node. false (r->p unchanged) for anything else, which the caller parses as JSON. */
 static bool try_vec(rd_t *r, int depth, json_t **out)
 {
     if (depth + 1 > JSON_MAX_DEPTH) return false;
     const char *p = ws_end(r->p + 1, r->end), *end = r->end;
-    float *v = r->vec + 1;
-    size_t n = 0;
     if (p < end && *p == ']') return false;
-    for (;;) {
-        size_t used;
-        if (n == MEM_API_MAX_DIM || mem_num_parse_f32(p, (size_t)(end - p), &v[n], &used) != MEM_OK ||
-            too_big_integer(p, used))
-            return false;
-        n++;
-        p += used;
-        if (p < end && *p == ',') { /* "1,2" and "1, 2" without the general loop */
-            p++;
-            if (p < end && *p == ' ') p++;
-            p = ws_end(p, end);
-            continue;
-        }
-        p = ws_end(p, end);
-        if (p < end && *p == ',') {
-            p = ws_end(p + 1, end);
-            continue;
-        }
-        if (p < end && *p == ']') break;
+    size_t n, used;
+    bool long_integer;
+    if (mem_num_parse_f32_list(p, (size_t)(end - p), r->vec + 1, MEM_API_MAX_DIM, &n, &used,
+                               &long_integer) != MEM_OK ||
+        p + used == end || p[used] != ']' || (long_integer && list_has_too_big_integer(p, end)))
         return false;
-    }
     if (!(*out = json_stringn_nocheck((const char *)r->vec, (1 + n) * sizeof(float)))) {
         r->oom = true;
         return false;
     }
-    r->p = p + 1;
+    r->p = p + used + 1;
     return true;
 }
 

@@ -534,9 +534,9 @@ HOT bool digit_run(const char *p, int zeros, int *len, uint64_t *val)
     *len = n;
     int l1 = clamp8(n - 8), l2 = clamp8(n - 16);
     /* leading zeros keep every partial value below the final one, which is below 10^19 */
-    *val = (digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1)) *
-               POW10_U64[l2] +
-           digits_value(v2, l2);
+    *val =
+        (digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1)) * POW10_U64[l2] +
+        digits_value(v2, l2);
     return true;
 }
 
@@ -570,8 +570,7 @@ HOT bool fast_scan(const char *s, const char *end, bool *neg, uint64_t *w, int64
         if (end - p < FAST_AHEAD) return false;
         /* after "0." the zeros are not significant: only the digits after them count */
         int zeros = n_int == 0 ? leading_zeros(load8(p)) : 0;
-        if (zeros == 8 || !digit_run(p, zeros - n_int, &n_frac, &fp) || n_frac == 0)
-            return false;
+        if (zeros == 8 || !digit_run(p, zeros - n_int, &n_frac, &fp) || n_frac == 0) return false;
         p += n_frac;
         ip = n_int ? ip * POW10_U64[n_frac] + fp : fp; /* n_int + n_frac <= 19 */
         e10 = -n_frac;
@@ -695,6 +694,62 @@ int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
     memcpy(out, &fb, sizeof(*out));
     *used = (size_t)(stop - s);
     return MEM_OK;
+}
+
+HOT bool json_ws(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int mem_num_parse_f32_list(const char *s, size_t len, float *out, size_t max, size_t *count,
+                           size_t *used, bool *long_integer)
+{
+    const char *p = s, *end = s + len;
+    size_t n = 0;
+    *long_integer = false;
+    int rc = MEM_OK;
+    for (;;) {
+        if (n == max) {
+            rc = MEM_ELIMIT;
+            break;
+        }
+        bool neg;
+        uint64_t w;
+        int64_t q;
+        uint32_t fb = 0;
+        const char *stop;
+        if (fast_scan(p, end, &neg, &w, &q, &stop) && (w == 0 || fast_f32(w, q, &fb))) {
+            fb |= (uint32_t)neg << 31;
+            memcpy(&out[n], &fb, sizeof(fb));
+        } else {
+            size_t u;
+            rc = parse_f32_slow(p, (size_t)(end - p), &out[n], &u);
+            if (rc != MEM_OK) break;
+            stop = p + u;
+        }
+        if (stop - p >= 19) { /* an integer of 19 digits or more? (a real shows '.' or 'e') */
+            const char *d = p + (*p == '-');
+            while (d < stop && is_digit(*d))
+                d++;
+            if (d == stop) *long_integer = true;
+        }
+        n++;
+        p = stop;
+        if (p < end && *p == ',') { /* "1,2" and "1, 2" first: what clients write */
+            p++;
+            if (p < end && *p == ' ') p++;
+        } else {
+            while (p < end && json_ws(*p))
+                p++;
+            if (p == end || *p != ',') break;
+            p++;
+        }
+        while (p < end && json_ws(*p))
+            p++;
+    }
+    *count = n;
+    *used = (size_t)(p - s);
+    return rc;
 }
 
 /* w * 10^q (w without a limit on its digits being exact) rounded to F. */

@@ -14,6 +14,7 @@
 #ifndef MEM_CORE_NUM_H
 #define MEM_CORE_NUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,18 @@
  * *used is set, *out is not. */
 int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used);
 int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used);
+
+/* Parse a list of JSON numbers separated by commas, with JSON whitespace (space, tab, CR,
+ * LF) around the commas, from s[0..len) into out[0..max), as mem_num_parse_f32 parses each
+ * (an array's body: "1.5, -2e-3,0"). s must start at a number. *count: the numbers parsed
+ * into out; *used: the bytes read, up to the first byte after the last number and the
+ * whitespace behind it that is not a comma (so s[*used] is what ends the list: ']' in an
+ * array). MEM_OK: the list ended there. MEM_EINVAL: no number where one was expected (at
+ * s + *used); MEM_ELIMIT: a number beyond float32 (at s + *used), or a comma after max
+ * numbers. *long_integer: some number was an integer of 19 digits or more, which a JSON
+ * reader with 64-bit integers must check (it may be out of its range). */
+int mem_num_parse_f32_list(const char *s, size_t len, float *out, size_t max, size_t *count,
+                           size_t *used, bool *long_integer);
 
 /* The shortest decimal digits * 10^exp10 that reads back as |x| (x finite and nonzero),
  * the closest to |x| among those of that length (ties to an even last digit); digits has
