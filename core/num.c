@@ -449,9 +449,6 @@ HOT int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t 
  * known after one load, not one load per 8 digits. Anything else, valid or not, makes it
  * give up, and parse() reads the number from its start. */
 #define FAST_AHEAD 24
-#ifndef FAST_CLINGER_F32
-#define FAST_CLINGER_F32 1
-#endif
 
 static const uint64_t POW10_U64[20] = {1,
                                        10,
@@ -527,16 +524,22 @@ HOT int clamp8(int n)
  * number to number, and a mispredicted branch costs more than the arithmetic). */
 HOT bool digit_run(const char *p, int zeros, int *len, uint64_t *val)
 {
-    uint64_t v0 = load8(p), v1 = load8(p + 8), v2 = load8(p + 16);
-    int n0 = leading_digits(v0), n1 = leading_digits(v1), n2 = leading_digits(v2);
-    int n = n0 < 8 ? n0 : n1 < 8 ? 8 + n1 : 16 + n2;
+    uint64_t v0 = load8(p), v1 = load8(p + 8);
+    int n0 = leading_digits(v0), n1 = leading_digits(v1);
+    if (n0 + n1 < 16) { /* no more than 15 digits: two words */
+        int n = n0 < 8 ? n0 : 8 + n1, l1 = clamp8(n - 8);
+        if (n - zeros > 19) return false;
+        *len = n;
+        *val = digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1);
+        return true;
+    }
+    uint64_t v2 = load8(p + 16);
+    int n2 = leading_digits(v2), n = 16 + n2;
     if (n == 24 || n - zeros > 19) return false;
     *len = n;
-    int l1 = clamp8(n - 8), l2 = clamp8(n - 16);
     /* leading zeros keep every partial value below the final one, which is below 10^19 */
-    *val =
-        (digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1)) * POW10_U64[l2] +
-        digits_value(v2, l2);
+    *val = (digits_value(v0, 8) * 100000000 + digits_value(v1, 8)) * POW10_U64[n2] +
+           digits_value(v2, n2);
     return true;
 }
 
@@ -593,23 +596,43 @@ HOT bool fast_scan(const char *s, const char *end, bool *neg, uint64_t *w, int64
     return true;
 }
 
-/* The float32 nearest to w * 10^q (w != 0), or false when the fast ways cannot tell. For
- * w <= 2^53 and |q| <= 22, Clinger: w and 10^|q| are exact doubles, so one multiplication
- * or division gives the correctly rounded double; its rounding to float32 is then the
- * correct one unless it lands exactly halfway between two floats (the halfway points are
- * doubles, and rounding to a double cannot move a value across one), which is tested.
- * The range keeps every such value a normal float32. Otherwise Eisel-Lemire. */
+/* The float32 nearest to w * 10^q (w != 0), or false when the fast ways cannot tell.
+ *
+ * For |q| <= 22, in doubles: d = (double)w * 10^q, with (double)w, the power (exact for
+ * q >= 0, rounded for q < 0) and the product each rounded once, so d is within 3 units
+ * of its last place of the exact value (three relative errors of at most 2^-53 each, and
+ * an ulp is at least 2^-53 of the value). Rounding d to float32 then gives the correctly
+ * rounded float unless a halfway point between two floats lies between d and the exact
+ * value: such a point is a double with 28 zero bits after its 25th significant bit, so d
+ * would be within 3 ulps of that pattern, which is tested (with room to spare: +-8). The
+ * range keeps every such value above the normal float32 minimum; one that rounds beyond
+ * the maximum gives infinity and is left to the general path.
+ *
+ * Otherwise Eisel-Lemire, which decides all but a few hard cases. */
+#define FAST_F32_SLACK 8
+
+static const double POW10_PM22[45] = {
+    1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11,
+    1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,
+    1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
+    1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
+
 HOT bool fast_f32(uint64_t w, int64_t q, uint32_t *bits)
 {
-    if (FAST_CLINGER_F32 && w <= (UINT64_C(1) << 53) && q >= -22 && q <= 22) {
-        double d = q < 0 ? (double)w / POW10_F64[-q] : (double)w * POW10_F64[q];
+    if (q >= -22 && q <= 22) {
+        double d = (double)w * POW10_PM22[q + 22];
         uint64_t db;
         memcpy(&db, &d, sizeof(db));
         const uint64_t below = (UINT64_C(1) << 29) - 1; /* double bits under a float's ulp */
-        if ((db & below) != UINT64_C(1) << 28) {
+        const uint64_t half = UINT64_C(1) << 28;
+        if ((db & below) - (half - FAST_F32_SLACK) > 2 * FAST_F32_SLACK) {
             float f = (float)d;
-            memcpy(bits, &f, sizeof(*bits));
-            return true;
+            uint32_t fb;
+            memcpy(&fb, &f, sizeof(fb));
+            if ((fb & 0x7f800000u) != 0x7f800000u) {
+                *bits = fb;
+                return true;
+            }
         }
     }
     bool sure;

@@ -294,6 +294,33 @@ static void test_rounding(void **state)
     assert_true(f == 0x1.000002p0f);
 }
 
+/* The fast float32 path rounds a double within 3 ulps of the value, and leaves values
+ * within a few ulps of a float32 halfway point to exact arithmetic: 19-digit decimals on
+ * either side of halfway points, 0 to 12 double ulps away, and at every float32 binade. */
+static void test_near_halfway(void **state)
+{
+    char s[64];
+    uint64_t seed0 = seed;
+    for (int i = 0; i < 3000; i++) {
+        uint32_t b = (uint32_t)rng_next(&seed) & 0x7f7fffffu;
+        if (i < 254) b = (uint32_t)(i + 1) << 23; /* the first float of each binade, and below */
+        uint32_t b2 = b + 1;
+        float a, c;
+        memcpy(&a, &b, sizeof(a));
+        memcpy(&c, &b2, sizeof(c));
+        double mid = ((double)a + (double)c) / 2;
+        if (i < 254) mid = ((double)a + (double)nextafterf(a, 0)) / 2;
+        for (int k = -12; k <= 12; k++) {
+            double x = mid;
+            for (int j = 0; j < (k < 0 ? -k : k); j++)
+                x = nextafter(x, k < 0 ? 0 : INFINITY);
+            int n = snprintf(s, sizeof(s), "%.18e", x);
+            const char *why = num_oracle_check_parse(s, (size_t)n);
+            if (why) fail_msg("seed %llu: %s: %s", (unsigned long long)seed0, s, why);
+        }
+    }
+}
+
 /* Random inputs of every shape, against strtof and strtod. */
 static void test_random_against_libc(void **state)
 {
@@ -302,7 +329,7 @@ static void test_random_against_libc(void **state)
     for (int i = 0; i < 40000; i++) {
         uint64_t r = rng_next(&seed);
         int n;
-        switch (i % 5) {
+        switch (i % 6) {
         case 0: { /* any double, 17 digits */
             double x;
             memcpy(&x, &r, sizeof(x));
@@ -324,6 +351,16 @@ static void test_random_against_libc(void **state)
             memcpy(&a, &b, sizeof(a));
             memcpy(&c, &b2, sizeof(c));
             n = snprintf(s, sizeof(s), "%.40e", ((double)a + (double)c) / 2);
+            break;
+        }
+        case 5: { /* within a hair of a float32 halfway point, at most 19 digits: the
+                   * inputs where a float32 read through a double could round wrongly */
+            uint32_t b = (uint32_t)r & 0x7f7fffffu, b2 = b + 1;
+            float a, c;
+            memcpy(&a, &b, sizeof(a));
+            memcpy(&c, &b2, sizeof(c));
+            n = snprintf(s, sizeof(s), "%s%.*e", r >> 63 ? "-" : "", (int)(r >> 40) % 4 + 15,
+                         ((double)a + (double)c) / 2);
             break;
         }
         case 3: { /* embedding-like: small, 6 to 19 digits */
@@ -464,7 +501,8 @@ int main(void)
     printf("# MEM_TEST_SEED=%llu\n", (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grammar),     cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_random_against_libc),
+        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_near_halfway),
+        cmocka_unit_test(test_random_against_libc),
         cmocka_unit_test(test_print_forms), cmocka_unit_test(test_random_shortest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
