@@ -611,11 +611,11 @@ HOT bool fast_scan(const char *s, const char *end, bool *neg, uint64_t *w, int64
  * Otherwise Eisel-Lemire, which decides all but a few hard cases. */
 #define FAST_F32_SLACK 8
 
-static const double POW10_PM22[45] = {
-    1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11,
-    1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,
-    1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
-    1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
+static const double POW10_PM22[45] = {1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14,
+                                      1e-13, 1e-12, 1e-11, 1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,
+                                      1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,   1e2,   1e3,   1e4,
+                                      1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
+                                      1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
 
 HOT bool fast_f32(uint64_t w, int64_t q, uint32_t *bits)
 {
@@ -885,12 +885,12 @@ static void to_decimal(bool is_f64, int q, uint64_t c, int dk, uint64_t *f, int 
     *e = k + dk;
 }
 
+/* Decimal digits of f >= 1: floor(log10(2) * bit length) (1233 / 4096 approximates log10(2)
+ * closely enough for 64 bits) is the count or one less. */
 static int count_digits(uint64_t f)
 {
-    int n = 1;
-    for (uint64_t p = 10; n < 20 && f >= p; p *= 10)
-        n++;
-    return n;
+    int t = ((64 - __builtin_clzll(f | 1)) * 1233) >> 12;
+    return t + (f >= POW10_U64[t]);
 }
 
 static bool same_value(const fmt_t *F, uint64_t w, int64_t q, uint64_t bits)
@@ -968,12 +968,35 @@ void mem_num_shortest_f32(float x, uint32_t *digits, int *exp10)
 
 /* ---- printing ---- */
 
-/* Copy n bytes (n is at most 17: short loops beat calls to memcpy here). */
-static char *put(char *o, const char *src, int n)
+static const char DIGIT_PAIRS[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* The n digits of f at out[0..n), two at a time from the right (32-bit divisions once f
+ * fits: a float32's digits always do). */
+static void put_digits(uint64_t f, int n, char *out)
 {
-    for (int i = 0; i < n; i++)
-        *o++ = src[i];
-    return o;
+    char *o = out + n;
+    while (f > UINT32_MAX) {
+        uint64_t q = f / 100;
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * (f - q * 100), 2);
+        f = q;
+    }
+    uint32_t g = (uint32_t)f;
+    while (g >= 100) {
+        uint32_t q = g / 100;
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * (g - q * 100), 2);
+        g = q;
+    }
+    if (g >= 10) {
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * g, 2);
+    } else {
+        *--o = (char)('0' + g);
+    }
 }
 
 static char *put_zeros(char *o, int n)
@@ -983,43 +1006,51 @@ static char *put_zeros(char *o, int n)
     return o;
 }
 
-/* f * 10^e in the JSON real style of num.h. */
+/* f * 10^e in the JSON real style of num.h, the digits written once where they go (a '.'
+ * is made room for by moving the few digits after it). */
 static size_t fmt_decimal(bool neg, uint64_t f, int e, char *out)
 {
-    char d[20];
     int n = count_digits(f);
-    for (int i = n; i-- > 0; f /= 10)
-        d[i] = (char)('0' + f % 10);
     int x = n - 1 + e; /* exponent of the leading digit */
     char *o = out;
     if (neg) *o++ = '-';
     if (e >= 0 && x < 15) { /* integral: plain, with ".0" */
-        o = put_zeros(put(o, d, n), e);
+        put_digits(f, n, o);
+        o = put_zeros(o + n, e);
         *o++ = '.';
         *o++ = '0';
     } else if (x < -4 || x >= n) { /* %g's exponent form */
-        *o++ = d[0];
+        put_digits(f, n, o + 1);
+        o[0] = o[1];
         if (n > 1) {
-            *o++ = '.';
-            o = put(o, d + 1, n - 1);
+            o[1] = '.';
+            o += n + 1;
+        } else {
+            o += 1;
         }
         *o++ = 'e';
         *o++ = x < 0 ? '-' : '+';
         int ax = x < 0 ? -x : x;
         if (ax >= 100) *o++ = (char)('0' + ax / 100);
-        *o++ = (char)('0' + ax / 10 % 10);
-        *o++ = (char)('0' + ax % 10);
+        memcpy(o, DIGIT_PAIRS + 2 * (ax % 100), 2);
+        o += 2;
     } else if (x >= 0) { /* ddd.ddd; an integer of 16 or 17 digits gets ".0" */
-        o = put(o, d, x + 1);
-        *o++ = '.';
-        if (x + 1 < n)
-            o = put(o, d + x + 1, n - x - 1);
-        else
+        put_digits(f, n, o);
+        if (x + 1 < n) {
+            memmove(o + x + 2, o + x + 1, (size_t)(n - x - 1));
+            o[x + 1] = '.';
+            o += n + 1;
+        } else {
+            o += n;
+            *o++ = '.';
             *o++ = '0';
+        }
     } else { /* 0.000ddd */
         *o++ = '0';
         *o++ = '.';
-        o = put(put_zeros(o, -x - 1), d, n);
+        o = put_zeros(o, -x - 1);
+        put_digits(f, n, o);
+        o += n;
     }
     *o = '\0';
     return (size_t)(o - out);

@@ -500,10 +500,13 @@ int main(void)
     seed = env ? strtoull(env, NULL, 10) : 20260731;
     printf("# MEM_TEST_SEED=%llu\n", (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grammar),     cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_near_halfway),
+        cmocka_unit_test(test_grammar),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_rounding),
+        cmocka_unit_test(test_near_halfway),
         cmocka_unit_test(test_random_against_libc),
-        cmocka_unit_test(test_print_forms), cmocka_unit_test(test_random_shortest),
+        cmocka_unit_test(test_print_forms),
+        cmocka_unit_test(test_random_shortest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
