@@ -750,7 +750,7 @@ int mem_num_parse_f32_list(const char *s, size_t len, float *out, size_t max, si
             if (rc != MEM_OK) break;
             stop = p + u;
         }
-        if (stop - p >= 19) { /* an integer of 19 digits or more? (a real shows '.' or 'e') */
+        if (stop - p >= 19 + (*p == '-')) { /* 19 digits or more: an integer? (or '.', 'e') */
             const char *d = p + (*p == '-');
             while (d < stop && is_digit(*d))
                 d++;
