@@ -1,7 +1,10 @@
 /* num.c - correctly rounded decimal parsing and shortest printing (see num.h)
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. Parsing reads the first 19 significant digits into w, so the value is
+ * DESIGN. Most numbers take the fast path (see "the fast path" below): up to 19 digits
+ * read 8 bytes at a time, and for float32 one rounded double product, which is exact
+ * enough except within a few ulps of a float32 halfway point; those and the rest take the
+ * general path. It reads the first 19 significant digits into w, so the value is
  * w * 10^q (+ what later digits add). Eisel-Lemire multiplies w by a 128-bit
  * approximation of 5^q (core/num_tables.h) and rounds to the target precision directly;
  * it knows when the approximation could not decide. When it could not, or when digits
@@ -443,11 +446,12 @@ HOT int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t 
 /* What nearly every number in a body looks like: at most 19 significant digits, fewer than
  * 8 zeros between the point and the first of them, at most 23 digits on either side of the
  * point, an exponent of at most 4 digits, and FAST_AHEAD readable bytes wherever a run of
- * digits starts. fast_scan reads such a number (its value is w * 10^q exactly) with every
- * byte of a run classified at once, 8 bytes to a word, the three words independently of
- * each other, so that the end of the run (on which the next number's start depends) is
- * known after one load, not one load per 8 digits. Anything else, valid or not, makes it
- * give up, and parse() reads the number from its start. */
+ * digits starts (so the last number of an input goes the general way). fast_scan reads
+ * such a number (its value is w * 10^q exactly) with every byte of a run classified at
+ * once, 8 bytes to a word, the words independently of each other, so that the end of the
+ * run (on which the next number's start depends) is known after one load, not one load
+ * per 8 digits. Anything else, valid or not, makes it give up, and parse() reads the
+ * number from its start. */
 #define FAST_AHEAD 24
 
 static const uint64_t POW10_U64[20] = {1,
@@ -519,9 +523,10 @@ HOT int clamp8(int n)
 }
 
 /* The run of digits at p (FAST_AHEAD bytes readable): its length (below 24, or false),
- * and in *val its value when it has at most 19 digits after its first `zeros`. The three
- * words are converted whatever the length (with selects, not branches: lengths vary from
- * number to number, and a mispredicted branch costs more than the arithmetic). */
+ * and in *val its value when it has at most 19 digits after its first `zeros`. Within the
+ * first two words the length picks the digits by selects, not branches (it varies from
+ * number to number, and a mispredicted branch costs more than the arithmetic); the third
+ * word is read only for runs of 16 digits or more, which a client writes all or none of. */
 HOT bool digit_run(const char *p, int zeros, int *len, uint64_t *val)
 {
     uint64_t v0 = load8(p), v1 = load8(p + 8);

@@ -5,10 +5,11 @@
  * need not end in NUL.
  *
  * Parsing rounds the exact decimal value to the nearest float32 or double, ties to even,
- * in one step (a float32 is never rounded through a double, which would round twice):
- * Eisel-Lemire with 128-bit powers of five for up to 19 significant digits, and an exact
- * big-integer comparison with the halfway point when more digits leave the result in
- * doubt. Printing gives the shortest decimal that reads back as the same value
+ * in one step (a float32 is never rounded to the nearest double first, which would round
+ * twice): for up to 19 significant digits a double product known to lie within 3 ulps of
+ * the value (float32, where that decides it) or Eisel-Lemire with 128-bit powers of five,
+ * and an exact big-integer comparison with the halfway point when more digits leave the
+ * result in doubt. Printing gives the shortest decimal that reads back as the same value
  * (Schubfach), so a float32 prints as at most 9 digits and a double as at most 17.
  */
 #ifndef MEM_CORE_NUM_H

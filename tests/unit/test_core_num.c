@@ -359,8 +359,7 @@ static void test_list(void **state)
     size_t n, used;
     bool long_int;
     const char *ok = "1.5,-2e-3, 0 ,\t4\n,\r5e0]   ";
-    assert_int_equal(mem_num_parse_f32_list(ok, strlen(ok), out, 8, &n, &used, &long_int),
-                     MEM_OK);
+    assert_int_equal(mem_num_parse_f32_list(ok, strlen(ok), out, 8, &n, &used, &long_int), MEM_OK);
     assert_int_equal(n, 5);
     assert_true(ok[used] == ']' && !long_int);
     assert_true(out[0] == 1.5f && out[1] == -2e-3f && out[2] == 0 && out[3] == 4 && out[4] == 5);
@@ -423,8 +422,7 @@ static void test_list(void **state)
                                     r & 512 ? (double)x : ((double)(r >> 11) * 0x1p-53 - 0.5));
         }
         len += (size_t)snprintf(text + len, 4, "]");
-        assert_int_equal(mem_num_parse_f32_list(text, len, many, 64, &n, &used, &long_int),
-                         MEM_OK);
+        assert_int_equal(mem_num_parse_f32_list(text, len, many, 64, &n, &used, &long_int), MEM_OK);
         if (n != count || text[used] != ']')
             fail_msg("seed %llu: %zu of %zu numbers in %s", (unsigned long long)seed0, n, count,
                      text);
@@ -619,14 +617,10 @@ int main(void)
     seed = env ? strtoull(env, NULL, 10) : 20260731;
     printf("# MEM_TEST_SEED=%llu\n", (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grammar),
-        cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_rounding),
-        cmocka_unit_test(test_near_halfway),
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_random_against_libc),
-        cmocka_unit_test(test_print_forms),
-        cmocka_unit_test(test_random_shortest),
+        cmocka_unit_test(test_grammar),     cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_near_halfway),
+        cmocka_unit_test(test_list),        cmocka_unit_test(test_random_against_libc),
+        cmocka_unit_test(test_print_forms), cmocka_unit_test(test_random_shortest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
