@@ -525,6 +525,9 @@ int main(void)
                 "  \"retrieve_answer_from_results\": {\"text_us\": %.2f, \"tree_dump_us\": "
                 "%.2f, \"ratio\": %.3f},\n",
                 enc_text_us, enc_tree_us, enc_text_us / enc_tree_us);
+        double load[1] = {-1};
+        getloadavg(load, 1);
+        fprintf(f, "  \"load_avg_1min\": %.2f,\n", load[0]);
         fprintf(f, "  \"embedding_arrays\": {\"dim\": %d", ARR_DIM);
         for (int k = 0; k < (int)N_SHAPES; k++)
             fprintf(f,
