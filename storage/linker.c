@@ -538,6 +538,7 @@ int mem_store__linker_start(mem_store_t *st, mem_err_t *err)
 {
     if (pthread_create(&st->linker, NULL, linker_main, st) != 0)
         return mem_err_set(err, MEM_ESTORAGE, "cannot start the graph linker thread");
+    pthread_setname_np(st->linker, "mnemod-graph");
     st->linker_started = true;
     return MEM_OK;
 }
