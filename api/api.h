@@ -172,6 +172,10 @@ void mem_api_import_free(mem_api_import_t *imp); /* NULL-safe */
 /* Loop thread, once the head is in (req->body is not there yet). */
 mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
                              mem_api_resp_t *resp);
+/* Loop thread, once the body is in (before the first mem_api_work or mem_api_work_inline):
+ * the request has arrived whole, the answer's took_ms counts from now. The first step does
+ * it too when the caller did not; later calls change nothing. */
+void mem_api_body_complete(mem_api_resp_t *resp);
 /* Pool thread: the next step (req->body is complete; req may be NULL after a WRITE). */
 mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
                             mem_api_resp_t *resp);

@@ -154,7 +154,11 @@ typedef struct mem_api__state {
     bool preflight;      /* OPTIONS with Access-Control-Request-Method */
     char *allow_headers; /* echoed Access-Control-Request-Headers */
     mem_api__pending_kind_t kind;
-    double t0_s; /* monotonic start, for took_ms */
+    /* took_ms counts from here: the request read in full (mem_api_body_complete), so a
+     * client slow to send its body is not the server's time; set once, so an inline try
+     * that falls back to a worker keeps it */
+    double t0_s;
+    bool t0_set;
     /* compact */
     char **plan_ids; /* from mem_store_compact_plan, freed with mem_store_ids_free */
     size_t n_plan, before;

@@ -378,7 +378,6 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
         mem_api__fail(resp, MEM_ENOMEM, NULL, "out of memory");
         return MEM_API_REPLY;
     }
-    st->t0_s = mem_api__mono_s();
     st->store = ctx->store; /* as the loop thread sees it now */
     mem_api__route_t *r = &st->route;
     int rc = mem_api__route(req->method, req->path, r, &err);
@@ -625,6 +624,7 @@ static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req
 {
     mem_api__state_t *st = resp->_state;
     mem_api__route_t *r = &st->route;
+    mem_api_body_complete(resp); /* unless the caller did (mem_api_handle does not) */
     mem_err_t err;
     mem_err_clear(&err);
     bool takes_json = route_has_ns(r) && r->kind != MEM_API_R_IMPORT &&
@@ -661,6 +661,14 @@ static mem_api_next_t body_in(const mem_api_ctx_t *ctx, const mem_api_req_t *req
         return MEM_API_WAIT;
     }
     return run_handler(ctx, req, resp);
+}
+
+void mem_api_body_complete(mem_api_resp_t *resp)
+{
+    mem_api__state_t *st = resp->_state;
+    if (!st || st->t0_set) return;
+    st->t0_s = mem_api__mono_s();
+    st->t0_set = true;
 }
 
 mem_api_next_t mem_api_work(const mem_api_ctx_t *ctx, const mem_api_req_t *req,

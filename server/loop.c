@@ -956,6 +956,7 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
                            "too many requests in progress (max-queue), retry later");
     r->areq.body = r->body ? r->body : "";
     r->areq.body_len = r->len;
+    mem_api_body_complete(&r->aresp); /* took_ms: from here (a pool queue wait included) */
     mem_api_next_t next = MEM_API_WORK;
     bool answered = !r->import && answer_inline(s, r, &next);
     if (answered && next == MEM_API_REPLY) return reply_now(r, &r->aresp);

@@ -10,11 +10,13 @@ why a try gave up. A namespace busy with large writes (its graph behind, its loc
 makes tries fall back, and the answers stay exact.
 """
 
+import json
 import os
 import random
 import re
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
@@ -225,6 +227,41 @@ def test_inline_falls_back_while_the_namespace_is_written():
     check(checked >= 20, "retrieves ran during the writes (%d)" % checked)
     check(held > 0, "some tries met the writes and fell back: %r" % m1)
     srv.stop()
+
+
+@h.test
+def test_took_ms_counts_from_the_whole_request():
+    """took_ms is the server's own time, from when the request has arrived whole: a client
+    that sends the head, waits 300 ms, then sends the body gets a took_ms that does not
+    count its wait, on every path (answered on the loop, a try over budget rerun on the
+    pool, the pool only); a normal request's took_ms is still a measured time (> 0)."""
+    rng = random.Random(1403)
+    segs = corpus(rng)[:400]
+    servers = {"loop": h.Server().start(),
+               "tiny budget": h.Server(["--inline-scan-budget", "10"]).start(),
+               "pool": h.Server(["--inline-scan-budget", "0"]).start()}
+    wait_s = 0.3
+    for name, srv in servers.items():
+        load(srv, "t", segs)
+        body = json.dumps({"embedding": h.rand_vec(rng, DIM), "k": 5}).encode()
+        head = ("POST /v1/namespaces/t/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Connection: close\r\nContent-Type: application/json\r\n"
+                "Content-Length: %d\r\n\r\n" % len(body)).encode()
+        t0 = time.monotonic()
+        st, _, got = srv.raw(None, chunks=[head, body], delay=wait_s)
+        waited = time.monotonic() - t0
+        eq(st, 200, "%s: retrieve with a late body" % name)
+        check(waited >= wait_s, "%s: the client did wait (%.3f s)" % (name, waited))
+        check(0 < got["took_ms"] < wait_s * 1000 / 3,
+              "%s: took_ms %.3f counts the client's %d ms wait for its body" %
+              (name, got["took_ms"], wait_s * 1000))
+        st, _, got = srv.raw(h.raw_request("POST", "/v1/namespaces/t/retrieve", body))
+        eq(st, 200, "%s: retrieve" % name)
+        check(got["took_ms"] > 0, "%s: a normal took_ms is measured: %r" % (name, got["took_ms"]))
+    m = metrics(servers["tiny budget"])
+    check(fallbacks(m, "budget") >= 2, "the tiny budget fell back to the pool: %r" % m)
+    for srv in servers.values():
+        srv.stop()
 
 
 if __name__ == "__main__":
