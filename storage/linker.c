@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE /* gettid, for the thread's own scheduling policy */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,8 @@ static int set_policy(int tid, int policy, int nice)
 
 /* Whether a thread of this process at nice can enter SCHED_IDLE and leave it again (the
  * kernel asks for CAP_SYS_NICE or an RLIMIT_NICE allowing nice; a seccomp filter may forbid
- * the call): tried on a thread made for the test, which inherits the linker's policy. */
+ * the call): tried on a thread made for the test, before the linker starts (so nobody
+ * counting the store's threads ever sees it). */
 typedef struct idle_probe {
     int nice;
     bool ok;
@@ -115,7 +117,8 @@ static void *idle_probe_main(void *arg)
 {
     idle_probe_t *p = arg;
     int tid = (int)gettid();
-    p->ok = set_policy(tid, SCHED_IDLE, p->nice) == 0 && set_policy(tid, SCHED_OTHER, p->nice) == 0;
+    p->ok = set_policy(tid, SCHED_OTHER, p->nice) == 0 &&
+            set_policy(tid, SCHED_IDLE, p->nice) == 0 && set_policy(tid, SCHED_OTHER, p->nice) == 0;
     return NULL;
 }
 
@@ -138,21 +141,34 @@ static void policy_locked(mem_store_t *st, bool idle)
         st->g_can_idle = false;
 }
 
-/* The linker's own start: its nice value and slice, and whether it may idle. */
+/* On the thread that starts the linker (whose nice value it inherits): the linker's nice
+ * value, and whether it may idle. */
+static void policy_probe(mem_store_t *st)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+    bool known = errno == 0;
+    nice = nice + LINKER_NICE > 19 ? 19 : nice + LINKER_NICE;
+    bool can_idle = known && can_leave_idle(nice);
+    pthread_mutex_lock(&st->g_mu);
+    st->g_nice = known ? nice : INT_MIN; /* unknown: the linker's priority is left alone */
+    st->g_can_idle = can_idle;
+    pthread_mutex_unlock(&st->g_mu);
+}
+
+/* The linker's own start: its nice value and slice, then idle unless a read already waits. */
 static void policy_start(mem_store_t *st)
 {
     int tid = (int)gettid();
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
-    bool known = errno == 0;
-    nice = nice + LINKER_NICE > 19 ? 19 : nice + LINKER_NICE;
-    bool set = known && set_policy(tid, SCHED_OTHER, nice) == 0;
-    if (!set && known) set = setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0;
+    pthread_mutex_lock(&st->g_mu);
+    int nice = st->g_nice;
+    pthread_mutex_unlock(&st->g_mu);
+    bool set = nice != INT_MIN && set_policy(tid, SCHED_OTHER, nice) == 0;
+    if (!set && nice != INT_MIN) set = setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0;
     pthread_mutex_lock(&st->g_mu);
     st->g_tid = tid;
-    st->g_nice = nice;
     st->g_idle = false;
-    st->g_can_idle = set && can_leave_idle(nice);
+    if (!set) st->g_can_idle = false;
     st->g_stirred_s = mono_s();
     policy_locked(st, st->g_waiters == 0);
     pthread_mutex_unlock(&st->g_mu);
@@ -650,6 +666,7 @@ static void *linker_main(void *arg)
 
 int mem_store__linker_start(mem_store_t *st, mem_err_t *err)
 {
+    policy_probe(st);
     if (pthread_create(&st->linker, NULL, linker_main, st) != 0)
         return mem_err_set(err, MEM_ESTORAGE, "cannot start the graph linker thread");
     pthread_setname_np(st->linker, "mnemod-graph");
