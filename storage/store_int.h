@@ -159,10 +159,17 @@ void mem_store__tok_put(mem_store_t *st, mem_lextok_t *tk);
 
 typedef struct mem_store__scanpool mem_store__scanpool_t;
 
+/* A retrieve of at most this many hits reads their texts with a statement of as many
+ * parameters (seq IN (?2, ..., ?n+1)), prepared on the connection's first such answer;
+ * a larger one sends the seqs as one JSON array (json_each), which costs about twice as
+ * much for ten rows (parsing the array, a virtual table). */
+#define MEM_STORE__FETCH_IN_MAX 32
+
 typedef struct mem_store_rconn {
     sqlite3 *db;
     sqlite3_stmt *get;   /* by (ns_id, id) */
-    sqlite3_stmt *fetch; /* by (ns_id, seq) */
+    sqlite3_stmt *fetch; /* by (ns_id, seq), the seqs as a JSON array */
+    sqlite3_stmt *fetch_in[MEM_STORE__FETCH_IN_MAX + 1]; /* [n]: by n seqs, NULL until used */
     struct mem_store_rconn *next;
 } mem_store_rconn_t;
 
