@@ -46,6 +46,7 @@ typedef struct mem_cfg {
     double max_future_skew_s;
     int threads;           /* request worker threads (server/pool.c) */
     size_t worker_spin_us; /* an idle worker watches for the next job this long, 0..10000 */
+    size_t loop_spin_us;   /* the event loop polls for the next event this long, 0..10000 */
     bool sync_full;
     size_t max_connections;
     double idle_timeout_s;

@@ -7,6 +7,7 @@
  * reader, which WAL lets run beside the writer. Namespaces are refcounted so a drop (or a
  * reload after a failed group) never frees one a reader still holds.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -226,6 +227,8 @@ static void rconn_free(mem_store_rconn_t *c)
     if (!c) return;
     sqlite3_finalize(c->get);
     sqlite3_finalize(c->fetch);
+    for (size_t i = 0; i <= MEM_STORE__FETCH_IN_MAX; i++)
+        sqlite3_finalize(c->fetch_in[i]);
     sqlite3_close(c->db);
     free(c);
 }
@@ -368,6 +371,7 @@ static void checkpointer_start(mem_store_t *st)
         st->ck_db = NULL;
         return;
     }
+    pthread_setname_np(st->ck_thread, "mnemod-walckpt");
     st->ck_started = true;
 }
 
@@ -739,6 +743,38 @@ void mem_store_results_free(mem_store_result_t *res, size_t n)
     free(res);
 }
 
+/* The one statement that reads the texts of the hits, bound and not yet stepped: of n
+ * parameters for up to MEM_STORE__FETCH_IN_MAX hits, else with the seqs as a JSON array in
+ * *seqs (the caller frees it once the statement is reset). NULL when memory runs out. */
+static char *seq_list(const mem_scan_hit_t *hits, size_t n);
+static sqlite3_stmt *fetch_bind(mem_store_rconn_t *c, int64_t ns_id, const mem_scan_hit_t *hits,
+                                size_t n, char **seqs)
+{
+    sqlite3_stmt *s = NULL;
+    if (n <= MEM_STORE__FETCH_IN_MAX) {
+        if (!c->fetch_in[n]) {
+            char sql[128 + MEM_STORE__FETCH_IN_MAX * 6];
+            int len = snprintf(sql, sizeof(sql),
+                               "SELECT seq, text, source, metadata FROM segments"
+                               " WHERE ns_id = ?1 AND seq IN (");
+            for (size_t i = 0; i < n; i++)
+                len += snprintf(sql + len, sizeof(sql) - (size_t)len, i ? ",?%zu" : "?%zu", i + 2);
+            snprintf(sql + len, sizeof(sql) - (size_t)len, ")");
+            sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->fetch_in[n], NULL);
+        }
+        if ((s = c->fetch_in[n])) {
+            sqlite3_bind_int64(s, 1, ns_id);
+            for (size_t i = 0; i < n; i++)
+                sqlite3_bind_int64(s, (int)i + 2, (sqlite3_int64)hits[i].seq);
+            return s;
+        }
+    }
+    if (!(*seqs = seq_list(hits, n))) return NULL;
+    sqlite3_bind_int64(c->fetch, 1, ns_id);
+    sqlite3_bind_text(c->fetch, 2, *seqs, -1, SQLITE_STATIC);
+    return c->fetch;
+}
+
 /* "[seq,seq,...]" of the hits, for json_each: the one statement that reads them all. */
 static char *seq_list(const mem_scan_hit_t *hits, size_t n)
 {
@@ -850,6 +886,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     mem_scan_hit_t *hits = NULL;
     mem_store_result_t *res = NULL;
     char *seqs = NULL;
+    sqlite3_stmt *fetch = NULL; /* the texts' statement, bound (fetch_bind) */
     size_t n_hits = 0, n_scanned = 0, n_res = 0;
     int rc = MEM_OK;
     mem_scan_params_t p = q->scan;
@@ -965,13 +1002,10 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     }
     int first = SQLITE_DONE;
     if (within && !oom && n_hits) {
-        if ((seqs = seq_list(hits, n_hits))) {
-            sqlite3_bind_int64(c->fetch, 1, ns->ns_id);
-            sqlite3_bind_text(c->fetch, 2, seqs, -1, SQLITE_STATIC);
-            first = sqlite3_step(c->fetch); /* takes the read snapshot */
-        } else {
+        if ((fetch = fetch_bind(c, ns->ns_id, hits, n_hits, &seqs)))
+            first = sqlite3_step(fetch); /* takes the read snapshot */
+        else
             oom = true;
-        }
     }
     /* A try gives up here on a busy file (busy timeout 0): nothing is recorded yet. Access
      * counts once the fetch has its snapshot, so a retrieve tried and rerun counts once. */
@@ -983,8 +1017,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     bool big = false, filled = false;
     int fill_rc = MEM_OK;
     if (why && within && !busy && !oom && first == SQLITE_ROW) {
-        fill_rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, MEM_STORE_TRY_MAX_TEXT,
-                             &big, err);
+        fill_rc =
+            fill_texts(c->db, fetch, first, hits, n_hits, res, MEM_STORE_TRY_MAX_TEXT, &big, err);
         filled = true;
     }
     if (within && !busy && !big && q->record_access && !skip && !oom &&
@@ -1007,7 +1041,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         goto out;
     }
     if (filled ? (rc = fill_rc) != MEM_OK
-               : n_hits && (rc = fill_texts(c->db, c->fetch, first, hits, n_hits, res, 0, NULL,
+               : n_hits && (rc = fill_texts(c->db, fetch, first, hits, n_hits, res, 0, NULL,
                                             err)) != MEM_OK)
         goto out;
     *out = res;
@@ -1020,9 +1054,11 @@ out:
     mem_store__tok_put(st, tk);
     mem_store_results_free(res, n_res);
     free(hits);
+    if (c && fetch) {
+        sqlite3_reset(fetch);
+        sqlite3_clear_bindings(fetch);
+    }
     if (c) {
-        sqlite3_reset(c->fetch);
-        sqlite3_clear_bindings(c->fetch);
         if (c == st->inline_conn)
             __atomic_store_n(&st->inline_taken, false, __ATOMIC_RELEASE);
         else

@@ -2,11 +2,13 @@
 2, one line naming the key), precedence flag > env > config file > default observed through
 retrieve scores, and bearer-token authentication (401 unauthorized)."""
 
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
@@ -260,6 +262,81 @@ def test_worker_spin_us():
             srv.stop()
             with open(srv.log_path) as f:
                 check("worker_spin_us=%s" % want in f.read(), "the start-up line shows worker_spin_us=%s" % want)
+        finally:
+            srv.cleanup()
+
+
+def _cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@test
+def test_loop_spin_us():
+    """--loop-spin-us / MNEMOD_LOOP_SPIN_US: off, and at the top of its range (the loop then
+    polls through every gap of a back-to-back client), the server answers retrieves one by
+    one on a kept-alive connection (on the event loop) and a concurrent burst of inserts (the
+    pool's and the writer's completions) exactly, handles SIGHUP while it polls, does not poll
+    for a client whose requests come further apart than the spin, spends (next to) no CPU
+    once its client is gone, and drains on SIGTERM."""
+    import http.client
+    import math
+    import threading
+
+    def direction(n):  # 80 directions 4.5 degrees apart: each segment its own nearest
+        return [math.cos(n * math.pi / 40), math.sin(n * math.pi / 40)]
+
+    for args, env, want in ((["--loop-spin-us", "0"], {}, "0"),
+                            ([], {"MNEMOD_LOOP_SPIN_US": "10000"}, "10000")):
+        srv = h.Server(args + ["--threads", "2"], env).start()
+        try:
+            errors = []
+
+            def writer(t):
+                for i in range(10):
+                    r = srv.insert("spin", {"id": "s%d-%d" % (t, i), "embedding": direction(t * 10 + i)})
+                    if r[0] != 201:
+                        errors.append(r)
+
+            ths = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+            [t.start() for t in ths]
+            [t.join() for t in ths]
+            eq(errors, [], "inserts of the burst (%s)" % want)
+            conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+            for i in range(200):
+                if i == 100:
+                    srv.proc.send_signal(h.signal.SIGHUP)
+                t, j = divmod(i % 80, 10)
+                body = json.dumps({"embedding": direction(t * 10 + j), "k": 1, "decay": "none"}).encode()
+                conn.request("POST", "/v1/namespaces/spin/retrieve", body=body,
+                             headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                got = json.loads(r.read())
+                eq(r.status, 200, "retrieve %d (%s)" % (i, want))
+                eq([x["id"] for x in got["results"]], ["s%d-%d" % (t, j)], "retrieve %d (%s)" % (i, want))
+            # a client slower than the spin (a request every 20 ms): the loop sleeps between
+            # them instead of polling 10 ms after each (that would be 0.6 CPU-s here)
+            c0 = _cpu_s(srv.proc.pid)
+            for i in range(60):
+                time.sleep(0.02)
+                conn.request("GET", "/v1/namespaces/spin/segments/s1-1")
+                r = conn.getresponse()
+                r.read()
+                eq(r.status, 200, "GET %d (%s)" % (i, want))
+            sparse = _cpu_s(srv.proc.pid) - c0
+            check(sparse < 0.15, "60 requests 20 ms apart cost %.2f CPU-s (%s)" % (sparse, want))
+            conn.close()
+            time.sleep(0.3)
+            c0 = _cpu_s(srv.proc.pid)
+            time.sleep(1.0)
+            idle = _cpu_s(srv.proc.pid) - c0
+            check(idle < 0.2, "an idle server spent %.2f CPU-s in 1 s (%s)" % (idle, want))
+            srv.stop()
+            with open(srv.log_path) as f:
+                log = f.read()
+            check("loop_spin_us=%s" % want in log, "the start-up line shows loop_spin_us=%s" % want)
+            check("sighup" in log, "SIGHUP was handled while the loop polled (%s)" % want)
         finally:
             srv.cleanup()
 

@@ -109,6 +109,7 @@ static void test_defaults(void **state)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     assert_int_equal(c->threads, ncpu > 4 ? ncpu : 4);
     assert_int_equal(c->worker_spin_us, 50);
+    assert_int_equal(c->loop_spin_us, 200);
     assert_true(c->sync_full);
     assert_int_equal(c->max_connections, 1024);
     assert_true(c->idle_timeout_s == 30.0);
@@ -349,6 +350,9 @@ static void test_bad_values(void **state)
         {"--threads", "2000", "is outside 1..1024"},
         {"--worker-spin-us", "10001",
          "--worker-spin-us (MNEMOD_WORKER_SPIN_US): \"10001\" is outside 0..10000"},
+        {"--loop-spin-us", "10001",
+         "--loop-spin-us (MNEMOD_LOOP_SPIN_US): \"10001\" is outside 0..10000"},
+        {"--loop-spin-us", "-1", "is not a"},
         {"--max-connections", "0", "--max-connections (MNEMOD_MAX_CONNECTIONS)"},
         {"--max-queue", "x", "--max-queue (MNEMOD_MAX_QUEUE)"},
         {"--max-namespaces", "0", "--max-namespaces (MNEMOD_MAX_NAMESPACES)"},
@@ -851,6 +855,42 @@ static void test_scan_settings(void **state)
     assert_non_null(strstr(line, " scan_helpers=3 scan_split_min=0"));
 }
 
+/* --loop-spin-us: every source, its precedence, its bounds, the help and the config line. */
+static void test_loop_spin(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.loop_spin_us, 200);
+    expect_ok(ARGS("--loop-spin-us", "0"), NULL);
+    assert_int_equal(R.cfg.loop_spin_us, 0);
+    expect_ok(ARGS("--loop-spin-us=10000"), NULL);
+    assert_int_equal(R.cfg.loop_spin_us, 10000);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_LOOP_SPIN_US=75", NULL});
+    assert_int_equal(R.cfg.loop_spin_us, 75);
+    expect_ok(ARGS("--config", tmp_file("loop-spin-us = 33\n")), NULL);
+    assert_int_equal(R.cfg.loop_spin_us, 33);
+    /* flag > environment > file */
+    expect_ok(ARGS("--config", tmp_file("loop-spin-us = 33\n")),
+              (const char *const[]){"MNEMOD_LOOP_SPIN_US=44", NULL});
+    assert_int_equal(R.cfg.loop_spin_us, 44);
+    expect_ok(ARGS("--config", tmp_file("loop-spin-us = 33\n"), "--loop-spin-us", "55"),
+              (const char *const[]){"MNEMOD_LOOP_SPIN_US=44", NULL});
+    assert_int_equal(R.cfg.loop_spin_us, 55);
+    expect_bad(ARGS("--loop-spin-us", "10001"), NULL,
+               "--loop-spin-us (MNEMOD_LOOP_SPIN_US): \"10001\" is outside 0..10000");
+    expect_bad(ARGS("--loop-spin-us", "1.5"), NULL, "is not a positive integer");
+    expect_bad(NOARGS, (const char *const[]){"MNEMOD_LOOP_SPIN_US=fast", NULL},
+               "MNEMOD_LOOP_SPIN_US");
+    expect_bad(ARGS("--config", tmp_file("loop-spin-us = 20000\n")), NULL, "loop-spin-us");
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "--loop-spin-us N"));
+    assert_non_null(strstr(R.out, "MNEMOD_LOOP_SPIN_US"));
+    expect_ok(ARGS("--loop-spin-us", "120"), NULL);
+    char line[2048];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " loop_spin_us=120 "));
+}
+
 /* Embedder settings (SPEC 6): builtin by default; openai:URL with its model, key, timeout
  * and batch from every source; bad URLs, models, keys, bounds and combinations refused. */
 static void test_embedder(void **state)
@@ -1005,6 +1045,7 @@ int main(void)
         cmocka_unit_test_teardown(test_describe, cleanup),
         cmocka_unit_test_teardown(test_cluster, cleanup),
         cmocka_unit_test_teardown(test_scan_settings, cleanup),
+        cmocka_unit_test_teardown(test_loop_spin, cleanup),
         cmocka_unit_test_teardown(test_embedder, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

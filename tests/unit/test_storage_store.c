@@ -1105,6 +1105,66 @@ static void test_retrieve_matches_reference(void **state)
     mem_store_close(st);
 }
 
+/* The hits' texts and sources come with them whatever the number of hits: up to
+ * MEM_STORE__FETCH_IN_MAX through a statement of as many parameters, more through one JSON
+ * array; a segment without text has none. Both the retrieve and its try. */
+static void test_retrieve_texts_every_k(void **state)
+{
+    mem_store_t *st = open_default();
+    static seg_spec_t specs[120];
+    static char ids[120][16], texts[120][24];
+    for (int i = 0; i < 120; i++) {
+        snprintf(ids[i], sizeof(ids[i]), "x%03d", i);
+        snprintf(texts[i], sizeof(texts[i]), "text of x%03d", i);
+        specs[i] = (seg_spec_t){.id = ids[i],
+                                .ts_given = true,
+                                .ts = 1000 * i,
+                                .cluster = i % 3,
+                                .text = i % 7 == 3 ? NULL : texts[i],
+                                .source = i % 2 ? "mail" : NULL};
+    }
+    assert_int_equal(insert_n(st, "x", specs, 120, true, 60), MEM_OK);
+    static const size_t ks[] = {1,  2, 10, MEM_STORE__FETCH_IN_MAX, MEM_STORE__FETCH_IN_MAX + 1,
+                                120};
+    for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]) * 2; t++) {
+        float qv[DIM];
+        make_vec(qv, (int)t);
+        mem_store_query_t q = {.q_dim = DIM};
+        q.scan.query = qv;
+        q.scan.k = ks[t / 2];
+        q.scan.decay.kind = MEM_DECAY_NONE;
+        q.scan.decay.recency_bias = 1.0;
+        q.scan.since_ms = INT64_MIN;
+        q.scan.until_ms = INT64_MAX;
+        mem_store_result_t *res = NULL;
+        size_t n = 0;
+        if (t % 2) {
+            mem_store_try_t why = MEM_STORE_TRY_DONE;
+            assert_int_equal(mem_store_retrieve_try(st, "x", &q, (size_t)1 << 30, &why, &res, &n,
+                                                    NULL, NULL, NULL),
+                             MEM_OK);
+            assert_int_equal(why, MEM_STORE_TRY_DONE);
+        } else {
+            assert_int_equal(mem_store_retrieve(st, "x", &q, &res, &n, NULL, NULL, NULL), MEM_OK);
+        }
+        assert_int_equal(n, ks[t / 2]);
+        for (size_t i = 0; i < n; i++) {
+            int at = atoi(res[i].id + 1);
+            assert_true(at >= 0 && at < 120);
+            if (at % 7 == 3)
+                assert_null(res[i].text);
+            else
+                assert_string_equal(res[i].text, texts[at]);
+            if (at % 2)
+                assert_string_equal(res[i].source, "mail");
+            else
+                assert_null(res[i].source);
+        }
+        mem_store_results_free(res, n);
+    }
+    mem_store_close(st);
+}
+
 static void test_source_filter(void **state)
 {
     mem_store_t *st = open_default();
@@ -2014,6 +2074,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_pages, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_retrieve_matches_reference, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_retrieve_texts_every_k, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_source_filter, store_fixture_setup,
                                         store_fixture_teardown),
