@@ -107,12 +107,13 @@ static int oom(rd_t *r)
     return MEM_ENOMEM;
 }
 
+#define HOT_WS static inline __attribute__((always_inline))
+
+HOT_WS const char *ws_end(const char *p, const char *end);
+
 static void skip_ws(rd_t *r)
 {
-    const char *p = r->p;
-    while (p < r->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-        p++;
-    r->p = p;
+    r->p = ws_end(r->p, r->end);
 }
 
 static bool buf_reserve(rd_t *r, size_t more)
@@ -310,15 +311,40 @@ static bool at_vec_place(const rd_t *r)
 }
 
 /* An integer token (no '.', no exponent) that jansson would refuse as too big for
- * json_int_t: such a body is invalid JSON even where a float32 could hold the value. */
+ * json_int_t: such a body is invalid JSON even where a float32 could hold the value. Only
+ * a token of 19 digits or more can be one; a real shows its '.' or 'e' early (an integer
+ * part of 19 digits is rare), so most tokens are settled by their first bytes. */
 static bool too_big_integer(const char *p, size_t len)
 {
-    size_t digits = len - (*p == '-');
-    if (digits < 19 || memchr(p, '.', len) || memchr(p, 'e', len) || memchr(p, 'E', len))
-        return false;
+    bool neg = *p == '-';
+    size_t digits = len - neg;
+    if (digits < 19) return false;
+    const char *d = p + neg;
+    for (size_t i = 0; i < digits; i++)
+        if (d[i] < '0' || d[i] > '9') return false; /* '.', 'e' or 'E': a real */
     if (digits > 19) return true;
-    const char *d = p + (*p == '-');
-    return memcmp(d, *p == '-' ? "9223372036854775808" : "9223372036854775807", 19) > 0;
+    return memcmp(d, neg ? "9223372036854775808" : "9223372036854775807", 19) > 0;
+}
+
+HOT_WS const char *ws_end(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* Does a list that mem_num_parse_f32_list read hold an integer jansson would refuse? */
+static bool list_has_too_big_integer(const char *p, const char *end)
+{
+    for (;;) {
+        float f;
+        size_t used;
+        if (mem_num_parse_f32(p, (size_t)(end - p), &f, &used) != MEM_OK) return false;
+        if (too_big_integer(p, used)) return true;
+        p = ws_end(p + used, end);
+        if (p == end || *p != ',') return false;
+        p = ws_end(p + 1, end);
+    }
 }
 
 /* At '[' of an embedding place: 1..MAX_DIM numbers that fit a float32 become a vector
@@ -326,37 +352,20 @@ static bool too_big_integer(const char *p, size_t len)
 static bool try_vec(rd_t *r, int depth, json_t **out)
 {
     if (depth + 1 > JSON_MAX_DEPTH) return false;
-    const char *save = r->p;
-    size_t n = 0;
-    r->p++;
-    skip_ws(r);
-    if (r->p < r->end && *r->p == ']') goto no;
-    for (;;) {
-        size_t used;
-        if (n == MEM_API_MAX_DIM ||
-            mem_num_parse_f32(r->p, (size_t)(r->end - r->p), &r->vec[1 + n], &used) != MEM_OK ||
-            too_big_integer(r->p, used))
-            goto no;
-        n++;
-        r->p += used;
-        skip_ws(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            skip_ws(r);
-            continue;
-        }
-        if (r->p < r->end && *r->p == ']') break;
-        goto no;
-    }
-    r->p++;
+    const char *p = ws_end(r->p + 1, r->end), *end = r->end;
+    if (p < end && *p == ']') return false;
+    size_t n, used;
+    bool long_integer;
+    if (mem_num_parse_f32_list(p, (size_t)(end - p), r->vec + 1, MEM_API_MAX_DIM, &n, &used,
+                               &long_integer) != MEM_OK ||
+        p + used == end || p[used] != ']' || (long_integer && list_has_too_big_integer(p, end)))
+        return false;
     if (!(*out = json_stringn_nocheck((const char *)r->vec, (1 + n) * sizeof(float)))) {
         r->oom = true;
-        goto no;
+        return false;
     }
+    r->p = p + used + 1;
     return true;
-no:
-    r->p = save;
-    return false;
 }
 
 static int parse_value(rd_t *r, int depth, json_t **out);

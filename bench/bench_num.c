@@ -104,6 +104,142 @@ static float *load(const char *path, size_t *n)
     return v;
 }
 
+/* ---- embedding arrays as clients write them ---- */
+
+enum { ARR_DIM = 384, ARR_N = 256, ARR_REPS = 15 };
+
+typedef struct arr_shape {
+    const char *name, *key; /* key: its name in num.json */
+    const char *sep;
+} arr_shape_t;
+
+static const arr_shape_t SHAPES[] = {
+    /* json.dumps(vec.tolist()) of float32: the shortest repr of the widened double */
+    {"Python json.dumps of float32 (16-17 digits)", "python_repr", ", "},
+    {"%.8g, as bench/http/ingest.py (8 digits)", "printf_8g", ","},
+    {"shortest float32 (6-9 digits), as this server and JS clients write", "shortest_f32", ","},
+};
+
+/* A unit vector of gaussians, about what an embedder returns. */
+static void gauss_vec(uint64_t *seed, float *v, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double u = bench_unit(seed) + 1e-300, w = bench_unit(seed);
+        double g = sqrt(-2 * log(u)) * cos(6.283185307179586 * w);
+        v[i] = (float)g;
+        sum += g * g;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(v[i] / sqrt(sum));
+}
+
+static size_t shape_num(int shape, float f, char *out)
+{
+    if (shape == 0) return retry_fmt((double)f, out, 40);
+    if (shape == 1) return (size_t)snprintf(out, 40, "%.8g", (double)f);
+    return mem_num_fmt_f32(f, out);
+}
+
+typedef struct arr_result {
+    double parse_ns, list_ns, json_ns, strtof_ns, mb_s, bytes_per_number;
+} arr_result_t;
+
+/* One shape: ARR_N bodies {"embedding":[...]} of ARR_DIM numbers. Per number: the array
+ * walked with mem_num_parse_f32 (what the body reader does at an embedding), the whole
+ * body through mem_api__json_parse, and strtof on the same tokens. */
+static arr_result_t bench_shape(int shape, uint64_t *seed)
+{
+    size_t cap = (size_t)ARR_N * (ARR_DIM * 28 + 64);
+    char *text = malloc(cap);
+    size_t *start = malloc((ARR_N + 1) * sizeof(size_t)), o = 0, num_bytes = 0;
+    float v[ARR_DIM];
+    for (size_t b = 0; b < ARR_N; b++) {
+        gauss_vec(seed, v, ARR_DIM);
+        start[b] = o;
+        o += (size_t)sprintf(text + o, "{\"embedding\": [");
+        for (size_t i = 0; i < ARR_DIM; i++) {
+            if (i) o += (size_t)sprintf(text + o, "%s", SHAPES[shape].sep);
+            size_t l = shape_num(shape, v[i], text + o);
+            o += l;
+            num_bytes += l;
+        }
+        o += (size_t)sprintf(text + o, "]}");
+    }
+    start[ARR_N] = o;
+    uint64_t t[ARR_REPS];
+    volatile float sink = 0;
+    for (int r = 0; r < ARR_REPS; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (size_t b = 0; b < ARR_N; b++) {
+            const char *p = (const char *)memchr(text + start[b], '[', 32) + 1,
+                       *end = text + start[b + 1];
+            float out[ARR_DIM];
+            for (size_t i = 0; i < ARR_DIM; i++) {
+                while (*p == ' ')
+                    p++;
+                size_t used;
+                if (mem_num_parse_f32(p, (size_t)(end - p), &out[i], &used) != MEM_OK) abort();
+                p += used;
+                while (*p == ' ')
+                    p++;
+                p++; /* ',' or ']' */
+            }
+            sink += out[ARR_DIM - 1];
+        }
+        t[r] = bench_now_ns() - t0;
+    }
+    arr_result_t res;
+    res.parse_ns = best_ns_per(t, ARR_REPS, (size_t)ARR_N * ARR_DIM);
+    for (int r = 0; r < ARR_REPS; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (size_t b = 0; b < ARR_N; b++) {
+            const char *p = (const char *)memchr(text + start[b], '[', 32) + 1;
+            float out[ARR_DIM];
+            size_t n, used;
+            bool long_integer;
+            if (mem_num_parse_f32_list(p, start[b + 1] - (size_t)(p - text), out, ARR_DIM, &n,
+                                       &used, &long_integer) != MEM_OK ||
+                n != ARR_DIM)
+                abort();
+            sink += out[ARR_DIM - 1];
+        }
+        t[r] = bench_now_ns() - t0;
+    }
+    res.list_ns = best_ns_per(t, ARR_REPS, (size_t)ARR_N * ARR_DIM);
+    for (int r = 0; r < ARR_REPS; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (size_t b = 0; b < ARR_N; b++) {
+            json_t *root;
+            if (mem_api__parse_body(text + start[b], start[b + 1] - start[b], &root, NULL) !=
+                MEM_OK)
+                abort();
+            json_decref(root);
+        }
+        t[r] = bench_now_ns() - t0;
+    }
+    res.json_ns = best_ns_per(t, ARR_REPS, (size_t)ARR_N * ARR_DIM);
+    for (int r = 0; r < 3; r++) {
+        uint64_t t0 = bench_now_ns();
+        for (size_t b = 0; b < ARR_N; b++) {
+            const char *p = (const char *)memchr(text + start[b], '[', 32) + 1;
+            for (size_t i = 0; i < ARR_DIM; i++) {
+                char *e;
+                sink += strtof(p, &e);
+                p = e + strspn(e, ", ]");
+            }
+        }
+        t[r] = bench_now_ns() - t0;
+    }
+    res.strtof_ns = best_ns_per(t, 3, (size_t)ARR_N * ARR_DIM);
+    res.bytes_per_number = (double)num_bytes / ((double)ARR_N * ARR_DIM);
+    res.mb_s = (double)(o - 0) / ((double)ARR_N * ARR_DIM * res.json_ns) * 1e3;
+    (void)sink;
+    free(text);
+    free(start);
+    return res;
+}
+
 int main(void)
 {
     const mem_vec_ops_t *ops = bench_ops();
@@ -111,15 +247,16 @@ int main(void)
     uint64_t seed = 42;
     /* ---- per number ---- */
     enum { N = 1 << 16 };
-    char *text = malloc((size_t)N * 32);
+    char *text = malloc((size_t)N * 32 + 32);
     size_t *off = malloc((N + 1) * sizeof(size_t)), o = 0;
     float *vals = malloc(N * sizeof(float));
     for (size_t i = 0; i < N; i++) {
         vals[i] = (float)((bench_unit(&seed) - 0.5) * 0.4);
         off[i] = o;
-        o += (size_t)snprintf(text + o, 32, "%.17g", (double)vals[i]);
+        o += (size_t)snprintf(text + o, 32, "%.17g,", (double)vals[i]);
     }
     off[N] = o;
+    memset(text + o, ' ', 32); /* numbers are parsed in place, followed by more text */
     uint64_t t[REPS];
     volatile float sink = 0;
     for (int r = 0; r < REPS; r++) {
@@ -127,7 +264,7 @@ int main(void)
         for (size_t i = 0; i < N; i++) {
             float f;
             size_t used;
-            mem_num_parse_f32(text + off[i], off[i + 1] - off[i], &f, &used);
+            mem_num_parse_f32(text + off[i], o + 32 - off[i], &f, &used);
             sink += f;
         }
         t[r] = bench_now_ns() - t0;
@@ -137,7 +274,7 @@ int main(void)
         uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < N; i++) {
             char tmp[40];
-            size_t l = off[i + 1] - off[i];
+            size_t l = off[i + 1] - off[i] - 1;
             memcpy(tmp, text + off[i], l);
             tmp[l] = '\0';
             sink += strtof(tmp, NULL);
@@ -191,6 +328,19 @@ int main(void)
            fmt32_ns / retry32_ns);
     printf("print f64   %9.1f %12.1f (retry loop) %5.2f\n", fmt64_ns, retry64_ns,
            fmt64_ns / retry64_ns);
+
+    /* ---- embedding arrays ---- */
+    enum { N_SHAPES = sizeof(SHAPES) / sizeof(SHAPES[0]) };
+    arr_result_t shape_res[N_SHAPES];
+    printf("embedding arrays (%d x %d), ns/number: mem_num_parse_f32 each, the list, the whole "
+           "body (mem_api__parse_body), strtof; the body's MB/s\n",
+           ARR_N, ARR_DIM);
+    for (int k = 0; k < (int)N_SHAPES; k++) {
+        shape_res[k] = bench_shape(k, &seed);
+        printf("  %-66s %6.1f %6.1f %6.1f %6.1f %6.0f\n", SHAPES[k].name, shape_res[k].parse_ns,
+               shape_res[k].list_ns, shape_res[k].json_ns, shape_res[k].strtof_ns,
+               shape_res[k].mb_s);
+    }
 
     /* ---- per body: the tcd queries as retrieve bodies ---- */
     size_t nq = 0;
@@ -375,6 +525,19 @@ int main(void)
                 "  \"retrieve_answer_from_results\": {\"text_us\": %.2f, \"tree_dump_us\": "
                 "%.2f, \"ratio\": %.3f},\n",
                 enc_text_us, enc_tree_us, enc_text_us / enc_tree_us);
+        double load[1] = {-1};
+        getloadavg(load, 1);
+        fprintf(f, "  \"load_avg_1min\": %.2f,\n", load[0]);
+        fprintf(f, "  \"embedding_arrays\": {\"dim\": %d", ARR_DIM);
+        for (int k = 0; k < (int)N_SHAPES; k++)
+            fprintf(f,
+                    ",\n    \"%s\": {\"bytes_per_number\": %.1f, \"parse_ns\": %.1f, "
+                    "\"list_ns\": %.1f, \"body_ns\": %.1f, \"strtof_ns\": %.1f, "
+                    "\"body_mb_s\": %.0f}",
+                    SHAPES[k].key, shape_res[k].bytes_per_number, shape_res[k].parse_ns,
+                    shape_res[k].list_ns, shape_res[k].json_ns, shape_res[k].strtof_ns,
+                    shape_res[k].mb_s);
+        fprintf(f, "},\n");
         bench_json_machine(f, ops);
         fprintf(f, "\n}\n");
         fclose(f);

@@ -1,7 +1,10 @@
 /* num.c - correctly rounded decimal parsing and shortest printing (see num.h)
  * SPDX-License-Identifier: MIT
  *
- * DESIGN. Parsing reads the first 19 significant digits into w, so the value is
+ * DESIGN. Most numbers take the fast path (see "the fast path" below): up to 19 digits
+ * read 8 bytes at a time, and for float32 one rounded double product, which is exact
+ * enough except within a few ulps of a float32 halfway point; those and the rest take the
+ * general path. It reads the first 19 significant digits into w, so the value is
  * w * 10^q (+ what later digits add). Eisel-Lemire multiplies w by a 128-bit
  * approximation of 5^q (core/num_tables.h) and rounds to the target precision directly;
  * it knows when the approximation could not decide. When it could not, or when digits
@@ -438,7 +441,229 @@ HOT int parse(const fmt_t *F, const char *s, size_t len, uint64_t *bits, size_t 
     return MEM_OK;
 }
 
-int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
+/* ---- the fast path ---- */
+
+/* What nearly every number in a body looks like: at most 19 significant digits, fewer than
+ * 8 zeros between the point and the first of them, at most 23 digits on either side of the
+ * point, an exponent of at most 4 digits, and FAST_AHEAD readable bytes wherever a run of
+ * digits starts (so the last number of an input goes the general way). fast_scan reads
+ * such a number (its value is w * 10^q exactly) with every byte of a run classified at
+ * once, 8 bytes to a word, the words independently of each other, so that the end of the
+ * run (on which the next number's start depends) is known after one load, not one load
+ * per 8 digits. Anything else, valid or not, makes it give up, and parse() reads the
+ * number from its start. */
+#define FAST_AHEAD 24
+
+static const uint64_t POW10_U64[20] = {1,
+                                       10,
+                                       100,
+                                       1000,
+                                       10000,
+                                       100000,
+                                       1000000,
+                                       10000000,
+                                       100000000,
+                                       1000000000,
+                                       10000000000,
+                                       100000000000,
+                                       1000000000000,
+                                       10000000000000,
+                                       100000000000000,
+                                       1000000000000000,
+                                       10000000000000000,
+                                       100000000000000000,
+                                       1000000000000000000,
+                                       10000000000000000000u};
+/* 10^0..10^22 are exact doubles (5^22 < 2^53). */
+static const double POW10_F64[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+HOT uint64_t load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v); /* the first byte in the low byte */
+#endif
+    return v;
+}
+
+/* How many of the 8 bytes of v (the first in the low byte) are digits before the first
+ * that is not. Each byte is tested on its own (no carry crosses bytes: the sums stay below
+ * 0x100): bit 7 of a byte of ge0 says byte >= '0' (for bytes below 0x80), of gt9 that it
+ * is above '9'. */
+HOT int leading_digits(uint64_t v)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080), lo = v & ~high;
+    uint64_t ge0 = lo + UINT64_C(0x5050505050505050), gt9 = lo + UINT64_C(0x4646464646464646);
+    uint64_t stop = (v | gt9 | ~ge0) & high;
+    return stop ? __builtin_ctzll(stop) >> 3 : 8;
+}
+
+/* The value of the first n (0..8) bytes of v, all digits: shifted to the top, where the
+ * zero bytes behind them read as leading zeros, and combined by the usual SWAR reduction
+ * (pairs, then quadruples, then the two halves). No branch: n == 0 shifts everything out
+ * in two steps of 32. */
+HOT uint64_t digits_value(uint64_t v, int n)
+{
+    /* the borrow of a byte below '0' only reaches the bytes after it, which are shifted out */
+    int half = 4 * (8 - n);
+    uint64_t x = ((v - UINT64_C(0x3030303030303030)) << half) << half;
+    x = x * 10 + (x >> 8); /* bytes 0, 2, 4, 6: two-digit numbers */
+    const uint64_t mask = UINT64_C(0x000000FF000000FF);
+    return ((x & mask) * UINT64_C(0x000F424000000064) +           /* 100 + 10^6 << 32 */
+            ((x >> 16) & mask) * UINT64_C(0x0000271000000001)) >> /* 1 + 10^4 << 32 */
+           32;
+}
+
+HOT int clamp8(int n)
+{
+    return n < 0 ? 0 : n > 8 ? 8 : n;
+}
+
+/* The run of digits at p (FAST_AHEAD bytes readable): its length (below 24, or false),
+ * and in *val its value when it has at most 19 digits after its first `zeros`. Within the
+ * first two words the length picks the digits by selects, not branches (it varies from
+ * number to number, and a mispredicted branch costs more than the arithmetic); the third
+ * word is read only for runs of 16 digits or more, which a client writes all or none of. */
+HOT bool digit_run(const char *p, int zeros, int *len, uint64_t *val)
+{
+    uint64_t v0 = load8(p), v1 = load8(p + 8);
+    int n0 = leading_digits(v0), n1 = leading_digits(v1);
+    if (n0 + n1 < 16) { /* no more than 15 digits: two words */
+        int n = n0 < 8 ? n0 : 8 + n1, l1 = clamp8(n - 8);
+        if (n - zeros > 19) return false;
+        *len = n;
+        *val = digits_value(v0, n < 8 ? n : 8) * POW10_U64[l1] + digits_value(v1, l1);
+        return true;
+    }
+    uint64_t v2 = load8(p + 16);
+    int n2 = leading_digits(v2), n = 16 + n2;
+    if (n == 24 || n - zeros > 19) return false;
+    *len = n;
+    /* leading zeros keep every partial value below the final one, which is below 10^19 */
+    *val = (digits_value(v0, 8) * 100000000 + digits_value(v1, 8)) * POW10_U64[n2] +
+           digits_value(v2, n2);
+    return true;
+}
+
+/* Zeros at the start of v (the first byte in the low byte), up to 8. */
+HOT int leading_zeros(uint64_t v)
+{
+    uint64_t other = v ^ UINT64_C(0x3030303030303030); /* '0' bytes become 0 */
+    return other ? __builtin_ctzll(other) >> 3 : 8;
+}
+
+/* The common number at s, or false for parse() to read. */
+HOT bool fast_scan(const char *s, const char *end, bool *neg, uint64_t *w, int64_t *q,
+                   const char **stop)
+{
+    const char *p = s;
+    *neg = end - p > 0 && *p == '-';
+    p += *neg;
+    if (end - p < FAST_AHEAD) return false;
+    int n_int = 0, n_frac;
+    uint64_t ip = 0, fp;
+    if (*p == '0') {
+        p++;
+    } else if (!digit_run(p, 0, &n_int, &ip) || n_int == 0) {
+        return false;
+    } else {
+        p += n_int;
+    }
+    int64_t e10 = 0;
+    if (*p == '.') {
+        p++;
+        if (end - p < FAST_AHEAD) return false;
+        /* after "0." the zeros are not significant: only the digits after them count */
+        int zeros = n_int == 0 ? leading_zeros(load8(p)) : 0;
+        if (zeros == 8 || !digit_run(p, zeros - n_int, &n_frac, &fp) || n_frac == 0) return false;
+        p += n_frac;
+        ip = n_int ? ip * POW10_U64[n_frac] + fp : fp; /* n_int + n_frac <= 19 */
+        e10 = -n_frac;
+    }
+    if ((*p | 0x20) == 'e') { /* p < end: a run stopped short of its FAST_AHEAD bytes */
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        int e = 0, k = 0;
+        for (; p < end && is_digit(*p); p++, k++) {
+            if (k == 4) return false;
+            e = e * 10 + (*p - '0');
+        }
+        if (k == 0) return false;
+        e10 += eneg ? -e : e;
+    }
+    *w = ip;
+    *q = e10;
+    *stop = p;
+    return true;
+}
+
+/* The float32 nearest to w * 10^q (w != 0), or false when the fast ways cannot tell.
+ *
+ * For |q| <= 22, in doubles: d = (double)w * 10^q, with (double)w, the power (exact for
+ * q >= 0, rounded for q < 0) and the product each rounded once, so d is within 3 units
+ * of its last place of the exact value (three relative errors of at most 2^-53 each, and
+ * an ulp is at least 2^-53 of the value). Rounding d to float32 then gives the correctly
+ * rounded float unless a halfway point between two floats lies between d and the exact
+ * value: such a point is a double with 28 zero bits after its 25th significant bit, so d
+ * would be within 3 ulps of that pattern, which is tested (with room to spare: +-8). The
+ * range keeps every such value above the normal float32 minimum; one that rounds beyond
+ * the maximum gives infinity and is left to the general path.
+ *
+ * Otherwise Eisel-Lemire, which decides all but a few hard cases. */
+#define FAST_F32_SLACK 8
+
+static const double POW10_PM22[45] = {1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14,
+                                      1e-13, 1e-12, 1e-11, 1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,
+                                      1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,   1e2,   1e3,   1e4,
+                                      1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
+                                      1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
+
+HOT bool fast_f32(uint64_t w, int64_t q, uint32_t *bits)
+{
+    if (q >= -22 && q <= 22) {
+        double d = (double)w * POW10_PM22[q + 22];
+        uint64_t db;
+        memcpy(&db, &d, sizeof(db));
+        const uint64_t below = (UINT64_C(1) << 29) - 1; /* double bits under a float's ulp */
+        const uint64_t half = UINT64_C(1) << 28;
+        if ((db & below) - (half - FAST_F32_SLACK) > 2 * FAST_F32_SLACK) {
+            float f = (float)d;
+            uint32_t fb;
+            memcpy(&fb, &f, sizeof(fb));
+            if ((fb & 0x7f800000u) != 0x7f800000u) {
+                *bits = fb;
+                return true;
+            }
+        }
+    }
+    bool sure;
+    bin_t b = el_round(&F32, q, w, &sure);
+    if (!sure || b.inf) return false;
+    *bits = (uint32_t)to_bits(&F32, b);
+    return true;
+}
+
+HOT bool fast_f64(uint64_t w, int64_t q, uint64_t *bits)
+{
+    if (w <= (UINT64_C(1) << 53) && q >= -22 && q <= 22) {
+        double d = q < 0 ? (double)w / POW10_F64[-q] : (double)w * POW10_F64[q];
+        memcpy(bits, &d, sizeof(*bits));
+        return true;
+    }
+    bool sure;
+    bin_t b = el_round(&F64, q, w, &sure);
+    if (!sure || b.inf) return false;
+    *bits = to_bits(&F64, b);
+    return true;
+}
+
+/* The general path, out of line so that the fast one keeps its registers. */
+static __attribute__((noinline)) int parse_f64_slow(const char *s, size_t len, double *out,
+                                                    size_t *used)
 {
     uint64_t bits;
     size_t n;
@@ -450,7 +675,8 @@ int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
     return MEM_OK;
 }
 
-int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
+static __attribute__((noinline)) int parse_f32_slow(const char *s, size_t len, float *out,
+                                                    size_t *used)
 {
     uint64_t bits;
     size_t n;
@@ -461,6 +687,97 @@ int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
     memcpy(out, &b32, sizeof(*out));
     *used = n;
     return MEM_OK;
+}
+
+int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used)
+{
+    bool neg;
+    uint64_t w, fb;
+    int64_t q;
+    const char *stop;
+    if (!fast_scan(s, s + len, &neg, &w, &q, &stop)) return parse_f64_slow(s, len, out, used);
+    if (w == 0)
+        fb = 0;
+    else if (!fast_f64(w, q, &fb))
+        return parse_f64_slow(s, len, out, used);
+    fb |= (uint64_t)neg << 63;
+    memcpy(out, &fb, sizeof(*out));
+    *used = (size_t)(stop - s);
+    return MEM_OK;
+}
+
+int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used)
+{
+    bool neg;
+    uint64_t w;
+    int64_t q;
+    uint32_t fb;
+    const char *stop;
+    if (!fast_scan(s, s + len, &neg, &w, &q, &stop)) return parse_f32_slow(s, len, out, used);
+    if (w == 0)
+        fb = 0;
+    else if (!fast_f32(w, q, &fb))
+        return parse_f32_slow(s, len, out, used);
+    fb |= (uint32_t)neg << 31;
+    memcpy(out, &fb, sizeof(*out));
+    *used = (size_t)(stop - s);
+    return MEM_OK;
+}
+
+HOT bool json_ws(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int mem_num_parse_f32_list(const char *s, size_t len, float *out, size_t max, size_t *count,
+                           size_t *used, bool *long_integer)
+{
+    const char *p = s, *end = s + len;
+    size_t n = 0;
+    *long_integer = false;
+    int rc = MEM_OK;
+    for (;;) {
+        if (n == max) {
+            rc = MEM_ELIMIT;
+            break;
+        }
+        bool neg;
+        uint64_t w;
+        int64_t q;
+        uint32_t fb = 0;
+        const char *stop;
+        if (fast_scan(p, end, &neg, &w, &q, &stop) && (w == 0 || fast_f32(w, q, &fb))) {
+            fb |= (uint32_t)neg << 31;
+            memcpy(&out[n], &fb, sizeof(fb));
+        } else {
+            size_t u;
+            rc = parse_f32_slow(p, (size_t)(end - p), &out[n], &u);
+            if (rc != MEM_OK) break;
+            stop = p + u;
+        }
+        if (stop - p >= 19 + (*p == '-')) { /* 19 digits or more: an integer? (or '.', 'e') */
+            const char *d = p + (*p == '-');
+            while (d < stop && is_digit(*d))
+                d++;
+            if (d == stop) *long_integer = true;
+        }
+        n++;
+        p = stop;
+        if (p < end && *p == ',') { /* "1,2" and "1, 2" first: what clients write */
+            p++;
+            if (p < end && *p == ' ') p++;
+        } else {
+            while (p < end && json_ws(*p))
+                p++;
+            if (p == end || *p != ',') break;
+            p++;
+        }
+        while (p < end && json_ws(*p))
+            p++;
+    }
+    *count = n;
+    *used = (size_t)(p - s);
+    return rc;
 }
 
 /* w * 10^q (w without a limit on its digits being exact) rounded to F. */
@@ -573,12 +890,12 @@ static void to_decimal(bool is_f64, int q, uint64_t c, int dk, uint64_t *f, int 
     *e = k + dk;
 }
 
+/* Decimal digits of f >= 1: floor(log10(2) * bit length) (1233 / 4096 approximates log10(2)
+ * closely enough for 64 bits) is the count or one less. */
 static int count_digits(uint64_t f)
 {
-    int n = 1;
-    for (uint64_t p = 10; n < 20 && f >= p; p *= 10)
-        n++;
-    return n;
+    int t = ((64 - __builtin_clzll(f | 1)) * 1233) >> 12;
+    return t + (f >= POW10_U64[t]);
 }
 
 static bool same_value(const fmt_t *F, uint64_t w, int64_t q, uint64_t bits)
@@ -656,12 +973,35 @@ void mem_num_shortest_f32(float x, uint32_t *digits, int *exp10)
 
 /* ---- printing ---- */
 
-/* Copy n bytes (n is at most 17: short loops beat calls to memcpy here). */
-static char *put(char *o, const char *src, int n)
+static const char DIGIT_PAIRS[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
+/* The n digits of f at out[0..n), two at a time from the right (32-bit divisions once f
+ * fits: a float32's digits always do). */
+static void put_digits(uint64_t f, int n, char *out)
 {
-    for (int i = 0; i < n; i++)
-        *o++ = src[i];
-    return o;
+    char *o = out + n;
+    while (f > UINT32_MAX) {
+        uint64_t q = f / 100;
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * (f - q * 100), 2);
+        f = q;
+    }
+    uint32_t g = (uint32_t)f;
+    while (g >= 100) {
+        uint32_t q = g / 100;
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * (g - q * 100), 2);
+        g = q;
+    }
+    if (g >= 10) {
+        o -= 2;
+        memcpy(o, DIGIT_PAIRS + 2 * g, 2);
+    } else {
+        *--o = (char)('0' + g);
+    }
 }
 
 static char *put_zeros(char *o, int n)
@@ -671,43 +1011,51 @@ static char *put_zeros(char *o, int n)
     return o;
 }
 
-/* f * 10^e in the JSON real style of num.h. */
+/* f * 10^e in the JSON real style of num.h, the digits written once where they go (a '.'
+ * is made room for by moving the few digits after it). */
 static size_t fmt_decimal(bool neg, uint64_t f, int e, char *out)
 {
-    char d[20];
     int n = count_digits(f);
-    for (int i = n; i-- > 0; f /= 10)
-        d[i] = (char)('0' + f % 10);
     int x = n - 1 + e; /* exponent of the leading digit */
     char *o = out;
     if (neg) *o++ = '-';
     if (e >= 0 && x < 15) { /* integral: plain, with ".0" */
-        o = put_zeros(put(o, d, n), e);
+        put_digits(f, n, o);
+        o = put_zeros(o + n, e);
         *o++ = '.';
         *o++ = '0';
     } else if (x < -4 || x >= n) { /* %g's exponent form */
-        *o++ = d[0];
+        put_digits(f, n, o + 1);
+        o[0] = o[1];
         if (n > 1) {
-            *o++ = '.';
-            o = put(o, d + 1, n - 1);
+            o[1] = '.';
+            o += n + 1;
+        } else {
+            o += 1;
         }
         *o++ = 'e';
         *o++ = x < 0 ? '-' : '+';
         int ax = x < 0 ? -x : x;
         if (ax >= 100) *o++ = (char)('0' + ax / 100);
-        *o++ = (char)('0' + ax / 10 % 10);
-        *o++ = (char)('0' + ax % 10);
+        memcpy(o, DIGIT_PAIRS + 2 * (ax % 100), 2);
+        o += 2;
     } else if (x >= 0) { /* ddd.ddd; an integer of 16 or 17 digits gets ".0" */
-        o = put(o, d, x + 1);
-        *o++ = '.';
-        if (x + 1 < n)
-            o = put(o, d + x + 1, n - x - 1);
-        else
+        put_digits(f, n, o);
+        if (x + 1 < n) {
+            memmove(o + x + 2, o + x + 1, (size_t)(n - x - 1));
+            o[x + 1] = '.';
+            o += n + 1;
+        } else {
+            o += n;
+            *o++ = '.';
             *o++ = '0';
+        }
     } else { /* 0.000ddd */
         *o++ = '0';
         *o++ = '.';
-        o = put(put_zeros(o, -x - 1), d, n);
+        o = put_zeros(o, -x - 1);
+        put_digits(f, n, o);
+        o += n;
     }
     *o = '\0';
     return (size_t)(o - out);

@@ -5,15 +5,17 @@
  * need not end in NUL.
  *
  * Parsing rounds the exact decimal value to the nearest float32 or double, ties to even,
- * in one step (a float32 is never rounded through a double, which would round twice):
- * Eisel-Lemire with 128-bit powers of five for up to 19 significant digits, and an exact
- * big-integer comparison with the halfway point when more digits leave the result in
- * doubt. Printing gives the shortest decimal that reads back as the same value
+ * in one step (a float32 is never rounded to the nearest double first, which would round
+ * twice): for up to 19 significant digits a double product known to lie within 3 ulps of
+ * the value (float32, where that decides it) or Eisel-Lemire with 128-bit powers of five,
+ * and an exact big-integer comparison with the halfway point when more digits leave the
+ * result in doubt. Printing gives the shortest decimal that reads back as the same value
  * (Schubfach), so a float32 prints as at most 9 digits and a double as at most 17.
  */
 #ifndef MEM_CORE_NUM_H
 #define MEM_CORE_NUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +33,18 @@
  * *used is set, *out is not. */
 int mem_num_parse_f32(const char *s, size_t len, float *out, size_t *used);
 int mem_num_parse_f64(const char *s, size_t len, double *out, size_t *used);
+
+/* Parse a list of JSON numbers separated by commas, with JSON whitespace (space, tab, CR,
+ * LF) around the commas, from s[0..len) into out[0..max), as mem_num_parse_f32 parses each
+ * (an array's body: "1.5, -2e-3,0"). s must start at a number. *count: the numbers parsed
+ * into out; *used: the bytes read, up to the first byte after the last number and the
+ * whitespace behind it that is not a comma (so s[*used] is what ends the list: ']' in an
+ * array). MEM_OK: the list ended there. MEM_EINVAL: no number where one was expected (at
+ * s + *used); MEM_ELIMIT: a number beyond float32 (at s + *used), or a comma after max
+ * numbers. *long_integer: some number was an integer of 19 digits or more, which a JSON
+ * reader with 64-bit integers must check (it may be out of its range). */
+int mem_num_parse_f32_list(const char *s, size_t len, float *out, size_t max, size_t *count,
+                           size_t *used, bool *long_integer);
 
 /* The shortest decimal digits * 10^exp10 that reads back as |x| (x finite and nonzero),
  * the closest to |x| among those of that length (ties to an even last digit); digits has

@@ -55,6 +55,10 @@
 #include "server/replicate.h"
 #include "storage/store.h"
 
+/* A loop whose spin is off (the last gap was longer) still spins after every this many
+ * answers, to notice a client that has come closer (see run_loop). */
+#define LOOP_SPIN_PROBE_EVERY 16
+
 /* An MHD pass that reports "run again now" (timeout 0) without any of our callbacks
  * firing is a pass that did nothing for us; after this many in a row, the next passes back
  * off (1, 2, 4 ... ms, at most BACKOFF_MAX_MS) until something happens. */
@@ -161,9 +165,12 @@ struct srv {
     uint64_t progress; /* bumped by every MHD callback: a pass that did something */
     uint64_t progress_seen;
     unsigned idle_passes; /* consecutive timeout-0 passes without progress */
-    /* run_loop: a blocking wait stamps, in the first mhd_run after it, when it ended */
-    bool wake_armed;
-    uint64_t woke_ns;
+    /* run_loop: the gaps between requests (on_uri measures them) */
+    uint64_t requests;       /* request lines seen */
+    uint64_t idle_since_ns;  /* when the last answer was queued; 0 once a request came */
+    uint64_t last_gap_ns;    /* from then to the next request line */
+    uint64_t spin_seen_idle; /* the idle_since_ns run_loop last counted an answer for */
+    unsigned spin_answers;   /* answers since the last probe */
     uv_signal_t sigint, sigterm, sighup;
     mem_srv_pool_t *pool; /* request jobs, and the writer's completions back to the loop */
     bool in_batch;        /* the pool is delivering completions: MHD runs once at its end */
@@ -293,10 +300,16 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
     srv_t *s = cls;
     s->progress++;
+    s->requests++;
+    uint64_t now = mono_ns();
+    if (s->idle_since_ns) {
+        s->last_gap_ns = now - s->idle_since_ns;
+        s->idle_since_ns = 0;
+    }
     conn_ctx_t *x = conn_ctx_of(c);
     conn_req_t *r = req_new(s, c, uri); /* NULL on ENOMEM: on_request closes the connection */
     if (x) {
-        start_receiving(x, mono_ns());
+        start_receiving(x, now);
         x->req = r;
     }
     return r;
@@ -476,7 +489,9 @@ static struct MHD_Response *build_response(conn_req_t *r, mem_api_resp_t *resp)
 
 static void observe(conn_req_t *r, const char *route)
 {
-    double secs = (double)(mono_ns() - r->start_ns) / 1e9;
+    uint64_t now = mono_ns();
+    r->srv->idle_since_ns = now; /* the gap to the next request starts (run_loop) */
+    double secs = (double)(now - r->start_ns) / 1e9;
     if (r->status == 200 && strcmp(route, "retrieve") == 0)
         mem_srv_metrics_observe_scan(r->aresp.scanned_fraction);
     if (r->answer_kind) mem_srv_metrics_observe_answer(r->answer_kind, r->on_loop);
@@ -1190,10 +1205,6 @@ static void schedule(srv_t *s)
 
 static void mhd_run(srv_t *s)
 {
-    if (s->wake_armed) {
-        s->wake_armed = false;
-        s->woke_ns = mono_ns();
-    }
     if (!s->mhd || s->stopped) return;
     const union MHD_DaemonInfo *ci =
         MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
@@ -1211,42 +1222,44 @@ static void close_cb(uv_handle_t *h)
 {
 }
 
-/* The loop itself. Sleeping in epoll_wait and being woken costs tens of microseconds on a
- * VM (a halted vCPU comes back, the scheduler runs), about what an inline read costs: a
- * client that sends its next request soon after an answer pays it on every request. So
- * after an event the loop polls without blocking (UV_RUN_NOWAIT: timers, completions and
- * I/O as usual, an epoll_wait with timeout 0) for up to --loop-spin-us until an MHD
- * callback fires, then blocks (UV_RUN_ONCE) as before. It spins only while the last gap
- * between events was shorter than the spin (an idle server, or one whose client comes back
- * later than that, burns nothing: the gap a blocking wait ended with is measured too), and
- * only while nothing is out on the pool (in_flight 0): a worker's scan needs the core more
- * than its completion needs a fast wake-up, and a busy loop wakes for those anyway.
- * uv_run answers 0 once no handle is left (after finish_shutdown): the loop is over. */
+/* The loop itself. Sleeping in epoll_wait and being woken costs tens to hundreds of
+ * microseconds on a VM (a halted vCPU comes back, the scheduler runs), about what an inline
+ * read costs: a client that sends its next request soon after an answer pays it on every
+ * request. So after an answer the loop polls without blocking (UV_RUN_NOWAIT: timers,
+ * signals, completions and I/O as usual, an epoll_wait with timeout 0) for up to
+ * --loop-spin-us until the next request line arrives, then blocks (UV_RUN_ONCE) as before.
+ * It spins only while the last gap between an answer and the next request line (on_uri
+ * measures it; a spin that ran out counts as longer) was shorter than the spin, so an idle
+ * server, or one whose clients come back later than that, burns nothing. Once every
+ * LOOP_SPIN_PROBE_EVERY answers it spins anyway: the gap a blocking wait measures includes
+ * the loop's own wake-up, which can be longer than the gap itself, so a spin that once ran
+ * out would otherwise not come back for a client that is as fast as before. And only while
+ * nothing is out on the pool (in_flight 0): a worker's scan needs the core more than its
+ * completion needs a fast wake-up. The events around a request (its body, the end of its
+ * answer, MHD's follow-up passes) neither end a spin nor start one. uv_run answers 0 once
+ * no handle is left (after finish_shutdown): the loop is over. */
 static void run_loop(srv_t *s)
 {
     const uint64_t spin_ns = (uint64_t)s->cfg->loop_spin_us * 1000u;
-    uint64_t last_gap_ns = UINT64_MAX; /* no spin before a short gap was seen */
+    s->last_gap_ns = UINT64_MAX; /* no spin before a short gap was seen */
     for (;;) {
-        if (spin_ns && last_gap_ns <= spin_ns && s->in_flight == 0) {
-            uint64_t seen = s->progress, t0 = mono_ns(), t = t0;
-            bool caught = false;
+        bool probe = false;
+        if (s->idle_since_ns && s->idle_since_ns != s->spin_seen_idle) { /* a new answer */
+            s->spin_seen_idle = s->idle_since_ns;
+            probe = ++s->spin_answers >= LOOP_SPIN_PROBE_EVERY;
+            if (probe) s->spin_answers = 0;
+        }
+        if (spin_ns && (s->last_gap_ns <= spin_ns || probe) && s->in_flight == 0) {
+            uint64_t seen = s->requests, t0 = mono_ns();
+            bool more;
             do {
                 if (uv_run(&s->loop, UV_RUN_NOWAIT) == 0) return;
-                caught = s->progress != seen;
-                if (!caught) t = mono_ns();
-            } while (!caught && t - t0 <= spin_ns && s->in_flight == 0);
-            if (caught) { /* the gap ended before the pass that caught it (t) */
-                last_gap_ns = t - t0;
-                continue;
-            }
+                more = s->requests == seen && s->in_flight == 0;
+            } while (more && mono_ns() - t0 <= spin_ns);
+            if (more) s->last_gap_ns = UINT64_MAX; /* ran out: longer than the spin */
+            continue;
         }
-        uint64_t t0 = mono_ns();
-        s->woke_ns = 0;
-        s->wake_armed = true;
-        int alive = uv_run(&s->loop, UV_RUN_ONCE);
-        s->wake_armed = false;
-        last_gap_ns = (s->woke_ns ? s->woke_ns : mono_ns()) - t0;
-        if (alive == 0) return;
+        if (uv_run(&s->loop, UV_RUN_ONCE) == 0) return;
     }
 }
 

@@ -26,12 +26,15 @@
  * a checkpoint records that the graph let go of it: the start-up can still unlink a row
  * that was deleted after the last checkpoint.
  */
-#define _GNU_SOURCE /* gettid, for the thread's own nice value */
+#define _GNU_SOURCE /* gettid, for the thread's own scheduling policy */
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +66,132 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     return MEM_OK;
 }
 
+/* ---- the linker's CPU policy ----
+ *
+ * The graph's work yields the CPU to requests. While it makes progress and no read waits
+ * for it, the linker runs SCHED_IDLE: a thread that wakes (the writer after its fsync, a
+ * worker, the event loop) takes the linker's CPU at once instead of queueing behind a
+ * tile of dot products, and on an idle machine the linker still runs flat out. When a read
+ * (or mem_store_settle) waits for a graph, or the linker has work but has not stirred for
+ * MEM_STORE__GRAPH_STARVE_MS (a machine saturated by other work), it competes again at
+ * LINKER_NICE over the process's own nice value, so it never starves; it yields again once
+ * nobody waits and it takes work again. Leaving SCHED_IDLE takes CAP_SYS_NICE or an
+ * RLIMIT_NICE allowing that nice value (the systemd unit sets LimitNICE): where it cannot be
+ * left, the linker never enters it and stays at LINKER_NICE. Both ask for a slice of
+ * LINKER_SLICE_NS (honoured from Linux 6.12): a thread that wakes waits at most about that
+ * long for the linker's CPU. A sandbox that forbids all of it leaves the linker at the
+ * process's priority. Relative, never absolute: a server started with nice 19 must not see
+ * its linker raised above its writer. */
+#define LINKER_NICE     10
+#define LINKER_SLICE_NS 100000ull
+
+/* struct sched_attr as the kernel takes it (SCHED_ATTR_SIZE_VER0); glibc wraps none of it */
+typedef struct linker_sched_attr {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+} linker_sched_attr_t;
+
+static int set_policy(int tid, int policy, int nice)
+{
+    linker_sched_attr_t a = {
+        .size = sizeof(a), .policy = (uint32_t)policy, .nice = nice, .runtime = LINKER_SLICE_NS};
+    if (syscall(SYS_sched_setattr, tid, &a, 0) == 0) return 0;
+    if (errno != EINVAL) return -1;
+    a.runtime = 0; /* a kernel that knows no slice for this policy */
+    return syscall(SYS_sched_setattr, tid, &a, 0) == 0 ? 0 : -1;
+}
+
+/* Whether a thread of this process at nice can enter SCHED_IDLE and leave it again (the
+ * kernel asks for CAP_SYS_NICE or an RLIMIT_NICE allowing nice; a seccomp filter may forbid
+ * the call): tried on a thread made for the test, before the linker starts (so nobody
+ * counting the store's threads ever sees it). */
+typedef struct idle_probe {
+    int nice;
+    bool ok;
+} idle_probe_t;
+
+static void *idle_probe_main(void *arg)
+{
+    idle_probe_t *p = arg;
+    int tid = (int)gettid();
+    p->ok = set_policy(tid, SCHED_OTHER, p->nice) == 0 &&
+            set_policy(tid, SCHED_IDLE, p->nice) == 0 && set_policy(tid, SCHED_OTHER, p->nice) == 0;
+    return NULL;
+}
+
+static bool can_leave_idle(int nice)
+{
+    idle_probe_t p = {nice, false};
+    pthread_t th;
+    if (pthread_create(&th, NULL, idle_probe_main, &p) != 0) return false;
+    pthread_join(th, NULL);
+    return p.ok;
+}
+
+/* Run the linker idle or competing (g_mu held); a refused change is not tried again. */
+static void policy_locked(mem_store_t *st, bool idle)
+{
+    if (!st->g_can_idle || !st->g_tid || st->g_idle == idle) return;
+    if (set_policy(st->g_tid, idle ? SCHED_IDLE : SCHED_OTHER, st->g_nice) == 0)
+        st->g_idle = idle;
+    else
+        st->g_can_idle = false;
+}
+
+/* On the thread that starts the linker (whose nice value it inherits): the linker's nice
+ * value, and whether it may idle. */
+static void policy_probe(mem_store_t *st)
+{
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+    bool known = errno == 0;
+    nice = nice + LINKER_NICE > 19 ? 19 : nice + LINKER_NICE;
+    bool can_idle = known && can_leave_idle(nice);
+    pthread_mutex_lock(&st->g_mu);
+    st->g_nice = known ? nice : INT_MIN; /* unknown: the linker's priority is left alone */
+    st->g_can_idle = can_idle;
+    pthread_mutex_unlock(&st->g_mu);
+}
+
+/* The linker's own start: its nice value and slice, then idle unless a read already waits. */
+static void policy_start(mem_store_t *st)
+{
+    int tid = (int)gettid();
+    pthread_mutex_lock(&st->g_mu);
+    int nice = st->g_nice;
+    pthread_mutex_unlock(&st->g_mu);
+    bool set = nice != INT_MIN && set_policy(tid, SCHED_OTHER, nice) == 0;
+    if (!set && nice != INT_MIN) set = setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0;
+    pthread_mutex_lock(&st->g_mu);
+    st->g_tid = tid;
+    st->g_idle = false;
+    if (!set) st->g_can_idle = false;
+    st->g_stirred_s = mono_s();
+    policy_locked(st, st->g_waiters == 0);
+    pthread_mutex_unlock(&st->g_mu);
+}
+
+/* A reader starts (or stops) waiting for a graph: while any waits the linker competes. */
+static void waiter_locked(mem_store_t *st, bool arrives)
+{
+    if (arrives) {
+        st->g_waiters++;
+        policy_locked(st, false);
+    } else {
+        st->g_waiters--;
+    }
+}
+
+/* A linker that has work but has not stirred for a while is starved: let it compete. */
+static void starve_check_locked(mem_store_t *st)
+{
+    if (st->g_idle && st->g_qn && mono_s() - st->g_stirred_s > MEM_STORE__GRAPH_STARVE_MS / 1e3)
+        policy_locked(st, false);
+}
+
 /* ---- the queue (under g_mu) ---- */
 
 static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
@@ -75,6 +204,7 @@ static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
         return; /* it stays behind until its next publish: reads time out, nothing is lost */
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     ns->g.queued = true;
+    if (!st->g_qn) st->g_stirred_s = mono_s(); /* work after none: the starvation clock starts */
     st->g_queue[st->g_qn++] = ns;
     pthread_cond_signal(&st->g_cv);
 }
@@ -114,6 +244,7 @@ void mem_store__graph_publish(mem_store_t *st, mem_store_ns_t *ns)
         g->n_pend += n;
     }
     queue_locked(st, ns);
+    starve_check_locked(st);
     pthread_mutex_unlock(&st->g_mu);
     g->n_w_flagged = 0;
     g->w_changed = false;
@@ -135,6 +266,7 @@ size_t mem_store__graph_behind(mem_store_t *st)
     pthread_mutex_lock(&st->g_mu);
     for (size_t i = 0; i < st->n_nss; i++)
         n += st->nss[i]->coherence && st->nss[i]->g.g_gen < st->nss[i]->g.w_gen;
+    starve_check_locked(st);
     pthread_mutex_unlock(&st->g_mu);
     pthread_rwlock_unlock(&st->reg_lock);
     return n;
@@ -154,8 +286,11 @@ int mem_store__graph_wait(mem_store_t *st, mem_store_ns_t *ns, const struct time
     if (!ns->coherence) return MEM_OK;
     pthread_mutex_lock(&st->g_mu);
     uint64_t target = ns->g.w_gen;
+    bool waits = ns->g.g_gen < target && !__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
+    if (waits) waiter_locked(st, true);
     while (ns->g.g_gen < target && !__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE))
         if (pthread_cond_timedwait(&st->g_done_cv, &st->g_mu, dl) == ETIMEDOUT) break;
+    if (waits) waiter_locked(st, false);
     bool ok = ns->g.g_gen >= target || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&st->g_mu);
     if (ok) return MEM_OK;
@@ -332,6 +467,7 @@ static void batch(mem_store__linker_t *lk, mem_store_ns_t *ns)
     }
     if (rc == MEM_OK && !n_back && gen > g->g_gen) g->g_gen = gen;
     st->g_batches++;
+    st->g_stirred_s = mono_s();
     st->g_rows_done += rc == MEM_OK ? n_join + n_leave : 0;
     st->g_seconds += dt;
     if (g->w_gen > g->g_gen || g->n_pend) queue_locked(st, ns);
@@ -479,22 +615,11 @@ static void checkpoint_all(mem_store__linker_t *lk)
 
 /* ---- the thread ---- */
 
-/* The graph's work yields the CPU to ingest and to the reads: a lower priority (nice +10 over
- * the process's own, at most 19) for this thread only. A busy machine still runs it, at a
- * slower pace. Relative, never absolute: a server started with nice 19 must not see its
- * linker raised above its writer. */
-#define LINKER_NICE 10
-
 static void *linker_main(void *arg)
 {
     mem_store__linker_t lk = {.st = arg, .last_ckpt = mono_s()};
-    errno = 0;
-    int prio = getpriority(PRIO_PROCESS, (id_t)gettid());
-    if (errno == 0) prio = prio + LINKER_NICE > 19 ? 19 : prio + LINKER_NICE;
-    if (errno != 0 || setpriority(PRIO_PROCESS, (id_t)gettid(), prio) != 0) {
-        /* not permitted (a container, a sandbox): the graph then shares the CPU evenly */
-    }
     mem_store_t *st = lk.st;
+    policy_start(st);
     for (;;) {
         pthread_mutex_lock(&st->g_mu);
         if ((!st->g_qn || st->g_paused) && !st->g_stop) {
@@ -511,7 +636,9 @@ static void *linker_main(void *arg)
             memmove(st->g_queue, st->g_queue + 1, (st->g_qn - 1) * sizeof(*st->g_queue));
             st->g_qn--;
             ns->g.queued = false;
+            policy_locked(st, st->g_waiters == 0); /* it stirs: yield again unless awaited */
         }
+        st->g_stirred_s = mono_s();
         bool idle = !st->g_qn || st->g_paused;
         pthread_mutex_unlock(&st->g_mu);
         if (stop) break;
@@ -531,13 +658,18 @@ static void *linker_main(void *arg)
     }
     checkpoint_all(&lk); /* the writer writes it before it stops */
     release_queue(st);
+    pthread_mutex_lock(&st->g_mu);
+    st->g_tid = 0; /* nobody changes the policy of a thread id that may be reused */
+    pthread_mutex_unlock(&st->g_mu);
     return NULL;
 }
 
 int mem_store__linker_start(mem_store_t *st, mem_err_t *err)
 {
+    policy_probe(st);
     if (pthread_create(&st->linker, NULL, linker_main, st) != 0)
         return mem_err_set(err, MEM_ESTORAGE, "cannot start the graph linker thread");
+    pthread_setname_np(st->linker, "mnemod-graph");
     st->linker_started = true;
     return MEM_OK;
 }
@@ -569,6 +701,9 @@ void mem_store__linker_stop(mem_store_t *st)
 void mem_store_settle(mem_store_t *st)
 {
     mem_store_sync(st);
+    pthread_mutex_lock(&st->g_mu);
+    waiter_locked(st, true);
+    pthread_mutex_unlock(&st->g_mu);
     while (st->linker_started && mem_store__graph_behind(st)) {
         struct timespec dl;
         clock_gettime(CLOCK_REALTIME, &dl);
@@ -582,6 +717,7 @@ void mem_store_settle(mem_store_t *st)
         pthread_mutex_unlock(&st->g_mu);
     }
     pthread_mutex_lock(&st->g_mu);
+    waiter_locked(st, false);
     uint64_t mine = ++st->ckpt_req;
     pthread_cond_signal(&st->g_cv);
     while (st->linker_started && st->ckpt_done < mine)

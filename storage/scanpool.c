@@ -25,6 +25,7 @@
  * `scanned` is the sum of the parts' counts: parts prune a little less than one whole
  * scan, so it may be slightly larger than the unsplit figure.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -157,6 +158,7 @@ int mem_store__scanpool_start(size_t n_helpers, mem_store__scanpool_t **out, mem
             slot_destroy(s);
             break;
         }
+        pthread_setname_np(s->th, "mnemod-scan");
         pool->idle[pool->n_idle++] = s;
         pool->n++;
     }

@@ -7,6 +7,7 @@
  * reader, which WAL lets run beside the writer. Namespaces are refcounted so a drop (or a
  * reload after a failed group) never frees one a reader still holds.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -381,6 +382,7 @@ static void checkpointer_start(mem_store_t *st)
         st->ck_db = NULL;
         return;
     }
+    pthread_setname_np(st->ck_thread, "mnemod-walckpt");
     st->ck_started = true;
 }
 

@@ -73,6 +73,8 @@ typedef struct mem_store_graph {
 /* A batch takes at least this many rows, whatever opts.graph_batch_pairs says. */
 #define MEM_STORE__GRAPH_MIN_ROWS 64
 #define MEM_STORE__GRAPH_CKPT_MS  1000 /* the graph reaches SQLite at least this often */
+/* A linker with work that has not stirred for this long is starved: it competes again. */
+#define MEM_STORE__GRAPH_STARVE_MS 2000
 
 typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
@@ -292,6 +294,13 @@ struct mem_store {
     bool linker_started;
     uint64_t g_batches, g_rows_done; /* metrics, under g_mu */
     double g_seconds;
+    /* the linker's CPU policy (linker.c), under g_mu */
+    int g_tid;          /* the linker thread's id while it runs, else 0 */
+    int g_nice;         /* its nice value: the process's + 10, at most 19 */
+    bool g_can_idle;    /* it may run SCHED_IDLE: it can also leave it again */
+    bool g_idle;        /* it runs SCHED_IDLE now */
+    unsigned g_waiters; /* reads (and settles) waiting for a graph to catch up */
+    double g_stirred_s; /* CLOCK_MONOTONIC s: the linker last took work or finished a batch */
     /* checkpoints of the graph handed to the writer (linker.c makes them, the writer
      * writes them in its next group); under q_mu */
     struct mem_store__ckpt *ckpt_head;

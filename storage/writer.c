@@ -17,6 +17,7 @@
  * After a group, holes are vacuumed (vacuum.c) and, at most MEM_STORE__FLUSH_MS apart,
  * the access statistics gathered by readers are written (access.c).
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -682,6 +683,7 @@ int mem_store__writer_start(mem_store_t *st, mem_err_t *err)
     apply_page_limit(st);
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0)
         return mem_err_set(err, MEM_ESTORAGE, "cannot start the writer thread");
+    pthread_setname_np(st->writer, "mnemod-writer"); /* ps, top, perf -t */
     st->writer_started = true;
     return MEM_OK;
 }

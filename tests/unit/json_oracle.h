@@ -14,6 +14,7 @@
 #ifndef MEM_TESTS_UNIT_JSON_ORACLE_H
 #define MEM_TESTS_UNIT_JSON_ORACLE_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,10 @@ static inline int json_oracle_same(const json_t *mine, const json_t *theirs)
             double d = json_number_value(x);
             float rounded_twice = (float)d;
             if (v[i] == rounded_twice && signbit(v[i]) == signbit(rounded_twice)) continue;
+            /* d halfway between FLT_MAX and 2^128 rounds to infinity as a double, while the
+             * decimal may lie a hair below it */
+            if (isinf(rounded_twice) && fabsf(v[i]) == FLT_MAX && fabs(d) == 0x1.ffffffp127)
+                continue;
             if (((double)v[i] + (double)rounded_twice) / 2 != d) same = 0;
         }
         free(v);

@@ -41,6 +41,21 @@ static inline const char *num_oracle_check_parse(const char *s, size_t n)
     } else if (rc != MEM_OK || used != n || memcmp(&got32, &want32, sizeof(got32)) != 0) {
         return "f32: differs from strtof";
     }
+    /* Inside a body the number is followed by more text, and the parsers read ahead in
+     * 8-byte runs there: the same token with a separator and room behind it. */
+    static const char SEP[] = ",] }\n\t:\"x";
+    char padded[512 + 24];
+    memcpy(padded, s, n);
+    memset(padded + n, ' ', 24);
+    padded[n] = SEP[n % (sizeof(SEP) - 1)];
+    rc = mem_num_parse_f64(padded, n + 24, &got64, &used);
+    if (isinf(want64) ? rc != MEM_ELIMIT || used != n
+                      : rc != MEM_OK || used != n || memcmp(&got64, &want64, sizeof(got64)) != 0)
+        return "f64 followed by text: differs from strtod";
+    rc = mem_num_parse_f32(padded, n + 24, &got32, &used);
+    if (isinf(want32) ? rc != MEM_ELIMIT || used != n
+                      : rc != MEM_OK || used != n || memcmp(&got32, &want32, sizeof(got32)) != 0)
+        return "f32 followed by text: differs from strtof";
     return NULL;
 }
 

@@ -39,30 +39,52 @@ static uint64_t f64_bits(double d)
     return b;
 }
 
-/* s parses (whole) to exactly want, as float32 and as double. */
+/* s followed by 32 spaces: inside a body the parsers read ahead in 8-byte words (the fast
+ * path), at the very end of the input byte by byte (the general one); both are tested. */
+static const char *padded(const char *s, char *buf, size_t cap)
+{
+    size_t n = strlen(s);
+    assert_true(n + 33 <= cap);
+    memcpy(buf, s, n);
+    memset(buf + n, ' ', 32);
+    buf[n + 32] = '\0';
+    return buf;
+}
+
+/* s parses (whole) to exactly want, as float32 and as double, alone and followed by text. */
 static void parses_to(const char *s, float want32, double want64)
 {
-    float f = -7;
-    double d = -7;
-    size_t used = 0;
-    if (mem_num_parse_f32(s, strlen(s), &f, &used) != MEM_OK || used != strlen(s) ||
-        f32_bits(f) != f32_bits(want32))
-        fail_msg("f32 %s: got %.9g (used %zu), want %.9g", s, (double)f, used, (double)want32);
-    if (mem_num_parse_f64(s, strlen(s), &d, &used) != MEM_OK || used != strlen(s) ||
-        f64_bits(d) != f64_bits(want64))
-        fail_msg("f64 %s: got %.17g (used %zu), want %.17g", s, d, used, want64);
+    char buf[512];
+    for (int pad = 0; pad < 2; pad++) {
+        const char *in = pad ? padded(s, buf, sizeof(buf)) : s;
+        float f = -7;
+        double d = -7;
+        size_t used = 0;
+        if (mem_num_parse_f32(in, strlen(in), &f, &used) != MEM_OK || used != strlen(s) ||
+            f32_bits(f) != f32_bits(want32))
+            fail_msg("f32 %s (%s): got %.9g (used %zu), want %.9g", s, pad ? "padded" : "alone",
+                     (double)f, used, (double)want32);
+        if (mem_num_parse_f64(in, strlen(in), &d, &used) != MEM_OK || used != strlen(s) ||
+            f64_bits(d) != f64_bits(want64))
+            fail_msg("f64 %s (%s): got %.17g (used %zu), want %.17g", s, pad ? "padded" : "alone",
+                     d, used, want64);
+    }
 }
 
 static void refused(const char *s)
 {
-    float f = -7;
-    double d = -7;
-    size_t used = 99;
-    if (mem_num_parse_f32(s, strlen(s), &f, &used) != MEM_EINVAL)
-        fail_msg("f32 %s: accepted as %.9g", s, (double)f);
-    if (mem_num_parse_f64(s, strlen(s), &d, &used) != MEM_EINVAL)
-        fail_msg("f64 %s: accepted as %.17g", s, d);
-    assert_true(f == -7 && d == -7 && used == 99); /* out-params untouched */
+    char buf[512];
+    for (int pad = 0; pad < 2; pad++) {
+        const char *in = pad ? padded(s, buf, sizeof(buf)) : s;
+        float f = -7;
+        double d = -7;
+        size_t used = 99;
+        if (mem_num_parse_f32(in, strlen(in), &f, &used) != MEM_EINVAL)
+            fail_msg("f32 %s: accepted as %.9g", in, (double)f);
+        if (mem_num_parse_f64(in, strlen(in), &d, &used) != MEM_EINVAL)
+            fail_msg("f64 %s: accepted as %.17g", in, d);
+        assert_true(f == -7 && d == -7 && used == 99); /* out-params untouched */
+    }
 }
 
 static void test_grammar(void **state)
@@ -93,11 +115,19 @@ static void test_grammar(void **state)
     } pre[] = {{"01", 1, 0}, {"-012", 2, -0.0}, {"1.5.2", 3, 1.5}, {"1e5e3", 3, 1e5}, {"2,3", 1, 2},
                {"7]", 1, 7}, {"4 ", 1, 4},      {"1e2x", 3, 100},  {"0x10", 1, 0}};
     for (size_t i = 0; i < sizeof(pre) / sizeof(pre[0]); i++) {
-        double d;
-        size_t used;
-        assert_int_equal(mem_num_parse_f64(pre[i].s, strlen(pre[i].s), &d, &used), MEM_OK);
-        assert_int_equal(used, pre[i].used);
-        assert_true(f64_bits(d) == f64_bits(pre[i].v));
+        char buf[64];
+        for (int pad = 0; pad < 2; pad++) {
+            const char *in = pad ? padded(pre[i].s, buf, sizeof(buf)) : pre[i].s;
+            double d;
+            float f;
+            size_t used;
+            assert_int_equal(mem_num_parse_f64(in, strlen(in), &d, &used), MEM_OK);
+            assert_int_equal(used, pre[i].used);
+            assert_true(f64_bits(d) == f64_bits(pre[i].v));
+            assert_int_equal(mem_num_parse_f32(in, strlen(in), &f, &used), MEM_OK);
+            assert_int_equal(used, pre[i].used);
+            assert_true(f32_bits(f) == f32_bits((float)pre[i].v));
+        }
     }
     /* a slice, not a NUL-terminated string */
     float f;
@@ -294,6 +324,120 @@ static void test_rounding(void **state)
     assert_true(f == 0x1.000002p0f);
 }
 
+/* The fast float32 path rounds a double within 3 ulps of the value, and leaves values
+ * within a few ulps of a float32 halfway point to exact arithmetic: 19-digit decimals on
+ * either side of halfway points, 0 to 12 double ulps away, and at every float32 binade. */
+static void test_near_halfway(void **state)
+{
+    char s[64];
+    uint64_t seed0 = seed;
+    for (int i = 0; i < 3000; i++) {
+        uint32_t b = (uint32_t)rng_next(&seed) & 0x7f7fffffu;
+        if (i < 254) b = (uint32_t)(i + 1) << 23; /* the first float of each binade, and below */
+        uint32_t b2 = b + 1;
+        float a, c;
+        memcpy(&a, &b, sizeof(a));
+        memcpy(&c, &b2, sizeof(c));
+        double mid = ((double)a + (double)c) / 2;
+        if (i < 254) mid = ((double)a + (double)nextafterf(a, 0)) / 2;
+        for (int k = -12; k <= 12; k++) {
+            double x = mid;
+            for (int j = 0; j < (k < 0 ? -k : k); j++)
+                x = nextafter(x, k < 0 ? 0 : INFINITY);
+            int n = snprintf(s, sizeof(s), "%.18e", x);
+            const char *why = num_oracle_check_parse(s, (size_t)n);
+            if (why) fail_msg("seed %llu: %s: %s", (unsigned long long)seed0, s, why);
+        }
+    }
+}
+
+/* A number list: separators with and without whitespace, where it stops, what it refuses,
+ * and the same values as one number at a time. */
+static void test_list(void **state)
+{
+    float out[8];
+    size_t n, used;
+    bool long_int;
+    const char *ok = "1.5,-2e-3, 0 ,\t4\n,\r5e0]   ";
+    assert_int_equal(mem_num_parse_f32_list(ok, strlen(ok), out, 8, &n, &used, &long_int), MEM_OK);
+    assert_int_equal(n, 5);
+    assert_true(ok[used] == ']' && !long_int);
+    assert_true(out[0] == 1.5f && out[1] == -2e-3f && out[2] == 0 && out[3] == 4 && out[4] == 5);
+    /* the end of the input ends the list too (the general path, byte by byte) */
+    assert_int_equal(mem_num_parse_f32_list("7, 8", 4, out, 8, &n, &used, &long_int), MEM_OK);
+    assert_true(n == 2 && used == 4 && out[1] == 8);
+    assert_int_equal(mem_num_parse_f32_list("7 x", 3, out, 8, &n, &used, &long_int), MEM_OK);
+    assert_true(n == 1 && used == 2);
+    /* a number expected after a comma */
+    const char *bad[] = {"1,]", "1, ,2", "1,+2", "1,.5", "1,NaN", "1,Infinity", "1,-", "1,"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char buf[64];
+        for (int pad = 0; pad < 2; pad++) {
+            const char *in = pad ? padded(bad[i], buf, sizeof(buf)) : bad[i];
+            assert_int_equal(mem_num_parse_f32_list(in, strlen(in), out, 8, &n, &used, &long_int),
+                             MEM_EINVAL);
+            assert_int_equal(n, 1);
+            size_t at = (size_t)(strchr(in, ',') + 1 - in); /* the failed number's place */
+            assert_int_equal(used, at + strspn(in + at, " \t\r\n"));
+        }
+    }
+    const char *big = "1, 1e39, 2]                        ";
+    assert_int_equal(mem_num_parse_f32_list(big, strlen(big), out, 8, &n, &used, &long_int),
+                     MEM_ELIMIT);
+    assert_true(n == 1 && used == 3);
+    const char *full = "1,2,3]                         ";
+    assert_int_equal(mem_num_parse_f32_list(full, strlen(full), out, 3, &n, &used, &long_int),
+                     MEM_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(mem_num_parse_f32_list(full, strlen(full), out, 2, &n, &used, &long_int),
+                     MEM_ELIMIT);
+    assert_true(n == 2 && used == 4);
+    /* integers of 19 digits and more are flagged, reals of any length are not */
+    const char *longs[] = {"1234567890123456789", "-12345678901234567890", "9223372036854775808"};
+    for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++) {
+        char buf[96];
+        snprintf(buf, sizeof(buf), "0.5, %s, 1]                        ", longs[i]);
+        assert_int_equal(mem_num_parse_f32_list(buf, strlen(buf), out, 8, &n, &used, &long_int),
+                         MEM_OK);
+        assert_true(n == 3 && long_int);
+    }
+    const char *reals = "0.12345678901234567890, 1234567890123456789.0, 123456789012345678e1]  "
+                        "                        ";
+    assert_int_equal(mem_num_parse_f32_list(reals, strlen(reals), out, 8, &n, &used, &long_int),
+                     MEM_OK);
+    assert_true(n == 3 && !long_int);
+    /* random lists of random shapes: the values of one number at a time */
+    char text[4096];
+    float many[64], one;
+    uint64_t seed0 = seed;
+    for (int round = 0; round < 300; round++) {
+        size_t len = 0, count = (size_t)(rng_next(&seed) % 64) + 1;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t r = rng_next(&seed);
+            uint32_t b = (uint32_t)r & 0x7f7fffffu;
+            float x;
+            memcpy(&x, &b, sizeof(x));
+            if (i) len += (size_t)snprintf(text + len, 8, "%s", r & 256 ? ", " : ",");
+            len += (size_t)snprintf(text + len, 40, "%.*g", (int)(r >> 59) + 1,
+                                    r & 512 ? (double)x : ((double)(r >> 11) * 0x1p-53 - 0.5));
+        }
+        len += (size_t)snprintf(text + len, 4, "]");
+        assert_int_equal(mem_num_parse_f32_list(text, len, many, 64, &n, &used, &long_int), MEM_OK);
+        if (n != count || text[used] != ']')
+            fail_msg("seed %llu: %zu of %zu numbers in %s", (unsigned long long)seed0, n, count,
+                     text);
+        const char *p = text;
+        for (size_t i = 0; i < n; i++) {
+            size_t u;
+            assert_int_equal(mem_num_parse_f32(p, (size_t)(text + len - p), &one, &u), MEM_OK);
+            if (f32_bits(one) != f32_bits(many[i]))
+                fail_msg("seed %llu: number %zu of %s", (unsigned long long)seed0, i, text);
+            p += u;
+            p += strspn(p, ", ");
+        }
+    }
+}
+
 /* Random inputs of every shape, against strtof and strtod. */
 static void test_random_against_libc(void **state)
 {
@@ -302,7 +446,7 @@ static void test_random_against_libc(void **state)
     for (int i = 0; i < 40000; i++) {
         uint64_t r = rng_next(&seed);
         int n;
-        switch (i % 5) {
+        switch (i % 6) {
         case 0: { /* any double, 17 digits */
             double x;
             memcpy(&x, &r, sizeof(x));
@@ -324,6 +468,16 @@ static void test_random_against_libc(void **state)
             memcpy(&a, &b, sizeof(a));
             memcpy(&c, &b2, sizeof(c));
             n = snprintf(s, sizeof(s), "%.40e", ((double)a + (double)c) / 2);
+            break;
+        }
+        case 5: { /* within a hair of a float32 halfway point, at most 19 digits: the
+                   * inputs where a float32 read through a double could round wrongly */
+            uint32_t b = (uint32_t)r & 0x7f7fffffu, b2 = b + 1;
+            float a, c;
+            memcpy(&a, &b, sizeof(a));
+            memcpy(&c, &b2, sizeof(c));
+            n = snprintf(s, sizeof(s), "%s%.*e", r >> 63 ? "-" : "", (int)(r >> 40) % 4 + 15,
+                         ((double)a + (double)c) / 2);
             break;
         }
         case 3: { /* embedding-like: small, 6 to 19 digits */
@@ -464,7 +618,8 @@ int main(void)
     printf("# MEM_TEST_SEED=%llu\n", (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grammar),     cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_random_against_libc),
+        cmocka_unit_test(test_rounding),    cmocka_unit_test(test_near_halfway),
+        cmocka_unit_test(test_list),        cmocka_unit_test(test_random_against_libc),
         cmocka_unit_test(test_print_forms), cmocka_unit_test(test_random_shortest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

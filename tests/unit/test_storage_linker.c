@@ -1,9 +1,11 @@
 /* test_storage_linker.c - the coherence graph off the write path: catch-up, waits, checkpoints
  * SPDX-License-Identifier: MIT
  */
+#define _GNU_SOURCE /* SCHED_IDLE */
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -507,6 +509,103 @@ static void test_linker_nice_is_relative(void **state)
     mem_store_close(st);
 }
 
+/* The linker's policy as the kernel reports it, and the store's note of it. */
+static int linker_policy(mem_store_t *st, bool *idle_noted)
+{
+    pthread_mutex_lock(&st->g_mu);
+    int tid = st->g_tid;
+    *idle_noted = st->g_idle;
+    pthread_mutex_unlock(&st->g_mu);
+    assert_true(tid > 0);
+    return sched_getscheduler(tid);
+}
+
+/* Poll (up to 10 s) until the linker runs under policy. */
+static bool linker_policy_becomes(mem_store_t *st, int policy)
+{
+    bool noted;
+    for (int i = 0; i < 1000; i++) {
+        if (linker_policy(st, &noted) == policy && noted == (policy == SCHED_IDLE)) return true;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+typedef struct waiting_read {
+    mem_store_t *st;
+    int rc;
+} waiting_read_t;
+
+static void *exact_stats(void *arg)
+{
+    waiting_read_t *w = arg;
+    mem_store_ns_stats_t ex;
+    w->rc = mem_store_ns_stats_exact(w->st, "y", &ex, NULL);
+    return NULL;
+}
+
+/* The graph's work yields the CPU (SCHED_IDLE) while nobody waits for it; a read that waits
+ * for the graph, or a linker with work that has not stirred for MEM_STORE__GRAPH_STARVE_MS,
+ * makes it compete again (at its nice value), and it yields again once it takes work that
+ * nobody waits for. Without the right to leave SCHED_IDLE it never enters it. */
+static void test_linker_yields_unless_awaited(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    o.graph_wait_ms = 60000;
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 9;
+    assert_int_equal(insert_batch(st, "y", "r", 0, BATCH, &s), MEM_OK);
+    mem_store_settle(st);
+    pthread_mutex_lock(&st->g_mu);
+    bool can_idle = st->g_can_idle;
+    pthread_mutex_unlock(&st->g_mu);
+    if (!can_idle) { /* no CAP_SYS_NICE, no RLIMIT_NICE: it stays at its nice value */
+        bool noted;
+        assert_int_equal(linker_policy(st, &noted), SCHED_OTHER);
+        assert_false(noted);
+        mem_store_close(st);
+        skip();
+    }
+    /* the settle made it compete; the next work nobody waits for makes it yield */
+    assert_int_equal(insert_batch(st, "y", "r", BATCH, BATCH, &s), MEM_OK);
+    assert_true(linker_policy_becomes(st, SCHED_IDLE));
+
+    /* a read that waits for the graph makes it compete, and gets an exact answer */
+    mem_store__linker_pause(st, true);
+    assert_int_equal(insert_batch(st, "y", "r", 2 * BATCH, BATCH, &s), MEM_OK);
+    waiting_read_t w = {st, -1};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, exact_stats, &w), 0);
+    assert_true(linker_policy_becomes(st, SCHED_OTHER));
+    mem_store__linker_pause(st, false);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, MEM_OK);
+    assert_graph_exact(st, "y");
+
+    /* starved: work queued, the linker has not stirred for longer than the bound */
+    assert_int_equal(insert_batch(st, "y", "r", 3 * BATCH, BATCH, &s), MEM_OK);
+    assert_true(linker_policy_becomes(st, SCHED_IDLE));
+    mem_store__linker_pause(st, true);
+    assert_int_equal(insert_batch(st, "y", "r", 4 * BATCH, BATCH, &s), MEM_OK);
+    bool noted;
+    assert_int_equal(linker_policy(st, &noted), SCHED_IDLE); /* not starved yet */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&st->g_mu);
+    st->g_stirred_s =
+        (double)now.tv_sec + (double)now.tv_nsec / 1e9 - 2.0 * MEM_STORE__GRAPH_STARVE_MS / 1e3;
+    pthread_mutex_unlock(&st->g_mu);
+    (void)mem_store__graph_behind(st); /* /metrics asks: it sees the starvation */
+    assert_int_equal(linker_policy(st, &noted), SCHED_OTHER);
+    assert_false(noted);
+    mem_store__linker_pause(st, false);
+    assert_true(linker_policy_becomes(st, SCHED_IDLE)); /* it took the work: yields again */
+    mem_store_settle(st);
+    assert_graph_exact(st, "y");
+    mem_store_close(st);
+}
+
 /* ---- the WAL is checkpointed after the answers ---- */
 
 typedef struct sizes {
@@ -594,6 +693,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batches_bounded, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wal_checkpoint_after_answer, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_linker_yields_unless_awaited, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
                                         store_fixture_teardown),
