@@ -43,7 +43,8 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     size_t *remap = malloc(c.n_rows * sizeof(*remap));
     /* the writer is the only one that changes the lexical index: read it without the lock */
     if (!remap || mem_index_vacuum(view, &vac) != MEM_OK ||
-        mem_lexidx_vacuum(mem_store__lex(ns), &lvac) != MEM_OK) { /* ENOMEM: a later group */
+        mem_lexidx_vacuum(mem_store__lex(ns), &lvac) != MEM_OK) { /* ENOMEM: tried again */
+        w->vacuum_again = true; /* between groups (writer.c), or by a later group */
         free(remap);
         mem_index_free(vac);
         pthread_mutex_lock(&st->g_mu);
@@ -72,4 +73,13 @@ void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns)
     pthread_mutex_lock(&st->g_mu);
     g->busy = false;
     pthread_mutex_unlock(&st->g_mu);
+}
+
+void mem_store__vacuum_again(mem_store__writer_t *w)
+{
+    mem_store_t *st = w->st;
+    w->vacuum_again = false;
+    /* the writer is the registry's only mutator, and a vacuum does not change it */
+    for (size_t i = 0; i < st->n_nss; i++)
+        if (!st->nss[i]->dropped) mem_store__maybe_vacuum(w, st->nss[i]);
 }

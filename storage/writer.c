@@ -659,6 +659,7 @@ static void *writer_main(void *arg)
         if (stopping || want_sync != st->sync_done ||
             now - last_flush >= MEM_STORE__FLUSH_MS / 1e3) {
             mem_store__flush_access(&w, stopping);
+            if (w.vacuum_again) mem_store__vacuum_again(&w); /* a sync (settle) sees it done */
             last_flush = now;
         }
         pthread_mutex_lock(&st->q_mu);

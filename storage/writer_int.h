@@ -34,6 +34,7 @@ struct mem_store__writer {
     mem_lextok_t *tk; /* NULL until the first text */
     mem_lexdoc_t *docs;
     size_t cap_docs;
+    bool vacuum_again; /* a vacuum ran out of memory: mem_store__vacuum_again tries them */
 };
 
 /* writer.c */
@@ -100,5 +101,8 @@ int mem_store__op_ns_forget(mem_store__writer_t *w, mem_store_op_t *op);
 /* vacuum.c */
 /* After publish, outside any group: drop the namespace's holes when there are many. */
 void mem_store__maybe_vacuum(mem_store__writer_t *w, mem_store_ns_t *ns);
+/* Between groups, when a vacuum ran out of memory (w->vacuum_again): try every namespace
+ * again rather than wait for its next write. */
+void mem_store__vacuum_again(mem_store__writer_t *w);
 
 #endif
