@@ -200,13 +200,31 @@ static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
      * so a namespace the writer's last group reloads stays out: its graph work is found
      * again at the next start (load.c). */
     if (ns->g.queued || st->g_stop || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) return;
-    if (grow((void **)&st->g_queue, &st->g_qcap, st->g_qn + 1, sizeof(*st->g_queue)) != MEM_OK)
-        return; /* it stays behind until its next publish: reads time out, nothing is lost */
+    /* An intrusive list, never an allocation: a namespace that failed to be queued would
+     * stay behind until its next write, and reads needing its graph would time out. */
     __atomic_add_fetch(&ns->refs, 1, __ATOMIC_ACQ_REL);
     ns->g.queued = true;
+    ns->g.q_next = NULL;
     if (!st->g_qn) st->g_stirred_s = mono_s(); /* work after none: the starvation clock starts */
-    st->g_queue[st->g_qn++] = ns;
+    if (st->g_qtail)
+        st->g_qtail->g.q_next = ns;
+    else
+        st->g_qhead = ns;
+    st->g_qtail = ns;
+    st->g_qn++;
     pthread_cond_signal(&st->g_cv);
+}
+
+/* The first in (the caller holds g_mu and saw g_qn > 0); its reference passes to the caller. */
+static mem_store_ns_t *dequeue_locked(mem_store_t *st)
+{
+    mem_store_ns_t *ns = st->g_qhead;
+    st->g_qhead = ns->g.q_next;
+    if (!st->g_qhead) st->g_qtail = NULL;
+    st->g_qn--;
+    ns->g.q_next = NULL;
+    ns->g.queued = false;
+    return ns;
 }
 
 /* Drop the queue and the references it holds (the linker's exit, or an open that failed
@@ -214,11 +232,10 @@ static void queue_locked(mem_store_t *st, mem_store_ns_t *ns)
 static void release_queue(mem_store_t *st)
 {
     pthread_mutex_lock(&st->g_mu);
-    for (size_t i = 0; i < st->g_qn; i++) {
-        st->g_queue[i]->g.queued = false;
-        mem_store__ns_release(st->g_queue[i]);
+    while (st->g_qn) {
+        mem_store_ns_t *ns = dequeue_locked(st);
+        mem_store__ns_release(ns);
     }
-    st->g_qn = 0;
     pthread_mutex_unlock(&st->g_mu);
 }
 
@@ -632,10 +649,7 @@ static void *linker_main(void *arg)
         uint64_t ckpt_req = st->ckpt_req;
         mem_store_ns_t *ns = NULL;
         if (!stop && st->g_qn && !st->g_paused) { /* first in, first out */
-            ns = st->g_queue[0];
-            memmove(st->g_queue, st->g_queue + 1, (st->g_qn - 1) * sizeof(*st->g_queue));
-            st->g_qn--;
-            ns->g.queued = false;
+            ns = dequeue_locked(st);
             policy_locked(st, st->g_waiters == 0); /* it stirs: yield again unless awaited */
         }
         st->g_stirred_s = mono_s();

@@ -527,7 +527,6 @@ void mem_store_close(mem_store_t *st)
     pthread_mutex_destroy(&st->g_mu);
     pthread_cond_destroy(&st->g_cv);
     pthread_cond_destroy(&st->g_done_cv);
-    free(st->g_queue);
     pthread_mutex_destroy(&st->pool_mu);
     for (size_t i = 0; i < st->n_tk; i++)
         mem_lextok_free(st->tk_pool[i]);

@@ -52,9 +52,10 @@ typedef struct mem_store_graph {
     uint64_t g_gen; /* the changes it covers */
     size_t *pend;   /* published rows whose flags changed, not decided yet */
     size_t n_pend, cap_pend;
-    bool queued; /* in the linker's queue (which holds a reference) */
-    bool busy;   /* the linker, or a vacuum, works on it */
-    bool rescan; /* a change list was lost: the next batch decides every row */
+    bool queued;                 /* in the linker's queue (which holds a reference) */
+    struct mem_store_ns *q_next; /* next in the linker's queue: an intrusive list */
+    bool busy;                   /* the linker, or a vacuum, works on it */
+    bool rescan;                 /* a change list was lost: the next batch decides every row */
     /* the linker thread only (or whoever holds busy) */
     size_t g_rows;     /* rows the linker has taken; those above are new */
     uint64_t *buckets; /* seq / MEM_STORE__GRAPH_BUCKET touched since the checkpoint */
@@ -282,11 +283,11 @@ struct mem_store {
     mem_store__scanpool_t *scanpool;
 
     /* the coherence graph's linker thread (linker.c) */
-    pthread_mutex_t g_mu;     /* leaf: the queue and every namespace's mem_store_graph_t */
-    pthread_cond_t g_cv;      /* wakes the linker */
-    pthread_cond_t g_done_cv; /* wakes reads waiting for a graph */
-    mem_store_ns_t **g_queue; /* namespaces with graph work, one reference each */
-    size_t g_qn, g_qcap;
+    pthread_mutex_t g_mu;              /* leaf: the queue and every namespace's mem_store_graph_t */
+    pthread_cond_t g_cv;               /* wakes the linker */
+    pthread_cond_t g_done_cv;          /* wakes reads waiting for a graph */
+    mem_store_ns_t *g_qhead, *g_qtail; /* namespaces with graph work, one reference each */
+    size_t g_qn;
     bool g_stop;
     uint64_t ckpt_req, ckpt_done; /* under g_mu: mem_store_settle asks for a checkpoint now */
     bool g_paused;                /* under g_mu: test hook, the linker takes no batch */
