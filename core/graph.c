@@ -192,7 +192,7 @@ static double norm_ub(const mem_vec_ops_t *ops, const float *x, size_t dim)
 {
     double ss = (double)ops->dot(x, x, dim);
     double g = (double)(dim + 4) * (double)FLT_EPSILON;
-    if (!(ss >= 0.0) || !isfinite(ss)) return INFINITY;
+    if (!(ss >= 0.0) || !isfinite(ss)) return (double)INFINITY;
     return sqrt(ss * (1.0 + 2.0 * g) + 1e-30) * (1.0 + 1e-6);
 }
 
