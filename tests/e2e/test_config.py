@@ -234,28 +234,34 @@ def test_api_key_file_trailing_newline():
 
 
 
+def insert_burst(srv, embedding_of, want):
+    """8 threads insert 10 segments each at once into namespace "spin": segment s<t>-<i> has
+    embedding_of(t * 10 + i); every one must be answered 201."""
+    import threading
+    errors = []
+
+    def writer(t):
+        for i in range(10):
+            r = srv.insert("spin", {"id": "s%d-%d" % (t, i), "embedding": embedding_of(t * 10 + i)})
+            if r[0] != 201:
+                errors.append(r)
+
+    ths = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
+    [t.start() for t in ths]
+    [t.join() for t in ths]
+    eq(errors, [], "inserts of the burst (%s)" % want)
+
+
 @test
 def test_worker_spin_us():
     """--worker-spin-us / MNEMOD_WORKER_SPIN_US: at both ends of its range the server takes
     it (the start-up line shows it), answers a concurrent burst of inserts and retrieves
     exactly, and drains on SIGTERM."""
-    import threading
     for args, env, want in ((["--worker-spin-us", "0"], {}, "0"),
                             ([], {"MNEMOD_WORKER_SPIN_US": "10000"}, "10000")):
         srv = h.Server(args + ["--threads", "2"], env).start()
         try:
-            errors = []
-
-            def writer(t):
-                for i in range(10):
-                    r = srv.insert("spin", {"id": "s%d-%d" % (t, i), "embedding": [1, t * 10 + i + 1]})
-                    if r[0] != 201:
-                        errors.append(r)
-
-            ths = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
-            [t.start() for t in ths]
-            [t.join() for t in ths]
-            eq(errors, [], "inserts of the burst (%s)" % want)
+            insert_burst(srv, lambda n: [1, n + 1], want)
             res = expect_ok(srv.retrieve("spin", {"embedding": [0, 1], "k": 100}))["results"]
             eq(sorted(x["id"] for x in res), sorted("s%d-%d" % (t, i) for t in range(8) for i in range(10)),
                "every segment of the burst retrieved (%s)" % want)
@@ -282,7 +288,6 @@ def test_loop_spin_us():
     once its client is gone, and drains on SIGTERM."""
     import http.client
     import math
-    import threading
 
     def direction(n):  # 80 directions 4.5 degrees apart: each segment its own nearest
         return [math.cos(n * math.pi / 40), math.sin(n * math.pi / 40)]
@@ -291,18 +296,7 @@ def test_loop_spin_us():
                             ([], {"MNEMOD_LOOP_SPIN_US": "10000"}, "10000")):
         srv = h.Server(args + ["--threads", "2"], env).start()
         try:
-            errors = []
-
-            def writer(t):
-                for i in range(10):
-                    r = srv.insert("spin", {"id": "s%d-%d" % (t, i), "embedding": direction(t * 10 + i)})
-                    if r[0] != 201:
-                        errors.append(r)
-
-            ths = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
-            [t.start() for t in ths]
-            [t.join() for t in ths]
-            eq(errors, [], "inserts of the burst (%s)" % want)
+            insert_burst(srv, direction, want)
             conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
             for i in range(200):
                 if i == 100:
