@@ -106,8 +106,8 @@ static int set_policy(int tid, int policy, int nice)
 
 /* Whether a thread of this process at nice can enter SCHED_IDLE and leave it again (the
  * kernel asks for CAP_SYS_NICE or an RLIMIT_NICE allowing nice; a seccomp filter may forbid
- * the call): tried on a thread made for the test, before the linker starts (so nobody
- * counting the store's threads ever sees it). */
+ * the call): tried on a thread made for the test and joined before the linker starts (its
+ * task may stay listed in /proc for a moment after the join). */
 typedef struct idle_probe {
     int nice;
     bool ok;
