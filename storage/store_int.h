@@ -74,6 +74,7 @@ typedef struct mem_store_graph {
 /* A batch takes at least this many rows, whatever opts.graph_batch_pairs says. */
 #define MEM_STORE__GRAPH_MIN_ROWS 64
 #define MEM_STORE__GRAPH_CKPT_MS  1000 /* the graph reaches SQLite at least this often */
+#define MEM_STORE__SETTLE_ROUNDS  8    /* mem_store_settle: checkpoint tries before it fails */
 /* A linker with work that has not stirred for this long is starved: it competes again. */
 #define MEM_STORE__GRAPH_STARVE_MS 2000
 
