@@ -218,7 +218,13 @@ def test_max_connections():
         for rnd in range(6):
             for _ in range(8):
                 held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=5))
-            time.sleep(0.3)         # let the loop accept them
+            # each one served proves the server accepted it and counts it (no fixed sleep:
+            # a slot the last round's closes have not freed yet frees when the server sees
+            # them, and the connection waiting for it is served then)
+            for i, s in enumerate(held):
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                st, _, _ = read_response(s, 30.0)
+                eq(st, 200, "round %d: held connection %d served" % (rnd, i))
             # one more: refused or left in the backlog, never served while 8 are open
             extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
             try:
