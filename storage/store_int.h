@@ -102,6 +102,7 @@ typedef struct mem_store_ns {
     uint64_t pub_edges;      /* set by the linker, under lock */
     uint32_t pub_max_degree; /* set by the linker, under lock */
     bool in_group;           /* writer thread only: listed in the group's touched namespaces */
+    bool comes_back;     /* writer thread only: a failed group's drop is undone (reload_touched) */
     bool meta_dirty;     /* writer thread only: last_seq/last_ts_ms/clock to write at group end */
     bool coherence;      /* immutable: keeps a coherence graph */
     mem_store_graph_t g; /* the graph's bookkeeping (linker.c) */
