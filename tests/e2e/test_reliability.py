@@ -387,11 +387,12 @@ def test_overload_503_retry_after_and_health():
         results = []
         lock = threading.Lock()
 
-        def one():
+        def one(start):
             try:
+                start.wait(30)  # the whole burst sends at once
                 r = srv.retrieve("big", {"embedding": q, "k": 100, "half_life": "1h",
                                          "coherence_weight": 0.2}, timeout=60)
-            except OSError as e:
+            except (OSError, threading.BrokenBarrierError) as e:
                 r = (None, {}, str(e))
             with lock:
                 results.append(r)
@@ -409,8 +410,9 @@ def test_overload_503_retry_after_and_health():
 
         p = threading.Thread(target=prober, daemon=True)
         p.start()
-        for _ in range(3):          # a few bursts: at least one must overflow a queue of 2
-            ts = [threading.Thread(target=one, daemon=True) for _ in range(40)]
+        for _ in range(10):         # a few bursts: at least one must overflow a queue of 2
+            start = threading.Barrier(40)
+            ts = [threading.Thread(target=one, args=(start,), daemon=True) for _ in range(40)]
             for t in ts:
                 t.start()
             for t in ts:
