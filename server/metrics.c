@@ -72,8 +72,8 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
 }
 
 static const char *const answer_kinds[] = {"retrieve", "segment", "write_ack", "insert_decode"};
-static const char *const fallback_reasons[] = {"locked",   "graph",    "budget",
-                                               "sqlite",   "embedder", "insert_locked"};
+static const char *const fallback_reasons[] = {"locked", "graph",    "budget",
+                                               "sqlite", "embedder", "insert_locked"};
 #define N_ANSWER_KINDS (sizeof(answer_kinds) / sizeof(answer_kinds[0]))
 #define N_FALLBACKS    (sizeof(fallback_reasons) / sizeof(fallback_reasons[0]))
 static unsigned long long answers[N_ANSWER_KINDS][2]; /* [kind][on_loop] */
@@ -229,8 +229,9 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
         for (int w = 1; w >= 0; w--)
             put(&b, "mnemod_answers_total{kind=\"%s\",where=\"%s\"} %llu\n", answer_kinds[k],
                 w ? "loop" : "pool", answers[k][w]);
-    put(&b, "# HELP mnemod_inline_fallbacks_total Retrieves and inserts tried on the event "
-            "loop that went to the pool, by reason.\n# TYPE mnemod_inline_fallbacks_total counter\n");
+    put(&b,
+        "# HELP mnemod_inline_fallbacks_total Retrieves and inserts tried on the event "
+        "loop that went to the pool, by reason.\n# TYPE mnemod_inline_fallbacks_total counter\n");
     for (size_t r = 0; r < N_FALLBACKS; r++)
         put(&b, "mnemod_inline_fallbacks_total{reason=\"%s\"} %llu\n", fallback_reasons[r],
             fallbacks[r]);
