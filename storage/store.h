@@ -446,6 +446,7 @@ void mem_store_ids_free(char **ids, size_t n);
 
 typedef struct mem_store_metrics {
     uint64_t commits;           /* transactions committed (each one fsync with sync=full) */
+    uint64_t op_commits;        /* those of them that held ops (not graph checkpoints alone) */
     uint64_t ops;               /* ops executed */
     double commit_seconds_sum;  /* time inside COMMIT */
     uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */

@@ -574,6 +574,7 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
                                              0.010,  0.025, 0.050, 0.100};
             pthread_mutex_lock(&st->q_mu);
             st->m.commits++;
+            if (head) st->m.op_commits++;
             st->m.commit_seconds_sum += dt;
             for (int b = 0; b < 8; b++)
                 if (dt <= bounds[b]) st->m.commit_buckets[b]++;
