@@ -90,6 +90,9 @@ typedef struct mem_cfg {
      * runs on the pool. */
     size_t inline_scan_budget;
     size_t inline_max_body;
+    /* Bytes the store keeps of recent retrieve hits' text, source and metadata
+     * (storage/textcache_int.h), so repeated answers skip SQLite; 0 = none. */
+    size_t text_cache;
     /* Embedder (SPEC 6). With MEM_CFG_EMBEDDER_OPENAI, embedder_url is the base URL
      * (http:// or https://, no trailing '/', no query) and embedder_model is required. */
     mem_cfg_embedder_t embedder;

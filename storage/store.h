@@ -77,6 +77,11 @@ typedef struct mem_store_opts {
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
     bool text_grams;
+    /* A retrieve's hits keep their text, source and metadata in memory up to about this many
+     * bytes in all (storage/textcache_int.h: the least recently answered go first), so a
+     * repeated answer reads none of them from SQLite; a hit not kept is read from SQLite as
+     * before. Answers are the same either way. 0: none kept. */
+    size_t text_cache_bytes;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX  64
