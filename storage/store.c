@@ -1257,6 +1257,13 @@ void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out)
     out->graph_seconds = st->g_seconds;
     pthread_mutex_unlock(&st->g_mu);
     out->graph_behind = mem_store__graph_behind(st);
+    mem_store__txc_stats_t tc;
+    mem_store__txc_stats(st->txc, &tc);
+    out->text_cache_hits = tc.hits;
+    out->text_cache_misses = tc.misses;
+    out->text_cache_evictions = tc.evictions;
+    out->text_cache_entries = tc.entries;
+    out->text_cache_bytes = tc.bytes;
 }
 
 void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages)

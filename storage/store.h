@@ -462,6 +462,10 @@ typedef struct mem_store_metrics {
     uint64_t graph_rows;        /* rows it linked or unlinked */
     double graph_seconds;       /* time it spent on them */
     size_t graph_behind;        /* namespaces whose graph has not caught up yet */
+    /* the answers' texts cache (opts.text_cache_bytes): hits answered from memory, hits read
+     * from SQLite, entries pushed out to make room, and what it holds now */
+    uint64_t text_cache_hits, text_cache_misses, text_cache_evictions;
+    size_t text_cache_entries, text_cache_bytes;
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 
