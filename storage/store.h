@@ -386,8 +386,9 @@ typedef struct mem_store_result {
 
 /* Top-K of SPEC section 4. With coherence_weight > 0 or need_gates, first waits for the
  * graph as mem_store_ns_stats_exact does. Every hit comes with its text, source and
- * metadata, read in one statement from one SQLite snapshot taken while the scan's view is
- * held, so a segment deleted meanwhile never drops out of the answer.
+ * metadata: copied from the texts cache (opts.text_cache_bytes) while the scan's view is
+ * held, and those it lacks read in one statement from one SQLite snapshot taken while the
+ * view is held, so a segment deleted meanwhile never drops out of the answer.
  * MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_EINVAL, MEM_EBUSY, MEM_ENOMEM.
  * *out freed with mem_store_results_free; *kernel names the ISA used (static string). */
 int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
