@@ -395,6 +395,7 @@ SET_SIZE(set_max_body, max_body, 1)
 SET_SIZE(set_max_import_body, max_import_body, 1)
 SET_SIZE(set_inline_max_body, inline_max_body, 0)
 SET_SIZE(set_text_cache, text_cache, 0)
+SET_SIZE(set_inline_max_write_body, inline_max_write_body, 0)
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
@@ -795,6 +796,9 @@ static const opt_t opts[] = {
     {"text-cache", "MNEMOD_TEXT_CACHE", "SIZE", "64MiB",
      "memory for the texts of recent retrieve hits (answered without SQLite); 0 = none",
      set_text_cache, 0},
+    {"inline-max-write-body", "MNEMOD_INLINE_MAX_WRITE_BODY", "SIZE", "16KiB",
+     "largest insert body decoded on the event loop; 0 decodes every one on the pool",
+     set_inline_max_write_body, 0},
     {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
@@ -1081,6 +1085,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->inline_scan_budget = 4u << 20;
     cfg->inline_max_body = 64u << 10;
     cfg->text_cache = (size_t)64 << 20;
+    cfg->inline_max_write_body = 16u << 10;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
@@ -1170,6 +1175,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("inline_scan_budget", "%zu", cfg->inline_scan_budget);
     PAIR("inline_max_body", "%zu", cfg->inline_max_body);
     PAIR("text_cache", "%zu", cfg->text_cache);
+    PAIR("inline_max_write_body", "%zu", cfg->inline_max_write_body);
     /* The provider's key is never written, only whether one is set. */
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
         PAIR("embedder", "openai:%s", cfg->embedder_url);
