@@ -200,6 +200,15 @@ typedef enum mem_api_inline {
  * A single node only (a cluster-mode request may wait for min_seq). */
 mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
                                    mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why);
+/* Loop thread, instead of mem_api_work for the first WORK step of an insert (POST
+ * .../segments): the body's parse and decode, the terms and vector codes, and the write
+ * record, made without ever waiting (the namespace's shared lock only tried, no provider
+ * call: a text to embed remotely ends the step with MEM_API_EMBED as on a worker). *why
+ * ANSWERED: resp and the next step (WRITE, EMBED or REPLY with an error) are exactly what a
+ * worker would have given. Otherwise resp is as it was and MEM_API_WORK says: run
+ * mem_api_work on a worker. A single node only. */
+mem_api_next_t mem_api_write_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                    mem_api_resp_t *resp, mem_api_inline_t *why);
 /* A finished write whose answer is a small, bounded encode (an insert of at most
  * MEM_API_ACK_INLINE_SEGMENTS segments, a delete, a namespace created or dropped, an import's
  * counts, or any failure): its mem_api_work step needs no worker, the loop may run it. */

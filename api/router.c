@@ -724,16 +724,12 @@ bool mem_api_ack_small(const mem_api_resp_t *resp)
     return false;
 }
 
-mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
-                                   mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why)
+/* The first WORK step run on the event loop with storage's _try calls (see
+ * mem_api_work_inline); a step that gave up is undone so that a worker runs it whole. */
+static mem_api_next_t work_try(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                               mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why)
 {
     mem_api__state_t *st = resp->_state;
-    *why = MEM_API_INLINE_ROUTE;
-    bool read = st && (st->route.kind == MEM_API_R_RETRIEVE ||
-                       (st->route.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")));
-    if (!read || st->phase != MEM_API__PH_BODY || ctx->hooks.cluster_status || !st->store ||
-        work_budget == 0)
-        return MEM_API_WORK;
     st->inline_try = true;
     st->inline_budget = work_budget;
     st->inline_why = MEM_API_INLINE_ANSWERED;
@@ -747,6 +743,30 @@ mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t
     st->ns_exists = false;
     st->phase = MEM_API__PH_BODY;
     return MEM_API_WORK;
+}
+
+mem_api_next_t mem_api_work_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                   mem_api_resp_t *resp, size_t work_budget, mem_api_inline_t *why)
+{
+    mem_api__state_t *st = resp->_state;
+    *why = MEM_API_INLINE_ROUTE;
+    bool read = st && (st->route.kind == MEM_API_R_RETRIEVE ||
+                       (st->route.kind == MEM_API_R_SEGMENT && method_is(req->method, "GET")));
+    if (!read || st->phase != MEM_API__PH_BODY || ctx->hooks.cluster_status || !st->store ||
+        work_budget == 0)
+        return MEM_API_WORK;
+    return work_try(ctx, req, resp, work_budget, why);
+}
+
+mem_api_next_t mem_api_write_inline(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
+                                    mem_api_resp_t *resp, mem_api_inline_t *why)
+{
+    mem_api__state_t *st = resp->_state;
+    *why = MEM_API_INLINE_ROUTE;
+    bool insert = st && st->route.kind == MEM_API_R_SEGMENTS && method_is(req->method, "POST");
+    if (!insert || st->phase != MEM_API__PH_BODY || ctx->hooks.cluster_status || !st->store)
+        return MEM_API_WORK;
+    return work_try(ctx, req, resp, 0, why);
 }
 
 mem_api_next_t mem_api_next_of(mem_api_resp_t *resp)

@@ -90,6 +90,10 @@ typedef struct mem_cfg {
      * runs on the pool. */
     size_t inline_scan_budget;
     size_t inline_max_body;
+    /* An insert whose body is at most inline_max_write_body bytes is decoded on the event
+     * loop and queued for the writer from there, under any concurrency (0 = always on the
+     * pool). */
+    size_t inline_max_write_body;
     /* Embedder (SPEC 6). With MEM_CFG_EMBEDDER_OPENAI, embedder_url is the base URL
      * (http:// or https://, no trailing '/', no query) and embedder_model is required. */
     mem_cfg_embedder_t embedder;

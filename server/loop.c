@@ -559,6 +559,7 @@ static void after_work_cb(mem_srv_pool_job_t *j);
 static void on_write_done(mem_store_op_t *op, void *ud);
 static void on_embedded(mem_emb_job_t *job, void *ud);
 static void on_repl_done(void *ud);
+static void prepare_embed(srv_t *s, conn_req_t *r);
 
 static void queue_job(conn_req_t *r, enum req_job job)
 {
@@ -645,6 +646,29 @@ static bool answer_inline(srv_t *s, conn_req_t *r, mem_api_next_t *next)
     }
     if (why < MEM_API_INLINE_COUNT && reasons[why]) mem_srv_metrics_observe_fallback(reasons[why]);
     return false;
+}
+
+/* Loop thread: an insert with a small body is decoded here and its record queued for the
+ * writer at once, instead of a pool round trip (two wake-ups: a worker's and the loop's
+ * again) that costs more CPU than the decode. It never waits: the namespace's shared lock is
+ * only tried, a provider call is only encoded here (the loop drives it anyway), and the body
+ * is at most --inline-max-write-body; when the try gives up the request goes to the pool. */
+static bool write_inline(srv_t *s, conn_req_t *r, mem_api_next_t *next)
+{
+    if (s->repl || strcmp(r->aresp.route, "segments") != 0 || strcmp(r->method, "POST") != 0)
+        return false;
+    bool on_loop = false;
+    if (r->len <= s->cfg->inline_max_write_body) {
+        mem_api_inline_t why = MEM_API_INLINE_ROUTE;
+        *next = mem_api_write_inline(&s->api, &r->areq, &r->aresp, &why);
+        on_loop = why == MEM_API_INLINE_ANSWERED;
+        if (why == MEM_API_INLINE_LOCKED) mem_srv_metrics_observe_fallback("insert_locked");
+    }
+    mem_srv_metrics_observe_answer("insert_decode", on_loop);
+    if (!on_loop) return false;
+    r->next = *next;
+    prepare_embed(s, r); /* the provider calls, encoded as a worker would */
+    return true;
 }
 
 /* Loop thread: a write is done; its answer is encoded here when that is small, else on the
@@ -984,7 +1008,7 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     r->areq.body_len = r->len;
     mem_api_body_complete(&r->aresp); /* took_ms: from here (a pool queue wait included) */
     mem_api_next_t next = MEM_API_WORK;
-    bool answered = !r->import && answer_inline(s, r, &next);
+    bool answered = !r->import && (answer_inline(s, r, &next) || write_inline(s, r, &next));
     if (answered && next == MEM_API_REPLY) return reply_now(r, &r->aresp);
     r->state = RS_WORKING;
     MHD_suspend_connection(r->conn);

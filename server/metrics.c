@@ -71,8 +71,9 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
     pthread_mutex_unlock(&lock);
 }
 
-static const char *const answer_kinds[] = {"retrieve", "segment", "write_ack"};
-static const char *const fallback_reasons[] = {"locked", "graph", "budget", "sqlite", "embedder"};
+static const char *const answer_kinds[] = {"retrieve", "segment", "write_ack", "insert_decode"};
+static const char *const fallback_reasons[] = {"locked", "graph",    "budget",
+                                               "sqlite", "embedder", "insert_locked"};
 #define N_ANSWER_KINDS (sizeof(answer_kinds) / sizeof(answer_kinds[0]))
 #define N_FALLBACKS    (sizeof(fallback_reasons) / sizeof(fallback_reasons[0]))
 static unsigned long long answers[N_ANSWER_KINDS][2]; /* [kind][on_loop] */
@@ -237,14 +238,16 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
     put(&b, "mnemod_retrieve_scanned_fraction_sum %.9f\n", scan_sum);
     put(&b, "mnemod_retrieve_scanned_fraction_count %llu\n", scan_total);
     put(&b, "# HELP mnemod_answers_total Retrieves, segment reads and write acknowledgements "
-            "by where they were answered: on the event loop or by a pool worker.\n"
+            "by where they were answered, and inserts by where they were decoded: on the "
+            "event loop or by a pool worker.\n"
             "# TYPE mnemod_answers_total counter\n");
     for (size_t k = 0; k < N_ANSWER_KINDS; k++)
         for (int w = 1; w >= 0; w--)
             put(&b, "mnemod_answers_total{kind=\"%s\",where=\"%s\"} %llu\n", answer_kinds[k],
                 w ? "loop" : "pool", answers[k][w]);
-    put(&b, "# HELP mnemod_inline_fallbacks_total Retrieves tried on the event loop that went "
-            "to the pool, by reason.\n# TYPE mnemod_inline_fallbacks_total counter\n");
+    put(&b,
+        "# HELP mnemod_inline_fallbacks_total Retrieves and inserts tried on the event "
+        "loop that went to the pool, by reason.\n# TYPE mnemod_inline_fallbacks_total counter\n");
     for (size_t r = 0; r < N_FALLBACKS; r++)
         put(&b, "mnemod_inline_fallbacks_total{reason=\"%s\"} %llu\n", fallback_reasons[r],
             fallbacks[r]);
