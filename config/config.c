@@ -759,7 +759,7 @@ static const opt_t opts[] = {
     {"worker-spin-us", "MNEMOD_WORKER_SPIN_US", "N", "50",
      "microseconds an idle worker watches for the next request before it sleeps, 0..10000",
      set_worker_spin_us, 0},
-    {"loop-spin-us", "MNEMOD_LOOP_SPIN_US", "N", "500",
+    {"loop-spin-us", "MNEMOD_LOOP_SPIN_US", "N", "200",
      "microseconds the event loop polls for the next request before it sleeps, 0..10000",
      set_loop_spin_us, 0},
     {"sync", "MNEMOD_SYNC", "MODE", "full",
@@ -1077,7 +1077,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
     cfg->worker_spin_us = 50;
-    cfg->loop_spin_us = 500;
+    cfg->loop_spin_us = 200;
     cfg->inline_scan_budget = 4u << 20;
     cfg->inline_max_body = 64u << 10;
     cfg->inline_max_write_body = 16u << 10;

@@ -109,7 +109,7 @@ static void test_defaults(void **state)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     assert_int_equal(c->threads, ncpu > 4 ? ncpu : 4);
     assert_int_equal(c->worker_spin_us, 50);
-    assert_int_equal(c->loop_spin_us, 500);
+    assert_int_equal(c->loop_spin_us, 200);
     assert_true(c->sync_full);
     assert_int_equal(c->max_connections, 1024);
     assert_true(c->idle_timeout_s == 30.0);
@@ -860,7 +860,7 @@ static void test_loop_spin(void **state)
 {
     (void)state;
     expect_ok(NOARGS, NULL);
-    assert_int_equal(R.cfg.loop_spin_us, 500);
+    assert_int_equal(R.cfg.loop_spin_us, 200);
     expect_ok(ARGS("--loop-spin-us", "0"), NULL);
     assert_int_equal(R.cfg.loop_spin_us, 0);
     expect_ok(ARGS("--loop-spin-us=10000"), NULL);
