@@ -77,6 +77,11 @@ typedef struct mem_store_opts {
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
     bool text_grams;
+    /* A retrieve's hits keep their text, source and metadata in memory up to about this many
+     * bytes in all (storage/textcache_int.h: the least recently answered go first), so a
+     * repeated answer reads none of them from SQLite; a hit not kept is read from SQLite as
+     * before. Answers are the same either way. 0: none kept. */
+    size_t text_cache_bytes;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX  64
@@ -381,8 +386,9 @@ typedef struct mem_store_result {
 
 /* Top-K of SPEC section 4. With coherence_weight > 0 or need_gates, first waits for the
  * graph as mem_store_ns_stats_exact does. Every hit comes with its text, source and
- * metadata, read in one statement from one SQLite snapshot taken while the scan's view is
- * held, so a segment deleted meanwhile never drops out of the answer.
+ * metadata: copied from the texts cache (opts.text_cache_bytes) while the scan's view is
+ * held, and those it lacks read in one statement from one SQLite snapshot taken while the
+ * view is held, so a segment deleted meanwhile never drops out of the answer.
  * MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_EINVAL, MEM_EBUSY, MEM_ENOMEM.
  * *out freed with mem_store_results_free; *kernel names the ISA used (static string). */
 int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
@@ -457,6 +463,10 @@ typedef struct mem_store_metrics {
     uint64_t graph_rows;        /* rows it linked or unlinked */
     double graph_seconds;       /* time it spent on them */
     size_t graph_behind;        /* namespaces whose graph has not caught up yet */
+    /* the answers' texts cache (opts.text_cache_bytes): hits answered from memory, hits read
+     * from SQLite, entries pushed out to make room, and what it holds now */
+    uint64_t text_cache_hits, text_cache_misses, text_cache_evictions;
+    size_t text_cache_entries, text_cache_bytes;
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 
@@ -467,9 +477,10 @@ void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages);
  * are written to SQLite. Any thread but the writer's (never from a done callback). */
 void mem_store_sync(mem_store_t *st);
 /* mem_store_sync, then wait until every coherence graph has caught up with those writes and
- * its checkpoint is written (and vacuums have run). For tests and tools; any thread but the
- * writer's. */
-void mem_store_settle(mem_store_t *st);
+ * its checkpoint is written (and vacuums have run). A checkpoint that fails (out of memory, a
+ * full disk) is tried again a few times; MEM_ESTORAGE when the graph is still behind or a
+ * change unwritten then. For tests and tools; any thread but the writer's. */
+int mem_store_settle(mem_store_t *st, mem_err_t *err);
 
 /* ---- backup, restore, check (storage/backup.c): for `mnemod backup|restore|--check`,
  * each on a connection of its own, so they work from another process beside a server ---- */
