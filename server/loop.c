@@ -60,7 +60,7 @@
  * answers, to notice a client that has come closer; and it stops only once this many more
  * spins have run out than caught (see run_loop and mem_spin_gate_t). */
 #define LOOP_SPIN_PROBE_EVERY 16
-#define LOOP_SPIN_CREDIT      4
+#define LOOP_SPIN_CREDIT      2
 /* A pass of a spin that did nothing yet took this long means another task had the core (a
  * timeslice is a millisecond or more; the client itself, woken on this core, runs for tens
  * of microseconds): the machine is busy, and the spin stops (mem_spin_gate_preempted). */
