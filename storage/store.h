@@ -77,6 +77,11 @@ typedef struct mem_store_opts {
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
     bool text_grams;
+    /* Group commit: when the writer's last group held 4 ops or more and fewer are queued
+     * when it starts the next, it waits up to this long for as many as it had, so that one
+     * commit (one fdatasync) serves more of them; a lone writer's groups of one never wait,
+     * nor does a sync or a close. 0 never waits. */
+    uint32_t group_wait_us;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX  64
@@ -451,12 +456,14 @@ typedef struct mem_store_metrics {
     uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */
     size_t queue_depth;         /* ops waiting now */
     size_t n_namespaces;
-    uint64_t scans_split;       /* retrieves split across helper threads */
-    uint64_t scan_parts_helped; /* parts of those run by a helper (the rest by the caller) */
-    uint64_t graph_batches;     /* batches the graph's linker applied */
-    uint64_t graph_rows;        /* rows it linked or unlinked */
-    double graph_seconds;       /* time it spent on them */
-    size_t graph_behind;        /* namespaces whose graph has not caught up yet */
+    uint64_t scans_split;         /* retrieves split across helper threads */
+    uint64_t scan_parts_helped;   /* parts of those run by a helper (the rest by the caller) */
+    uint64_t graph_batches;       /* batches the graph's linker applied */
+    uint64_t graph_rows;          /* rows it linked or unlinked */
+    double graph_seconds;         /* time it spent on them */
+    size_t graph_behind;          /* namespaces whose graph has not caught up yet */
+    uint64_t group_waits;         /* groups the writer waited for (opts.group_wait_us) */
+    uint64_t group_wait_timeouts; /* of those, the ones it started at the deadline */
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 
