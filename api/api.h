@@ -240,13 +240,17 @@ typedef struct mem_api_target {
 void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_api_target_t *out);
 /* Cluster mode, a worker: keep in a 200 {"namespaces": [...]} answer only the namespaces
  * live_pos says this node holds (it answers true and sets *pos to this copy's position),
- * each given "log_seq": *pos. Anything else is left as it is. */
-void mem_api_listing_filter(mem_api_resp_t *resp,
-                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud);
-/* Cluster mode, a worker: merge the listings of other nodes (bodies[i] of lens[i] bytes;
- * NULL: that node did not answer) into resp's own 200 listing: one entry per name, the
- * copy with the highest log_seq, sorted by name. A non-200 resp is left as it is. */
-void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n);
+ * each given "log_seq": *pos. Anything else is left as it is. MEM_OK, or MEM_ENOMEM with
+ * resp made the 503 error (never the unfiltered list). */
+int mem_api_listing_filter(mem_api_resp_t *resp,
+                           bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud);
+/* Cluster mode, a worker: merge the listings of the other nodes (bodies[i] of lens[i] bytes)
+ * into resp's own 200 listing: one entry per name, the copy with the highest log_seq,
+ * sorted by name. A listing missing (NULL) or unreadable makes resp the 503 unavailable
+ * error with Retry-After (MEM_EBUSY), out of memory the 503 out-of-memory one
+ * (MEM_ENOMEM): the answer is the whole listing or an error. A non-200 resp is left as it
+ * is (MEM_OK). */
+int mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n);
 /* Headers to add to the answer beside the fields above (CORS, Vary); views valid until
  * mem_api_resp_deinit. Returns how many were written to out (at most max). */
 size_t mem_api_resp_headers(const mem_api_resp_t *resp, mem_api_header_t *out, size_t max);

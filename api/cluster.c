@@ -174,39 +174,59 @@ void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_ap
 
 /* ---- GET /v1/namespaces across nodes ---- */
 
-static void listing_body(mem_api_resp_t *resp, json_t *o)
+static bool listing_body(mem_api_resp_t *resp, json_t *o)
 {
     char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    if (!body) return; /* out of memory: the answer stays this node's own */
+    if (!body) return false;
     free(resp->body);
     resp->body = body;
     resp->body_len = strlen(body);
     resp->content_type = "application/json";
+    return true;
 }
 
-void mem_api_listing_filter(mem_api_resp_t *resp,
-                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud)
+/* A listing that cannot be made whole is an error, never a shorter list. */
+static int listing_fail(mem_api_resp_t *resp, int code, const char *msg)
 {
-    if (resp->status != 200 || !resp->body) return;
-    json_t *o = json_loadb(resp->body, resp->body_len, 0, NULL);
+    mem_err_t err;
+    mem_err_clear(&err);
+    mem_err_set(&err, code, "%s", msg);
+    if (code == MEM_EBUSY) err.retry_after_s = 1;
+    resp->allow = NULL;
+    mem_api_error(resp, &err);
+    return code;
+}
+
+int mem_api_listing_filter(mem_api_resp_t *resp,
+                           bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud)
+{
+    if (resp->status != 200 || !resp->body) return MEM_OK;
+    json_t *o = json_loadb(resp->body, resp->body_len, 0, NULL); /* ours: NULL is no memory */
     json_t *arr = json_object_get(o, "namespaces");
-    if (!json_is_array(arr)) {
+    if (o && !json_is_array(arr)) {
         json_decref(o);
-        return;
+        return MEM_OK;
     }
-    json_t *keep = json_array(), *v;
+    json_t *keep = o ? json_array() : NULL, *v;
+    bool ok = keep != NULL;
     size_t i;
     json_array_foreach(arr, i, v)
     {
+        if (!ok) break;
         const char *name = json_string_value(json_object_get(v, "name"));
         uint64_t pos = 0;
         if (!name || !live_pos(ud, name, &pos)) continue;
-        json_object_set_new(v, "log_seq", json_integer((json_int_t)pos));
-        json_array_append(keep, v);
+        ok = json_object_set_new(v, "log_seq", json_integer((json_int_t)pos)) == 0 &&
+             json_array_append(keep, v) == 0;
     }
-    json_object_set_new(o, "namespaces", keep);
-    listing_body(resp, o);
+    if (ok) {
+        ok = json_object_set_new(o, "namespaces", keep) == 0; /* takes keep, even on failure */
+        keep = NULL;
+    }
+    json_decref(keep);
+    ok = ok && listing_body(resp, o);
     json_decref(o);
+    return ok ? MEM_OK : listing_fail(resp, MEM_ENOMEM, "out of memory");
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -216,16 +236,23 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n)
+int mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_t *lens, size_t n)
 {
-    if (resp->status != 200) return; /* the local error (auth, method) is the answer */
+    if (resp->status != 200) return MEM_OK; /* the local error (auth, method) is the answer */
     json_t *seen = json_object();
-    for (size_t s = 0; s <= n; s++) {
+    int rc = seen ? MEM_OK : MEM_ENOMEM;
+    for (size_t s = 0; s <= n && rc == MEM_OK; s++) {
         const char *b = s == 0 ? resp->body : bodies[s - 1];
         size_t l = s == 0 ? resp->body_len : lens[s - 1];
-        if (!b) continue;
-        json_t *o = json_loadb(b, l, 0, NULL), *v;
+        json_error_t jerr;
+        json_t *o = b ? json_loadb(b, l, 0, &jerr) : NULL, *v;
         json_t *arr = json_object_get(o, "namespaces");
+        if (!json_is_array(arr)) {
+            bool oom = b && !o && json_error_code(&jerr) == json_error_out_of_memory;
+            rc = oom ? MEM_ENOMEM : MEM_EBUSY; /* no answer, or not a listing */
+            json_decref(o);
+            break;
+        }
         size_t i;
         json_array_foreach(arr, i, v)
         {
@@ -234,14 +261,18 @@ void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size
             json_int_t pos = json_integer_value(json_object_get(v, "log_seq"));
             json_t *prev = json_object_get(seen, name);
             if (prev && json_integer_value(json_object_get(prev, "log_seq")) >= pos) continue;
-            json_object_set(seen, name, v);
+            if (json_object_set(seen, name, v) != 0) {
+                rc = MEM_ENOMEM;
+                break;
+            }
         }
         json_decref(o);
     }
     size_t cnt = json_object_size(seen), k = 0;
-    json_t **items = malloc((cnt ? cnt : 1) * sizeof(*items));
-    json_t *sorted = json_array();
-    if (items && sorted) {
+    json_t **items = rc == MEM_OK ? malloc((cnt ? cnt : 1) * sizeof(*items)) : NULL;
+    json_t *sorted = items ? json_array() : NULL;
+    if (rc == MEM_OK && !sorted) rc = MEM_ENOMEM;
+    if (rc == MEM_OK) {
         const char *key;
         json_t *v;
         json_object_foreach(seen, key, v)
@@ -249,13 +280,18 @@ void mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size
             items[k++] = v;
         }
         qsort(items, k, sizeof(*items), cmp_name);
-        for (size_t i = 0; i < k; i++)
-            json_array_append(sorted, items[i]);
-        json_t *out = json_pack("{s:O}", "namespaces", sorted);
-        listing_body(resp, out);
+        for (size_t i = 0; i < k && rc == MEM_OK; i++)
+            if (json_array_append(sorted, items[i]) != 0) rc = MEM_ENOMEM;
+        json_t *out = rc == MEM_OK ? json_pack("{s:O}", "namespaces", sorted) : NULL;
+        if (rc == MEM_OK && !listing_body(resp, out)) rc = MEM_ENOMEM;
         json_decref(out);
     }
     free(items);
     json_decref(sorted);
     json_decref(seen);
+    if (rc == MEM_EBUSY)
+        return listing_fail(resp, rc,
+                            "namespace listing incomplete: a node's listing could not "
+                            "be read");
+    return rc == MEM_OK ? MEM_OK : listing_fail(resp, rc, "out of memory");
 }

@@ -19,6 +19,8 @@
  *
  * GET /v1/namespaces asks every other live node for its own list (a relayed listing
  * answers with the namespaces live on that node only) and merges them with this node's.
+ * A node that does not answer its list makes the listing a 503 naming it: a list without
+ * that node's namespaces would look whole.
  *
  * An answer made here keeps resp's api/ state (its CORS headers are the caller's); only
  * status, body and the few headers a holder sent are replaced. JSON is api/'s: errors go
@@ -72,6 +74,8 @@ typedef struct rreq {
     char *bodies[MAX_PEERS + 1];
     size_t lens[MAX_PEERS + 1];
     bool local_done;
+    int list_rc;        /* MEM_OK, or why the merged listing cannot be whole */
+    char list_err[600]; /* the first peer that did not answer its listing, and why */
     struct rreq *next_done;
 } rreq_t;
 
@@ -90,6 +94,7 @@ typedef struct wreq {
 typedef struct peer_call {
     rreq_t *r;
     size_t slot;
+    char addr[300];
 } peer_call_t;
 
 static void route(rreq_t *r);
@@ -243,7 +248,7 @@ static void on_forwarded(void *ud, mem_srv_fwd_res_t *res)
             route(r);
             return;
         }
-        char msg[400];
+        char msg[600];
         snprintf(msg, sizeof(msg),
                  "the node holding namespace %s (%.100s) did not answer: %.100s%s", r->target.ns,
                  r->addr, res->error,
@@ -329,9 +334,23 @@ static void work_cb(uv_work_t *w)
     }
 }
 
+/* A listing missing a live node's namespaces would look complete: it is an error instead
+ * (503 with Retry-After; a node that is down for good leaves the live set). */
+static void list_fail(rreq_t *r, int code, const char *msg)
+{
+    if (r->list_rc != MEM_OK) return; /* the first one says it */
+    r->list_rc = code;
+    snprintf(r->list_err, sizeof(r->list_err), "%s", msg);
+}
+
 static void list_step(rreq_t *r)
 {
     if (!r->local_done || r->n_answers < r->n_peers) return;
+    if (r->list_rc != MEM_OK && r->resp->status == 200) { /* else the local error answers */
+        fail(r, r->list_rc, NULL, r->list_err);
+        finish(r);
+        return;
+    }
     if (r->forwarded || r->n_peers == 0) {
         finish(r);
         return;
@@ -432,6 +451,15 @@ static void on_peer_list(void *ud, mem_srv_fwd_res_t *res)
         r->bodies[pc->slot] = res->body;
         r->lens[pc->slot] = res->body_len;
         res->body = NULL;
+    } else {
+        char msg[600];
+        if (res->status)
+            snprintf(msg, sizeof(msg), "namespace listing incomplete: node %s answered %d",
+                     pc->addr, res->status);
+        else
+            snprintf(msg, sizeof(msg), "namespace listing incomplete: node %s did not answer (%s)",
+                     pc->addr, res->error[0] ? res->error : "no answer");
+        list_fail(r, MEM_EBUSY, msg);
     }
     free(pc);
     r->n_answers++;
@@ -440,13 +468,18 @@ static void on_peer_list(void *ud, mem_srv_fwd_res_t *res)
 
 static void list_all(rreq_t *r)
 {
-    char(*addrs)[300] = malloc(MAX_PEERS * sizeof(*addrs));
-    size_t n = addrs && !r->forwarded ? mem_cluster_peers(r->rp->cl, addrs, MAX_PEERS) : 0;
+    char(*addrs)[300] = r->forwarded ? NULL : malloc(MAX_PEERS * sizeof(*addrs));
+    if (!r->forwarded && !addrs) list_fail(r, MEM_ENOMEM, "out of memory");
+    size_t n = addrs ? mem_cluster_peers(r->rp->cl, addrs, MAX_PEERS) : 0;
     for (size_t i = 0; i < n; i++) {
         peer_call_t *pc = malloc(sizeof(*pc));
-        if (!pc) break;
+        if (!pc) {
+            list_fail(r, MEM_ENOMEM, "out of memory");
+            break;
+        }
         pc->r = r;
         pc->slot = r->n_peers + 1;
+        snprintf(pc->addr, sizeof(pc->addr), "%s", addrs[i]);
         mem_srv_fwd_req_t q = {
             .addr = addrs[i],
             .method = "GET",
@@ -459,6 +492,7 @@ static void list_all(rreq_t *r)
         };
         if (mem_srv_fwd_start(r->rp->fwd, &q, on_peer_list, pc) != 0) {
             free(pc);
+            list_fail(r, MEM_ENOMEM, "out of memory");
             break;
         }
         r->n_peers++;

@@ -712,9 +712,26 @@ void mem_store__linker_stop(mem_store_t *st)
     st->linker_started = false;
 }
 
-void mem_store_settle(mem_store_t *st)
+/* Namespaces whose graph holds changes no checkpoint has taken yet: a checkpoint that could
+ * not be made keeps its lists for the next, and one the graph's owner (the linker, a
+ * vacuum) is busy with counts as not taken. */
+static size_t ckpt_pending(mem_store_t *st)
 {
-    mem_store_sync(st);
+    size_t n = 0;
+    pthread_rwlock_rdlock(&st->reg_lock);
+    pthread_mutex_lock(&st->g_mu);
+    for (size_t i = 0; i < st->n_nss; i++) {
+        const mem_store_graph_t *g = &st->nss[i]->g;
+        n += st->nss[i]->coherence && (g->busy || g->n_buckets || g->n_gone || g->ckpt_all);
+    }
+    pthread_mutex_unlock(&st->g_mu);
+    pthread_rwlock_unlock(&st->reg_lock);
+    return n;
+}
+
+/* One round: the graphs catch up, the linker makes its checkpoints, the writer writes them. */
+static void settle_round(mem_store_t *st)
+{
     pthread_mutex_lock(&st->g_mu);
     waiter_locked(st, true);
     pthread_mutex_unlock(&st->g_mu);
@@ -738,4 +755,24 @@ void mem_store_settle(mem_store_t *st)
         pthread_cond_wait(&st->g_done_cv, &st->g_mu);
     pthread_mutex_unlock(&st->g_mu);
     mem_store_sync(st);
+}
+
+int mem_store_settle(mem_store_t *st, mem_err_t *err)
+{
+    mem_store_sync(st);
+    /* A group holding a checkpoint can fail (out of memory, a full disk): it rolls back and
+     * reloads its namespaces from the last checkpoint, their graph behind again; a checkpoint
+     * the linker could not make keeps its changes for the next. Either shows afterwards. */
+    size_t behind = 0, pending = 0;
+    for (int round = 0; round < MEM_STORE__SETTLE_ROUNDS; round++) {
+        settle_round(st);
+        if (!st->linker_started) return MEM_OK;
+        behind = mem_store__graph_behind(st);
+        pending = ckpt_pending(st);
+        if (!behind && !pending) return MEM_OK;
+    }
+    return mem_err_set(err, MEM_ESTORAGE,
+                       "graph checkpoint not written after %d tries: %zu graphs behind, %zu with "
+                       "unwritten changes",
+                       MEM_STORE__SETTLE_ROUNDS, behind, pending);
 }

@@ -474,9 +474,10 @@ void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages);
  * are written to SQLite. Any thread but the writer's (never from a done callback). */
 void mem_store_sync(mem_store_t *st);
 /* mem_store_sync, then wait until every coherence graph has caught up with those writes and
- * its checkpoint is written (and vacuums have run). For tests and tools; any thread but the
- * writer's. */
-void mem_store_settle(mem_store_t *st);
+ * its checkpoint is written (and vacuums have run). A checkpoint that fails (out of memory, a
+ * full disk) is tried again a few times; MEM_ESTORAGE when the graph is still behind or a
+ * change unwritten then. For tests and tools; any thread but the writer's. */
+int mem_store_settle(mem_store_t *st, mem_err_t *err);
 
 /* ---- backup, restore, check (storage/backup.c): for `mnemod backup|restore|--check`,
  * each on a connection of its own, so they work from another process beside a server ---- */

@@ -78,6 +78,7 @@ typedef struct mem_store_graph {
 /* A batch takes at least this many rows, whatever opts.graph_batch_pairs says. */
 #define MEM_STORE__GRAPH_MIN_ROWS 64
 #define MEM_STORE__GRAPH_CKPT_MS  1000 /* the graph reaches SQLite at least this often */
+#define MEM_STORE__SETTLE_ROUNDS  8    /* mem_store_settle: checkpoint tries before it fails */
 /* A linker with work that has not stirred for this long is starved: it competes again. */
 #define MEM_STORE__GRAPH_STARVE_MS 2000
 
@@ -105,6 +106,7 @@ typedef struct mem_store_ns {
     uint64_t pub_edges;      /* set by the linker, under lock */
     uint32_t pub_max_degree; /* set by the linker, under lock */
     bool in_group;           /* writer thread only: listed in the group's touched namespaces */
+    bool comes_back;     /* writer thread only: a failed group's drop is undone (reload_touched) */
     bool meta_dirty;     /* writer thread only: last_seq/last_ts_ms/clock to write at group end */
     bool coherence;      /* immutable: keeps a coherence graph */
     mem_store_graph_t g; /* the graph's bookkeeping (linker.c) */

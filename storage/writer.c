@@ -390,9 +390,12 @@ static int reload_ns(mem_store__writer_t *w, mem_store_ns_t *cur, mem_store_ns_t
             mem_log(st->opts.log, MEM_LOG_WARN, "access_flush_failed", "what=reload ns=%s", name);
         mem_store__reg_remove(st, cur);
     }
-    if (fresh && mem_store__reg_add(st, fresh) != MEM_OK)
+    if (fresh &&
+        mem_store__reg_add(st, fresh) != MEM_OK) { /* reload_touched's order rules it out */
+        mem_log(st->opts.log, MEM_LOG_ERROR, "store_reload_failed",
+                "what=register ns=%s lost=memory", name);
         mem_store__ns_release(fresh);
-    else if (fresh)
+    } else if (fresh)
         mem_store__graph_adopt(st, fresh);
     return MEM_OK;
 }
@@ -404,7 +407,11 @@ static void wake_graph_waiters(mem_store_t *st)
     pthread_mutex_unlock(&st->g_mu);
 }
 
-/* After a failed group: make memory equal SQLite again for every touched namespace. */
+/* After a failed group: make memory equal SQLite again for every touched namespace. The
+ * registered ones first (a namespace the group created leaves, one it wrote is replaced in
+ * place), then those a drop took out come back: the registry then holds no more than
+ * before the group, so putting them back needs no allocation that could fail and leave a
+ * namespace SQLite holds missing from memory until a restart. */
 static void reload_touched(mem_store__writer_t *w)
 {
     mem_store_t *st = w->st;
@@ -415,7 +422,16 @@ static void reload_touched(mem_store__writer_t *w)
             again = strcmp(w->g_ns[k]->name, ns->name) == 0;
         if (again) continue;
         mem_store_ns_t *cur = mem_store__reg_find(st, ns->name);
-        reload_ns(w, cur, cur ? NULL : ns, ns->name);
+        if (cur)
+            reload_ns(w, cur, NULL, ns->name);
+        else
+            ns->comes_back = true;
+    }
+    for (size_t i = 0; i < w->g_n; i++) {
+        mem_store_ns_t *ns = w->g_ns[i];
+        if (!ns->comes_back) continue;
+        ns->comes_back = false;
+        reload_ns(w, NULL, ns, ns->name);
     }
     wake_graph_waiters(st);
 }

@@ -14,11 +14,14 @@ two of them, so one node holds nothing of it:
   written;
 - a body with a duplicate key relayed by a non-holder: 400 invalid_json (the relay passes the
   bytes as they came).
+- the merged namespace listing while a live node does not answer: 503 naming it, and whole
+  again once that node has stopped.
 Orderings and contents are asserted; durations are only printed."""
 import http.client
 import json
 import os
 import random
+import socket
 import sys
 import time
 
@@ -70,7 +73,8 @@ def main():
         cl.start_nats()
         for name in ("A", "B", "C"):
             cl.add(name)
-        time.sleep(1.5)  # every node has seen every heartbeat
+        cl.wait("every node sees every node alive", lambda: all(
+            sum(1 for x in cl.status(n)["nodes"] if x["alive"]) == 3 for n in cl.order))
         a = cl.nodes["A"]
 
         # ---- a source namespace written through the cluster ----
@@ -165,8 +169,34 @@ def main():
         check(st == 400 and body["error"]["code"] == "invalid_json",
               "a duplicate key on a holder: %r %r" % (st, body))
         print("a body with a duplicate key: 400 invalid_json through a non-holder and on a holder")
+
+        # ---- the merged listing is whole or an error ----
+        # a node whose advertised address answers nothing: while it counts as alive, the
+        # listing through another node is 503 naming it (a list without its namespaces
+        # would look whole); once it is gone, the listing is whole again
+        hold = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # bound, never listening:
+        hold.bind(("127.0.0.1", 0))                                 # refused, and no one
+        dead = hold.getsockname()[1]                                # else gets the port
+        cl.add("D", extra_env={"MNEMOD_ADVERTISE": "127.0.0.1:%d" % dead})
+        cl.wait("A sees D alive", lambda: any(x["id"] == "D" and x["alive"]
+                                              for x in cl.status("A")["nodes"]))
+        st, hdrs, body = call(a, "GET", "/v1/namespaces")
+        check(st == 503 and body["error"]["code"] == "unavailable"
+              and ("127.0.0.1:%d" % dead) in body["error"]["message"],
+              "listing with a node that does not answer: %r %r" % (st, body))
+        check(int(hdrs.get("retry-after", "0")) >= 1, "Retry-After: %r" % hdrs)
+        print("listing with a node that does not answer: 503 (%s)" % body["error"]["message"])
+        cl.nodes["D"].stop()
+
+        def whole():
+            st, _, body = call(a, "GET", "/v1/namespaces")
+            return st == 200 and {"src", "dst"} <= {x["name"] for x in body["namespaces"]}
+
+        cl.wait("the listing is whole once D is gone", whole)
+        hold.close()
         for n in cl.order:
-            cl.nodes[n].stop()
+            if cl.nodes[n].alive():
+                cl.nodes[n].stop()
         print("PASS import test in %.1f s" % (time.monotonic() - t0))
         return 0
     except cx.Failure as e:

@@ -134,9 +134,13 @@ def test_backup_under_load_then_restore_and_serve():
     rc, out, err = admin("backup", "--data", srv.db, bak)
     h.eq(rc, 0, "backup exit status (stderr %r)" % err)
     h.check(bak in out, "backup names its output: %r" % out)
-    time.sleep(0.3)               # the load keeps going after the backup
+    # the load keeps going after the backup: wait for an insert acknowledged after it
+    after = len(load.acked_now())
+    deadline = time.monotonic() + 60
+    while len(load.acked_now()) <= after and time.monotonic() < deadline and not load.errors:
+        time.sleep(0.02)
     load.finish()
-    h.check(len(load.acked) > len(before), "inserts went on during and after the backup")
+    h.check(len(load.acked) > after, "inserts went on after the backup")
     h.eq(admin("--check", "--data", bak)[:2], (0, "ok\n"), "--check of the backup")
 
     # The running server's file cannot be restored over.

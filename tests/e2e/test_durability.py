@@ -480,7 +480,11 @@ def test_sigterm_drains_in_flight_inserts():
                    for i in range(4)]
         for w in writers:
             w.start()
-        time.sleep(0.5)
+        # SIGTERM once inserts are surely in flight: every writer had one acknowledged
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(
+                any(e[1] for e in list(w.attempts)) or w.errors for w in writers):
+            time.sleep(0.02)
         srv.stop()          # asserts exit status 0 within the bound
         for w in writers:
             w.join(40)

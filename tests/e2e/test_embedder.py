@@ -40,7 +40,7 @@ def server(model="m1", batch=64, timeout="5s", extra=(), env=None, datadir=None,
     return srv
 
 
-def wait_probe(p, timeout=5.0):
+def wait_probe(p, timeout=30.0):
     """The start-up dimension probe has been answered (so later counts are the tests')."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -250,8 +250,14 @@ def test_loop_mixed_clients_then_sigterm():
         clients = [Mix(srv.port, i, book, dim) for i in range(12)]
         for c in clients:
             c.start()
-        time.sleep(2.5)
-        srv.stop()  # SIGTERM in the middle of it all: exit 0 within the bound
+        # SIGTERM in the middle of it all, once the clients got through some load (at least
+        # 2.5 s; a slow machine takes longer to reach the counts asserted below)
+        t0 = time.monotonic()
+        while time.monotonic() < t0 + 120 and (
+                time.monotonic() < t0 + 2.5 or sum(c.ops for c in clients) <= 200
+                or sum(c.checked for c in clients) <= 50):
+            time.sleep(0.05)
+        srv.stop()  # exit 0 within the bound
         for c in clients:
             c.join(60)
             check(not c.is_alive(), "a client is stuck after the drain")

@@ -218,7 +218,13 @@ def test_max_connections():
         for rnd in range(6):
             for _ in range(8):
                 held.append(socket.create_connection(("127.0.0.1", srv.port), timeout=5))
-            time.sleep(0.3)         # let the loop accept them
+            # each one served proves the server accepted it and counts it (no fixed sleep:
+            # a slot the last round's closes have not freed yet frees when the server sees
+            # them, and the connection waiting for it is served then)
+            for i, s in enumerate(held):
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                st, _, _ = read_response(s, 30.0)
+                eq(st, 200, "round %d: held connection %d served" % (rnd, i))
             # one more: refused or left in the backlog, never served while 8 are open
             extra = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
             try:
@@ -381,11 +387,12 @@ def test_overload_503_retry_after_and_health():
         results = []
         lock = threading.Lock()
 
-        def one():
+        def one(start):
             try:
+                start.wait(30)  # the whole burst sends at once
                 r = srv.retrieve("big", {"embedding": q, "k": 100, "half_life": "1h",
                                          "coherence_weight": 0.2}, timeout=60)
-            except OSError as e:
+            except (OSError, threading.BrokenBarrierError) as e:
                 r = (None, {}, str(e))
             with lock:
                 results.append(r)
@@ -403,8 +410,9 @@ def test_overload_503_retry_after_and_health():
 
         p = threading.Thread(target=prober, daemon=True)
         p.start()
-        for _ in range(3):          # a few bursts: at least one must overflow a queue of 2
-            ts = [threading.Thread(target=one, daemon=True) for _ in range(40)]
+        for _ in range(10):         # a few bursts: at least one must overflow a queue of 2
+            start = threading.Barrier(40)
+            ts = [threading.Thread(target=one, args=(start,), daemon=True) for _ in range(40)]
             for t in ts:
                 t.start()
             for t in ts:

@@ -296,6 +296,61 @@ static void test_advertised_host_is_ours(void **state)
     test_cfg.advertise[0] = test_cfg.allowed_hosts[0] = '\0';
 }
 
+/* A local 200 listing as GET /v1/namespaces made it. */
+static void local_listing(mem_api_resp_t *r, const char *body)
+{
+    memset(r, 0, sizeof(*r));
+    r->status = 200;
+    r->body = strdup(body);
+    r->body_len = strlen(body);
+    r->content_type = "application/json";
+}
+
+/* The merged listing is whole or an error: each name once (the copy applied furthest),
+ * sorted; a node's listing missing or unreadable makes it 503 unavailable with Retry-After,
+ * never a shorter list; a local error stays the answer. */
+static void test_listing_merge_whole_or_error(void **state)
+{
+    mem_api_resp_t r;
+    char *bodies[2] = {strdup("{\"namespaces\":[{\"name\":\"c\",\"count\":1,\"log_seq\":7},"
+                              "{\"name\":\"a\",\"count\":5,\"log_seq\":9}]}"),
+                       strdup("{\"namespaces\":[{\"name\":\"b\",\"count\":2,\"log_seq\":3}]}")};
+    size_t lens[2] = {strlen(bodies[0]), strlen(bodies[1])};
+    local_listing(&r, "{\"namespaces\":[{\"name\":\"a\",\"count\":4,\"log_seq\":8}]}");
+    assert_int_equal(mem_api_listing_merge(&r, bodies, lens, 2), MEM_OK);
+    assert_body(&r, 200,
+                "{\"namespaces\":[{\"name\":\"a\",\"count\":5,\"log_seq\":9},{\"name\":\"b\","
+                "\"count\":2,\"log_seq\":3},{\"name\":\"c\",\"count\":1,\"log_seq\":7}]}");
+    mem_api_resp_deinit(&r);
+    /* a node that did not answer */
+    char *missing[2] = {bodies[0], NULL};
+    local_listing(&r, "{\"namespaces\":[]}");
+    assert_int_equal(mem_api_listing_merge(&r, missing, lens, 2), MEM_EBUSY);
+    check_error(&r, 503, "unavailable", NULL);
+    assert_true(r.retry_after_s > 0);
+    mem_api_resp_deinit(&r);
+    /* a node whose answer is not a listing */
+    static const char *bad[] = {"{\"namespaces\":[", "{\"error\":{}}", "[]", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *one[1] = {(char *)bad[i]};
+        size_t len1[1] = {strlen(bad[i])};
+        local_listing(&r, "{\"namespaces\":[]}");
+        assert_int_equal(mem_api_listing_merge(&r, one, len1, 1), MEM_EBUSY);
+        check_error(&r, 503, "unavailable", NULL);
+        mem_api_resp_deinit(&r);
+    }
+    /* the local error (here a 401) is the answer whatever the others said */
+    memset(&r, 0, sizeof(r));
+    r.status = 401;
+    r.body = strdup("{\"error\":{\"code\":\"unauthorized\",\"message\":\"key\"}}");
+    r.body_len = strlen(r.body);
+    assert_int_equal(mem_api_listing_merge(&r, missing, lens, 2), MEM_OK);
+    assert_int_equal(r.status, 401);
+    mem_api_resp_deinit(&r);
+    free(bodies[0]);
+    free(bodies[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +359,7 @@ int main(void)
         cmocka_unit_test_setup(test_node_and_move_routes, setup),
         cmocka_unit_test_setup(test_health_of_a_stale_node, setup),
         cmocka_unit_test_setup(test_advertised_host_is_ours, setup),
+        cmocka_unit_test_setup(test_listing_merge_whole_or_error, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,7 +151,7 @@ static void test_wait_times_out(void **state)
     mem_store_t *st = store_fixture_open(&o);
     uint64_t s = seed + 1;
     assert_int_equal(insert_batch(st, "w", "r", 0, BATCH, &s), MEM_OK);
-    mem_store_settle(st);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     mem_store__linker_pause(st, true); /* the graph falls behind the next write */
     assert_int_equal(insert_batch(st, "w", "r", BATCH, BATCH, &s), MEM_OK);
     mem_store_ns_stats_t ex, plain;
@@ -193,7 +193,8 @@ static void test_wait_times_out(void **state)
     assert_int_equal(n_exported, 2 * BATCH);
     mem_store_export_close(x);
     mem_store__linker_pause(st, false); /* it catches up: the same reads now succeed */
-    mem_store_settle(st);               /* (a wait of 30 ms is short for a slow machine) */
+    /* (a wait of 30 ms is short for a slow machine) */
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     assert_int_equal(mem_store_ns_stats_exact(st, "w", &ex, NULL), MEM_OK);
     assert_graph_exact(st, "w");
     mem_store__linker_pause(st, true);
@@ -317,7 +318,8 @@ static void crash_child(void)
     uint64_t s = seed + 4;
     for (int b = 0; b < 3; b++)
         insert_batch(st, "c", "k", b * BATCH, BATCH, &s);
-    mem_store_settle(st); /* the graph and its checkpoint hold every row */
+    if (mem_store_settle(st, NULL) != MEM_OK) /* the graph and its checkpoint hold every row */
+        _exit(3);
     for (int i = 0; i < 120; i++) {
         char id[16];
         snprintf(id, sizeof(id), "k%d", i * 5);
@@ -341,7 +343,7 @@ static void test_crash_before_checkpoint(void **state)
     assert_int_equal(mem_store_ns_stats_exact(st, "c", &ex, NULL), MEM_OK);
     assert_int_equal(ex.count, 3 * BATCH - 120);
     assert_graph_exact(st, "c"); /* the deleted rows' kept vectors let it unlink them */
-    mem_store_settle(st);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     mem_store_close(st);
     /* once the graph has let go of them, their vectors are gone too */
     assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM graph_gone"), 0);
@@ -377,7 +379,7 @@ static void test_cleanup_off_the_writer(void **state)
     uint64_t s = seed + 5;
     for (int b = 0; b < 8; b++)
         assert_int_equal(insert_batch(st, "big", "b", b * BATCH, BATCH, &s), MEM_OK);
-    mem_store_settle(st);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     assert_true(linked(st, "big", "b0") && linked(st, "big", "b1"));
     mem_store__linker_pause(st, true);
     enum { N_EVICT = 6 * BATCH };
@@ -504,7 +506,7 @@ static void test_linker_nice_is_relative(void **state)
     mem_store_t *st = store_fixture_open(&o);
     uint64_t s = seed + 7;
     assert_int_equal(insert_batch(st, "n", "r", 0, BATCH, &s), MEM_OK);
-    mem_store_settle(st); /* the linker has run */
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK); /* the linker has run */
     assert_true(lowest_nice() >= 15);
     mem_store_close(st);
 }
@@ -556,7 +558,7 @@ static void test_linker_yields_unless_awaited(void **state)
     mem_store_t *st = store_fixture_open(&o);
     uint64_t s = seed + 9;
     assert_int_equal(insert_batch(st, "y", "r", 0, BATCH, &s), MEM_OK);
-    mem_store_settle(st);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     pthread_mutex_lock(&st->g_mu);
     bool can_idle = st->g_can_idle;
     pthread_mutex_unlock(&st->g_mu);
@@ -601,7 +603,7 @@ static void test_linker_yields_unless_awaited(void **state)
     assert_false(noted);
     mem_store__linker_pause(st, false);
     assert_true(linker_policy_becomes(st, SCHED_IDLE)); /* it took the work: yields again */
-    mem_store_settle(st);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     assert_graph_exact(st, "y");
     mem_store_close(st);
 }
@@ -674,6 +676,38 @@ static void test_wal_checkpoint_after_answer(void **state)
     mem_store_close(st);
 }
 
+/* A checkpoint the writer cannot write (the disk is full): settle tries again a few times,
+ * then says so instead of returning with the graph behind; with room again it settles, and
+ * the graph read back after a restart is exact. */
+static void test_settle_reports_failed_checkpoint(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 9;
+    assert_int_equal(insert_batch(st, "f", "r", 0, BATCH, &s), MEM_OK);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
+    mem_store__linker_pause(st, true); /* the next rows are linked only once the disk is full */
+    for (int b = 1; b < 3; b++)
+        assert_int_equal(insert_batch(st, "f", "r", b * BATCH, BATCH, &s), MEM_OK);
+    mem_store_sync(st);
+    mem_store_set_max_page_count(st, 1); /* clamps to the current size */
+    mem_store__linker_pause(st, false);
+    mem_err_t err;
+    mem_err_clear(&err);
+    assert_int_equal(mem_store_settle(st, &err), MEM_ESTORAGE);
+    assert_non_null(strstr(err.msg, "graph checkpoint not written"));
+    mem_store_set_max_page_count(st, 0);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
+    assert_graph_exact(st, "f");
+    mem_store_close(st);
+    st = store_fixture_open(&o); /* from the checkpoint alone */
+    mem_store_ns_stats_t ex;
+    assert_int_equal(mem_store_ns_stats_exact(st, "f", &ex, NULL), MEM_OK);
+    assert_int_equal(ex.count, 3 * BATCH);
+    assert_graph_exact(st, "f");
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
@@ -697,6 +731,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_linker_yields_unless_awaited, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_settle_reports_failed_checkpoint, store_fixture_setup,
                                         store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

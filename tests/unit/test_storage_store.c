@@ -1060,6 +1060,14 @@ static void test_disk_full(void **state)
         snprintf(id, sizeof(id), "d%d", i);
         assert_int_equal(insert1(st, "f", id, 100 + i, i % 2), MEM_OK);
     }
+    /* the registry full: the failing group below drops f and creates g, and putting f back
+     * must not need the registry to grow (an allocation that could fail) */
+    for (int i = 0; st->n_nss < st->cap_nss; i++) {
+        char pad[16];
+        snprintf(pad, sizeof(pad), "pad%d", i);
+        assert_int_equal(insert1(st, pad, "p", 100, 0), MEM_OK);
+    }
+    size_t full = st->cap_nss;
     static row_snap_t before[64], after[64];
     size_t nb = snapshot(st, "f", before, 64);
     mem_store_ns_stats_t s0 = stats(st, "f");
@@ -1132,6 +1140,8 @@ static void test_disk_full(void **state)
     assert_int_equal(mem_store_ns_stats(st, "g", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
     assert_int_equal(stats(st, "f").count, s0.count);
     assert_true(exists(st, "f", "d5"));
+    assert_int_equal(st->n_nss, full);   /* f is back, g gone */
+    assert_int_equal(st->cap_nss, full); /* without growing the registry */
     assert_degrees_match_rebuild(st, "f");
     /* space returns: the same batch now succeeds */
     mem_store_set_max_page_count(st, 0);
