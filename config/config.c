@@ -394,6 +394,7 @@ static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t
 SET_SIZE(set_max_body, max_body, 1)
 SET_SIZE(set_max_import_body, max_import_body, 1)
 SET_SIZE(set_inline_max_body, inline_max_body, 0)
+SET_SIZE(set_text_cache, text_cache, 0)
 SET_SIZE(set_inline_max_write_body, inline_max_write_body, 0)
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
@@ -797,6 +798,9 @@ static const opt_t opts[] = {
      set_inline_scan_budget, 0},
     {"inline-max-body", "MNEMOD_INLINE_MAX_BODY", "SIZE", "64KiB",
      "largest retrieve body answered on the event loop", set_inline_max_body, 0},
+    {"text-cache", "MNEMOD_TEXT_CACHE", "SIZE", "64MiB",
+     "memory for the texts of recent retrieve hits (answered without SQLite); 0 = none",
+     set_text_cache, 0},
     {"inline-max-write-body", "MNEMOD_INLINE_MAX_WRITE_BODY", "SIZE", "16KiB",
      "largest insert body decoded on the event loop; 0 decodes every one on the pool",
      set_inline_max_write_body, 0},
@@ -1086,6 +1090,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->group_wait_us = 250;
     cfg->inline_scan_budget = 4u << 20;
     cfg->inline_max_body = 64u << 10;
+    cfg->text_cache = (size_t)64 << 20;
     cfg->inline_max_write_body = 16u << 10;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
@@ -1176,6 +1181,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("scan_split_min", "%zu", cfg->scan_split_min);
     PAIR("inline_scan_budget", "%zu", cfg->inline_scan_budget);
     PAIR("inline_max_body", "%zu", cfg->inline_max_body);
+    PAIR("text_cache", "%zu", cfg->text_cache);
     PAIR("inline_max_write_body", "%zu", cfg->inline_max_write_body);
     /* The provider's key is never written, only whether one is set. */
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {

@@ -91,6 +91,9 @@ typedef struct mem_cfg {
      * runs on the pool. */
     size_t inline_scan_budget;
     size_t inline_max_body;
+    /* Bytes the store keeps of recent retrieve hits' text, source and metadata
+     * (storage/textcache_int.h), so repeated answers skip SQLite; 0 = none. */
+    size_t text_cache;
     /* An insert whose body is at most inline_max_write_body bytes is decoded on the event
      * loop and queued for the writer from there, under any concurrency (0 = always on the
      * pool). */

@@ -1378,6 +1378,7 @@ static void open_work_cb(uv_work_t *w)
                              : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
         .group_wait_us = (uint32_t)s->cfg->group_wait_us,
+        .text_cache_bytes = s->cfg->text_cache,
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);
     if (s->open_rc == MEM_OK && s->cfg->nats_url[0]) {

@@ -316,6 +316,21 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
             "# TYPE mnemod_graph_seconds_total counter\nmnemod_graph_seconds_total %g\n",
             m.graph_behind, (unsigned long long)m.graph_batches, (unsigned long long)m.graph_rows,
             m.graph_seconds);
+        put(&b,
+            "# HELP mnemod_text_cache_hits_total Retrieve hits whose texts came from memory.\n"
+            "# TYPE mnemod_text_cache_hits_total counter\nmnemod_text_cache_hits_total %llu\n"
+            "# HELP mnemod_text_cache_misses_total Retrieve hits whose texts came from SQLite.\n"
+            "# TYPE mnemod_text_cache_misses_total counter\n"
+            "mnemod_text_cache_misses_total %llu\n"
+            "# HELP mnemod_text_cache_evictions_total Texts dropped from memory to make room.\n"
+            "# TYPE mnemod_text_cache_evictions_total counter\n"
+            "mnemod_text_cache_evictions_total %llu\n"
+            "# HELP mnemod_text_cache_entries Segments whose texts are held in memory.\n"
+            "# TYPE mnemod_text_cache_entries gauge\nmnemod_text_cache_entries %zu\n"
+            "# HELP mnemod_text_cache_bytes Memory the texts cache holds (of --text-cache).\n"
+            "# TYPE mnemod_text_cache_bytes gauge\nmnemod_text_cache_bytes %zu\n",
+            (unsigned long long)m.text_cache_hits, (unsigned long long)m.text_cache_misses,
+            (unsigned long long)m.text_cache_evictions, m.text_cache_entries, m.text_cache_bytes);
         put(&b, "# HELP mnemod_commit_duration_seconds Group-commit latency.\n"
                 "# TYPE mnemod_commit_duration_seconds histogram\n");
         for (size_t k = 0; k < 8; k++)

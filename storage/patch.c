@@ -8,12 +8,15 @@
  * The in-memory index keeps a segment's interned source for the scan's source filter and
  * ns->meta its metadata values for filters: both change under the exclusive lock, after the
  * UPDATE, and a group that fails reloads the namespace from SQLite (the namespace is
- * touched first), so memory never keeps what SQLite rolled back.
+ * touched first), so memory never keeps what SQLite rolled back. The answers' texts cache
+ * (textcache.c) drops the row's entry before the UPDATE and takes no new ones until the
+ * group has committed or rolled back (run_group, writer.c).
  */
 #include <string.h>
 
 #include <sqlite3.h>
 
+#include "storage/textcache_int.h"
 #include "storage/writer_int.h"
 
 int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op)
@@ -41,6 +44,8 @@ int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op)
                                  "source: %s",
                                  src == MEM_ELIMIT ? "too many distinct sources" : "out of memory");
     }
+    /* before the row changes: no reader keeps or adds its texts until the group settled */
+    mem_store__txc_forget(st->txc, ns->ns_id, seq);
     sqlite3_stmt *s = st->stmts[STMT_SEG_PATCH];
     sqlite3_bind_int(s, 1, op->patch_metadata);
     if (op->patch_metadata && op->metadata)

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "storage/store_int.h"
+#include "storage/textcache_int.h"
 
 /* ---- registry ---- */
 
@@ -483,6 +484,10 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
         (rc = read_lsn(st, err)) != MEM_OK || (rc = mem_store__load_all(st, err)) != MEM_OK ||
         (rc = mem_store__prepare_writer(st, err)) != MEM_OK)
         goto fail;
+    if (mem_store__txc_new(st->opts.text_cache_bytes, &st->txc) != MEM_OK) {
+        rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+        goto fail;
+    }
     checkpointer_start(st);
     if ((rc = mem_store__scanpool_start(st->opts.scan_helpers, &st->scanpool, err)) != MEM_OK ||
         (rc = mem_store__writer_start(st, err)) != MEM_OK ||
@@ -512,6 +517,7 @@ void mem_store_close(mem_store_t *st)
         rconn_free(c);
     }
     rconn_free(st->inline_conn);
+    mem_store__txc_free(st->txc);
     if (st->db) {
         sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_close(st->db);
@@ -823,12 +829,13 @@ static long hit_of(const seq_at_t *order, size_t n, int64_t seq)
     return lo < n && order[lo].seq == seq ? (long)order[lo].hit : -1;
 }
 
-/* Fill res[i] (id, ts from memory already) with text, source, metadata of hits[i]: stepping
- * s, whose first row was read while the scan's view was held. */
-/* max_bytes 0: no limit. Else *over (and nothing more read) once the texts, sources and
- * metadata read so far exceed max_bytes. */
-static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hit_t *hits, size_t n,
-                      mem_store_result_t *res, size_t max_bytes, bool *over, mem_err_t *err)
+/* Fill res[at[i]] (id, ts from memory already) with text, source, metadata of hits[i]:
+ * stepping s, whose first row was read while the scan's view was held. max_bytes 0: no
+ * limit. Else *over (and nothing more read) once bytes0 and the texts, sources and metadata
+ * read so far exceed max_bytes. */
+static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hit_t *hits,
+                      const size_t *at, size_t n, mem_store_result_t *res, size_t max_bytes,
+                      size_t bytes0, bool *over, mem_err_t *err)
 {
     seq_at_t order_s[64], *order = n <= 64 ? order_s : malloc(n * sizeof(*order));
     if (!order) return mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -836,10 +843,11 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
         order[i] = (seq_at_t){hits[i].seq, i};
     qsort(order, n, sizeof(*order), cmp_seq_at);
     int rc = MEM_OK, src = first;
-    size_t found = 0, bytes = 0;
+    size_t found = 0, bytes = bytes0;
     for (; src == SQLITE_ROW; src = sqlite3_step(s)) {
-        long h = hit_of(order, n, sqlite3_column_int64(s, 0));
-        if (h < 0) continue;
+        long i = hit_of(order, n, sqlite3_column_int64(s, 0));
+        if (i < 0) continue;
+        size_t h = at[i];
         if (max_bytes) {
             bytes += (size_t)sqlite3_column_bytes(s, 1) + (size_t)sqlite3_column_bytes(s, 2) +
                      (size_t)sqlite3_column_bytes(s, 3);
@@ -895,6 +903,12 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     mem_store_rconn_t *c = NULL;
     mem_scan_hit_t *hits = NULL;
     mem_store_result_t *res = NULL;
+    /* the hits whose texts the cache lacks (miss, at their res index miss_at); found[i]: it
+     * had res[i]'s */
+    mem_scan_hit_t *miss = NULL;
+    size_t *miss_at = NULL, n_miss = 0, cached_bytes = 0;
+    bool *found = NULL;
+    mem_store__txc_ticket_t ticket = 0;
     char *seqs = NULL;
     sqlite3_stmt *fetch = NULL; /* the texts' statement, bound (fetch_bind) */
     size_t n_hits = 0, n_scanned = 0, n_res = 0;
@@ -936,7 +950,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     }
     hits = malloc(q->scan.k * sizeof(*hits));
     res = calloc(q->scan.k, sizeof(*res));
-    if (!hits || !res) {
+    miss = malloc(q->scan.k * (sizeof(*miss) + sizeof(*miss_at) + sizeof(*found)));
+    if (!hits || !res || !miss) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
@@ -1010,9 +1025,24 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         oom = !(res[i].id = strdup(mem_index_id(idx, hits[i].pos)));
         n_res = i + 1;
     }
-    int first = SQLITE_DONE;
+    /* What the cache holds comes from it, copied under the view; only the rest from SQLite
+     * (a patch drops its entry before it writes, and until its group has settled no reader
+     * adds one: textcache_int.h). */
     if (within && !oom && n_hits) {
-        if ((fetch = fetch_bind(c, ns->ns_id, hits, n_hits, &seqs)))
+        miss_at = (size_t *)(miss + q->scan.k);
+        found = (bool *)(miss_at + q->scan.k);
+        if (mem_store__txc_get(st->txc, ns->ns_id, res, n_hits, found, &cached_bytes, &ticket) !=
+            MEM_OK)
+            oom = true;
+        for (size_t i = 0; i < n_hits; i++)
+            if (!found[i]) {
+                miss[n_miss] = hits[i];
+                miss_at[n_miss++] = i;
+            }
+    }
+    int first = SQLITE_DONE;
+    if (within && !oom && n_miss) {
+        if ((fetch = fetch_bind(c, ns->ns_id, miss, n_miss, &seqs)))
             first = sqlite3_step(fetch); /* takes the read snapshot */
         else
             oom = true;
@@ -1024,11 +1054,11 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     /* A try reads the texts here, before anything is recorded, and gives up on an answer
      * over MEM_STORE_TRY_MAX_TEXT: what the loop fetches and encodes stays small whatever
      * k and the texts' sizes (the view is held that long, no longer than the cap). */
-    bool big = false, filled = false;
+    bool big = why && cached_bytes > MEM_STORE_TRY_MAX_TEXT, filled = false;
     int fill_rc = MEM_OK;
-    if (why && within && !busy && !oom && first == SQLITE_ROW) {
-        fill_rc =
-            fill_texts(c->db, fetch, first, hits, n_hits, res, MEM_STORE_TRY_MAX_TEXT, &big, err);
+    if (why && within && !busy && !oom && !big && first == SQLITE_ROW) {
+        fill_rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, res,
+                             MEM_STORE_TRY_MAX_TEXT, cached_bytes, &big, err);
         filled = true;
     }
     if (within && !busy && !big && q->record_access && !skip && !oom &&
@@ -1046,14 +1076,15 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
-    if (n_hits && first != SQLITE_ROW && first != SQLITE_DONE) {
+    if (n_miss && first != SQLITE_ROW && first != SQLITE_DONE) {
         rc = mem_store__err_sqlite(err, c->db, first, "fetch results");
         goto out;
     }
     if (filled ? (rc = fill_rc) != MEM_OK
-               : n_hits && (rc = fill_texts(c->db, fetch, first, hits, n_hits, res, 0, NULL,
-                                            err)) != MEM_OK)
+               : n_miss && (rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, res, 0, 0,
+                                            NULL, err)) != MEM_OK)
         goto out;
+    if (n_miss) mem_store__txc_put(st->txc, ticket, ns->ns_id, res, found, n_hits);
     *out = res;
     res = NULL;
     *n = n_res;
@@ -1064,6 +1095,7 @@ out:
     mem_store__tok_put(st, tk);
     mem_store_results_free(res, n_res);
     free(hits);
+    free(miss);
     if (c && fetch) {
         sqlite3_reset(fetch);
         sqlite3_clear_bindings(fetch);
@@ -1225,6 +1257,13 @@ void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out)
     out->graph_seconds = st->g_seconds;
     pthread_mutex_unlock(&st->g_mu);
     out->graph_behind = mem_store__graph_behind(st);
+    mem_store__txc_stats_t tc;
+    mem_store__txc_stats(st->txc, &tc);
+    out->text_cache_hits = tc.hits;
+    out->text_cache_misses = tc.misses;
+    out->text_cache_evictions = tc.evictions;
+    out->text_cache_entries = tc.entries;
+    out->text_cache_bytes = tc.bytes;
 }
 
 void mem_store_set_max_page_count(mem_store_t *st, uint32_t pages)

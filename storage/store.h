@@ -82,6 +82,11 @@ typedef struct mem_store_opts {
      * commit (one fdatasync) serves more of them; a lone writer's groups of one never wait,
      * nor does a sync or a close. 0 never waits. */
     uint32_t group_wait_us;
+    /* A retrieve's hits keep their text, source and metadata in memory up to about this many
+     * bytes in all (storage/textcache_int.h: the least recently answered go first), so a
+     * repeated answer reads none of them from SQLite; a hit not kept is read from SQLite as
+     * before. Answers are the same either way. 0: none kept. */
+    size_t text_cache_bytes;
 } mem_store_opts_t;
 
 #define MEM_STORE_SCAN_HELPERS_MAX  64
@@ -386,8 +391,9 @@ typedef struct mem_store_result {
 
 /* Top-K of SPEC section 4. With coherence_weight > 0 or need_gates, first waits for the
  * graph as mem_store_ns_stats_exact does. Every hit comes with its text, source and
- * metadata, read in one statement from one SQLite snapshot taken while the scan's view is
- * held, so a segment deleted meanwhile never drops out of the answer.
+ * metadata: copied from the texts cache (opts.text_cache_bytes) while the scan's view is
+ * held, and those it lacks read in one statement from one SQLite snapshot taken while the
+ * view is held, so a segment deleted meanwhile never drops out of the answer.
  * MEM_OK, MEM_ENOTFOUND, MEM_EDIM, MEM_EINVAL, MEM_EBUSY, MEM_ENOMEM.
  * *out freed with mem_store_results_free; *kernel names the ISA used (static string). */
 int mem_store_retrieve(mem_store_t *st, const char *ns, const mem_store_query_t *q,
@@ -451,17 +457,22 @@ void mem_store_ids_free(char **ids, size_t n);
 
 typedef struct mem_store_metrics {
     uint64_t commits;           /* transactions committed (each one fsync with sync=full) */
+    uint64_t op_commits;        /* those of them that held ops (not graph checkpoints alone) */
     uint64_t ops;               /* ops executed */
     double commit_seconds_sum;  /* time inside COMMIT */
     uint64_t commit_buckets[8]; /* commits <= 0.5, 1, 2, 5, 10, 25, 50, 100 ms (cumulative) */
     size_t queue_depth;         /* ops waiting now */
     size_t n_namespaces;
-    uint64_t scans_split;         /* retrieves split across helper threads */
-    uint64_t scan_parts_helped;   /* parts of those run by a helper (the rest by the caller) */
-    uint64_t graph_batches;       /* batches the graph's linker applied */
-    uint64_t graph_rows;          /* rows it linked or unlinked */
-    double graph_seconds;         /* time it spent on them */
-    size_t graph_behind;          /* namespaces whose graph has not caught up yet */
+    uint64_t scans_split;       /* retrieves split across helper threads */
+    uint64_t scan_parts_helped; /* parts of those run by a helper (the rest by the caller) */
+    uint64_t graph_batches;     /* batches the graph's linker applied */
+    uint64_t graph_rows;        /* rows it linked or unlinked */
+    double graph_seconds;       /* time it spent on them */
+    size_t graph_behind;        /* namespaces whose graph has not caught up yet */
+    /* the answers' texts cache (opts.text_cache_bytes): hits answered from memory, hits read
+     * from SQLite, entries pushed out to make room, and what it holds now */
+    uint64_t text_cache_hits, text_cache_misses, text_cache_evictions;
+    size_t text_cache_entries, text_cache_bytes;
     uint64_t group_waits;         /* groups the writer waited for (opts.group_wait_us) */
     uint64_t group_wait_timeouts; /* of those, the ones it started at the deadline */
 } mem_store_metrics_t;

@@ -265,6 +265,9 @@ struct mem_store {
      * busy timeout 0, taken by whoever sets inline_taken (atomic), never waited for */
     mem_store_rconn_t *inline_conn;
     bool inline_taken;
+    /* the answers' texts kept in memory (textcache.c): its own leaf mutex; NULL when
+     * opts.text_cache_bytes is 0 */
+    struct mem_store__txc *txc;
 
     /* metrics, under q_mu */
     mem_store_metrics_t m;

@@ -26,6 +26,7 @@
 
 #include <sqlite3.h>
 
+#include "storage/textcache_int.h"
 #include "storage/writer_int.h"
 
 static const char *const stmt_sql[STMT_COUNT] = {
@@ -574,6 +575,7 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
                                              0.010,  0.025, 0.050, 0.100};
             pthread_mutex_lock(&st->q_mu);
             st->m.commits++;
+            if (head) st->m.op_commits++;
             st->m.commit_seconds_sum += dt;
             for (int b = 0; b < 8; b++)
                 if (dt <= bounds[b]) st->m.commit_buckets[b]++;
@@ -607,6 +609,7 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
             if (!ns->dropped) mem_store__maybe_vacuum(w, ns);
         }
     }
+    mem_store__txc_settled(st->txc); /* a patch's row is committed or rolled back now */
     for (size_t i = 0; i < w->g_n; i++)
         mem_store__ns_release(w->g_ns[i]);
     w->g_n = 0;

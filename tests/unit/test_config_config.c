@@ -891,6 +891,33 @@ static void test_loop_spin(void **state)
     assert_non_null(strstr(line, " loop_spin_us=120 "));
 }
 
+/* --text-cache: a size from every source, 0 allowed, bad sizes refused, help and line. */
+static void test_text_cache(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.text_cache, (size_t)64 << 20);
+    expect_ok(ARGS("--text-cache", "0"), NULL);
+    assert_int_equal(R.cfg.text_cache, 0);
+    expect_ok(ARGS("--text-cache=1GiB"), NULL);
+    assert_int_equal(R.cfg.text_cache, (size_t)1 << 30);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_TEXT_CACHE=512KiB", NULL});
+    assert_int_equal(R.cfg.text_cache, (size_t)512 << 10);
+    expect_ok(ARGS("--config", tmp_file("text-cache = 3MiB\n"), "--text-cache", "1000"),
+              (const char *const[]){"MNEMOD_TEXT_CACHE=2MiB", NULL});
+    assert_int_equal(R.cfg.text_cache, 1000);
+    expect_ok(ARGS("--config", tmp_file("text-cache = 3MiB\n")), NULL);
+    assert_int_equal(R.cfg.text_cache, (size_t)3 << 20);
+    expect_bad(ARGS("--text-cache", "lots"), NULL, "--text-cache (MNEMOD_TEXT_CACHE)");
+    expect_bad(ARGS("--text-cache", "-1"), NULL, "is not a size");
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "--text-cache SIZE"));
+    expect_ok(ARGS("--text-cache", "2048"), NULL);
+    char line[2048];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " text_cache=2048"));
+}
+
 /* Embedder settings (SPEC 6): builtin by default; openai:URL with its model, key, timeout
  * and batch from every source; bad URLs, models, keys, bounds and combinations refused. */
 static void test_embedder(void **state)
@@ -1046,6 +1073,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cluster, cleanup),
         cmocka_unit_test_teardown(test_scan_settings, cleanup),
         cmocka_unit_test_teardown(test_loop_spin, cleanup),
+        cmocka_unit_test_teardown(test_text_cache, cleanup),
         cmocka_unit_test_teardown(test_embedder, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
