@@ -1409,6 +1409,7 @@ static void open_work_cb(uv_work_t *w)
                              ? (uint32_t)(s->cfg->graph_wait_s * 1000.0 + 0.5)
                              : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
+        .group_wait_us = (uint32_t)s->cfg->group_wait_us,
         .text_cache_bytes = s->cfg->text_cache,
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);

@@ -312,6 +312,13 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
             "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
             (unsigned long long)m.commits);
         put(&b,
+            "# HELP mnemod_group_waits_total Groups the writer waited to fill (--group-wait-us), "
+            "and those it started at the deadline.\n# TYPE mnemod_group_waits_total counter\n"
+            "mnemod_group_waits_total{ended=\"filled\"} %llu\n"
+            "mnemod_group_waits_total{ended=\"deadline\"} %llu\n",
+            (unsigned long long)(m.group_waits - m.group_wait_timeouts),
+            (unsigned long long)m.group_wait_timeouts);
+        put(&b,
             "# HELP mnemod_scans_split_total Retrieves split across scan helpers.\n"
             "# TYPE mnemod_scans_split_total counter\nmnemod_scans_split_total %llu\n",
             (unsigned long long)m.scans_split);

@@ -93,7 +93,14 @@ def main():
             check(set(mine) == held[n], "node %s lists %r, holds %r" % (n, sorted(mine),
                                                                         sorted(held[n])))
             total_local += sum(mine.values())
-            st, _, body = req(cl.nodes[n], "GET", "/v1/namespaces")
+            # a 503 (a node did not answer its part) is retried; a 200 must be whole
+            deadline = time.monotonic() + 30
+            while True:
+                st, _, body = req(cl.nodes[n], "GET", "/v1/namespaces")
+                if st != 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.25)
+            check(st == 200, "merged listing on %s: %r %r" % (n, st, body))
             merged = {x["name"]: x["count"] for x in body["namespaces"]}
             check(merged == {ns: 100 for ns in names}, "merged listing on %s: %r" % (n, merged))
         check(total_local == 2 * 100 * len(names), "stored %d segments, want %d"
