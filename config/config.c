@@ -400,6 +400,7 @@ SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
 SET_UINT(set_loop_spin_us, loop_spin_us, 0, 10000, size_t)
+SET_UINT(set_group_wait_us, group_wait_us, 0, 100000, size_t)
 SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
 SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
@@ -763,6 +764,10 @@ static const opt_t opts[] = {
     {"loop-spin-us", "MNEMOD_LOOP_SPIN_US", "N", "200",
      "microseconds the event loop polls for the next request before it sleeps, 0..10000",
      set_loop_spin_us, 0},
+    {"group-wait-us", "MNEMOD_GROUP_WAIT_US", "N", "250",
+     "microseconds the writer waits to fill a group commit under concurrency, 0..100000; 0 "
+     "never",
+     set_group_wait_us, 0},
     {"sync", "MNEMOD_SYNC", "MODE", "full",
      "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
     {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
@@ -1082,6 +1087,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->scan_split_min = 1u << 20;
     cfg->worker_spin_us = 50;
     cfg->loop_spin_us = 200;
+    cfg->group_wait_us = 250;
     cfg->inline_scan_budget = 4u << 20;
     cfg->inline_max_body = 64u << 10;
     cfg->text_cache = (size_t)64 << 20;
@@ -1160,6 +1166,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("threads", "%d", cfg->threads);
     PAIR("worker_spin_us", "%zu", cfg->worker_spin_us);
     PAIR("loop_spin_us", "%zu", cfg->loop_spin_us);
+    PAIR("group_wait_us", "%zu", cfg->group_wait_us);
     PAIR("sync", "%s", cfg->sync_full ? "full" : "normal");
     PAIR("max_connections", "%zu", cfg->max_connections);
     PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);

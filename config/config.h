@@ -47,6 +47,7 @@ typedef struct mem_cfg {
     int threads;           /* request worker threads (server/pool.c) */
     size_t worker_spin_us; /* an idle worker watches for the next job this long, 0..10000 */
     size_t loop_spin_us;   /* the event loop polls for the next event this long, 0..10000 */
+    size_t group_wait_us;  /* the writer waits this long to fill a group, 0..100000 */
     bool sync_full;
     size_t max_connections;
     double idle_timeout_s;

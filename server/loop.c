@@ -46,6 +46,7 @@
 #include "api/api.h"
 #include "cluster/cluster.h"
 #include "core/arena.h"
+#include "core/spin.h"
 #include "server/embedding.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -55,9 +56,15 @@
 #include "server/replicate.h"
 #include "storage/store.h"
 
-/* A loop whose spin is off (the last gap was longer) still spins after every this many
- * answers, to notice a client that has come closer (see run_loop). */
+/* A loop whose spin is off (its last spins ran out) still spins after every this many
+ * answers, to notice a client that has come closer; and it stops only once this many more
+ * spins have run out than caught (see run_loop and mem_spin_gate_t). */
 #define LOOP_SPIN_PROBE_EVERY 16
+#define LOOP_SPIN_CREDIT      2
+/* A pass of a spin that did nothing yet took this long means another task had the core (a
+ * timeslice is a millisecond or more; the client itself, woken on this core, runs for tens
+ * of microseconds): the machine is busy, and the spin stops (mem_spin_gate_preempted). */
+#define LOOP_SPIN_PREEMPTED_NS 500000u
 
 /* An MHD pass that reports "run again now" (timeout 0) without any of our callbacks
  * firing is a pass that did nothing for us; after this many in a row, the next passes back
@@ -168,9 +175,10 @@ struct srv {
     /* run_loop: the gaps between requests (on_uri measures them) */
     uint64_t requests;       /* request lines seen */
     uint64_t idle_since_ns;  /* when the last answer was queued; 0 once a request came */
-    uint64_t last_gap_ns;    /* from then to the next request line */
-    uint64_t spin_seen_idle; /* the idle_since_ns run_loop last counted an answer for */
-    unsigned spin_answers;   /* answers since the last probe */
+    uint64_t spin_seen_idle; /* the idle_since_ns run_loop last decided a spin for */
+    mem_spin_gate_t spin;    /* whether the wait after an answer starts with a spin */
+    bool spin_on;            /* the wait for the next request line spins */
+    bool spinning;           /* run_loop is inside a spin */
     uv_signal_t sigint, sigterm, sighup;
     mem_srv_pool_t *pool; /* request jobs, and the writer's completions back to the loop */
     bool in_batch;        /* the pool is delivering completions: MHD runs once at its end */
@@ -302,8 +310,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     s->progress++;
     s->requests++;
     uint64_t now = mono_ns();
-    if (s->idle_since_ns) {
-        s->last_gap_ns = now - s->idle_since_ns;
+    if (s->idle_since_ns) { /* a spin that caught it is counted by run_loop */
+        if (!s->spinning) mem_spin_gate_waited(&s->spin, now - s->idle_since_ns);
         s->idle_since_ns = 0;
     }
     conn_ctx_t *x = conn_ctx_of(c);
@@ -1252,35 +1260,59 @@ static void close_cb(uv_handle_t *h)
  * request. So after an answer the loop polls without blocking (UV_RUN_NOWAIT: timers,
  * signals, completions and I/O as usual, an epoll_wait with timeout 0) for up to
  * --loop-spin-us until the next request line arrives, then blocks (UV_RUN_ONCE) as before.
- * It spins only while the last gap between an answer and the next request line (on_uri
- * measures it; a spin that ran out counts as longer) was shorter than the spin, so an idle
- * server, or one whose clients come back later than that, burns nothing. Once every
- * LOOP_SPIN_PROBE_EVERY answers it spins anyway: the gap a blocking wait measures includes
- * the loop's own wake-up, which can be longer than the gap itself, so a spin that once ran
- * out would otherwise not come back for a client that is as fast as before. And only while
- * nothing is out on the pool (in_flight 0): a worker's scan needs the core more than its
- * completion needs a fast wake-up. The events around a request (its body, the end of its
- * answer, MHD's follow-up passes) neither end a spin nor start one. uv_run answers 0 once
- * no handle is left (after finish_shutdown): the loop is over. */
+ * Whether it spins after an answer is s->spin's call (mem_spin_gate_t): it goes on while
+ * spins catch the next request line (on_uri counts it), stops after LOOP_SPIN_CREDIT more
+ * spins have run out than caught (so one slow gap among fast ones does not stop it), and
+ * comes back when a blocking wait saw a gap within the spin or, once every
+ * LOOP_SPIN_PROBE_EVERY answers, to try: the gap a blocking wait measures includes the
+ * loop's own wake-up, which can be longer than the gap itself. An idle server, or one whose
+ * clients come back later than the spin, burns nothing (at most LOOP_SPIN_CREDIT spins,
+ * then one in LOOP_SPIN_PROBE_EVERY). A spin that caught a request line goes on through
+ * its body and answer to the next one. And only while nothing is out on the pool
+ * (in_flight 0): a worker's scan needs the core more than its completion needs a fast
+ * wake-up. uv_run answers 0 once no handle is left (after finish_shutdown): the loop is
+ * over. */
 static void run_loop(srv_t *s)
 {
     const uint64_t spin_ns = (uint64_t)s->cfg->loop_spin_us * 1000u;
-    s->last_gap_ns = UINT64_MAX; /* no spin before a short gap was seen */
+    mem_spin_gate_init(&s->spin, spin_ns, LOOP_SPIN_CREDIT, LOOP_SPIN_PROBE_EVERY);
+    s->spin_on = false;
     for (;;) {
-        bool probe = false;
         if (s->idle_since_ns && s->idle_since_ns != s->spin_seen_idle) { /* a new answer */
             s->spin_seen_idle = s->idle_since_ns;
-            probe = ++s->spin_answers >= LOOP_SPIN_PROBE_EVERY;
-            if (probe) s->spin_answers = 0;
+            s->spin_on = mem_spin_gate_open(&s->spin);
         }
-        if (spin_ns && (s->last_gap_ns <= spin_ns || probe) && s->in_flight == 0) {
-            uint64_t seen = s->requests, t0 = mono_ns();
-            bool more;
+        if (s->spin_on && s->in_flight == 0) {
+            uint64_t seen = s->requests, t0 = mono_ns(), t = t0;
+            bool more, preempted = false;
+            s->spinning = true;
             do {
+                uint64_t progress = s->progress;
                 if (uv_run(&s->loop, UV_RUN_NOWAIT) == 0) return;
                 more = s->requests == seen && s->in_flight == 0;
-            } while (more && mono_ns() - t0 <= spin_ns);
-            if (more) s->last_gap_ns = UINT64_MAX; /* ran out: longer than the spin */
+                uint64_t now = mono_ns();
+                if (now - t >= LOOP_SPIN_PREEMPTED_NS && s->progress == progress) preempted = true;
+                t = now;
+            } while (more && !preempted && t - t0 <= spin_ns);
+            s->spinning = false;
+            if (preempted) {
+                mem_spin_gate_preempted(&s->spin);
+                mem_srv_metrics_observe_spin_preempted();
+                s->spin_on = false;
+                s->spin_seen_idle = s->idle_since_ns;
+                continue;
+            }
+            if (s->requests != seen) { /* caught: go on spinning through this request */
+                mem_spin_gate_spun(&s->spin, true);
+                mem_srv_metrics_observe_spin(true);
+                continue;
+            }
+            s->spin_on = false; /* ran out, or a job went to the pool: block */
+            if (more) {
+                mem_spin_gate_spun(&s->spin, false);
+                mem_srv_metrics_observe_spin(false);
+                s->spin_seen_idle = s->idle_since_ns; /* an answer made meanwhile had its spin */
+            }
             continue;
         }
         if (uv_run(&s->loop, UV_RUN_ONCE) == 0) return;
@@ -1377,6 +1409,7 @@ static void open_work_cb(uv_work_t *w)
                              ? (uint32_t)(s->cfg->graph_wait_s * 1000.0 + 0.5)
                              : 1,
         .text_grams = s->cfg->lex.gram_weight > 0.0,
+        .group_wait_us = (uint32_t)s->cfg->group_wait_us,
         .text_cache_bytes = s->cfg->text_cache,
     };
     s->open_rc = mem_store_open(&opts, &s->opened, &s->open_err);

@@ -78,6 +78,8 @@ static const char *const fallback_reasons[] = {"locked", "graph",    "budget",
 #define N_FALLBACKS    (sizeof(fallback_reasons) / sizeof(fallback_reasons[0]))
 static unsigned long long answers[N_ANSWER_KINDS][2]; /* [kind][on_loop] */
 static unsigned long long fallbacks[N_FALLBACKS];
+static unsigned long long spins[2]; /* [caught] */
+static unsigned long long spins_preempted;
 
 static size_t name_at(const char *const *names, size_t n, const char *name)
 {
@@ -101,6 +103,20 @@ void mem_srv_metrics_observe_fallback(const char *reason)
     if (r == N_FALLBACKS) return;
     pthread_mutex_lock(&lock);
     fallbacks[r]++;
+    pthread_mutex_unlock(&lock);
+}
+
+void mem_srv_metrics_observe_spin(bool caught)
+{
+    pthread_mutex_lock(&lock);
+    spins[caught]++;
+    pthread_mutex_unlock(&lock);
+}
+
+void mem_srv_metrics_observe_spin_preempted(void)
+{
+    pthread_mutex_lock(&lock);
+    spins_preempted++;
     pthread_mutex_unlock(&lock);
 }
 
@@ -235,6 +251,12 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
     for (size_t r = 0; r < N_FALLBACKS; r++)
         put(&b, "mnemod_inline_fallbacks_total{reason=\"%s\"} %llu\n", fallback_reasons[r],
             fallbacks[r]);
+    put(&b, "# HELP mnemod_loop_spins_total Spins of the event loop after an answer (see "
+            "--loop-spin-us), by whether the next request came within the spin.\n"
+            "# TYPE mnemod_loop_spins_total counter\n");
+    put(&b, "mnemod_loop_spins_total{outcome=\"caught\"} %llu\n", spins[1]);
+    put(&b, "mnemod_loop_spins_total{outcome=\"ran_out\"} %llu\n", spins[0]);
+    put(&b, "mnemod_loop_spins_total{outcome=\"preempted\"} %llu\n", spins_preempted);
     unsigned long long emb_total = 0;
     for (size_t r = 0; r < 4; r++)
         emb_total += emb_jobs[r];
@@ -289,6 +311,13 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
             "# HELP mnemod_fsyncs_total Transactions committed (one fsync each with "
             "sync=full).\n# TYPE mnemod_fsyncs_total counter\nmnemod_fsyncs_total %llu\n",
             (unsigned long long)m.commits);
+        put(&b,
+            "# HELP mnemod_group_waits_total Groups the writer waited to fill (--group-wait-us), "
+            "and those it started at the deadline.\n# TYPE mnemod_group_waits_total counter\n"
+            "mnemod_group_waits_total{ended=\"filled\"} %llu\n"
+            "mnemod_group_waits_total{ended=\"deadline\"} %llu\n",
+            (unsigned long long)(m.group_waits - m.group_wait_timeouts),
+            (unsigned long long)m.group_wait_timeouts);
         put(&b,
             "# HELP mnemod_scans_split_total Retrieves split across scan helpers.\n"
             "# TYPE mnemod_scans_split_total counter\nmnemod_scans_split_total %llu\n",

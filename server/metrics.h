@@ -27,6 +27,10 @@ void mem_srv_metrics_observe_answer(const char *kind, bool on_loop);
 /* Count one read tried on the event loop that went to the pool after all: reason "locked",
  * "graph", "budget", "sqlite" or "embedder". */
 void mem_srv_metrics_observe_fallback(const char *reason);
+/* Event loop: a spin after an answer caught the next request line, or ran out. */
+void mem_srv_metrics_observe_spin(bool caught);
+/* Event loop: a spin lost the CPU to another task (and stopped). */
+void mem_srv_metrics_observe_spin_preempted(void);
 /* Render everything (HTTP tables, the request pool's counters, store metrics, namespaces,
  * kernel) as Prometheus text. st may be NULL while loading, pool when there is none. Any
  * thread. Returns a malloc'd NUL-terminated string, or NULL. */

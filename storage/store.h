@@ -77,6 +77,11 @@ typedef struct mem_store_opts {
      * open and after a failed group: keep its trigram field too (for a configured
      * gram_weight > 0; it costs about as much memory again as the words). */
     bool text_grams;
+    /* Group commit: when the writer's last group held 4 ops or more and fewer are queued
+     * when it starts the next, it waits up to this long for as many as it had, so that one
+     * commit (one fdatasync) serves more of them; a lone writer's groups of one never wait,
+     * nor does a sync or a close. 0 never waits. */
+    uint32_t group_wait_us;
     /* A retrieve's hits keep their text, source and metadata in memory up to about this many
      * bytes in all (storage/textcache_int.h: the least recently answered go first), so a
      * repeated answer reads none of them from SQLite; a hit not kept is read from SQLite as
@@ -468,6 +473,8 @@ typedef struct mem_store_metrics {
      * from SQLite, entries pushed out to make room, and what it holds now */
     uint64_t text_cache_hits, text_cache_misses, text_cache_evictions;
     size_t text_cache_entries, text_cache_bytes;
+    uint64_t group_waits;         /* groups the writer waited for (opts.group_wait_us) */
+    uint64_t group_wait_timeouts; /* of those, the ones it started at the deadline */
 } mem_store_metrics_t;
 void mem_store_get_metrics(mem_store_t *st, mem_store_metrics_t *out);
 

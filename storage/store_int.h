@@ -41,6 +41,10 @@
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 #define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
 #define MEM_STORE__WAL_CKPT_LOG_S 2.0  /* a checkpoint that took this long is logged */
+/* Group commit under concurrency: when the last group held at least GATHER_MIN ops and
+ * fewer are queued now, the writer waits up to opts.group_wait_us for as many as it had
+ * (gather in writer.c). */
+#define MEM_STORE__GATHER_MIN 4
 
 /* The coherence graph's bookkeeping for one namespace (storage/linker.c). The graph's own
  * data (degrees, links, edge counts) lives in the index, owned by the linker thread: it
@@ -245,6 +249,7 @@ struct mem_store {
     pthread_cond_t done_cv; /* wakes mem_store_sync */
     mem_store_op_t *q_head, *q_tail;
     size_t q_len;
+    size_t q_gather; /* under q_mu: the writer gathers a group; wake it at this many ops */
     uint64_t n_submitted, n_completed; /* under q_mu */
     uint64_t sync_req, sync_done;      /* under q_mu */
     bool stop;

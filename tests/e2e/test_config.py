@@ -278,14 +278,23 @@ def _cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _spins(srv):
+    """mnemod_loop_spins_total by outcome (caught, ran_out, preempted)."""
+    st, _, text = srv.get("/metrics")
+    eq(st, 200, "metrics")
+    return {m.group(1): int(m.group(2)) for m in
+            re.finditer(r'^mnemod_loop_spins_total\{outcome="(\w+)"\} (\d+)$', text, re.M)}
+
+
 @test
 def test_loop_spin_us():
     """--loop-spin-us / MNEMOD_LOOP_SPIN_US: off, and at the top of its range (the loop then
     polls through every gap of a back-to-back client), the server answers retrieves one by
     one on a kept-alive connection (on the event loop) and a concurrent burst of inserts (the
     pool's and the writer's completions) exactly, handles SIGHUP while it polls, does not poll
-    for a client whose requests come further apart than the spin, spends (next to) no CPU
-    once its client is gone, and drains on SIGTERM."""
+    for a client whose requests come further apart than the spin (at most 2 spins that run
+    out, then one every 16 answers: mnemod_loop_spins_total counts them), spends (next to) no
+    CPU once its client is gone, and drains on SIGTERM. Off, it never spins."""
     import http.client
     import math
 
@@ -309,6 +318,12 @@ def test_loop_spin_us():
                 got = json.loads(r.read())
                 eq(r.status, 200, "retrieve %d (%s)" % (i, want))
                 eq([x["id"] for x in got["results"]], ["s%d-%d" % (t, j)], "retrieve %d (%s)" % (i, want))
+            s0 = _spins(srv)
+            eq(sorted(s0), ["caught", "preempted", "ran_out"], "the spin outcomes (%s)" % want)
+            if want == "0":
+                eq(sum(s0.values()), 0, "no spin at --loop-spin-us 0")
+            else:  # a spin at least every 16 answers, whatever the machine's load
+                check(sum(s0.values()) >= 200 // 16, "spins after 200 answers: %s" % s0)
             # a client slower than the spin (a request every 20 ms): the loop sleeps between
             # them instead of polling 10 ms after each (that would be 0.6 CPU-s here)
             c0 = _cpu_s(srv.proc.pid)
@@ -320,6 +335,13 @@ def test_loop_spin_us():
                 eq(r.status, 200, "GET %d (%s)" % (i, want))
             sparse = _cpu_s(srv.proc.pid) - c0
             check(sparse < 0.15, "60 requests 20 ms apart cost %.2f CPU-s (%s)" % (sparse, want))
+            s1 = _spins(srv)
+            idle_spins = s1["ran_out"] + s1["preempted"] - s0["ran_out"] - s0["preempted"]
+            # credit 2 at most, then a probe every 16 answers (61 with the metrics scrape);
+            # 2 more for a loop that was itself late by the spin's length once or twice
+            check(idle_spins <= (0 if want == "0" else 2 + 61 // 16 + 2),
+                  "spins that caught nothing for a client slower than the spin: %d (%s)"
+                  % (idle_spins, want))
             conn.close()
             time.sleep(0.3)
             c0 = _cpu_s(srv.proc.pid)

@@ -833,6 +833,167 @@ static void *reader_thread(void *arg)
     return NULL;
 }
 
+/* Group commit's wait (opts.group_wait_us), made deterministic by a gate: the writer is
+ * held inside the done callback of a lone op while 8 more are queued, so the next group
+ * holds exactly 8. After it, a lone op waits for company until the deadline and then
+ * commits alone; after that group of one, the next lone op does not wait; a sync ends a
+ * wait at once; and with group_wait_us 0 nothing ever waits. */
+#define GW_BURST 8
+typedef struct gw {
+    conc_t c;
+    bool in_gate;
+    conc_op_t ops[64];
+    int n_ops;
+} gw_t;
+static gw_t gw;
+
+static void gw_gate_done(mem_store_op_t *op, void *ud)
+{
+    conc_t *c = ud;
+    pthread_mutex_lock(&c->mu);
+    gw.in_gate = true;
+    pthread_cond_broadcast(&c->cv);
+    while (c->submitted < GW_BURST)
+        pthread_cond_wait(&c->cv, &c->mu);
+    c->done++;
+    if (op->rc != MEM_OK && c->failed++ == 0) c->first_rc = op->rc;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void gw_submit(mem_store_t *st, mem_store_done_fn done)
+{
+    assert_true(gw.n_ops < (int)(sizeof(gw.ops) / sizeof(gw.ops[0])));
+    conc_op_t *o = &gw.ops[gw.n_ops];
+    memset(o, 0, sizeof(*o));
+    snprintf(o->seg.id, sizeof(o->seg.id), "g%d", gw.n_ops++);
+    vec_for(o->v, o->seg.id, 0);
+    o->seg.vec = o->v;
+    o->op.kind = MEM_STORE_OP_INSERT;
+    snprintf(o->op.ns, sizeof(o->op.ns), "g");
+    o->op.dim = DIM;
+    o->op.now_ms = 1000;
+    o->op.segs = &o->seg;
+    o->op.outs = &o->out;
+    o->op.n_segs = 1;
+    assert_int_equal(mem_store_submit(st, &o->op, done, &gw.c), MEM_OK);
+}
+
+static void gw_wait_done(int n)
+{
+    pthread_mutex_lock(&gw.c.mu);
+    while (gw.c.done < n)
+        pthread_cond_wait(&gw.c.cv, &gw.c.mu);
+    pthread_mutex_unlock(&gw.c.mu);
+}
+
+static int gw_done(void)
+{
+    pthread_mutex_lock(&gw.c.mu);
+    int n = gw.c.done;
+    pthread_mutex_unlock(&gw.c.mu);
+    return n;
+}
+
+/* A group of exactly GW_BURST: a gate op alone, then GW_BURST queued behind it. */
+static void gw_burst(mem_store_t *st)
+{
+    pthread_mutex_lock(&gw.c.mu);
+    gw.in_gate = false;
+    gw.c.submitted = 0;
+    pthread_mutex_unlock(&gw.c.mu);
+    int before = gw_done();
+    gw_submit(st, gw_gate_done);
+    pthread_mutex_lock(&gw.c.mu);
+    while (!gw.in_gate)
+        pthread_cond_wait(&gw.c.cv, &gw.c.mu);
+    pthread_mutex_unlock(&gw.c.mu);
+    for (int i = 0; i < GW_BURST; i++) {
+        gw_submit(st, conc_done);
+        pthread_mutex_lock(&gw.c.mu);
+        gw.c.submitted++;
+        pthread_cond_broadcast(&gw.c.cv);
+        pthread_mutex_unlock(&gw.c.mu);
+    }
+    gw_wait_done(before + 1 + GW_BURST);
+}
+
+/* One op alone, and its completion. */
+static void gw_one(mem_store_t *st)
+{
+    int before = gw_done();
+    gw_submit(st, conc_done);
+    gw_wait_done(before + 1);
+}
+
+static mem_store_t *gw_open(uint32_t wait_us)
+{
+    mem_store_opts_t o = base_opts();
+    o.group_wait_us = wait_us;
+    mem_store_t *st = store_fixture_open(&o);
+    memset(&gw.c, 0, sizeof(gw.c)); /* ids go on from the last store's (the same file) */
+    gw.in_gate = false;
+    pthread_mutex_init(&gw.c.mu, NULL);
+    pthread_cond_init(&gw.c.cv, NULL);
+    if (gw.n_ops == 0) {
+        mem_store_op_t create = {.kind = MEM_STORE_OP_NS_CREATE, .dim = DIM};
+        snprintf(create.ns, sizeof(create.ns), "g");
+        assert_int_equal(store_fixture_run(st, &create), MEM_OK);
+    }
+    return st;
+}
+
+static void gw_close(mem_store_t *st, int n_segs)
+{
+    assert_int_equal(gw.c.failed, 0);
+    assert_int_equal(stats(st, "g").count, n_segs);
+    mem_store_close(st);
+    pthread_mutex_destroy(&gw.c.mu);
+    pthread_cond_destroy(&gw.c.cv);
+}
+
+static void test_group_wait(void **state)
+{
+    (void)state;
+    gw.n_ops = 0;
+    mem_store_t *st = gw_open(100000); /* 100 ms: far beyond any scheduling delay */
+    mem_store_metrics_t m;
+    gw_burst(st);
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_waits, 0); /* groups of 1, 1, then 8: none follows a big one */
+    gw_one(st);                         /* alone after a group of 8: waits, then commits */
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_waits, 1);
+    assert_int_equal(m.group_wait_timeouts, 1);
+    gw_one(st); /* after a group of one: no wait */
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_waits, 1);
+    gw_burst(st);
+    int before = gw_done();
+    gw_submit(st, conc_done); /* would wait, but the sync that follows ends it */
+    mem_store_sync(st);
+    gw_wait_done(before + 1);
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_wait_timeouts, 1);
+    /* a group that fills up before the deadline: after a group of 8, 8 more arrive */
+    gw_burst(st);
+    uint64_t commits = m.commits;
+    before = gw_done();
+    for (int i = 0; i < GW_BURST; i++)
+        gw_submit(st, conc_done);
+    gw_wait_done(before + GW_BURST);
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_wait_timeouts, 1);
+    assert_true(m.commits - commits <= 1 + 2); /* the burst's 2 groups, then these in one */
+    gw_close(st, gw.n_ops);
+
+    st = gw_open(0); /* 0: never waits */
+    gw_burst(st);
+    gw_one(st);
+    mem_store_get_metrics(st, &m);
+    assert_int_equal(m.group_waits, 0);
+    gw_close(st, gw.n_ops);
+}
+
 static void test_concurrent_group_commit(void **state)
 {
     mem_store_opts_t o = base_opts();
@@ -2317,6 +2478,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_links_small_inserts_once, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_namespaces, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_group_wait, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, store_fixture_setup,
                                         store_fixture_teardown),
