@@ -256,6 +256,18 @@ def match_results(got, want_all, k, tol=1e-5, what="retrieve"):
 
 # ---------------------------------------------------------------- HTTP
 
+def metric_samples(srv):
+    """Every sample of srv's /metrics as {(name, labels): value}, labels the text between the
+    braces ("" for none)."""
+    st, _, body = srv.get("/metrics")
+    eq(st, 200, "metrics")
+    text = body if isinstance(body, str) else body.decode()
+    out = {}
+    for m in re.finditer(r'^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{([^}]*)\})? (\S+)$', text, re.M):
+        out[(m.group(1), m.group(2) or "")] = float(m.group(3))
+    return out
+
+
 def free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))

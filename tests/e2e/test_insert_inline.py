@@ -25,12 +25,11 @@ T0 = 1700000000000
 
 
 def decodes(srv):
-    st, _, text = srv.get("/metrics")
-    eq(st, 200, "metrics")
     out = {}
-    for m in re.finditer(r'^mnemod_answers_total\{kind="insert_decode",where="(\w+)"\} (\d+)$',
-                         text, re.M):
-        out[m.group(1)] = int(m.group(2))
+    for (name, labels), v in h.metric_samples(srv).items():
+        m = re.fullmatch(r'kind="insert_decode",where="(\w+)"', labels)
+        if name == "mnemod_answers_total" and m:
+            out[m.group(1)] = int(v)
     return out
 
 

@@ -30,13 +30,10 @@ def segments(rng):
 
 
 def metric(srv, name):
-    st, _, body = srv.get("/metrics")
-    eq(st, 200, "metrics")
-    text = body if isinstance(body, str) else body.decode()
-    for ln in text.splitlines():
-        if ln.startswith(name + " "):
-            return float(ln.split()[1])
-    raise h.Failure("no %s in /metrics" % name)
+    v = h.metric_samples(srv).get((name, ""))
+    if v is None:
+        raise h.Failure("no %s in /metrics" % name)
+    return v
 
 
 def answers(srv, queries):
