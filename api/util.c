@@ -7,6 +7,8 @@
  * calls the C library's locale- or zone-dependent functions.
  */
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,15 +212,45 @@ int mem_api__query_next(mem_api__query_t *q, mem_err_t *err)
 
 /* ---- UUIDv7 (RFC 9562): 48-bit ms, version 7, 74 random bits ---- */
 
+/* Random bytes for the ids a thread makes, from one getrandom per UUID7_POOL of them
+ * instead of a system call per id (a single insert's id is made on the event loop). Each
+ * byte is used once and then cleared, so ids stay as unpredictable as getrandom's output. */
+#define UUID7_POOL 512
+static _Thread_local struct {
+    uint8_t b[UUID7_POOL];
+    size_t used; /* bytes of b already handed out (UUID7_POOL: empty) */
+    bool filled; /* b was filled once on this thread */
+} uuid7_rand;
+
+/* n bytes (n <= UUID7_POOL) of getrandom output into out; false when the kernel gives none. */
+static bool uuid7_random(uint8_t *out, size_t n)
+{
+    if (!uuid7_rand.filled || uuid7_rand.used + n > UUID7_POOL) {
+        size_t got = 0;
+        while (got < UUID7_POOL) {
+            ssize_t r = getrandom(uuid7_rand.b + got, UUID7_POOL - got, 0);
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got < UUID7_POOL) {
+            uuid7_rand.filled = false;
+            return false;
+        }
+        uuid7_rand.filled = true;
+        uuid7_rand.used = 0;
+    }
+    memcpy(out, uuid7_rand.b + uuid7_rand.used, n);
+    memset(uuid7_rand.b + uuid7_rand.used, 0, n);
+    uuid7_rand.used += n;
+    return true;
+}
+
 void mem_api__uuid7(int64_t ms, char out[37])
 {
     uint8_t b[16];
     size_t got = 0;
-    while (got < sizeof(b)) {
-        ssize_t r = getrandom(b + got, sizeof(b) - got, 0);
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
+    if (uuid7_random(b + 6, 10)) /* the first 6 bytes are the clock's */
+        got = sizeof(b);
     if (got < sizeof(b)) { /* no entropy source: still unique enough with the clock mixed in */
         uint64_t x = (uint64_t)ms ^ ((uint64_t)(uintptr_t)&got << 16) ^ (uint64_t)clock();
         for (size_t i = got; i < sizeof(b); i++) {

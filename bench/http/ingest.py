@@ -7,7 +7,10 @@ Usage: ingest.py BUILD_DIR/mnemod [results.json]. Env: INGEST_N (the big namespa
 default 100000), INGEST_BATCHES (timed batches per phase, default 20), INGEST_CLIENTS
 (connections sending batches, default 2: one parses while the other's batch is written),
 INGEST_SECONDS (the single-insert run, default 8), INGEST_GRAPH_WAIT (seconds to wait for
-the graph to catch up at the end, default 120), INGEST_LOG (copy the server's log there).
+the graph to catch up at the end, default 120), INGEST_LOG (copy the server's log there),
+INGEST_ONLY=single (load the 100k and run only the single inserts, about 15 s),
+INGEST_SINGLE_HOOK (a shell command run while wrk runs, with $MNEMOD_PID set: e.g.
+"perf stat -p $MNEMOD_PID sleep 6", to look into the single inserts).
 
 Bodies are JSON with float arrays (what most clients send; "%.8g" each, about 8.3 MB a
 batch); the 100k load goes in base64 bodies, which are cheaper to make. Vectors are random
@@ -21,6 +24,7 @@ import os
 import random
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,6 +42,8 @@ BATCHES = int(os.environ.get("INGEST_BATCHES", "20"))
 CLIENTS = int(os.environ.get("INGEST_CLIENTS", "2"))
 SECS = int(os.environ.get("INGEST_SECONDS", "8"))
 GRAPH_WAIT = float(os.environ.get("INGEST_GRAPH_WAIT", "120"))
+ONLY = os.environ.get("INGEST_ONLY", "")
+HOOK = os.environ.get("INGEST_SINGLE_HOOK", "")
 
 
 class Vectors:
@@ -112,7 +118,9 @@ def send_batches(port, ns, bodies, clients):
 def metrics(port):
     out = {}
     for line in benchlib.Conn(port).request("GET", "/metrics")[1].decode().splitlines():
-        if line.startswith("mnemod_graph_") and " " in line:
+        if line.startswith(("mnemod_graph_", "mnemod_writer_ops_total", "mnemod_fsyncs_total",
+                            "mnemod_commit_duration_seconds_sum", "mnemod_group_waits_total")) \
+                and " " in line:
             k, v = line.split(" ", 1)
             out[k] = float(v)
     return out
@@ -122,6 +130,23 @@ def graph_rate(m0, m1):
     rows = m1.get("mnemod_graph_rows_total", 0) - m0.get("mnemod_graph_rows_total", 0)
     secs = m1.get("mnemod_graph_seconds_total", 0) - m0.get("mnemod_graph_seconds_total", 0)
     return round(rows / secs) if secs > 0 else 0
+
+
+def thread_cpu_s(pid):
+    """CPU seconds of each of pid's threads, summed by thread name (mnemod names its
+    threads: the event loop is the process's own name, then mnemod-writer, -worker, ...)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                st = f.read()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = st[st.index("(") + 1:st.rindex(")")]
+        fields = st.rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])
+        out[name] = out.get(name, 0) + ticks / os.sysconf("SC_CLK_TCK")
+    return out
 
 
 def load():
@@ -155,15 +180,17 @@ def main():
     try:
         srv.wait()
         vecs = Vectors(20261201)
-        timed = [body(vecs, False, f"t{b}") for b in range(BATCHES)]
+        timed = [body(vecs, False, f"t{b}") for b in range(BATCHES if ONLY != "single" else 1)]
         res["body_bytes"] = len(timed[0])
 
-        res["empty"] = phase(srv, "empty", timed, CLIENTS)
-        res["empty_1_client"] = phase(srv, "empty1", timed, 1)
-        print(f"into an empty namespace: {res['empty']['acked_per_s']:,} segments/s acknowledged "
-              f"({CLIENTS} clients; batch p50 {res['empty']['batch_p50_ms']} ms); one client "
-              f"{res['empty_1_client']['acked_per_s']:,}/s (p50 "
-              f"{res['empty_1_client']['batch_p50_ms']} ms)")
+        if ONLY != "single":
+            res["empty"] = phase(srv, "empty", timed, CLIENTS)
+            res["empty_1_client"] = phase(srv, "empty1", timed, 1)
+            print(f"into an empty namespace: {res['empty']['acked_per_s']:,} segments/s "
+                  f"acknowledged ({CLIENTS} clients; batch p50 {res['empty']['batch_p50_ms']} ms); "
+                  f"one client "
+                  f"{res['empty_1_client']['acked_per_s']:,}/s (p50 "
+                  f"{res['empty_1_client']['batch_p50_ms']} ms)")
 
         t0 = time.perf_counter()
         done = 0
@@ -174,23 +201,47 @@ def main():
             done += len(chunk) * BATCH
         res["load"] = {"segments": BIG_N, "seconds": round(time.perf_counter() - t0, 1)}
 
-        res["full"] = phase(srv, "big", timed, CLIENTS)
-        print(f"into one holding {BIG_N:,}: {res['full']['acked_per_s']:,} segments/s "
-              f"acknowledged (batch p50 {res['full']['batch_p50_ms']} ms)")
+        if ONLY != "single":
+            res["full"] = phase(srv, "big", timed, CLIENTS)
+            print(f"into one holding {BIG_N:,}: {res['full']['acked_per_s']:,} segments/s "
+                  f"acknowledged (batch p50 {res['full']['batch_p50_ms']} ms)")
 
         if shutil.which("wrk"):
             m0, l0, c0 = metrics(port), load(), benchlib.cpu_s(srv.pid)
+            t0 = thread_cpu_s(srv.pid)
+            hook = None
+            if HOOK:
+                hook = subprocess.Popen(["sh", "-c", "sleep 1; " + HOOK],
+                                        env=dict(os.environ, MNEMOD_PID=str(srv.pid)))
             r = benchlib.wrk(port, 32, SECS, [f"parts:{DIM}"], ["/v1/namespaces/big/segments"],
                              extra=["--timeout", "10s"])
-            m1, c1 = metrics(port), benchlib.cpu_s(srv.pid)
+            m1, c1, t1 = metrics(port), benchlib.cpu_s(srv.pid), thread_cpu_s(srv.pid)
+            if hook:
+                hook.wait()
+            n = max(r["requests"], 1)
+            d = {k: m1.get(k, 0) - m0.get(k, 0) for k in m1}
+            commits = max(d.get("mnemod_fsyncs_total", 0), 1)
             r.update({"graph_rows_per_s": graph_rate(m0, m1), "load_before": l0,
+                      # the writer's groups: records per commit, mean commit (its fsync)
+                      "writes_per_commit": round(d.get("mnemod_writer_ops_total", 0) / commits,
+                                                 1),
+                      "commit_mean_ms": round(d.get("mnemod_commit_duration_seconds_sum", 0) *
+                                              1e3 / commits, 3),
+                      "group_waits_deadline": d.get('mnemod_group_waits_total{ended="deadline"}',
+                                                    0),
                       "load_after": load(),
-                      "server_cpu_us_per_insert": round((c1 - c0) * 1e6 /
-                                                        max(r["requests"], 1), 1)})
+                      "server_cpu_us_per_insert": round((c1 - c0) * 1e6 / n, 1),
+                      # per thread name: where the CPU of an insert goes (the graph's
+                      # linking runs beside the burst and is not on the path)
+                      "thread_cpu_us_per_insert": {
+                          k: round((t1.get(k, 0) - t0.get(k, 0)) * 1e6 / n, 1)
+                          for k in sorted(t1)}})
             res["single_c32"] = r
             print(f"single inserts, concurrency 32, into {BIG_N:,}: {r['rps']:,.0f}/s "
                   f"acknowledged (p50 {r['p50_us']} us, p99 {r['p99_us']} us, errors "
-                  f"{r['errors']})")
+                  f"{r['errors']}; {r['writes_per_commit']} a commit of "
+                  f"{r['commit_mean_ms']} ms; server CPU per insert {r['server_cpu_us_per_insert']} us: "
+                  + ", ".join(f"{k} {v}" for k, v in r["thread_cpu_us_per_insert"].items()) + ")")
         else:
             print("single inserts: wrk is not installed (make bench installs it)")
 
@@ -208,8 +259,8 @@ def main():
               f"{'caught up' if res['graph']['caught_up'] else 'still behind'} "
               f"{res['graph']['waited_s']} s after the last ack")
         res["targets"] = {
-            "empty_acked_per_s": res["empty"]["acked_per_s"], "empty_goal": 20000,
-            "full_acked_per_s": res["full"]["acked_per_s"], "full_goal": 15000,
+            "empty_acked_per_s": res.get("empty", {}).get("acked_per_s"), "empty_goal": 20000,
+            "full_acked_per_s": res.get("full", {}).get("acked_per_s"), "full_goal": 15000,
             "single_c32_per_s": round(res.get("single_c32", {}).get("rps", 0)),
             "single_c32_goal": 10000, "graph_rows_per_s": res["graph"]["rows_per_s"]}
     finally:

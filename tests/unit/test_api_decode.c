@@ -401,6 +401,47 @@ static void test_decode_insert_generated_id_and_defaults(void **state)
     mem_api__pool_free(&pool);
 }
 
+/* Generated ids take their random bits from a per-thread buffer refilled by getrandom:
+ * across many refills they stay distinct, well formed, and every random bit varies. */
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+static void test_uuid7_many(void **state)
+{
+    (void)state;
+    enum { N = 3000 }; /* 10 random bytes an id: dozens of refills of the buffer */
+    static char ids[N][37];
+    unsigned char ones[16] = {0}, zeros[16] = {0};
+    for (size_t i = 0; i < N; i++) {
+        mem_api__uuid7(INT64_C(1785400000250), ids[i]); /* one ms: only the random part differs */
+        assert_int_equal(strlen(ids[i]), 36);
+        assert_int_equal(ids[i][14], '7');
+        assert_non_null(strchr("89ab", ids[i][19]));
+        assert_memory_equal(ids[i], "019fb221-fefa-7", 15); /* 1785400000250 = 0x19fb221fefa */
+        for (size_t k = 0, h = 0; k < 36; k++) { /* the bits of the hex digits 12..31 */
+            if (ids[i][k] == '-') continue;
+            char c = ids[i][k];
+            unsigned v = (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+            if (h >= 12) {
+                ones[h / 2] |= (unsigned char)(v << (h % 2 ? 0 : 4));
+                zeros[h / 2] |= (unsigned char)((~v & 15u) << (h % 2 ? 0 : 4));
+            }
+            h++;
+        }
+    }
+    qsort(ids, N, sizeof(ids[0]), cmp_id);
+    for (size_t i = 1; i < N; i++)
+        assert_string_not_equal(ids[i - 1], ids[i]);
+    /* every bit after the version nibble and the variant's two bits took both values */
+    for (size_t byte = 6; byte < 16; byte++) {
+        unsigned char fixed = byte == 6 ? 0xF0 : byte == 8 ? 0xC0 : 0;
+        assert_int_equal(ones[byte] | fixed, 0xFF);
+        assert_int_equal(zeros[byte] | fixed, 0xFF);
+    }
+}
+
 static void test_decode_insert_text_only(void **state)
 {
     mem_api__pool_t pool = {0};
@@ -692,6 +733,7 @@ int main(void)
         cmocka_unit_test_setup(test_decode_insert_single, setup),
         cmocka_unit_test_setup(test_decode_base64_embeddings, setup),
         cmocka_unit_test_setup(test_decode_insert_generated_id_and_defaults, setup),
+        cmocka_unit_test(test_uuid7_many),
         cmocka_unit_test_setup(test_decode_insert_text_only, setup),
         cmocka_unit_test_setup(test_decode_retrieve_defaults, setup),
         cmocka_unit_test_setup(test_decode_retrieve_everything, setup),
