@@ -464,8 +464,10 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     pthread_mutex_init(&st->ck_mu, NULL);
     pthread_cond_init(&st->ck_cv, NULL);
 
-    int rc = sqlite3_open_v2(
-        st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    /* synchronous=FULL: the WAL's frames are written in one call a commit (walbuf.c) */
+    int rc = sqlite3_open_v2(st->path, &st->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             st->opts.sync_full ? mem_store__walbuf_vfs() : NULL);
     if (rc != SQLITE_OK) {
         rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s", st->path,
                          st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));

@@ -41,6 +41,8 @@
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 #define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
 #define MEM_STORE__WAL_CKPT_LOG_S 2.0  /* a checkpoint that took this long is logged */
+/* The writer's WAL writes are gathered up to this many bytes a system call (walbuf.c). */
+#define MEM_STORE__WALBUF_BYTES (256u * 1024u)
 /* Group commit under concurrency: when the last group held at least GATHER_MIN ops and
  * fewer are queued now, the writer waits up to opts.group_wait_us for as many as it had
  * (gather in writer.c). */
@@ -331,6 +333,10 @@ void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_par
 
 /* schema.c */
 int mem_store__check(sqlite3 *db, mem_err_t *err);
+/* walbuf.c: the name of the VFS the writer's connection opens with under synchronous=FULL
+ * (the default one, its WAL writes gathered until a sync); NULL when it could not be set
+ * up (the default VFS is then used as is). */
+const char *mem_store__walbuf_vfs(void);
 /* Refuse (MEM_EINVAL) a database that is neither empty nor mnemod's: nothing is written. */
 int mem_store__check_ours(sqlite3 *db, mem_err_t *err);
 int mem_store__migrate(sqlite3 *db, mem_err_t *err);

@@ -420,7 +420,7 @@ static void test_uuid7_many(void **state)
         assert_int_equal(ids[i][14], '7');
         assert_non_null(strchr("89ab", ids[i][19]));
         assert_memory_equal(ids[i], "019fb221-fefa-7", 15); /* 1785400000250 = 0x19fb221fefa */
-        for (size_t k = 0, h = 0; k < 36; k++) { /* the bits of the hex digits 12..31 */
+        for (size_t k = 0, h = 0; k < 36; k++) {            /* the bits of the hex digits 12..31 */
             if (ids[i][k] == '-') continue;
             char c = ids[i][k];
             unsigned v = (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 /* clang-format on */
 
+#include <sqlite3.h>
+
 #include "core/index_int.h"
 #include "core/lexidx.h"
 #include "core/scan.h"
@@ -192,6 +194,66 @@ static void test_kill_during_checkpoints_loses_no_ack(void **state)
         mem_store_close(st);
         store_fixture_rm_db(fx_dbpath);
     }
+}
+
+/* ---- the writer's WAL writes gathered (walbuf.c) ---- */
+
+/* With synchronous=FULL the writer's connection writes its WAL through the gathering VFS;
+ * every commit's frames are on file before another connection can see them: after each
+ * single insert and each batch (300 KB of frames, past the buffer and its 64 KiB pieces),
+ * a connection of its own reads every row back whole, the database passes SQLite's
+ * integrity check through the WAL, and all of it is there after a reopen. */
+static void test_walbuf_commits_read_by_others(void **state)
+{
+    (void)state;
+    mem_store_opts_t o = store_fixture_opts();
+    o.sync_full = true;
+    mem_store_t *st = store_fixture_open(&o);
+    sqlite3_vfs *vfs = NULL;
+    assert_int_equal(sqlite3_file_control(st->db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs),
+                     SQLITE_OK);
+    assert_non_null(vfs);
+    assert_string_equal(vfs->zName, mem_store__walbuf_vfs());
+    sqlite3 *other = NULL;
+    assert_int_equal(sqlite3_open_v2(fx_dbpath, &other, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(other, 10000);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(other,
+                                        "SELECT count(*), sum(length(embedding) = ?1),"
+                                        " sum(text = 'a memory written in a big batch')"
+                                        " FROM segments",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    big_batch_t *b = malloc(sizeof(*b));
+    assert_non_null(b);
+    int64_t want = 0;
+    for (uint32_t k = 0; k < 12; k++) {
+        fill_batch(b, "wb", k);
+        if (k % 3 != 2) b->op.n_segs = 1; /* single inserts, and every third a batch */
+        b->op.batch = b->op.n_segs > 1;
+        assert_int_equal(store_fixture_run(st, &b->op), MEM_OK);
+        want += (int64_t)b->op.n_segs;
+        sqlite3_bind_int(q, 1, DIM * (int)sizeof(float));
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int64(q, 0), want);
+        assert_int_equal(sqlite3_column_int64(q, 1), want);
+        assert_int_equal(sqlite3_column_int64(q, 2), want);
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(sqlite3_prepare_v2(other, "PRAGMA integrity_check", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
+    sqlite3_finalize(q);
+    sqlite3_close(other);
+    mem_store_close(st);
+    free(b);
+    st = store_fixture_open(&o);
+    mem_store_ns_stats_t s;
+    mem_err_t err;
+    assert_int_equal(mem_store_ns_stats(st, "wb", &s, &err), MEM_OK);
+    assert_int_equal(s.count, (size_t)want);
+    mem_store_close(st);
 }
 
 /* ---- segments prepared on the request's thread (mem_store_prepare) ---- */
@@ -369,6 +431,8 @@ int main(void)
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_kill_during_checkpoints_loses_no_ack,
                                         store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_walbuf_commits_read_by_others, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_prepared_equals_writer_made, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_refused_prepared_batch_writes_nothing,
