@@ -396,6 +396,16 @@ SET_SIZE(set_max_import_body, max_import_body, 1)
 SET_SIZE(set_inline_max_body, inline_max_body, 0)
 SET_SIZE(set_text_cache, text_cache, 0)
 SET_SIZE(set_inline_max_write_body, inline_max_write_body, 0)
+
+static int set_connection_memory(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    size_t v;
+    if (size_value(val, 1, &v, why, n) != 0) return -1;
+    if (v < MEM_CFG_CONNECTION_MEMORY_MIN || v > MEM_CFG_CONNECTION_MEMORY_MAX)
+        return why_set(why, n, val, "must be a size from 4KiB to 1MiB");
+    cfg->connection_memory = v;
+    return 0;
+}
 SET_UINT(set_max_batch, max_batch, 1, 1000000, size_t)
 SET_UINT(set_threads, threads, 1, 1024, int)
 SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
@@ -804,6 +814,10 @@ static const opt_t opts[] = {
     {"inline-max-write-body", "MNEMOD_INLINE_MAX_WRITE_BODY", "SIZE", "16KiB",
      "largest insert body decoded on the event loop; 0 decodes every one on the pool",
      set_inline_max_write_body, 0},
+    {"connection-memory", "MNEMOD_CONNECTION_MEMORY", "SIZE", "16KiB",
+     "memory of a connection's HTTP buffers (4KiB..1MiB): a request head must fit in about "
+     "this, minus 1KiB (431 beyond)",
+     set_connection_memory, 0},
     {"nats-url", "MNEMOD_NATS_URL", "URLS", "none",
      "cluster mode: comma-separated NATS JetStream servers (nats://host:4222,...)", set_nats_url,
      0},
@@ -1092,6 +1106,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->inline_max_body = 64u << 10;
     cfg->text_cache = (size_t)64 << 20;
     cfg->inline_max_write_body = 16u << 10;
+    cfg->connection_memory = 16u << 10;
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
@@ -1183,6 +1198,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("inline_max_body", "%zu", cfg->inline_max_body);
     PAIR("text_cache", "%zu", cfg->text_cache);
     PAIR("inline_max_write_body", "%zu", cfg->inline_max_write_body);
+    PAIR("connection_memory", "%zu", cfg->connection_memory);
     /* The provider's key is never written, only whether one is set. */
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI) {
         PAIR("embedder", "openai:%s", cfg->embedder_url);

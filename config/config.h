@@ -29,6 +29,9 @@ typedef enum mem_cfg_match {
 
 #define MEM_CFG_EMBEDDER_BATCH_MAX   2048   /* texts per provider call (OpenAI's own limit) */
 #define MEM_CFG_EMBEDDER_TIMEOUT_MAX 3600.0 /* seconds */
+/* Bounds of connection_memory (bytes). */
+#define MEM_CFG_CONNECTION_MEMORY_MIN (4u << 10)
+#define MEM_CFG_CONNECTION_MEMORY_MAX (1u << 20)
 
 typedef struct mem_cfg {
     char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
@@ -98,6 +101,10 @@ typedef struct mem_cfg {
      * loop and queued for the writer from there, under any concurrency (0 = always on the
      * pool). */
     size_t inline_max_write_body;
+    /* Bytes of memory libmicrohttpd gives each connection for its read and write buffers
+     * (MHD_OPTION_CONNECTION_MEMORY_LIMIT): a request head must fit in it, and MHD clears
+     * all of it between two requests of a kept-alive connection. */
+    size_t connection_memory;
     /* Embedder (SPEC 6). With MEM_CFG_EMBEDDER_OPENAI, embedder_url is the base URL
      * (http:// or https://, no trailing '/', no query) and embedder_model is required. */
     mem_cfg_embedder_t embedder;

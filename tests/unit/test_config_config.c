@@ -918,6 +918,34 @@ static void test_text_cache(void **state)
     assert_non_null(strstr(line, " text_cache=2048"));
 }
 
+/* --connection-memory: 16KiB by default, a size within 4KiB..1MiB from every source,
+ * others refused with the range, help and line. */
+static void test_connection_memory(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.connection_memory, (size_t)16 << 10);
+    expect_ok(ARGS("--connection-memory", "4KiB"), NULL);
+    assert_int_equal(R.cfg.connection_memory, (size_t)4 << 10);
+    expect_ok(ARGS("--connection-memory=1MiB"), NULL);
+    assert_int_equal(R.cfg.connection_memory, (size_t)1 << 20);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_CONNECTION_MEMORY=32KiB", NULL});
+    assert_int_equal(R.cfg.connection_memory, (size_t)32 << 10);
+    expect_ok(ARGS("--config", tmp_file("connection-memory = 64KiB\n")), NULL);
+    assert_int_equal(R.cfg.connection_memory, (size_t)64 << 10);
+    expect_bad(ARGS("--connection-memory", "4095"), NULL, "from 4KiB to 1MiB");
+    expect_bad(ARGS("--connection-memory", "2MiB"), NULL, "from 4KiB to 1MiB");
+    expect_bad(ARGS("--connection-memory", "0"), NULL, "greater than 0");
+    expect_bad(ARGS("--connection-memory", "lots"), NULL,
+               "--connection-memory (MNEMOD_CONNECTION_MEMORY)");
+    assert_int_equal(load(ARGS("--help"), NULL), MEM_CFG_EXIT_OK);
+    assert_non_null(strstr(R.out, "--connection-memory SIZE"));
+    expect_ok(ARGS("--connection-memory", "8192"), NULL);
+    char line[2048];
+    mem_cfg_describe(&R.cfg, line, sizeof(line));
+    assert_non_null(strstr(line, " connection_memory=8192"));
+}
+
 /* Embedder settings (SPEC 6): builtin by default; openai:URL with its model, key, timeout
  * and batch from every source; bad URLs, models, keys, bounds and combinations refused. */
 static void test_embedder(void **state)
@@ -1074,6 +1102,7 @@ int main(void)
         cmocka_unit_test_teardown(test_scan_settings, cleanup),
         cmocka_unit_test_teardown(test_loop_spin, cleanup),
         cmocka_unit_test_teardown(test_text_cache, cleanup),
+        cmocka_unit_test_teardown(test_connection_memory, cleanup),
         cmocka_unit_test_teardown(test_embedder, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
