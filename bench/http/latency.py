@@ -30,6 +30,7 @@ import base64
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -136,6 +137,22 @@ class Pinned:
         return False
 
 
+def floor_p50(port, cpus=None):
+    """The transport alone: wrk's keep-alive round trip p50 (us) on GET /healthz, which the
+    server answers on the request's head (no body, no work), one connection."""
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus is not None else None
+    out = subprocess.run(["wrk", "-t", "1", "-c", "1", "-d", "%ds" % SECS, "--latency",
+                          "http://127.0.0.1:%d/healthz" % port], capture_output=True, text=True,
+                         timeout=SECS + 60, preexec_fn=pin).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] == "50%":
+            scale = {"us": 1, "ms": 1000, "s": 1000000}
+            unit = f[1].lstrip("0123456789.")
+            return round(float(f[1][:-len(unit)]) * scale[unit], 1) if unit in scale else None
+    return None
+
+
 def http_pass(srv, name, bs, files, cpus=None):
     """took_ms p50, round trip p50 and its requests/s, with the client on cpus."""
     tk = took_p50(srv, name, bs)
@@ -143,7 +160,7 @@ def http_pass(srv, name, bs, files, cpus=None):
     return tk, rt, rps
 
 
-def suite(name, srv, inp, tmp, reps):
+def suite(name, srv, inp, tmp, reps, with_floor=False):
     # a fresh connection: building the in-process index can take longer than the server's
     # idle timeout, which then closes the one kept alive since the previous suite
     srv.conn.close()
@@ -178,11 +195,18 @@ def suite(name, srv, inp, tmp, reps):
                        pre + "roundtrip_minus_inprocess_us":
                            round(rt - inproc, 1) if rt else None})
         rounds.append(rd)
+    floor = {}
+    if with_floor and shutil.which("wrk"):  # once, after the rounds
+        floor["floor_p50_us"] = floor_p50(srv.port)
+        if pin is not None:
+            with Pinned(srv, pin) as p:
+                floor["pinned_floor_p50_us"] = floor_p50(srv.port, {pin})
+            inherited += p.inherited
     res = {"n": inp.params["n"], "dim": inp.params["dim"], "queries": inp.params["queries"],
            "k": inp.params["k"], "half_life_s": inp.params["half_life_s"],
            "load_seconds": round(load_s, 2), "graph_wait_seconds": round(graph_s, 2),
            "same_ids_query0": same, "pinned_cpu": pin,
-           "pinned_threads_inherited": inherited, "rounds": rounds}
+           "pinned_threads_inherited": inherited, "rounds": rounds, **floor}
     for key in rounds[0]:
         if key == "inprocess_p50_us" or key.endswith(("took_ms_p50_us", "roundtrip_p50_us",
                                                       "took_ratio", "minus_inprocess_us")):
@@ -224,7 +248,7 @@ def main():
                               os.environ.get("LATENCY_SERVER_ARGS", "").split(),
                               conn_timeout=600).wait(timeout=20)
         t = benchlib.Inproc(BUILD, ["tcd"], tmp)
-        res["tcd_temporal"] = suite("tcd", srv, t, tmp, reps=5)
+        res["tcd_temporal"] = suite("tcd", srv, t, tmp, reps=5, with_floor=True)
         t.close()
         r = res["tcd_temporal"]
         r["goals"] = goals(r, 2.0, 50)
@@ -252,6 +276,9 @@ def main():
                       r[pre + "took_ratio"], r["goals"]["took_ratio_max"],
                       r[pre + "roundtrip_p50_us"], r[pre + "roundtrip_minus_inprocess_us"],
                       ", goal <= 50" if name == "tcd_temporal" else "", r["same_ids_query0"]))
+        if r.get("floor_p50_us") is not None:
+            print("%-13s transport floor (GET /healthz round trip p50): as is %s us, pinned %s us"
+                  % (name, r["floor_p50_us"], r.get("pinned_floor_p50_us")))
     benchlib.write_results(OUT, res)
     print("wrote %s" % OUT)
     return 0
