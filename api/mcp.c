@@ -389,6 +389,7 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
     /* a tool needs the role of the REST call it makes (SPEC section 9) */
     mem_cfg_role_t need = ins      ? MEM_CFG_ROLE_WRITE
                           : ret    ? MEM_CFG_ROLE_READ
+                          : list   ? MEM_CFG_ROLE_READ
                           : forget ? MEM_CFG_ROLE_WRITE
                                    : MEM_CFG_ROLE_ADMIN;
     if (mem_api__auth_check(&st->auth, need, ns, &err) != MEM_OK) {

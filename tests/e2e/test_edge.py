@@ -694,6 +694,12 @@ def test_scoped_keys_roles_globs_and_reload():
               "read key cannot insert through MCP: %r" % res)
         check(not tool("readkey", "memory_retrieve", {"namespace": "team-a", "embedding": E3})["isError"],
               "read key retrieves through MCP")
+        res = tool("readkey", "memory_list", {"namespace": "team-a"})
+        check(not res["isError"] and len(res["structuredContent"]["segments"]) == 1,
+              "read key lists through MCP (the listing is a read): %r" % res)
+        res = tool("readkey", "memory_forget", {"namespace": "team-a", "id": "x"})
+        check(res["isError"] and res["structuredContent"]["error"]["code"] == "forbidden",
+              "read key cannot forget through MCP: %r" % res)
         res = tool("writekey", "memory_compact", {"namespace": "team-a", "target": 0})
         check(res["isError"], "write key cannot compact through MCP")
         # a malformed file on SIGHUP keeps the keys in force and logs an error
