@@ -77,6 +77,12 @@ def test_invalid_configuration_exits_2_with_one_line():
         (["--embed-dim", "4097"], {}, "embed-dim"),
         (["--sync", "sometimes"], {}, "sync"),
         (["--idle-timeout", "5x"], {}, "idle-timeout"),
+        # what the listener and the Host check cannot use is refused here too, not later
+        (["--listen", "mem.example:7000"], {}, "listen"),
+        (["--listen", "999.1.1.1:7000"], {}, "listen"),
+        (["--allowed-hosts", "a:b:c"], {}, "allowed-hosts"),
+        (["--allowed-hosts", "mem.example:99999"], {}, "allowed-hosts"),
+        ([], {"MNEMOD_ALLOWED_HOSTS": "ok.example,[::1"}, "MNEMOD_ALLOWED_HOSTS"),
         ([], {"MNEMOD_DECAY": "cubic"}, "MNEMOD_DECAY"),
         ([], {"MEMU_RECENCY_HALF_LIFE": "soon"}, "MEMU_RECENCY_HALF_LIFE"),
         ([], {"MNEMOD_MAX_BODY": "-1"}, "MNEMOD_MAX_BODY"),
