@@ -102,6 +102,21 @@ def test_invalid_configuration_exits_2_with_one_line():
               in lines[0].lower(), "the line names %s: %r" % (key, lines[0]))
 
 
+@test
+def test_data_path_that_cannot_be_a_database_says_why():
+    """--data names the database file: a directory, or a file in a directory that does not
+    exist, stops start-up with a line that says so (not only SQLite's "unable to open")."""
+    d = tempfile.mkdtemp(prefix="mnemod-data-")
+    for path, says in ((d, "is a directory"),
+                       (os.path.join(d, "missing", "m.db"), "does not exist")):
+        rc, _, err = run(["--listen", "127.0.0.1:%d" % h.free_port(), "--data", path])
+        check(rc != 0, "start-up with --data %s fails (rc %r)" % (path, rc))
+        fail = [ln for ln in err.splitlines() if "open_failed" in ln]
+        eq(len(fail), 1, "one open_failed line for --data %s: %r" % (path, err[-400:]))
+        check(says in fail[0] and path in fail[0], "the line says %r: %r" % (says, fail[0]))
+    check(not os.path.exists(os.path.join(d, "missing")), "no directory created")
+
+
 def decay_probe(srv, origin_ms, ts_ms, extra=None):
     """Insert one segment at ts into a fresh namespace; retrieve with explain from origin."""
     ns = "probe"
