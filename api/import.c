@@ -261,6 +261,8 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
 {
     imp->line++;
     if (len && s[len - 1] == '\r') len--;
+    /* a UTF-8 byte order mark, which editors and Windows tools put before a file's text */
+    if (imp->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) s += 3, len -= 3;
     if (len == 0) return; /* a blank line (a trailing one, most often) holds no segment */
     static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
     json_t *o = NULL;
