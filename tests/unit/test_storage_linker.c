@@ -272,13 +272,14 @@ static void *retrieve_loop(void *arg)
         mem_store_result_t *res = NULL;
         size_t n = 0;
         if (mem_store_retrieve(r->st, "race", &mq, &res, &n, NULL, NULL, NULL) != MEM_OK) {
-            r->short_answers++;
+            __atomic_add_fetch(&r->short_answers, 1, __ATOMIC_RELAXED);
             continue;
         }
-        r->runs++;
-        if (n != 10) r->short_answers++;
+        __atomic_add_fetch(&r->runs, 1, __ATOMIC_RELEASE);
+        if (n != 10) __atomic_add_fetch(&r->short_answers, 1, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n; i++)
-            if (!res[i].text || strcmp(res[i].text, "t") != 0 || !res[i].id) r->missing_text++;
+            if (!res[i].text || strcmp(res[i].text, "t") != 0 || !res[i].id)
+                __atomic_add_fetch(&r->missing_text, 1, __ATOMIC_RELAXED);
         mem_store_results_free(res, n);
     }
     return NULL;
@@ -295,6 +296,13 @@ static void test_delete_racing_retrieve(void **state)
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&t[i], NULL, retrieve_loop, &r), 0);
+    /* the deletes start once the retrieves run (up to 60 s: a loaded machine may not have
+     * scheduled them yet), or the race might not happen at all */
+    for (int i = 0; i < 6000 && !__atomic_load_n(&r.runs, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(__atomic_load_n(&r.runs, __ATOMIC_ACQUIRE) > 0);
     for (int i = 0; i < 4 * BATCH - 50; i += 3) { /* most rows go, one by one */
         char id[16];
         snprintf(id, sizeof(id), "d%d", i);
@@ -465,7 +473,14 @@ static void test_batches_bounded(void **state)
 
 /* ---- the linker's priority ---- */
 
-/* The lowest nice value among this process's threads (the most favoured one). */
+/* The kernel's flag of a task past the start of its exit (include/linux/sched.h). */
+#define TASK_PF_EXITING 0x00000004u
+
+/* The lowest nice value among this process's live threads (the most favoured one). A
+ * thread that pthread_join has returned for is still listed in /proc/self/task until the
+ * kernel has finished its exit (the join wakes at the exit's clearing of its thread id, the
+ * task is unlisted later: on a loaded machine a previous test's linker at nice 10 can still
+ * be there); such a task has PF_EXITING set, or vanishes while it is read: neither counts. */
 static int lowest_nice(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -482,14 +497,20 @@ static int lowest_nice(void)
         fclose(f);
         buf[n] = '\0';
         const char *p = strrchr(buf, ')');
-        assert_non_null(p);
-        const char *q = p + 2; /* field 3 (state); nice is field 19 */
-        for (int k = 3; k < 19 && q; k++)
+        if (!p) continue; /* unlisted between the open and the read */
+        /* after ") ": field 3 (state), then one space before each next field */
+        const char *fields[20] = {0};
+        const char *q = p + 2;
+        for (int k = 3; k <= 19 && q; k++) {
+            fields[k] = q;
             if ((q = strchr(q, ' '))) q++;
+        }
+        assert_non_null(fields[19]);
+        unsigned flags = 0;
         int nice = 0;
-        assert_non_null(q);
-        assert_int_equal(sscanf(q, "%d", &nice), 1);
-        if (nice < lowest) lowest = nice;
+        assert_int_equal(sscanf(fields[9], "%u", &flags), 1);
+        assert_int_equal(sscanf(fields[19], "%d", &nice), 1);
+        if (!(flags & TASK_PF_EXITING) && nice < lowest) lowest = nice;
     }
     closedir(d);
     return lowest;
