@@ -668,9 +668,11 @@ static int ns_list(mem_store_t *st, bool exact, mem_store_ns_stats_t **out, size
         if (exact && rc == MEM_OK) {
             rc = graph_wait_current(st, &held[i], &dl, err);
             if (!held[i]) { /* dropped while the list waited: no longer listed */
-                mem_err_clear(err);
-                rc = MEM_OK;
-                continue;
+                if (rc == MEM_ENOTFOUND) {
+                    mem_err_clear(err);
+                    rc = MEM_OK;
+                }
+                continue; /* else stale (being reloaded): the list fails with its error */
             }
         }
         fill_stats(held[i], &res[listed++], false);
