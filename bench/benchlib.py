@@ -208,19 +208,34 @@ class VectorPool:
         return ('{"segments":[' + ",".join(items) + "]}").encode()
 
 
-def wrk(port, conns, seconds, files, paths, weights=None, threads=2, extra=()):
+def wrk(port, conns, seconds, files, paths, weights=None, threads=2, extra=(), cpus=None):
     """wrk with bench/http/post.lua: POSTs the bodies in files to paths (picked by weights),
-    conns connections for seconds; the dict post.lua prints (rps, p50_us, p99_us, errors)."""
+    conns connections for seconds; the dict post.lua prints (rps, p50_us, p99_us, errors).
+    cpus: a set of CPU numbers wrk (every thread of it) is confined to; None: any."""
     env = dict(os.environ, MNEMOD_BODIES=",".join(files), MNEMOD_PATHS=",".join(paths),
                MNEMOD_WEIGHTS=",".join(str(w) for w in (weights or [1] * len(files))))
     cmd = (["wrk", "-t", str(min(threads, conns)), "-c", str(conns), "-d", "%ds" % seconds] +
            list(extra) + ["-s", POST_LUA, "http://127.0.0.1:%d" % port])
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                         timeout=seconds + 60).stdout
+    pin = None
+    if cpus is not None:
+        pin = lambda: os.sched_setaffinity(0, cpus)  # noqa: E731 (in the child, before exec)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=seconds + 60,
+                         preexec_fn=pin).stdout
     for line in out.splitlines():
         if line.startswith("WRKJSON "):
             return json.loads(line[8:])
     raise RuntimeError("wrk printed no result:\n" + out)
+
+
+def thread_affinities(pid):
+    """{thread id: set of CPUs it may run on} for every thread of process pid."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            out[int(tid)] = os.sched_getaffinity(int(tid))
+        except OSError:  # the thread ended meanwhile
+            pass
+    return out
 
 
 class Inproc:

@@ -8,11 +8,14 @@
  * reload after a failed group) never frees one a reader still holds.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -437,6 +440,29 @@ static int read_lsn(mem_store_t *st, mem_err_t *err)
     return rc == SQLITE_OK ? MEM_OK : mem_store__err_sqlite(err, st->db, rc, "read lsn");
 }
 
+/* SQLite says only "unable to open database file"; the usual causes, in words: the path
+ * names a directory, or a directory that does not exist (the file is created, its
+ * directory never is). */
+static void open_failure_reason(const char *path, char *why, size_t cap)
+{
+    struct stat sb;
+    why[0] = '\0';
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            snprintf(why, cap,
+                     " (%.100s is a directory: name the database file in it, e.g. "
+                     "%.100s/mnemod.db)",
+                     path, path);
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    if (stat(dir, &sb) != 0 && errno == ENOENT)
+        snprintf(why, cap, " (the directory %.100s does not exist)", dir);
+}
+
 int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *err)
 {
     if (!opts || !opts->path || !*opts->path)
@@ -469,8 +495,10 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              st->opts.sync_full ? mem_store__walbuf_vfs() : NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s", st->path,
-                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+        char why[320];
+        open_failure_reason(st->path, why, sizeof(why));
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s%s", st->path,
+                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc), why);
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);
@@ -606,6 +634,30 @@ int mem_store_ns_stats_try(mem_store_t *st, const char *ns_name, mem_store_ns_st
     return MEM_OK;
 }
 
+/* mem_store__graph_wait for the namespace *nsp (a reference held), following it when it is
+ * replaced meanwhile. A failed group's reload (or an import) puts a fresh copy in the
+ * registry and marks the old one dropped, which ends the wait on it; but the linker never
+ * works on a dropped copy, so its graph stays behind: the wait goes on, to the same
+ * deadline, on whatever the registry holds under that name now (*nsp is swapped, the old
+ * reference released). MEM_OK with the current copy's graph caught up, MEM_EBUSY, or the
+ * error of a name gone meanwhile (then *nsp is NULL). */
+static int graph_wait_current(mem_store_t *st, mem_store_ns_t **nsp, const struct timespec *dl,
+                              mem_err_t *err)
+{
+    for (;;) {
+        mem_store_ns_t *ns = *nsp;
+        int rc = mem_store__graph_wait(st, ns, dl, err);
+        if (rc != MEM_OK || !__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE)) return rc;
+        char name[MEM_STORE_NS_MAX + 1];
+        memcpy(name, ns->name, sizeof(name));
+        mem_store_ns_t *now = mem_store__ns_acquire(st, name);
+        mem_store__ns_release(ns);
+        *nsp = now;
+        if (!now) return mem_store__ns_missing(st, name, err);
+        if (now == ns) sched_yield(); /* marked, not yet unlisted: the writer is at it */
+    }
+}
+
 int mem_store_ns_stats_exact(mem_store_t *st, const char *ns_name, mem_store_ns_stats_t *out,
                              mem_err_t *err)
 {
@@ -613,7 +665,7 @@ int mem_store_ns_stats_exact(mem_store_t *st, const char *ns_name, mem_store_ns_
     if (!ns) return mem_store__ns_missing(st, ns_name, err);
     struct timespec dl;
     mem_store__graph_deadline(st, &dl);
-    int rc = mem_store__graph_wait(st, ns, &dl, err);
+    int rc = graph_wait_current(st, &ns, &dl, err);
     if (rc == MEM_OK) fill_stats(ns, out, false);
     mem_store__ns_release(ns);
     return rc;
@@ -640,9 +692,19 @@ static int ns_list(mem_store_t *st, bool exact, mem_store_ns_stats_t **out, size
     struct timespec dl; /* one deadline for the whole list */
     mem_store__graph_deadline(st, &dl);
     int rc = MEM_OK;
+    size_t listed = 0;
     for (size_t i = 0; i < cnt; i++) {
-        if (exact && rc == MEM_OK) rc = mem_store__graph_wait(st, held[i], &dl, err);
-        fill_stats(held[i], &res[i], false);
+        if (exact && rc == MEM_OK) {
+            rc = graph_wait_current(st, &held[i], &dl, err);
+            if (!held[i]) { /* dropped while the list waited: no longer listed */
+                if (rc == MEM_ENOTFOUND) {
+                    mem_err_clear(err);
+                    rc = MEM_OK;
+                }
+                continue; /* else stale (being reloaded): the list fails with its error */
+            }
+        }
+        fill_stats(held[i], &res[listed++], false);
         mem_store__ns_release(held[i]);
     }
     free(held);
@@ -651,7 +713,7 @@ static int ns_list(mem_store_t *st, bool exact, mem_store_ns_stats_t **out, size
         return rc;
     }
     *out = res;
-    *n = cnt;
+    *n = listed;
     return MEM_OK;
 }
 
@@ -881,14 +943,34 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
     return rc;
 }
 
-/* The graph covers every write acknowledged so far (no wait). */
+/* The graph covers every write acknowledged so far (no wait). A replaced (dropped) copy's
+ * graph is never caught up: the waiting path follows the name (graph_wait_current). */
 static bool graph_current(mem_store_t *st, mem_store_ns_t *ns)
 {
     if (!ns->coherence) return true;
     pthread_mutex_lock(&st->g_mu); /* held for counter updates only, never across work */
-    bool ok = ns->g.g_gen >= ns->g.w_gen || __atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
+    bool ok = ns->g.g_gen >= ns->g.w_gen && !__atomic_load_n(&ns->dropped, __ATOMIC_ACQUIRE);
     pthread_mutex_unlock(&st->g_mu);
     return ok;
+}
+
+/* The query against ns: its dimension, and a coherence_weight where ns keeps no graph (a
+ * configured default is dropped there, p's copy of it). */
+static int query_fits(const mem_store_ns_t *ns, const mem_store_query_t *q, mem_scan_params_t *p,
+                      mem_err_t *err)
+{
+    if (q->scan.match != MEM_SCAN_MATCH_TEXT && q->q_dim != ns->dim)
+        return mem_err_field(err, MEM_EDIM, "embedding", "embedding: expected %zu floats, got %zu",
+                             ns->dim, q->q_dim);
+    if (!ns->coherence && p->coherence_weight > 0) {
+        if (q->coherence_weight_given)
+            return mem_err_field(err, MEM_EINVAL, "coherence_weight",
+                                 "coherence_weight: namespace %s keeps no coherence graph "
+                                 "(created with \"coherence\": false)",
+                                 ns->name);
+        p->coherence_weight = 0; /* a configured default, meaningless here */
+    }
+    return MEM_OK;
 }
 
 /* mem_store_retrieve, or with why != NULL its try (mem_store_retrieve_try): then nothing
@@ -919,21 +1001,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     bool text = q->scan.match != MEM_SCAN_MATCH_VECTOR;
     mem_lextok_t *tk = NULL;
     mem_lexq_t lq = {0};
-    if (q->scan.match != MEM_SCAN_MATCH_TEXT && q->q_dim != ns->dim) {
-        rc = mem_err_field(err, MEM_EDIM, "embedding", "embedding: expected %zu floats, got %zu",
-                           ns->dim, q->q_dim);
-        goto out;
-    }
-    if (!ns->coherence && p.coherence_weight > 0) {
-        if (q->coherence_weight_given) {
-            rc = mem_err_field(err, MEM_EINVAL, "coherence_weight",
-                               "coherence_weight: namespace %s keeps no coherence graph "
-                               "(created with \"coherence\": false)",
-                               ns->name);
-            goto out;
-        }
-        p.coherence_weight = 0; /* a configured default, meaningless here */
-    }
+    if ((rc = query_fits(ns, q, &p, err)) != MEM_OK) goto out;
     if (p.coherence_weight > 0 || q->need_gates) {
         if (why) {
             if (!graph_current(st, ns)) {
@@ -943,7 +1011,9 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         } else {
             struct timespec dl;
             mem_store__graph_deadline(st, &dl);
-            if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
+            const mem_store_ns_t *arrived = ns; /* compared, never read: we hold both */
+            if ((rc = graph_wait_current(st, &ns, &dl, err)) != MEM_OK) goto out;
+            if (ns != arrived && (rc = query_fits(ns, q, &p, err)) != MEM_OK) goto out;
         }
     }
     if (text && !(tk = mem_store__tok_get(st))) {
@@ -1163,7 +1233,15 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     }
     struct timespec dl; /* a compaction is a read that depends on the graph (SPEC section 5) */
     mem_store__graph_deadline(st, &dl);
-    if ((rc = mem_store__graph_wait(st, ns, &dl, err)) != MEM_OK) goto out;
+    if ((rc = graph_wait_current(st, &ns, &dl, err)) != MEM_OK) goto out;
+    if (ns->dim != dim) { /* an import of another dimension replaced it meanwhile */
+        dim = ns->dim;
+        if (req->context_given && req->n_context && req->context_dim != dim) {
+            rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu",
+                               dim, req->context_dim);
+            goto out;
+        }
+    }
 
     const mem_index_t *idx = mem_store__read_lock(ns);
     mem_index_counts_t counts;

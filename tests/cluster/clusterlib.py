@@ -125,12 +125,16 @@ class Cluster:
         return True
 
     def caught_up(self):
-        """Every live node has read every stream to its end (applied or passed over)."""
+        """Every live node has read every stream to its end (applied or passed over), as far
+        as the nodes know it: each refreshes a stream's last_seq once a second, so the end is
+        the highest last_seq or applied_seq any of them reports (right after a write, its
+        origin may have applied a record no node's last_seq shows yet). A test that reads a
+        given write on every holder waits for its log_seq instead (min_seq)."""
         lasts, applied = {}, []
         for n in self.live():
             body = self.status(n)
             for s in body["streams"]:
-                lasts[s["name"]] = max(lasts.get(s["name"], 0), s["last_seq"])
+                lasts[s["name"]] = max(lasts.get(s["name"], 0), s["last_seq"], s["applied_seq"])
             applied.append({s["name"]: s["applied_seq"] for s in body["streams"]})
             if any(x["state"] != "live" for x in body["namespaces"]
                    if n in x["nodes"] and not x.get("join")):

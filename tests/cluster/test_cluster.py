@@ -136,6 +136,19 @@ class RywChecker(threading.Thread):
         self.skipped = 0
         self.error = None
         self.rng = random.Random(7)
+        self.not_yet = 0  # reads answered 503: B had not applied the write within 5 s
+
+    def read(self, method, path, body=None):
+        """A read on B with min_seq: a 503 is B saying it has not applied the write yet (it
+        waits 5 s for it; a NATS leader election, or a loaded machine, can take longer), so
+        it is asked again, for up to 60 s; any other answer is the one checked."""
+        deadline = time.monotonic() + 60
+        while True:
+            st, hdr, got = call(self.b, method, path, body)
+            if st != 503 or time.monotonic() > deadline:
+                return st, hdr, got
+            self.not_yet += 1
+            time.sleep(0.05)
 
     def run(self):
         i = 0
@@ -150,13 +163,13 @@ class RywChecker(threading.Thread):
                     time.sleep(0.05)
                     continue
                 seq = body["log_seq"]
-                st, _, got = call(self.b, "GET", "/v1/namespaces/ryw/segments/%s?min_seq=%d"
-                                  % (sid, seq))
+                st, _, got = self.read("GET", "/v1/namespaces/ryw/segments/%s?min_seq=%d"
+                                       % (sid, seq))
                 check(st == 200 and got.get("id") == sid,
                       "read-your-writes: %s (log_seq %d) on B: %r %r" % (sid, seq, st, got))
-                st, _, got = call(self.b, "POST", "/v1/namespaces/ryw/retrieve",
-                                  {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
-                                   "min_seq": seq})
+                st, _, got = self.read("POST", "/v1/namespaces/ryw/retrieve",
+                                       {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
+                                        "min_seq": seq})
                 check(st == 200 and sid in [r["id"] for r in got["results"]],
                       "read-your-writes (retrieve): %s missing on B: %r" % (sid, st))
                 self.checked += 1
@@ -315,7 +328,8 @@ def main():
             check(w.log_seqs == sorted(w.log_seqs) and len(set(w.log_seqs)) == len(w.log_seqs),
                   "%s: log_seq not strictly increasing" % w.name)
         print("read-your-writes across nodes: %d checked (write on A, read on B with min_seq), "
-              "%d writes refused during outages" % (ryw.checked, ryw.skipped))
+              "%d writes refused during outages, %d reads answered 503 (not applied yet) and "
+              "asked again" % (ryw.checked, ryw.skipped, ryw.not_yet))
         print("reads during the run: %d answered, %d failed" % (reader.ok, len(reader.bad)))
 
         # node C rejoins from its applied positions
@@ -352,25 +366,48 @@ def main():
         # out of order; a write that loses the expected-sequence race too often is a 409
         shared = {"A": [], "B": []}
         conflicts = {"A": 0, "B": 0}
+        unavailable = {"A": 0, "B": 0}
+        shared_errors = []
 
         def shared_writer(node, name):
+            try:
+                shared_writes(node, name)
+            except Exception as e:  # reported by the main thread
+                shared_errors.append(e)
+
+        def shared_writes(node, name):
             rng = random.Random(name)
             for i in range(40):
                 sid = "s%s-%03d" % (name, i)
-                st, _, body = call(node, "POST", "/v1/namespaces/shared/segments",
-                                   {"id": sid, "embedding": vec(rng)})
+                seg = {"id": sid, "embedding": vec(rng)}
+                # a 503 (Retry-After) is the cluster's "not now": the first writes of a new
+                # namespace race its placement and its holders' catch-up (a node that has
+                # not seen it live answers 503 no live node holds it), and NATS may be
+                # electing a leader; the same segment again is idempotent (200 if an earlier
+                # try was applied after all)
+                deadline = time.monotonic() + 60
+                while True:
+                    st, _, body = call(node, "POST", "/v1/namespaces/shared/segments", seg)
+                    if st not in (None, 503):
+                        break
+                    unavailable[name] += 1
+                    check(time.monotonic() < deadline, "shared %s: no answer but 503 for 60 s: "
+                          "%r %r" % (sid, st, body))
+                    time.sleep(0.05)
                 if st == 409:
                     check(body["error"]["code"] == "write_conflict", "shared: %r" % body)
                     conflicts[name] += 1
                     continue
-                check(st == 201, "shared %s: %r %r" % (sid, st, body))
+                check(st in (200, 201), "shared %s: %r %r" % (sid, st, body))
                 shared[name].append((body["inserted"][0]["seq"], sid, body["log_seq"]))
 
         ts = [threading.Thread(target=shared_writer, args=(n, name)) for n, name in ((a, "A"), (b, "B"))]
         for t in ts:
             t.start()
         for t in ts:
-            t.join(120)
+            t.join(180)
+        check(not any(t.is_alive() for t in ts), "a shared writer did not finish")
+        check(not shared_errors, "shared writer: %r" % shared_errors)
         wait_caught_up(nodes)
         for name in "AB":
             seqs = [x[0] for x in shared[name]]
@@ -379,9 +416,14 @@ def main():
         check([x[0] for x in want] == list(range(1, len(want) + 1)), "shared: seqs not 1..N")
         top = max(x[2] for name in "AB" for x in shared[name])
         for node, name in zip(nodes, "ABC"):
-            st, _, body = call(node, "POST", "/v1/namespaces/shared/retrieve",
-                               {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
-                                "min_seq": top})
+            deadline = time.monotonic() + 60
+            while True:  # 503: not applied up to top within 5 s yet, asked again
+                st, _, body = call(node, "POST", "/v1/namespaces/shared/retrieve",
+                                   {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 1000,
+                                    "min_seq": top})
+                if st != 503 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
             check(st == 200, "shared on %s: %r %r" % (name, st, body))
             got = sorted((r["seq"], r["id"]) for r in body["results"])
             check(got == want, "shared namespace differs on %s: %d rows, want %d; first "
@@ -394,9 +436,10 @@ def main():
               "an old timestamp through B: %r %r" % (st, body))
         retried = sum(call(n, "GET", "/v1/cluster")[2]["counters"]["conflicts"] for n in (a, b))
         print("same namespace written through A and B at once: %d + %d writes acked, %d + %d "
-              "answered 409 write_conflict, %d stale expected sequences retried, one order on "
-              "every node" % (len(shared["A"]), len(shared["B"]), conflicts["A"], conflicts["B"],
-                              retried))
+              "answered 409 write_conflict, %d + %d tries answered 503 (retried), %d stale "
+              "expected sequences retried, one order on every node"
+              % (len(shared["A"]), len(shared["B"]), conflicts["A"], conflicts["B"],
+                 unavailable["A"], unavailable["B"], retried))
 
         # metrics export the lag
         st, _, text = call(a, "GET", "/metrics")

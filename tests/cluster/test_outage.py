@@ -64,11 +64,15 @@ def main():
             answered.append(time.monotonic())
             results[i] = (st, hdr.get("retry-after"), body)
 
+        writes0 = cl.status("solo")["counters"]["writes"]
         writers = [threading.Thread(target=write, args=(i,)) for i in range(12)]
         t_w = time.monotonic()
         for t in writers:
             t.start()
-        time.sleep(0.3)  # the writes are in: each waits for the log
+        # the writes are in (the node counts each as it queues it for the log), each waiting
+        # for the log: the retrieves below run while all 12 are pending
+        cl.wait("the 12 writes queued for the frozen log",
+                lambda: cl.status("solo")["counters"]["writes"] >= writes0 + 12, step=0.02)
         reads = []
         for _ in range(20):
             r0 = time.monotonic()

@@ -272,13 +272,14 @@ static void *retrieve_loop(void *arg)
         mem_store_result_t *res = NULL;
         size_t n = 0;
         if (mem_store_retrieve(r->st, "race", &mq, &res, &n, NULL, NULL, NULL) != MEM_OK) {
-            r->short_answers++;
+            __atomic_add_fetch(&r->short_answers, 1, __ATOMIC_RELAXED);
             continue;
         }
-        r->runs++;
-        if (n != 10) r->short_answers++;
+        __atomic_add_fetch(&r->runs, 1, __ATOMIC_RELEASE);
+        if (n != 10) __atomic_add_fetch(&r->short_answers, 1, __ATOMIC_RELAXED);
         for (size_t i = 0; i < n; i++)
-            if (!res[i].text || strcmp(res[i].text, "t") != 0 || !res[i].id) r->missing_text++;
+            if (!res[i].text || strcmp(res[i].text, "t") != 0 || !res[i].id)
+                __atomic_add_fetch(&r->missing_text, 1, __ATOMIC_RELAXED);
         mem_store_results_free(res, n);
     }
     return NULL;
@@ -295,6 +296,13 @@ static void test_delete_racing_retrieve(void **state)
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&t[i], NULL, retrieve_loop, &r), 0);
+    /* the deletes start once the retrieves run (up to 60 s: a loaded machine may not have
+     * scheduled them yet), or the race might not happen at all */
+    for (int i = 0; i < 6000 && !__atomic_load_n(&r.runs, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_true(__atomic_load_n(&r.runs, __ATOMIC_ACQUIRE) > 0);
     for (int i = 0; i < 4 * BATCH - 50; i += 3) { /* most rows go, one by one */
         char id[16];
         snprintf(id, sizeof(id), "d%d", i);
@@ -465,7 +473,14 @@ static void test_batches_bounded(void **state)
 
 /* ---- the linker's priority ---- */
 
-/* The lowest nice value among this process's threads (the most favoured one). */
+/* The kernel's flag of a task past the start of its exit (include/linux/sched.h). */
+#define TASK_PF_EXITING 0x00000004u
+
+/* The lowest nice value among this process's live threads (the most favoured one). A
+ * thread that pthread_join has returned for is still listed in /proc/self/task until the
+ * kernel has finished its exit (the join wakes at the exit's clearing of its thread id, the
+ * task is unlisted later: on a loaded machine a previous test's linker at nice 10 can still
+ * be there); such a task has PF_EXITING set, or vanishes while it is read: neither counts. */
 static int lowest_nice(void)
 {
     DIR *d = opendir("/proc/self/task");
@@ -482,14 +497,20 @@ static int lowest_nice(void)
         fclose(f);
         buf[n] = '\0';
         const char *p = strrchr(buf, ')');
-        assert_non_null(p);
-        const char *q = p + 2; /* field 3 (state); nice is field 19 */
-        for (int k = 3; k < 19 && q; k++)
+        if (!p) continue; /* unlisted between the open and the read */
+        /* after ") ": field 3 (state), then one space before each next field */
+        const char *fields[20] = {0};
+        const char *q = p + 2;
+        for (int k = 3; k <= 19 && q; k++) {
+            fields[k] = q;
             if ((q = strchr(q, ' '))) q++;
+        }
+        assert_non_null(fields[19]);
+        unsigned flags = 0;
         int nice = 0;
-        assert_non_null(q);
-        assert_int_equal(sscanf(q, "%d", &nice), 1);
-        if (nice < lowest) lowest = nice;
+        assert_int_equal(sscanf(fields[9], "%u", &flags), 1);
+        assert_int_equal(sscanf(fields[19], "%d", &nice), 1);
+        if (!(flags & TASK_PF_EXITING) && nice < lowest) lowest = nice;
     }
     closedir(d);
     return lowest;
@@ -605,6 +626,119 @@ static void test_linker_yields_unless_awaited(void **state)
     assert_true(linker_policy_becomes(st, SCHED_IDLE)); /* it took the work: yields again */
     assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     assert_graph_exact(st, "y");
+    mem_store_close(st);
+}
+
+/* ---- a read waiting for the graph while its namespace is reloaded ---- */
+
+typedef struct reload_read {
+    mem_store_t *st;
+    int stats_rc, gates_rc;
+    mem_store_ns_stats_t stats;
+    mem_store_result_t *res;
+    size_t n;
+} reload_read_t;
+
+static void *stats_waiting(void *arg)
+{
+    reload_read_t *r = arg;
+    r->stats_rc = mem_store_ns_stats_exact(r->st, "rl", &r->stats, NULL);
+    return NULL;
+}
+
+static float gate_query[DIM];
+
+static void *gates_waiting(void *arg)
+{
+    reload_read_t *r = arg;
+    mem_store_query_t mq = plain_query(gate_query, 20);
+    mq.need_gates = true;
+    r->gates_rc = mem_store_retrieve(r->st, "rl", &mq, &r->res, &r->n, NULL, NULL, NULL);
+    return NULL;
+}
+
+/* Reads that wait for a graph (the exact stats, the gates of a retrieve) while a failed
+ * group reloads their namespace: the reload marks the copy they hold dropped, which ends
+ * their wait on it, but that copy's graph never catches up (the linker skips dropped
+ * copies). Their answers must come from the reloaded copy, once its graph has caught up:
+ * the degrees and gates equal a rebuild's, not the old copy's graph of the first batch. */
+static void test_wait_follows_reload(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    uint64_t s = seed + 10;
+    assert_int_equal(insert_batch(st, "rl", "r", 0, BATCH, &s), MEM_OK);
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
+    mem_store_ns_stats_t first;
+    assert_int_equal(mem_store_ns_stats_exact(st, "rl", &first, NULL), MEM_OK);
+    mem_store__linker_pause(st, true); /* the graph stays behind the second batch */
+    assert_int_equal(insert_batch(st, "rl", "r", BATCH, BATCH, &s), MEM_OK);
+    clustered(gate_query, &s, 3);
+    reload_read_t r = {.st = st, .stats_rc = -1, .gates_rc = -1};
+    pthread_t th[2];
+    assert_int_equal(pthread_create(&th[0], NULL, stats_waiting, &r), 0);
+    assert_int_equal(pthread_create(&th[1], NULL, gates_waiting, &r), 0);
+    bool both_wait = false; /* until both reads wait for the graph (up to 60 s) */
+    for (int i = 0; i < 6000 && !both_wait; i++) {
+        pthread_mutex_lock(&st->g_mu);
+        both_wait = st->g_waiters == 2;
+        pthread_mutex_unlock(&st->g_mu);
+        struct timespec ts = {0, 10 * 1000000L};
+        if (!both_wait) nanosleep(&ts, NULL);
+    }
+    assert_true(both_wait);
+    /* a group that fails (the disk is full) and reloads "rl" from SQLite */
+    mem_store_ns_t *old = mem_store__ns_acquire(st, "rl");
+    assert_non_null(old);
+    mem_store_set_max_page_count(st, 1); /* clamps to the current size */
+    static char big[300000];
+    memset(big, 'x', sizeof(big) - 1);
+    mem_store_seg_in_t seg = {.id = "big", .text = big, .text_len = sizeof(big) - 1};
+    float bv[DIM];
+    clustered(bv, &s, 1);
+    seg.vec = bv;
+    mem_store_seg_out_t out;
+    mem_store_op_t op = {.kind = MEM_STORE_OP_INSERT,
+                         .ns = "rl",
+                         .dim = DIM,
+                         .now_ms = 1000000000,
+                         .segs = &seg,
+                         .outs = &out,
+                         .n_segs = 1};
+    assert_int_equal(store_fixture_run(st, &op), MEM_EFULL);
+    mem_store_set_max_page_count(st, 0);
+    mem_store_ns_t *fresh = mem_store__ns_acquire(st, "rl");
+    assert_non_null(fresh);
+    assert_true(fresh != old); /* reloaded: a new copy */
+    assert_true(__atomic_load_n(&old->dropped, __ATOMIC_ACQUIRE));
+    mem_store__ns_release(fresh);
+    mem_store__ns_release(old);
+    mem_store__linker_pause(st, false);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(r.stats_rc, MEM_OK);
+    assert_int_equal(r.gates_rc, MEM_OK);
+    /* what the reloaded copy's graph says once it caught up, and a rebuild of it */
+    assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
+    assert_graph_exact(st, "rl");
+    mem_store_ns_stats_t now;
+    assert_int_equal(mem_store_ns_stats_exact(st, "rl", &now, NULL), MEM_OK);
+    assert_int_equal(r.stats.count, 2 * BATCH);
+    assert_true(now.graph_edges > first.graph_edges); /* the second batch adds edges */
+    assert_int_equal(r.stats.graph_edges, now.graph_edges);
+    assert_int_equal(r.stats.max_degree, now.max_degree);
+    mem_store_query_t mq = plain_query(gate_query, 20);
+    mq.need_gates = true;
+    mem_store_result_t *res = NULL;
+    size_t n = 0;
+    assert_int_equal(mem_store_retrieve(st, "rl", &mq, &res, &n, NULL, NULL, NULL), MEM_OK);
+    assert_int_equal(r.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(r.res[i].id, res[i].id);
+        assert_true(r.res[i].hit.gate == res[i].hit.gate);
+    }
+    mem_store_results_free(res, n);
+    mem_store_results_free(r.res, r.n);
     mem_store_close(st);
 }
 
@@ -729,6 +863,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wal_checkpoint_after_answer, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_linker_yields_unless_awaited, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_wait_follows_reload, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_linker_nice_is_relative, store_fixture_setup,
                                         store_fixture_teardown),
