@@ -267,13 +267,42 @@ int mem_api__edge_host(const mem_api_edge_t *e, const mem_api_req_t *req, mem_er
 
 /* ---- Origin ---- */
 
+/* value, trimmed of spaces and tabs, equals want (any letter case) */
+static bool header_is(const mem_api_req_t *req, const char *name, const char *want)
+{
+    size_t len;
+    const char *v = mem_api__req_header(req, name, &len);
+    while (v && len && (*v == ' ' || *v == '\t'))
+        v++, len--;
+    while (v && len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    return v && len == strlen(want) && strncasecmp(v, want, len) == 0;
+}
+
+/* A browser names the site a request comes from in Sec-Fetch-Site, also where it sends no
+ * Origin (a subresource load, a navigation). Another site's request without an Origin to
+ * check is refused like a foreign Origin, except a link followed to a page (GET or HEAD,
+ * mode navigate): that reads, and its answer goes to the user's tab, not to the page. */
+static int other_site_without_origin(const mem_api_req_t *req, mem_err_t *err)
+{
+    bool cross = header_is(req, "Sec-Fetch-Site", "cross-site");
+    if (!cross && !header_is(req, "Sec-Fetch-Site", "same-site")) return MEM_OK;
+    bool safe = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    if (safe && header_is(req, "Sec-Fetch-Mode", "navigate")) return MEM_OK;
+    return mem_err_set(err, MEM_EORIGIN,
+                       "a request from another site (Sec-Fetch-Site: %s) without an allowed "
+                       "Origin is refused",
+                       cross ? "cross-site" : "same-site");
+}
+
 int mem_api__edge_origin(const mem_api_edge_t *e, const mem_api_req_t *req, bool *present,
                          mem_err_t *err)
 {
     size_t len;
     const char *v = mem_api__req_header(req, "Origin", &len);
     *present = v != NULL;
-    if (!v || e->any_origin) return MEM_OK;
+    if (e->any_origin) return MEM_OK;
+    if (!v) return other_site_without_origin(req, err);
     while (len && (*v == ' ' || *v == '\t'))
         v++, len--;
     while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))

@@ -261,6 +261,8 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
 {
     imp->line++;
     if (len && s[len - 1] == '\r') len--;
+    /* a UTF-8 byte order mark, which editors and Windows tools put before a file's text */
+    if (imp->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) s += 3, len -= 3;
     if (len == 0) return; /* a blank line (a trailing one, most often) holds no segment */
     static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_REST;
     json_t *o = NULL;
@@ -319,10 +321,11 @@ static void one_line(mem_api_import_t *imp, const char *s, size_t len)
     imp->dim = dim;
     if (seg.ts_given) {
         if (imp->any_ts && seg.ts_ms < imp->last_ts) {
-            char msg[160];
-            snprintf(msg, sizeof(msg),
-                     "timestamp: %lld ms is older than %lld ms of an earlier line",
-                     (long long)seg.ts_ms, (long long)imp->last_ts);
+            char msg[160], given_s[32], last_s[32];
+            mem_api__ts_format(seg.ts_ms, given_s);
+            mem_api__ts_format(imp->last_ts, last_s);
+            snprintf(msg, sizeof(msg), "timestamp: %s is older than %s of an earlier line", given_s,
+                     last_s);
             fail_line(imp, MEM_ENONMONO, "timestamp", msg);
             imp->err.last_ms = imp->last_ts;
             imp->err.given_ms = seg.ts_ms;

@@ -389,6 +389,7 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
     /* a tool needs the role of the REST call it makes (SPEC section 9) */
     mem_cfg_role_t need = ins      ? MEM_CFG_ROLE_WRITE
                           : ret    ? MEM_CFG_ROLE_READ
+                          : list   ? MEM_CFG_ROLE_READ
                           : forget ? MEM_CFG_ROLE_WRITE
                                    : MEM_CFG_ROLE_ADMIN;
     if (mem_api__auth_check(&st->auth, need, ns, &err) != MEM_OK) {
@@ -437,11 +438,32 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
     if (!wrapped && !resp->pending && !resp->embed) mem_api__mcp_wrap(resp);
 }
 
+/* The streamable-HTTP transport: a request's MCP-Protocol-Version header, when it has one,
+ * names a version this server speaks, else the answer is 400. */
+static bool version_header_ok(const mem_api_req_t *req, mem_api_resp_t *resp)
+{
+    size_t len;
+    const char *v = mem_api__req_header(req, "MCP-Protocol-Version", &len);
+    if (!v) return true;
+    while (len && (*v == ' ' || *v == '\t'))
+        v++, len--;
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    for (const char *const *p = PROTOCOL_VERSIONS; *p; p++)
+        if (strlen(*p) == len && memcmp(*p, v, len) == 0) return true;
+    mem_api__fail(resp, MEM_EINVAL, "MCP-Protocol-Version",
+                  "MCP-Protocol-Version: unsupported version \"%.*s\" (supported: 2025-11-25, "
+                  "2025-06-18, 2025-03-26)",
+                  mem_api__utf8_prefix_n(v, len, 40), v);
+    return false;
+}
+
 void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_resp_t *resp)
 {
     static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_MCP;
     mem_err_t err;
     mem_err_clear(&err);
+    if (!version_header_ok(req, resp)) return;
     json_t *root = NULL;
     int rc = req->body_len
                  ? mem_api__json_parse(req->body, req->body_len, VEC_PATHS, NULL, &root, &err)

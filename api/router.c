@@ -204,6 +204,7 @@ static int parse_query(const char *q, mem_api__emb_form_t *form, mem_err_t *err)
 {
     *form = MEM_API_EMB_NONE;
     if (!q) return MEM_OK;
+    bool seen = false;
     while (*q) {
         size_t l = strcspn(q, "&");
         const char *eq = memchr(q, '=', l);
@@ -211,6 +212,8 @@ static int parse_query(const char *q, mem_api__emb_form_t *form, mem_err_t *err)
         const char *v = eq ? eq + 1 : q + l;
         size_t vl = (size_t)(q + l - v);
         if (kl == 9 && memcmp(q, "embedding", 9) == 0) {
+            if (seen) return mem_err_field(err, MEM_EINVAL, "embedding", "embedding: given twice");
+            seen = true;
             int rc = mem_api__decode_emb_form(eq ? v : NULL, vl, form, err);
             if (rc != MEM_OK) return rc;
         } else if (kl > 0) {

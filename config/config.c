@@ -10,6 +10,7 @@
  */
 #include "config/config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -258,6 +259,14 @@ static int set_listen(mem_cfg_t *cfg, const char *val, char *why, size_t n)
         memcpy(cfg->listen_host, host, host_len);
         cfg->listen_host[host_len] = '\0';
     }
+    /* the listener binds an address, never a looked-up name (no DNS at start-up) */
+    unsigned char addr[sizeof(struct in6_addr)];
+    if (strcmp(cfg->listen_host, "localhost") != 0 &&
+        inet_pton(AF_INET, cfg->listen_host, addr) != 1 &&
+        inet_pton(AF_INET6, cfg->listen_host, addr) != 1)
+        return why_set(why, n, val,
+                       "has a host that is not an IP address or localhost (e.g. 127.0.0.1:6636, "
+                       "[::1]:6636, 0.0.0.0:6636)");
     cfg->listen_port = (int)p;
     return 0;
 }
@@ -592,11 +601,37 @@ static int check_origin(const char *e, size_t len, char *why, size_t n)
     return 0;
 }
 
+/* name, name:port, [IPv6] or [IPv6]:port: the forms the Host check matches an entry as */
+static bool host_entry_ok(const char *e, size_t len)
+{
+    if (!host_chars(e, len)) return false;
+    const char *end = e + len, *rest;
+    if (e[0] == '[') {
+        const char *close = memchr(e, ']', len);
+        if (!close || close == e + 1 || memchr(e + 1, '[', len - 1) ||
+            memchr(close + 1, ']', (size_t)(end - close - 1)))
+            return false;
+        rest = close + 1;
+    } else {
+        if (memchr(e, '[', len) || memchr(e, ']', len)) return false;
+        rest = memchr(e, ':', len);
+        if (!rest) return true;
+        if (rest == e) return false;
+    }
+    if (rest == end) return true;
+    if (*rest != ':' || end - rest < 2 || end - rest > 6) return false;
+    char digits[8];
+    unsigned long long port;
+    snprintf(digits, sizeof(digits), "%.*s", (int)(end - rest - 1), rest + 1);
+    return parse_uint(digits, 0, 65535, &port) == 0;
+}
+
 static int check_host(const char *e, size_t len, char *why, size_t n)
 {
     char q[300];
     snprintf(q, sizeof(q), "%.*s", (int)(len < 200 ? len : 200), e);
-    if (!host_chars(e, len)) return why_set(why, n, q, "is not a host name (name or name:port)");
+    if (!host_entry_ok(e, len))
+        return why_set(why, n, q, "is not a host name (name, name:port, [IPv6] or [IPv6]:port)");
     return 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include <sqlite3.h>
 
+#include "core/timefmt.h"
 #include "storage/writer_int.h"
 
 #define MEM_STORE__IMPORT_BATCH 1000
@@ -93,10 +94,13 @@ static int validate(mem_store__writer_t *w, mem_store_op_t *op, size_t *n_new, s
         }
         if (seg.ts_given) {
             if (seg.ts_ms < newest) {
+                char given_s[MEM_TIME_RFC3339_BUFSZ], newest_s[MEM_TIME_RFC3339_BUFSZ];
+                mem_time_format_rfc3339(seg.ts_ms, given_s, sizeof(given_s));
+                mem_time_format_rfc3339(newest, newest_s, sizeof(newest_s));
                 snprintf(msg, sizeof(msg),
-                         "timestamp: %lld ms is older than the namespace's (or the previous "
-                         "line's) %lld ms",
-                         (long long)seg.ts_ms, (long long)newest);
+                         "timestamp: %s is older than the namespace's (or the previous "
+                         "line's) %s",
+                         given_s, newest_s);
                 at_line(&op->err, line, MEM_ENONMONO, "timestamp", msg);
                 op->err.last_ms = newest;
                 op->err.given_ms = seg.ts_ms;

@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "core/timefmt.h"
 #include "storage/writer_int.h"
 
 typedef enum { SEG_NEW, SEG_STORED, SEG_IN_BATCH } seg_kind_t;
@@ -208,10 +209,13 @@ static int validate_members(mem_store__writer_t *w, mem_store_ns_t *ns, const me
         int64_t t;
         if (in->ts_given) {
             if (in->ts_ms < newest) {
+                char given_s[MEM_TIME_RFC3339_BUFSZ], newest_s[MEM_TIME_RFC3339_BUFSZ];
+                mem_time_format_rfc3339(in->ts_ms, given_s, sizeof(given_s));
+                mem_time_format_rfc3339(newest, newest_s, sizeof(newest_s));
                 seg_field(field, sizeof(field), op, i, "timestamp");
                 mem_err_field(&op->err, MEM_ENONMONO, field,
-                              "%s: %lld ms is older than the namespace's newest %lld ms", field,
-                              (long long)in->ts_ms, (long long)newest);
+                              "%s: %s is older than the namespace's newest %s", field, given_s,
+                              newest_s);
                 op->err.last_ms = newest;
                 op->err.given_ms = in->ts_ms;
                 return MEM_ENONMONO;

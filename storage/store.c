@@ -8,12 +8,14 @@
  * reload after a failed group) never frees one a reader still holds.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -438,6 +440,29 @@ static int read_lsn(mem_store_t *st, mem_err_t *err)
     return rc == SQLITE_OK ? MEM_OK : mem_store__err_sqlite(err, st->db, rc, "read lsn");
 }
 
+/* SQLite says only "unable to open database file"; the usual causes, in words: the path
+ * names a directory, or a directory that does not exist (the file is created, its
+ * directory never is). */
+static void open_failure_reason(const char *path, char *why, size_t cap)
+{
+    struct stat sb;
+    why[0] = '\0';
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            snprintf(why, cap,
+                     " (%.100s is a directory: name the database file in it, e.g. "
+                     "%.100s/mnemod.db)",
+                     path, path);
+        return;
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    if (stat(dir, &sb) != 0 && errno == ENOENT)
+        snprintf(why, cap, " (the directory %.100s does not exist)", dir);
+}
+
 int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *err)
 {
     if (!opts || !opts->path || !*opts->path)
@@ -468,8 +493,10 @@ int mem_store_open(const mem_store_opts_t *opts, mem_store_t **out, mem_err_t *e
     int rc = sqlite3_open_v2(
         st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s", st->path,
-                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+        char why[320];
+        open_failure_reason(st->path, why, sizeof(why));
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "cannot open database %s: %s%s", st->path,
+                         st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc), why);
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);

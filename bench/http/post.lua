@@ -61,10 +61,12 @@ setup = function(thread) -- runs in the main state: each thread its own seed
   n_threads = n_threads + 1
   thread:set("tid", n_threads)
 end
+local formatted = {} -- a file's request, formatted once: wrk sends these bytes as they are
 init = function(args)
   math.randomseed(os.time() + math.floor(os.clock() * 1e6) + 7919 * (tid or 0))
   for i = 1, #bodies do
     if type(bodies[i]) == "table" then bodies[i].thirds = parts_table(bodies[i].parts) end
+    if type(bodies[i]) == "string" then formatted[i] = wrk.format("POST", paths[i], nil, bodies[i]) end
   end
 end
 request = function()
@@ -74,6 +76,7 @@ request = function()
   for i = 1, #bodies do
     acc = acc + weights[i]
     if pick < acc then
+      if formatted[i] then return formatted[i] end
       local b = bodies[i]
       if type(b) == "number" then b = random_body(b) end
       if type(b) == "table" then b = parts_body(b.thirds) end

@@ -767,6 +767,21 @@ def test_import_bad_line_writes_nothing():
 
 
 @h.test
+def test_import_takes_a_file_that_starts_with_a_byte_order_mark():
+    """Editors and Windows tools write UTF-8 files with a BOM: it is not part of line 1."""
+    srv = h.shared()
+    ns = fresh_ns(srv)
+    data = b"\xef\xbb\xbf" + ndjson([{"id": "b%d" % i, "embedding": [1.0] * DIM,
+                                       "timestamp": 1767225600 + i} for i in range(2)])
+    h.eq(h.expect_ok(do_import(srv, ns, data), 201), {"imported": 2, "skipped": 0}, "imported")
+    h.eq(h.expect_ok(srv.seg(ns, "b0"))["id"], "b0", "line 1's id has no BOM in it")
+    # only at the very start: a BOM before another line is that line's JSON error
+    err = h.expect_error(do_import(srv, fresh_ns(srv), ndjson([{"id": "c", "embedding": [1.0] * DIM}])
+                                   + b"\xef\xbb\xbf{}\n"), 400, "invalid_json", "BOM on line 2")
+    h.eq(err.get("line"), 2, "line of the misplaced BOM")
+
+
+@h.test
 def test_import_streams_past_max_body_and_stops_at_max_import_body():
     own = h.Server(["--max-body", "64KiB", "--max-import-body", "3MiB"]).start()
     try:

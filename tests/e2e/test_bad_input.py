@@ -336,6 +336,11 @@ case("timestamp_feb_29_non_leap", "POST", INS, seg(timestamp="2026-02-29T00:00:0
 # decisions the README records where the SPEC is silent
 case("readme_unknown_query_param", "GET", INS + "/v1?embeddings=true", None, 400, "invalid_field")
 case("readme_bad_query_value", "GET", INS + "/v1?embedding=maybe", None, 400, "invalid_field")
+# a parameter given twice is ambiguous, as in the listing
+case("segment_query_param_twice", "GET", INS + "/v1?embedding=true&embedding=false", None, 400,
+     "invalid_field")
+case("export_query_param_twice", "GET", NSP + "/export?embedding=base64&embedding=true", None, 400,
+     "invalid_field")
 case("readme_since_after_until", "POST", RET, rq(since=TS_OK, until=h.rfc3339_ms(NEWEST - DAY)), 400,
      "invalid_field")
 case("readme_leap_second", "POST", INS, seg(timestamp="2016-12-31T23:59:60Z"), 400, "invalid_field")

@@ -77,6 +77,12 @@ def test_invalid_configuration_exits_2_with_one_line():
         (["--embed-dim", "4097"], {}, "embed-dim"),
         (["--sync", "sometimes"], {}, "sync"),
         (["--idle-timeout", "5x"], {}, "idle-timeout"),
+        # what the listener and the Host check cannot use is refused here too, not later
+        (["--listen", "mem.example:7000"], {}, "listen"),
+        (["--listen", "999.1.1.1:7000"], {}, "listen"),
+        (["--allowed-hosts", "a:b:c"], {}, "allowed-hosts"),
+        (["--allowed-hosts", "mem.example:99999"], {}, "allowed-hosts"),
+        ([], {"MNEMOD_ALLOWED_HOSTS": "ok.example,[::1"}, "MNEMOD_ALLOWED_HOSTS"),
         ([], {"MNEMOD_DECAY": "cubic"}, "MNEMOD_DECAY"),
         ([], {"MEMU_RECENCY_HALF_LIFE": "soon"}, "MEMU_RECENCY_HALF_LIFE"),
         ([], {"MNEMOD_MAX_BODY": "-1"}, "MNEMOD_MAX_BODY"),
@@ -94,6 +100,21 @@ def test_invalid_configuration_exits_2_with_one_line():
         eq(len(lines), 1, "one line on stderr for %s: %r" % (what, lines))
         check(key.lower() in lines[0].lower() or key.lower().replace("mnemod_", "").replace("_", "-")
               in lines[0].lower(), "the line names %s: %r" % (key, lines[0]))
+
+
+@test
+def test_data_path_that_cannot_be_a_database_says_why():
+    """--data names the database file: a directory, or a file in a directory that does not
+    exist, stops start-up with a line that says so (not only SQLite's "unable to open")."""
+    d = tempfile.mkdtemp(prefix="mnemod-data-")
+    for path, says in ((d, "is a directory"),
+                       (os.path.join(d, "missing", "m.db"), "does not exist")):
+        rc, _, err = run(["--listen", "127.0.0.1:%d" % h.free_port(), "--data", path])
+        check(rc != 0, "start-up with --data %s fails (rc %r)" % (path, rc))
+        fail = [ln for ln in err.splitlines() if "open_failed" in ln]
+        eq(len(fail), 1, "one open_failed line for --data %s: %r" % (path, err[-400:]))
+        check(says in fail[0] and path in fail[0], "the line says %r: %r" % (says, fail[0]))
+    check(not os.path.exists(os.path.join(d, "missing")), "no directory created")
 
 
 def decay_probe(srv, origin_ms, ts_ms, extra=None):

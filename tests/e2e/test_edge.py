@@ -504,8 +504,34 @@ def test_cross_site_page_requests_cannot_purge_or_plant():
                      "compact purge with %r" % hdrs)
         expect_error(http(srv, "POST", "/v1/namespaces/victim/segments", plant, hdrs), status, code,
                      "insert with %r" % hdrs)
+    # a request the browser marks as another site's (Sec-Fetch-Site) but that carries no
+    # Origin (a tool replaying one, a subresource load) is refused the same way
+    for site in ("cross-site", "same-site", "Cross-Site"):
+        for hdrs in ({"Content-Type": "application/json", "Sec-Fetch-Site": site},
+                     {"Content-Type": "application/json", "Sec-Fetch-Site": site,
+                      "Sec-Fetch-Mode": "navigate"}):
+            expect_error(http(srv, "POST", "/v1/namespaces/victim/compact", purge, hdrs), 403,
+                         "forbidden_origin", "compact purge with %r" % hdrs)
+            expect_error(http(srv, "POST", "/v1/namespaces/victim/segments", plant, hdrs), 403,
+                         "forbidden_origin", "insert with %r" % hdrs)
+        expect_error(http(srv, "DELETE", "/v1/namespaces/victim", None, {"Sec-Fetch-Site": site}),
+                     403, "forbidden_origin", "namespace delete from %s" % site)
+        expect_error(http(srv, "GET", "/v1/namespaces/victim/export", None,
+                          {"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "no-cors"}),
+                     403, "forbidden_origin", "an export loaded as a subresource from %s" % site)
     eq(ns_count(srv, "victim"), 1, "nothing purged")
     expect_error(srv.seg("victim", "planted"), 404, "not_found", "nothing planted")
+    # a link followed from another site opens a page (GET, navigate); the server's own pages
+    # and tools without browser headers are not affected
+    for path in ("/console", "/v1/namespaces/victim"):
+        st, _, _ = http(srv, "GET", path, None, {"Sec-Fetch-Site": "cross-site",
+                                                 "Sec-Fetch-Mode": "navigate"})
+        eq(st, 200, "GET %s followed from a link on another site" % path)
+    for site in ("same-origin", "none"):
+        st, _, _ = http(srv, "POST", "/v1/namespaces/victim/retrieve",
+                        json.dumps({"embedding": E3}),
+                        {"Content-Type": "application/json", "Sec-Fetch-Site": site})
+        eq(st, 200, "retrieve with Sec-Fetch-Site: %s" % site)
     # the same requests from the allowed origin, as JSON, work (and carry CORS headers)
     st, hd, _ = http(srv, "POST", "/v1/namespaces/victim/segments", plant,
                      {"Content-Type": "application/json", "Origin": APP})
@@ -694,6 +720,12 @@ def test_scoped_keys_roles_globs_and_reload():
               "read key cannot insert through MCP: %r" % res)
         check(not tool("readkey", "memory_retrieve", {"namespace": "team-a", "embedding": E3})["isError"],
               "read key retrieves through MCP")
+        res = tool("readkey", "memory_list", {"namespace": "team-a"})
+        check(not res["isError"] and len(res["structuredContent"]["segments"]) == 1,
+              "read key lists through MCP (the listing is a read): %r" % res)
+        res = tool("readkey", "memory_forget", {"namespace": "team-a", "id": "x"})
+        check(res["isError"] and res["structuredContent"]["error"]["code"] == "forbidden",
+              "read key cannot forget through MCP: %r" % res)
         res = tool("writekey", "memory_compact", {"namespace": "team-a", "target": 0})
         check(res["isError"], "write key cannot compact through MCP")
         # a malformed file on SIGHUP keeps the keys in force and logs an error

@@ -334,6 +334,18 @@ def test_mcp_protocol_errors():
     st, _, body = srv.post("/mcp", b"{not json", headers={"Accept": ACCEPT})
     check(st in (200, 400), "malformed JSON-RPC status %r" % st)
     check(isinstance(body, dict) and body.get("error", {}).get("code") == -32700, "parse error -32700: %s" % body)
+    # an MCP-Protocol-Version header names a version this server speaks, or it is a 400
+    # (the transport's rule); without the header a request is served as before
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    for bad in ("1999-01-01", "2025-06-18x", "latest"):
+        st, _, body = srv.post("/mcp", ping, headers={"Accept": ACCEPT,
+                                                      "MCP-Protocol-Version": bad})
+        h.expect_error((st, None, body), 400, "invalid_field", "MCP-Protocol-Version %s" % bad)
+        check(bad in body["error"]["message"], "the 400 names the version: %s" % body)
+    for good in ("2025-11-25", "2025-06-18", "2025-03-26", None):
+        st, _, body = srv.post("/mcp", ping, headers={"Accept": ACCEPT,
+                                                      "MCP-Protocol-Version": good})
+        eq((st, body.get("result")), (200, {}), "ping with MCP-Protocol-Version %s" % good)
     # a session, when the server uses them, ends with DELETE /mcp
     if s.sid:
         st, _, _ = srv.call("DELETE", "/mcp", headers={"Mcp-Session-Id": s.sid})
