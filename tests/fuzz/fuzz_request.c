@@ -167,13 +167,14 @@ static void one(const char *req_txt, size_t len)
     }
     FUZZ_CHECK(known_status(resp.status), "status %d for %s %s: %.*s", resp.status, method, target,
                (int)(resp.body_len < 300 ? resp.body_len : 300), resp.body ? resp.body : "");
-    bool json_answer = !resp.content_type || strncmp(resp.content_type, "application/json", 16) == 0;
+    bool json_answer =
+        !resp.content_type || strncmp(resp.content_type, "application/json", 16) == 0;
     if (!json_answer) {
         /* only the console's static files and the Prometheus text of /metrics answer in
          * another type, and only with 200 */
         bool console = strncmp(target, "/console", 8) == 0;
-        bool metrics = strcmp(target, "/metrics") == 0 &&
-                       strncmp(resp.content_type, "text/plain", 10) == 0;
+        bool metrics =
+            strcmp(target, "/metrics") == 0 && strncmp(resp.content_type, "text/plain", 10) == 0;
         FUZZ_CHECK(resp.status == 200 && (console || metrics) && resp.body_len,
                    "status %d, %s for %s %s", resp.status, resp.content_type, method, target);
     } else if (resp.status != 202) {
