@@ -298,6 +298,9 @@ mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s);
  * another dimension than the embedder's (known) one. err names field ("query", "text"). */
 int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
                          mem_err_t *err);
+/* The first half of mem_api__embed_check: MEM_EMISMATCH when s recorded another embedder. */
+int mem_api__embedder_match(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s,
+                            const char *field, mem_err_t *err);
 /* A time-ordered UUIDv7 for ms (random bits from getrandom). out gets 36 chars + NUL. */
 void mem_api__uuid7(int64_t ms, char out[37]);
 

@@ -263,6 +263,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
     int rc;
     size_t l;
     const char *s;
+    *deferred = false;
     if ((rc = mem_api__check_keys(o, SEG_KEYS, prefix, err)) != MEM_OK) return rc;
     if ((v = opt(o, "id"))) {
         fname(f, sizeof(f), prefix, "id");
@@ -281,29 +282,6 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
             return mem_err_set(err, MEM_ENOMEM, "out of memory");
         seg->text_len = l;
     }
-    float *vec = NULL;
-    size_t n = 0;
-    *deferred = false;
-    if ((v = opt(o, "embedding"))) {
-        fname(f, sizeof(f), prefix, "embedding");
-        if ((rc = mem_api__decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
-        *dim = n;
-    } else if (seg->text && ctx->embedder_remote) {
-        fname(f, sizeof(f), prefix, "text");
-        if ((rc = defer_text(ctx, seg->text_len, f, dim, err)) != MEM_OK) return rc;
-        *embedded = *deferred = true;
-    } else if (seg->text) {
-        fname(f, sizeof(f), prefix, "text");
-        if ((rc = embed_text(ctx, pool, seg->text, seg->text_len, f, *dim, &vec, &n, err)) !=
-            MEM_OK)
-            return rc;
-        *dim = n;
-        *embedded = true;
-    } else {
-        fname(f, sizeof(f), prefix, "embedding");
-        return mem_err_field(err, MEM_EINVAL, f, "%s: one of embedding or text is required", f);
-    }
-    seg->vec = vec;
     if ((v = opt(o, "timestamp"))) {
         fname(f, sizeof(f), prefix, "timestamp");
         if ((rc = mem_api__decode_ts(v, f, &seg->ts_ms, err)) != MEM_OK) return rc;
@@ -363,6 +341,30 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
         seg->supersedes = ids;
         seg->n_supersedes = ns;
     }
+    /* the vector last: a text's vector may not fit the namespace (dimension_mismatch), which
+     * is only worth saying once every field of the segment is valid */
+    float *vec = NULL;
+    size_t n = 0;
+    if ((v = opt(o, "embedding"))) {
+        fname(f, sizeof(f), prefix, "embedding");
+        if ((rc = mem_api__decode_vec(pool, v, f, *dim, &vec, &n, err)) != MEM_OK) return rc;
+        *dim = n;
+    } else if (seg->text && ctx->embedder_remote) {
+        fname(f, sizeof(f), prefix, "text");
+        if ((rc = defer_text(ctx, seg->text_len, f, dim, err)) != MEM_OK) return rc;
+        *embedded = *deferred = true;
+    } else if (seg->text) {
+        fname(f, sizeof(f), prefix, "text");
+        if ((rc = embed_text(ctx, pool, seg->text, seg->text_len, f, *dim, &vec, &n, err)) !=
+            MEM_OK)
+            return rc;
+        *dim = n;
+        *embedded = true;
+    } else {
+        fname(f, sizeof(f), prefix, "embedding");
+        return mem_err_field(err, MEM_EINVAL, f, "%s: one of embedding or text is required", f);
+    }
+    seg->vec = vec;
     return MEM_OK;
 }
 

@@ -253,8 +253,10 @@ void mem_api__seg_insert(const mem_api_ctx_t *ctx, const char *ns, const json_t 
     size_t ns_dim = exists ? stats.dim : 0;
     int rc;
     char f[48];
+    /* another embedder's namespace first; the dimension is checked where each text's vector
+     * is made, after the segment's other fields (mem_api__decode_insert) */
     if (st->ns_exists && wants_embedding(root, f, sizeof(f)) &&
-        (rc = mem_api__embed_check(ctx, &st->ns_stats, f, &err)) != MEM_OK) {
+        (rc = mem_api__embedder_match(ctx, &st->ns_stats, f, &err)) != MEM_OK) {
         mem_api_error(resp, &err);
         return;
     }

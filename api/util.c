@@ -323,17 +323,26 @@ mem_api__vec_kind_t mem_api__ns_vec_kind(const mem_store_ns_stats_t *s)
     return MEM_API_VEC_PROVIDER;
 }
 
+int mem_api__embedder_match(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s,
+                            const char *field, mem_err_t *err)
+{
+    const char *id = mem_api__embedder_id(ctx);
+    if (s && s->embedder[0] && strcmp(s->embedder, id) != 0)
+        return mem_err_field(err, MEM_EMISMATCH, field,
+                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
+                             "for it with %.100s (send an embedding)",
+                             s->name, s->embedder, id);
+    return MEM_OK;
+}
+
 int mem_api__embed_check(const mem_api_ctx_t *ctx, const mem_store_ns_stats_t *s, const char *field,
                          mem_err_t *err)
 {
     const char *id = mem_api__embedder_id(ctx);
     size_t edim = mem_api__embedder_dim(ctx);
     if (!s) return MEM_OK;
-    if (s->embedder[0] && strcmp(s->embedder, id) != 0)
-        return mem_err_field(err, MEM_EMISMATCH, field,
-                             "namespace %s holds vectors made by %.100s; text cannot be embedded "
-                             "for it with %.100s (send an embedding)",
-                             s->name, s->embedder, id);
+    int rc = mem_api__embedder_match(ctx, s, field, err);
+    if (rc != MEM_OK) return rc;
     if (edim && s->dim != edim)
         return mem_err_field(err, MEM_EDIM, field,
                              "%s: the embedder (%.100s) makes %zu floats but the namespace has "

@@ -14,6 +14,7 @@ err_vset(mem_err_t *err, int code, const char *field, const char *fmt, va_list a
     err->code = code;
     err->last_ms = err->given_ms = 0;
     err->retry_after_s = 0;
+    err->line = 0;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
 }

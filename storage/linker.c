@@ -705,6 +705,9 @@ void mem_store__linker_stop(mem_store_t *st)
     }
     pthread_mutex_lock(&st->g_mu);
     st->g_stop = true;
+    /* the close waits for the batch it is in: idle, on a machine busy with other work, it
+     * might not get the CPU to finish it for minutes, and the shutdown with it */
+    policy_locked(st, false);
     pthread_cond_signal(&st->g_cv);
     pthread_cond_broadcast(&st->g_done_cv);
     pthread_mutex_unlock(&st->g_mu);

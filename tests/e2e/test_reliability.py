@@ -79,12 +79,14 @@ def test_limit_body_size():
     big = json.dumps({"embedding": vec(rng, 4), "text": "x" * 5000}).encode()
     err = expect_error(srv.insert("body", big), 413, "payload_too_large", "Content-Length over max-body")
     check("max-body" in err["message"] or "4096" in err["message"], "message names the limit: %r" % err)
+    eq(sorted(err), ["code", "message"], "a 413's error carries no stray detail (a line)")
     # announced small, but a chunked body that grows past the limit
     chunks = [big[i:i + 1000] for i in range(0, len(big), 1000)]
     payload = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
     req = (b"POST /v1/namespaces/body/segments HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + payload)
-    expect_error(srv.raw(req), 413, "payload_too_large", "chunked body over max-body")
+    err = expect_error(srv.raw(req), 413, "payload_too_large", "chunked body over max-body")
+    eq(sorted(err), ["code", "message"], "a chunked 413's error carries no stray detail")
     # a lying Content-Length is never trusted past the limit
     req = h.raw_request("POST", "/v1/namespaces/body/segments", b"{}",
                         extra=b"")[:-2].replace(b"Content-Length: 2", b"Content-Length: 99999999999999999999")

@@ -318,6 +318,16 @@ def test_client_vectors_of_another_dimension():
         expect_error(srv.retrieve(ns, {"query": "kubernetes", "match": m}), 400,
                      "dimension_mismatch")
     expect_error(srv.insert(ns, {"text": "no vector for me"}), 400, "dimension_mismatch")
+    # a text-only insert there is refused for its dimension only once its fields are valid:
+    # a typo or a bad value is named first, as anywhere else
+    for bad, field in (({"text": "t", "txet": 1}, "txet"), ({"text": "t", "id": ""}, "id"),
+                       ({"text": "t", "timestamp": "2026-01-01T00:00:00"}, "timestamp"),
+                       ({"text": "t", "metadata": [1]}, "metadata"),
+                       ({"text": "t", "supersedes": "x"}, "supersedes"),
+                       ({"segments": [{"text": "t"}] * 1001}, "segments"),
+                       ({"segments": [{"text": "t", "source": ""}]}, "segments[0].source")):
+        err = expect_error(srv.insert(ns, bad), 400, "invalid_field", "insert %s" % field)
+        eq(err.get("field"), field, "the field named for %s" % field)
     out = expect_ok(srv.retrieve(ns, {"embedding": [1, 0, 0], "k": 1}))
     eq(out["results"][0]["id"], "x", "vector match still works")
 

@@ -26,10 +26,12 @@ static void test_set_resets_the_detail(void **state)
     assert_int_equal(err.retry_after_s, 0);
     assert_int_equal(err.last_ms, 0);
     assert_int_equal(err.given_ms, 0);
+    assert_int_equal(err.line, 0); /* a stale one became a "line" in a 413's body */
     memset(&err, 0x7b, sizeof(err));
     mem_err_field(&err, MEM_EINVAL, "k", "k: out of range");
     assert_string_equal(err.field, "k");
     assert_int_equal(err.retry_after_s, 0);
+    assert_int_equal(err.line, 0);
     assert_int_equal(mem_err_set(NULL, MEM_EBUSY, "x"), MEM_EBUSY);
 }
 

@@ -626,6 +626,17 @@ static void test_linker_yields_unless_awaited(void **state)
     assert_true(linker_policy_becomes(st, SCHED_IDLE)); /* it took the work: yields again */
     assert_int_equal(mem_store_settle(st, NULL), MEM_OK);
     assert_graph_exact(st, "y");
+
+    /* a close waits for the batch the linker is in: the stop makes it compete (idle, on a
+     * machine busy with other work, the batch and the shutdown could take minutes) */
+    assert_int_equal(insert_batch(st, "y", "r", 5 * BATCH, BATCH, &s), MEM_OK);
+    assert_true(linker_policy_becomes(st, SCHED_IDLE));
+    mem_store__linker_stop(st);
+    pthread_mutex_lock(&st->g_mu);
+    bool idle_at_stop = st->g_idle, still_can = st->g_can_idle;
+    pthread_mutex_unlock(&st->g_mu);
+    assert_false(idle_at_stop);
+    assert_true(still_can); /* the kernel took the change */
     mem_store_close(st);
 }
 
