@@ -439,7 +439,8 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
 }
 
 /* The streamable-HTTP transport: a request's MCP-Protocol-Version header, when it has one,
- * names a version this server speaks, else the answer is 400. */
+ * names a version this server speaks, else the answer is 400. Not asked of initialize,
+ * where the version is negotiated (a newer client gets the newest one spoken here). */
 static bool version_header_ok(const mem_api_req_t *req, mem_api_resp_t *resp)
 {
     size_t len;
@@ -463,7 +464,6 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
     static const char *const VEC_PATHS[] = MEM_API_VEC_PATHS_MCP;
     mem_err_t err;
     mem_err_clear(&err);
-    if (!version_header_ok(req, resp)) return;
     json_t *root = NULL;
     int rc = req->body_len
                  ? mem_api__json_parse(req->body, req->body_len, VEC_PATHS, NULL, &root, &err)
@@ -480,6 +480,8 @@ void mem_api__mcp(const mem_api_ctx_t *ctx, const mem_api_req_t *req, mem_api_re
     }
     json_t *id = json_object_get(root, "id");
     const json_t *method = json_object_get(root, "method");
+    bool init = json_is_string(method) && strcmp(json_string_value(method), "initialize") == 0;
+    if (!init && !version_header_ok(req, resp)) goto out;
     if (json_is_array(root)) {
         rpc_error(resp, NULL, -32600, "Invalid Request: batches are not supported");
         goto out;

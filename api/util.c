@@ -6,6 +6,7 @@
  * or a number with one unit (s, m, h, d, w). Parsing works on (ptr, len) slices and never
  * calls the C library's locale- or zone-dependent functions.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -229,6 +230,9 @@ static bool uuid7_random(uint8_t *out, size_t n)
         size_t got = 0;
         while (got < UUID7_POOL) {
             ssize_t r = getrandom(uuid7_rand.b + got, UUID7_POOL - got, 0);
+            /* over 256 bytes a signal may interrupt it (and before the pool is ready any
+             * call): asked again, never the clock-mixed fallback */
+            if (r < 0 && errno == EINTR) continue;
             if (r <= 0) break;
             got += (size_t)r;
         }

@@ -346,6 +346,16 @@ def test_mcp_protocol_errors():
         st, _, body = srv.post("/mcp", ping, headers={"Accept": ACCEPT,
                                                       "MCP-Protocol-Version": good})
         eq((st, body.get("result")), (200, {}), "ping with MCP-Protocol-Version %s" % good)
+    # initialize is where the version is negotiated: a newer client's header (one this server
+    # does not speak yet) gets the newest supported version in the answer, not a 400
+    init = {"jsonrpc": "2.0", "id": 10, "method": "initialize",
+            "params": {"protocolVersion": "2099-01-01", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    for hdr in ("2099-01-01", "2025-06-18"):
+        st, _, body = srv.post("/mcp", init, headers={"Accept": ACCEPT,
+                                                      "MCP-Protocol-Version": hdr})
+        eq((st, body.get("result", {}).get("protocolVersion")), (200, "2025-11-25"),
+           "initialize with MCP-Protocol-Version %s: %s" % (hdr, body))
     # a session, when the server uses them, ends with DELETE /mcp
     if s.sid:
         st, _, _ = srv.call("DELETE", "/mcp", headers={"Mcp-Session-Id": s.sid})
