@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""http bench (BENCH.md section 4): the real mnemod on loopback, loaded with wrk.
+"""http bench: the real mnemod on loopback, loaded with wrk.
 
 Usage: run.py BUILD_DIR/mnemod [results.json]. Env: HTTP_N (segments, default 100000),
 HTTP_DIM (384), HTTP_SECONDS (per wrk run, default 8).
