@@ -91,6 +91,8 @@ typedef struct mem_api__auth {
 
 /* The first header named name (case-insensitive), NULL when absent. */
 const char *mem_api__req_header(const mem_api_req_t *req, const char *name, size_t *len);
+/* The same without the spaces and tabs around the value (HTTP's optional whitespace). */
+const char *mem_api__req_header_value(const mem_api_req_t *req, const char *name, size_t *len);
 /* MEM_OK, MEM_EBADREQ (no Host) or MEM_EHOST. */
 int mem_api__edge_host(const mem_api_edge_t *e, const mem_api_req_t *req, mem_err_t *err);
 /* MEM_OK (no Origin, or an allowed one; *present says which) or MEM_EORIGIN. */

@@ -238,16 +238,24 @@ const char *mem_api__req_header(const mem_api_req_t *req, const char *name, size
     return NULL;
 }
 
+const char *mem_api__req_header_value(const mem_api_req_t *req, const char *name, size_t *len)
+{
+    size_t n;
+    const char *v = mem_api__req_header(req, name, &n);
+    while (v && n && (*v == ' ' || *v == '\t'))
+        v++, n--;
+    while (v && n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+        n--;
+    *len = v ? n : 0;
+    return v;
+}
+
 /* ---- Host ---- */
 
 int mem_api__edge_host(const mem_api_edge_t *e, const mem_api_req_t *req, mem_err_t *err)
 {
     size_t len;
-    const char *v = mem_api__req_header(req, "Host", &len);
-    while (v && len && (*v == ' ' || *v == '\t'))
-        v++, len--;
-    while (v && len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-        len--;
+    const char *v = mem_api__req_header_value(req, "Host", &len);
     if (!v || len == 0) return mem_err_set(err, MEM_EBADREQ, "a Host header is required");
     if (e->any_host) return MEM_OK;
     char name[256];
@@ -267,15 +275,11 @@ int mem_api__edge_host(const mem_api_edge_t *e, const mem_api_req_t *req, mem_er
 
 /* ---- Origin ---- */
 
-/* value, trimmed of spaces and tabs, equals want (any letter case) */
+/* the header's value equals want (any letter case) */
 static bool header_is(const mem_api_req_t *req, const char *name, const char *want)
 {
     size_t len;
-    const char *v = mem_api__req_header(req, name, &len);
-    while (v && len && (*v == ' ' || *v == '\t'))
-        v++, len--;
-    while (v && len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-        len--;
+    const char *v = mem_api__req_header_value(req, name, &len);
     return v && len == strlen(want) && strncasecmp(v, want, len) == 0;
 }
 
@@ -299,14 +303,10 @@ int mem_api__edge_origin(const mem_api_edge_t *e, const mem_api_req_t *req, bool
                          mem_err_t *err)
 {
     size_t len;
-    const char *v = mem_api__req_header(req, "Origin", &len);
+    const char *v = mem_api__req_header_value(req, "Origin", &len);
     *present = v != NULL;
     if (e->any_origin) return MEM_OK;
     if (!v) return other_site_without_origin(req, err);
-    while (len && (*v == ' ' || *v == '\t'))
-        v++, len--;
-    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-        len--;
     for (size_t i = 0; i < e->n_origins; i++)
         if (strlen(e->origins[i]) == len && strncasecmp(e->origins[i], v, len) == 0) return MEM_OK;
     /* A same-origin request: the page was served by this Host, which passed the Host

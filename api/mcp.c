@@ -444,12 +444,8 @@ static void tools_call(const mem_api_ctx_t *ctx, mem_api_resp_t *resp, json_t *i
 static bool version_header_ok(const mem_api_req_t *req, mem_api_resp_t *resp)
 {
     size_t len;
-    const char *v = mem_api__req_header(req, "MCP-Protocol-Version", &len);
+    const char *v = mem_api__req_header_value(req, "MCP-Protocol-Version", &len);
     if (!v) return true;
-    while (len && (*v == ' ' || *v == '\t'))
-        v++, len--;
-    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-        len--;
     for (const char *const *p = PROTOCOL_VERSIONS; *p; p++)
         if (strlen(*p) == len && memcmp(*p, v, len) == 0) return true;
     mem_api__fail(resp, MEM_EINVAL, "MCP-Protocol-Version",
