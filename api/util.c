@@ -220,13 +220,12 @@ int mem_api__query_next(mem_api__query_t *q, mem_err_t *err)
 static _Thread_local struct {
     uint8_t b[UUID7_POOL];
     size_t used; /* bytes of b already handed out (UUID7_POOL: empty) */
-    bool filled; /* b was filled once on this thread */
-} uuid7_rand;
+} uuid7_rand = {.used = UUID7_POOL};
 
 /* n bytes (n <= UUID7_POOL) of getrandom output into out; false when the kernel gives none. */
 static bool uuid7_random(uint8_t *out, size_t n)
 {
-    if (!uuid7_rand.filled || uuid7_rand.used + n > UUID7_POOL) {
+    if (uuid7_rand.used + n > UUID7_POOL) {
         size_t got = 0;
         while (got < UUID7_POOL) {
             ssize_t r = getrandom(uuid7_rand.b + got, UUID7_POOL - got, 0);
@@ -236,11 +235,7 @@ static bool uuid7_random(uint8_t *out, size_t n)
             if (r <= 0) break;
             got += (size_t)r;
         }
-        if (got < UUID7_POOL) {
-            uuid7_rand.filled = false;
-            return false;
-        }
-        uuid7_rand.filled = true;
+        if (got < UUID7_POOL) return false; /* still empty: the next id asks again */
         uuid7_rand.used = 0;
     }
     memcpy(out, uuid7_rand.b + uuid7_rand.used, n);
@@ -252,12 +247,11 @@ static bool uuid7_random(uint8_t *out, size_t n)
 void mem_api__uuid7(int64_t ms, char out[37])
 {
     uint8_t b[16];
-    size_t got = 0;
-    if (uuid7_random(b + 6, 10)) /* the first 6 bytes are the clock's */
-        got = sizeof(b);
-    if (got < sizeof(b)) { /* no entropy source: still unique enough with the clock mixed in */
-        uint64_t x = (uint64_t)ms ^ ((uint64_t)(uintptr_t)&got << 16) ^ (uint64_t)clock();
-        for (size_t i = got; i < sizeof(b); i++) {
+    /* the first 6 bytes are the clock's; without an entropy source the random ones are still
+     * unique enough with the clock mixed in */
+    if (!uuid7_random(b + 6, 10)) {
+        uint64_t x = (uint64_t)ms ^ ((uint64_t)(uintptr_t)b << 16) ^ (uint64_t)clock();
+        for (size_t i = 0; i < sizeof(b); i++) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             b[i] = (uint8_t)(x >> 56);
         }
