@@ -1208,6 +1208,15 @@ void mem_store_ids_free(char **ids, size_t n)
     free(ids);
 }
 
+/* The compaction's context vectors against a namespace of dimension dim. */
+static int context_fits(const mem_store_compact_req_t *req, size_t dim, mem_err_t *err)
+{
+    if (req->context_given && req->n_context && req->context_dim != dim)
+        return mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu", dim,
+                             req->context_dim);
+    return MEM_OK;
+}
+
 int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store_compact_req_t *req,
                            char ***evict_ids, size_t *n_evict, size_t *before, mem_err_t *err)
 {
@@ -1222,11 +1231,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     char **ids = NULL, **ev = NULL;
     size_t n_ev = 0;
     int rc = MEM_OK;
-    if (req->context_given && req->n_context && req->context_dim != dim) {
-        rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu", dim,
-                           req->context_dim);
-        goto out;
-    }
+    if ((rc = context_fits(req, dim, err)) != MEM_OK) goto out;
     if (!req->has_target && !(req->ratio > 0 && req->ratio <= 1)) {
         rc = mem_err_field(err, MEM_EINVAL, "ratio", "ratio: must be in (0, 1]");
         goto out;
@@ -1236,11 +1241,7 @@ int mem_store_compact_plan(mem_store_t *st, const char *ns_name, const mem_store
     if ((rc = graph_wait_current(st, &ns, &dl, err)) != MEM_OK) goto out;
     if (ns->dim != dim) { /* an import of another dimension replaced it meanwhile */
         dim = ns->dim;
-        if (req->context_given && req->n_context && req->context_dim != dim) {
-            rc = mem_err_field(err, MEM_EDIM, "context", "context: expected %zu floats, got %zu",
-                               dim, req->context_dim);
-            goto out;
-        }
+        if ((rc = context_fits(req, dim, err)) != MEM_OK) goto out;
     }
 
     const mem_index_t *idx = mem_store__read_lock(ns);
