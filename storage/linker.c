@@ -273,6 +273,7 @@ void mem_store__graph_free(mem_store_graph_t *g)
     free(g->buckets);
     free(g->gone);
     free(g->w_flagged);
+    free(g->w_later);
     memset(g, 0, sizeof(*g));
 }
 

@@ -73,6 +73,10 @@ typedef struct mem_store_graph {
     size_t *w_flagged;
     size_t n_w_flagged, cap_w_flagged;
     bool w_changed; /* the group appended rows or changed flags */
+    /* the writer thread only: rows this group's inserts supersede, flagged when the group is
+     * published (with the rows that supersede them) or before an op that reads flags */
+    size_t *w_later;
+    size_t n_w_later, cap_w_later;
 } mem_store_graph_t;
 
 #define MEM_STORE__GRAPH_BUCKET 256  /* segments per graph_blocks row, by seq */

@@ -133,6 +133,7 @@ static void group_reset_ns(mem_store_ns_t *ns)
     ns->in_group = false;
     ns->meta_dirty = false;
     ns->g.n_w_flagged = 0;
+    ns->g.n_w_later = 0;
     ns->g.w_changed = false;
 }
 
@@ -181,6 +182,57 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
     if (n_left) *n_left = m;
     return MEM_OK;
+}
+
+int mem_store__supersede_later(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows,
+                               size_t n, mem_err_t *err)
+{
+    (void)w;
+    mem_store_graph_t *g = &ns->g;
+    if (g->cap_w_later - g->n_w_later < n) {
+        size_t cap = g->cap_w_later ? g->cap_w_later : 16;
+        while (cap - g->n_w_later < n)
+            cap *= 2;
+        size_t *a = realloc(g->w_later, cap * sizeof(*a));
+        if (!a) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        g->w_later = a;
+        g->cap_w_later = cap;
+    }
+    /* noted for the linker now, so that flagging them later cannot fail: the linker reads
+     * the flags only once the group is published, after they are set */
+    for (size_t i = 0; i < n; i++)
+        if (note_flagged(ns, rows[i]) != MEM_OK)
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    memcpy(g->w_later + g->n_w_later, rows, n * sizeof(*rows));
+    g->n_w_later += n;
+    return MEM_OK;
+}
+
+/* The superseded targets waiting in ns leave the active set; idx is the mutable handle,
+ * under the exclusive lock. Allocates nothing, so it cannot fail. */
+static void supersede_now(mem_store_ns_t *ns, mem_index_t *idx)
+{
+    for (size_t i = 0; i < ns->g.n_w_later; i++) {
+        size_t pos = ns->g.w_later[i];
+        uint8_t f = mem_index_flags(idx, pos);
+        if (f & (MEM_ROW_DELETED | MEM_ROW_SUPERSEDED)) continue; /* gone, or listed twice */
+        mem_index_set_flags(idx, pos, (uint8_t)(f | MEM_ROW_SUPERSEDED));
+        mem_store__lex_flags(ns, pos, (uint8_t)(f | MEM_ROW_SUPERSEDED));
+    }
+    ns->g.n_w_later = 0;
+}
+
+/* Before an op that reads or changes flags other than by appending (a delete releasing its
+ * targets, a compaction skipping rows that are no longer active): the group's waiting
+ * targets are flagged first, so that op sees them as a serial order would. */
+static void supersede_pending(mem_store__writer_t *w)
+{
+    for (size_t i = 0; i < w->g_n; i++) {
+        mem_store_ns_t *ns = w->g_ns[i];
+        if (ns->dropped || ns->g.n_w_later == 0) continue;
+        supersede_now(ns, mem_store__write_lock(w, ns));
+        mem_store__write_unlock(w, ns);
+    }
 }
 
 int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
@@ -291,6 +343,7 @@ static int op_ns_drop(mem_store__writer_t *w, mem_store_op_t *op)
 
 static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
 {
+    if (op->kind != MEM_STORE_OP_INSERT && op->kind != MEM_STORE_OP_IMPORT) supersede_pending(w);
     switch (op->kind) {
     case MEM_STORE_OP_NS_CREATE:
         return op_ns_create(w, op);
@@ -601,7 +654,11 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
         for (size_t i = 0; i < w->g_n; i++) {
             mem_store_ns_t *ns = w->g_ns[i];
             if (!ns->dropped) {
-                mem_store__ns_publish(ns, mem_store__write_lock(w, ns));
+                /* the superseded targets leave as their superseders appear: a scan sees
+                 * both versions' change at once, never neither */
+                mem_index_t *idx = mem_store__write_lock(w, ns);
+                supersede_now(ns, idx);
+                mem_store__ns_publish(ns, idx);
                 mem_store__write_unlock(w, ns);
                 mem_store__graph_publish(st, ns);
             }

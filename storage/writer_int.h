@@ -66,6 +66,12 @@ void mem_store__note_append(mem_store__writer_t *w, mem_store_ns_t *ns);
  * MEM_ENOMEM. */
 int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                      uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err);
+/* rows[0..n) are superseded by rows this group appends: they leave the active set when the
+ * group is published, under the same exclusive lock as those rows become visible (or before
+ * a later op of the group that reads flags), so a scan never sees a target gone while its
+ * superseder is not there yet. MEM_OK, MEM_ENOMEM. */
+int mem_store__supersede_later(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows,
+                               size_t n, mem_err_t *err);
 /* rows[0..n) lose the flag bits drop (under the exclusive lock). MEM_OK, MEM_ENOMEM. */
 int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                       uint8_t drop, mem_err_t *err);

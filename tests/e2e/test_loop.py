@@ -235,6 +235,72 @@ class Mix(threading.Thread):
 
 
 @test
+def test_loop_superseding_insert_never_hides_both_versions():
+    """Chains of segments, each insert superseding the chain's previous one, while readers
+    retrieve (by vector and by text) and read the stats: every answer holds exactly one
+    version of every chain, never the old one gone before the new one is there, and the
+    stats count as many active segments as there are chains."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 3)
+        n, dim, gens = 20, 8, 15
+        first = [{"id": "c%d-0" % i, "text": "chain link %d" % i, "embedding": h.rand_vec(rng, dim)}
+                 for i in range(n)]
+        expect_ok(srv.insert("sup", {"segments": first}), 201, "first versions")
+        stop = threading.Event()
+        bad = []
+        reads = [0, 0, 0]
+
+        def chain_of(r):
+            return r["id"].split("-")[0]
+
+        def reader(kind):
+            conn = keepalive(srv)
+            rr = random.Random(SEED + 4 + kind)
+            try:
+                while not stop.is_set():
+                    if kind == 2:
+                        st, body = call(conn, "GET", "/v1/namespaces/sup")
+                        b = json.loads(body)
+                        if st != 200 or b["count"] - b["superseded"] != n:
+                            bad.append(("stats", st, b))
+                    else:
+                        req = {"embedding": h.rand_vec(rr, dim), "k": 100} if kind == 0 else \
+                            {"query": "chain link", "match": "text", "k": 100}
+                        st, body = call(conn, "POST", "/v1/namespaces/sup/retrieve", req)
+                        res = json.loads(body).get("results", []) if st == 200 else []
+                        chains = sorted(chain_of(r) for r in res)
+                        if st != 200 or chains != sorted("c%d" % i for i in range(n)):
+                            bad.append((kind, st, [r["id"] for r in res]))
+                    reads[kind] += 1
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(3)]
+        for t in threads:
+            t.start()
+        conn = keepalive(srv)
+        try:
+            for g in range(1, gens + 1):
+                for i in range(n):
+                    seg = {"id": "c%d-%d" % (i, g), "text": "chain link %d" % i,
+                           "embedding": h.rand_vec(rng, dim), "supersedes": ["c%d-%d" % (i, g - 1)]}
+                    st, body = call(conn, "POST", "/v1/namespaces/sup/segments", seg)
+                    eq(st, 201, "superseding insert %s: %s" % (seg["id"], body[:200]))
+        finally:
+            conn.close()
+            stop.set()
+            for t in threads:
+                t.join(60)
+        check(min(reads) > 0, "every reader read (%s)" % reads)
+        check(not bad, "%d of %d reads saw a chain with no version or two: %s"
+              % (len(bad), sum(reads), bad[:3]))
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
 def test_loop_mixed_clients_then_sigterm():
     """Twelve keep-alive clients mix single inserts, deletes, retrieves (each checked
     against what was surely visible while it ran), batch inserts, compactions, exports and
