@@ -212,6 +212,9 @@ enum mem_store__stmt {
     STMT_SUP_DEL_BY,     /* the pairs of a superseder */
     STMT_SUP_DEL_TARGET, /* the pairs of a target */
     STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
+    STMT_SUP_BY,         /* superseders of target_seq */
+    STMT_SEG_SUPS_GET,   /* a row's supersedes blob */
+    STMT_SEG_SUPS_SET,
     STMT_SUP_DEL_NS,
     STMT_NS_RECENT, /* the recent queries blob */
     STMT_GONE_SAVE, /* a deleted row's vector, kept until the graph lets go */

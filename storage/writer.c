@@ -59,6 +59,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SUP_LATEST] = "SELECT s.id FROM supersessions x JOIN segments s"
                         " ON s.ns_id = x.ns_id AND s.seq = x.by_seq"
                         " WHERE x.ns_id = ? AND x.target_seq = ? ORDER BY x.by_seq DESC LIMIT 1",
+    [STMT_SUP_BY] = "SELECT by_seq FROM supersessions WHERE ns_id = ? AND target_seq = ?",
+    [STMT_SEG_SUPS_GET] = "SELECT supersedes FROM segments WHERE ns_id = ? AND seq = ?",
+    [STMT_SEG_SUPS_SET] = "UPDATE segments SET supersedes = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SUP_DEL_NS] = "DELETE FROM supersessions WHERE ns_id = ?",
     [STMT_NS_RECENT] = "UPDATE namespaces SET recent = ? WHERE id = ?",
     [STMT_GONE_SAVE] =

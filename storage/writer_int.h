@@ -80,6 +80,11 @@ int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *
 /* The row by_seq (id by_id) supersedes the row target_seq: record it. */
 int mem_store__supersede_record(mem_store__writer_t *w, mem_store_ns_t *ns, const char *by_id,
                                 int64_t by_seq, int64_t target_seq, mem_err_t *err);
+/* The row target_seq (whose id was id) is being deleted: the rows superseding it drop id from
+ * their stored supersedes. Call before mem_store__supersede_release drops its pairs. MEM_OK,
+ * MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store__supersede_forget(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t target_seq,
+                                const char *id, mem_err_t *err);
 /* The rows gone[0..n) were deleted: drop their pairs; a target left without a superseder is
  * superseded no more (and rejoins). */
 int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *gone,

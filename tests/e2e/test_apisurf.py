@@ -698,6 +698,38 @@ def test_export_import_round_trip():
 
 
 @h.test
+def test_export_import_after_a_superseded_segment_is_deleted():
+    """Deleting a superseded segment drops its id from its superseders' supersedes, so the
+    export still imports (it named an id no line holds: unknown_id), and an id re-used by a
+    later segment is never taken for the deleted one."""
+    srv = h.shared()
+    rng = random.Random(SEED + 31)
+    src = fresh_ns(srv)
+    v = lambda: h.rand_vec(rng, DIM)  # noqa: E731
+    for s in ({"id": "a", "embedding": v()}, {"id": "x", "embedding": v()},
+              {"id": "b", "embedding": v(), "supersedes": ["x", "a", "a"]},
+              {"id": "c", "embedding": v(), "supersedes": ["a"]}):
+        h.expect_ok(srv.insert(src, s), 201, "insert %s" % s["id"])
+    h.expect_ok(srv.delete("/v1/namespaces/%s/segments/a" % src), 200)
+    h.eq(h.expect_ok(srv.seg(src, "b"), 200)["supersedes"], ["x"], "b forgets a, keeps x")
+    h.eq(h.expect_ok(srv.seg(src, "c"), 200)["supersedes"], [], "c forgets a")
+    h.eq(h.expect_ok(srv.seg(src, "x"), 200)["superseded_by"], "b", "x stays superseded")
+    h.expect_ok(srv.insert(src, {"id": "a", "embedding": v()}), 201, "a new a")
+    h.eq(h.expect_ok(srv.seg(src, "a"), 200)["superseded_by"], None, "the new a is active")
+    st, _, data = export(srv, src)
+    h.eq(st, 200, "export")
+    dst = "rd%d" % rng.randrange(10 ** 9)
+    h.eq(h.expect_ok(do_import(srv, dst, data), 201, "import"), {"imported": 4, "skipped": 0})
+    for sid in ("x", "b", "c", "a"):
+        a = h.expect_ok(srv.seg(src, sid), 200)
+        b = h.expect_ok(srv.seg(dst, sid), 200)
+        for k in ("supersedes", "superseded_by", "archived", "timestamp"):
+            h.eq(b[k], a[k], "%s of %s" % (k, sid))
+    h.eq(h.expect_ok(do_import(srv, src, data), 200, "re-import into the source"),
+         {"imported": 0, "skipped": 4})
+
+
+@h.test
 def test_import_bad_line_writes_nothing():
     srv = h.shared()
     rng = random.Random(SEED + 31)
