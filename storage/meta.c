@@ -131,24 +131,46 @@ static int pairbuf_add(pairbuf_t *b, sqlite3_stmt *s, int first)
     return MEM_OK;
 }
 
-int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
-                                const char *json, size_t len, mem_err_t *err)
+/* json's (path, value) pairs into b (nothing for NULL). MEM_OK, MEM_ENOMEM, MEM_ESTORAGE. */
+static int flatten(mem_store_t *st, const char *json, size_t len, pairbuf_t *b, mem_err_t *err)
 {
-    mem_store_t *st = w->st;
-    pairbuf_t b = {0};
     int rc = MEM_OK;
     if (json) {
         sqlite3_stmt *s = st->stmts[STMT_META_TREE];
         sqlite3_bind_text(s, 1, json, (int)len, SQLITE_STATIC);
         int src;
         while ((src = sqlite3_step(s)) == SQLITE_ROW && rc == MEM_OK)
-            rc = pairbuf_add(&b, s, 0);
+            rc = pairbuf_add(b, s, 0);
         if (rc == MEM_OK && src != SQLITE_DONE && src != SQLITE_ROW)
             rc = mem_store__err_sqlite(err, st->db, src, "index metadata");
         sqlite3_reset(s);
         sqlite3_clear_bindings(s);
         if (rc == MEM_ENOMEM) rc = mem_err_set(err, rc, "out of memory");
     }
+    return rc;
+}
+
+int mem_store__meta_flatten_later(mem_store__writer_t *w, const char *json, size_t len,
+                                  mem_store__patch_later_t *p, mem_err_t *err)
+{
+    pairbuf_t b = {0};
+    int rc = flatten(w->st, json, len, &b, err);
+    if (rc != MEM_OK) {
+        pairbuf_free(&b);
+        return rc;
+    }
+    p->meta = true;
+    p->pairs = b.pairs;
+    p->n_pairs = b.n;
+    p->text = b.text;
+    return MEM_OK;
+}
+
+int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
+                                const char *json, size_t len, mem_err_t *err)
+{
+    pairbuf_t b = {0};
+    int rc = flatten(w->st, json, len, &b, err);
     if (rc == MEM_OK) {
         mem_store__write_lock(w, ns); /* the meta index is guarded like the index */
         rc = mem_meta_set(ns->meta, seq, b.pairs, b.n);

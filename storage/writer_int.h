@@ -95,6 +95,19 @@ int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, con
 int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
                                 const char *json, size_t len, mem_err_t *err);
 
+/* meta.c: the same flattened into p (p->meta, pairs and text set; nothing in ns changes) for
+ * a patch that becomes visible with its group. MEM_OK, MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store__meta_flatten_later(mem_store__writer_t *w, const char *json, size_t len,
+                                  mem_store__patch_later_t *p, mem_err_t *err);
+
+/* writer.c: a patch's change of ns's index (source) and metadata values, taken over (its pairs
+ * and text are ns's now, freed on failure too): made visible when the group is published,
+ * under the same exclusive lock as its rows, so a filtered scan never sees values that
+ * SQLite has not committed (or before an op of the group that needs them). MEM_OK,
+ * MEM_ENOMEM. */
+int mem_store__patch_later(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store__patch_later_t *p,
+                           mem_err_t *err);
+
 /* insert.c: is the segment in identical to the stored row at seq? (*same set on MEM_OK) */
 int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,
                               const mem_store_seg_in_t *in, bool *same, mem_err_t *err);
