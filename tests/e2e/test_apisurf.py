@@ -496,6 +496,38 @@ def test_filter_follows_patch_delete_and_restart():
 
 
 @h.test
+def test_filter_keys_with_escaped_characters():
+    """Metadata keys holding characters JSON escapes (a quote, a backslash, a tab, a control
+    character, one outside the BMP written either way) are matched by filters naming them,
+    at the top level and nested, before and after a restart: they never matched."""
+    own = h.Server().start()
+    try:
+        ns = fresh_ns(own)
+        v = [1, 0, 0, 0, 0, 0, 0, 0]
+        keys = ['a"b', "x\\y", "t\tab", "c\u0001", "emoji\U0001F600", "plain"]
+        for i, k in enumerate(keys):
+            h.expect_ok(own.insert(ns, {"id": "k%d" % i, "embedding": v,
+                                        "metadata": {k: i, "n": {k: i}}}), 201)
+        h.expect_ok(own.insert(ns, {"id": "other", "embedding": v, "metadata": {"ab": 0}}), 201)
+
+        def check_all(what):
+            for i, k in enumerate(keys):
+                for f in ({k: i}, {"n." + k: i}, {k: {"$exists": True}}):
+                    r = h.expect_ok(own.retrieve(ns, {"embedding": v, "k": 100, "filter": f}), 200)
+                    h.eq([x["id"] for x in r["results"]], ["k%d" % i], "%s: filter %r" % (what, f))
+            raw = b'{"embedding":[1,0,0,0,0,0,0,0],"filter":{"emoji\\ud83d\\ude00":4}}'
+            r = h.expect_ok(own.retrieve(ns, raw), 200)
+            h.eq([x["id"] for x in r["results"]], ["k4"], "%s: a surrogate pair" % what)
+
+        check_all("stored")
+        own.restart()
+        check_all("after a restart")
+    finally:
+        own.stop()
+        own.cleanup()
+
+
+@h.test
 def test_filter_bad_input():
     srv = h.shared()
     ns = fresh_ns(srv)
