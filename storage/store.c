@@ -1136,8 +1136,10 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
                         (first & 0xff) == SQLITE_BUSY || (first & 0xff) == SQLITE_LOCKED);
     /* A patch commits its row while memory keeps the old values until the group is published
      * (writer.c): a snapshot pinned meanwhile could answer a hit chosen by the old metadata or
-     * source with the new ones. Then nothing is recorded and the whole retrieve runs again. */
-    if (!busy && first == SQLITE_ROW && __atomic_load_n(&ns->patch_unpublished, __ATOMIC_SEQ_CST))
+     * source with the new ones. Then nothing is recorded and the whole retrieve runs again.
+     * Only a filter or a source chooses hits by those values: other retrieves never wait. */
+    if (!busy && first == SQLITE_ROW && (q->filter || q->source) &&
+        __atomic_load_n(&ns->patch_unpublished, __ATOMIC_SEQ_CST))
         *again = true;
     busy |= why && *again; /* a try hands it to the pool, which may wait */
     /* A try reads the texts here, before anything is recorded, and gives up on an answer
