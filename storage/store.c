@@ -1009,10 +1009,13 @@ static int query_fits(const mem_store_ns_t *ns, const mem_store_query_t *q, mem_
 
 /* mem_store_retrieve, or with why != NULL its try (mem_store_retrieve_try): then nothing
  * here waits, and *why says when it gave up before doing anything the caller can see. */
+/* *again (when the texts' snapshot may hold a patch that memory, which the scan read, does not
+ * show yet: the caller runs it again once the patch is published) */
 static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                     size_t work_budget, mem_store_try_t *why, mem_store_result_t **out, size_t *n,
-                    size_t *scanned, const char **kernel, mem_err_t *err)
+                    size_t *scanned, const char **kernel, bool *again, mem_err_t *err)
 {
+    *again = false;
     if (why) *why = MEM_STORE_TRY_DONE;
     if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
         return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
@@ -1162,6 +1165,14 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
      * counts once the fetch has its snapshot, so a retrieve tried and rerun counts once. */
     bool busy = why && (first == SQLITE_BUSY || first == SQLITE_LOCKED ||
                         (first & 0xff) == SQLITE_BUSY || (first & 0xff) == SQLITE_LOCKED);
+    /* A patch commits its row while memory keeps the old values until the group is published
+     * (writer.c): a snapshot pinned meanwhile could answer a hit chosen by the old metadata or
+     * source with the new ones. Then nothing is recorded and the whole retrieve runs again.
+     * Only a filter or a source chooses hits by those values: other retrieves never wait. */
+    if (!busy && first == SQLITE_ROW && (q->filter || q->source) &&
+        __atomic_load_n(&ns->patch_unpublished, __ATOMIC_SEQ_CST))
+        *again = true;
+    busy |= why && *again; /* a try hands it to the pool, which may wait */
     /* A try reads the texts here, before anything is recorded, and gives up on an answer
      * over MEM_STORE_TRY_MAX_TEXT: what the loop fetches and encodes stays small whatever
      * k and the texts' sizes (the view is held that long, no longer than the cap). */
@@ -1172,7 +1183,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
                              MEM_STORE_TRY_MAX_TEXT, cached_bytes, &big, err);
         filled = true;
     }
-    if (within && !busy && !big && q->record_access && !skip && !oom &&
+    if (within && !busy && !*again && !big && q->record_access && !skip && !oom &&
         (first == SQLITE_ROW || first == SQLITE_DONE))
         mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
                                  n_hits);
@@ -1183,6 +1194,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         *why = busy ? MEM_STORE_TRY_SQLITE : MEM_STORE_TRY_BUDGET;
         goto out;
     }
+    if (*again) goto out;
     if (oom) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
@@ -1224,15 +1236,25 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
                        mem_err_t *err)
 {
-    return retrieve(st, ns_name, q, 0, NULL, out, n, scanned, kernel, err);
+    bool again;
+    int rc;
+    /* a patch published within about a commit: wait for it in small steps */
+    while ((rc = retrieve(st, ns_name, q, 0, NULL, out, n, scanned, kernel, &again, err)) ==
+               MEM_OK &&
+           again) {
+        struct timespec pause = {0, 100 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return rc;
 }
 
 int mem_store_retrieve_try(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                            size_t work_budget, mem_store_try_t *why, mem_store_result_t **out,
                            size_t *n, size_t *scanned, const char **kernel, mem_err_t *err)
 {
+    bool again;
     return retrieve(st, ns_name, q, work_budget ? work_budget : 1, why, out, n, scanned, kernel,
-                    err);
+                    &again, err);
 }
 
 /* ---- compaction plan ---- */
