@@ -1,0 +1,322 @@
+"""test_docs.py - the user's manual names every setting, option and error the binary has,
+with the names and defaults the binary uses, and nothing the binary does not have.
+
+Sources of truth, each read from the binary or the code itself:
+- the server's settings: `mnemod --help` (printed from config/config.c's option table):
+  flag, environment variable, default;
+- the client commands' options: the command table and the global options of cli/cli.c;
+- the maintenance commands' flags: `mnemod backup --help`;
+- the error codes: the MEM_ERR_MAP X-macro of core/err.h (status, wire code).
+Checked against them:
+- docs/mnemod.1: an OPTIONS entry per server setting with its environment variable and its
+  default; every client option under its command; every flag the page names exists;
+- docs/operations.md and docs/cluster.md: a settings-table row per setting, with the same
+  flag, variable and default; every `--flag` and MNEMOD_* variable they name exists;
+- `mnemod help`: every option of every command on that command's lines, and no other;
+- docs/api.md's error table: every (status, code) the server can send, and no other.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness as h  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLIENT_ENV = {"MNEMOD_URL", "MNEMOD_NAMESPACE", "MNEMOD_API_KEY"}
+# Names in the docs that are not mnemod's settings: the cluster's JetStream streams, and a
+# flag of vLLM's command line.
+OTHER_NAMES = {"MNEMOD_0", "MNEMOD_SNAP", "task"}
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def run(*args):
+    p = subprocess.run([h.BINARY] + list(args), capture_output=True, timeout=30,
+                       env=h.clean_env({}), stdin=subprocess.DEVNULL)
+    h.eq(p.returncode, 0, "mnemod %s exit status" % " ".join(args))
+    return p.stdout.decode("utf-8")
+
+
+def none_missing(missing, what):
+    h.check(not missing, "%s:\n  %s" % (what, "\n  ".join(missing)))
+
+
+# ---------------------------------------------------------------- the sources of truth
+
+def server_settings():
+    """[{flag (or None), env, default}] from `mnemod --help`, in its order."""
+    out = []
+    line = re.compile(r"^  (?:--([a-z0-9-]+) \S+|\(env only\))\s+([A-Z0-9_]*)\s+default (.+)$")
+    for ln in run("--help").splitlines():
+        m = line.match(ln)
+        if m:
+            out.append({"flag": m.group(1), "env": m.group(2) or None,
+                        "default": m.group(3).strip()})
+    h.check(len(out) >= 60, "read the settings of mnemod --help (%d)" % len(out))
+    return out
+
+
+def client_commands():
+    """({command: [option names]}, [global option names]) from cli/cli.c's tables."""
+    src = read("cli/cli.c")
+    glob = re.search(r"global_opts\[\] = \{(.*?)\};", src, re.S).group(1)
+    table = re.search(r"\} commands\[\] = \{(.*?)\n\};", src, re.S).group(1)
+    cmds = {}
+    for name, opts in re.findall(r'\{"([a-z]+)",\s*\{(.*?)\}\}', table, re.S):
+        cmds[name] = [o.rstrip("!") for o in re.findall(r'"([a-z0-9-]+!?)"', opts)]
+    h.check(len(cmds) >= 9 and "search" in cmds, "read cli/cli.c's commands (%s)" % cmds)
+    return cmds, [o.rstrip("!") for o in re.findall(r'"([a-z0-9-]+!?)"', glob)]
+
+
+def error_codes():
+    """{(status, wire code)} of core/err.h."""
+    pairs = set(re.findall(r'X\(E[A-Z]+, -\d+, (\d+), "([a-z_]+)"\)', read("core/err.h")))
+    h.check(len(pairs) >= 20, "read core/err.h's error map (%d)" % len(pairs))
+    return pairs
+
+
+# ---------------------------------------------------------------- the manual
+
+def groff_text(s):
+    """Roughly what a man page line reads as: escapes and macro names dropped."""
+    s = re.sub(r"^\.(?:B|I|BI|BR|IR|RB|RI|IB)\s+", "", s, flags=re.M)
+    s = re.sub(r"\\f[BIRP]", "", s)
+    s = s.replace("\\-", "-").replace("\\ ", " ").replace('"', "")
+    return re.sub(r"\s+", " ", s)
+
+
+def man_sections():
+    """{section title: text} of docs/mnemod.1."""
+    parts = re.split(r"^\.SH ", read("docs/mnemod.1"), flags=re.M)
+    return {p.split("\n", 1)[0].strip().strip('"'): p for p in parts[1:]}
+
+
+def man_entries(section):
+    """[(tag line as text, body as text)] of a section's .TP entries."""
+    out = []
+    for chunk in re.split(r"^\.TP\n", section, flags=re.M)[1:]:
+        tag, _, body = chunk.partition("\n")
+        body = re.split(r"^\.(?:SS|PP)", body, flags=re.M)[0]
+        out.append((groff_text(tag), groff_text(body)))
+    return out
+
+
+def norm_default(s):
+    s = s.replace("`", "").replace("\u2212", "-").strip().rstrip(".")
+    return re.sub(r"^the ", "", s)
+
+
+def settings_rows():
+    """{flag or env: (flag, env, default)} of the settings tables of operations.md and
+    cluster.md (the tables whose header names env, flag and default)."""
+    rows = {}
+    for path in ("docs/operations.md", "docs/cluster.md"):
+        cols = None
+        for ln in read(path).splitlines():
+            if not ln.startswith("|"):
+                cols = None
+                continue
+            cells = [c.strip() for c in ln.strip().strip("|").split("|")]
+            if cols is None:
+                names = [c.lower() for c in cells]
+                if {"env", "flag", "default"} <= set(names):
+                    cols = {n: names.index(n) for n in ("env", "flag", "default")}
+                else:
+                    cols = {}
+                continue
+            if not cols or set(cells[0]) <= set("-: "):
+                continue
+            flag = cells[cols["flag"]].strip("`")
+            flag = flag[2:] if flag.startswith("--") else None
+            env = cells[cols["env"]].strip("`")
+            rows[flag or env] = (flag, env, cells[cols["default"]])
+    return rows
+
+
+# ---------------------------------------------------------------- the tests
+
+@h.test
+def test_man_page_has_every_setting():
+    opts = dict((t, b) for t, b in man_entries(man_sections()["OPTIONS"]))
+    env_only_text = groff_text(man_sections()["OPTIONS"])
+    missing = []
+    for s in server_settings():
+        if not s["flag"]:  # an environment variable only: named in some entry
+            if not re.search(r"\b%s\b" % s["env"], env_only_text):
+                missing.append("%s (environment only) is not named" % s["env"])
+            continue
+        entry = [b for t, b in opts.items() if re.match(r"--%s\b(?!-)" % s["flag"], t)]
+        if not entry:
+            missing.append("--%s has no entry" % s["flag"])
+            continue
+        body = entry[0]
+        if s["env"] and not re.search(r"Environment: %s\b" % s["env"], body):
+            missing.append("--%s: no 'Environment: %s'" % (s["flag"], s["env"]))
+        m = re.search(r"Default: (.*?)(?:\.\s|\.$|$)", body)
+        if not m:
+            missing.append("--%s: no 'Default:' (--help says %s)" % (s["flag"], s["default"]))
+        elif not norm_default(m.group(1)).startswith(norm_default(s["default"])):
+            missing.append("--%s: 'Default: %s', --help says %s"
+                           % (s["flag"], m.group(1), s["default"]))
+    none_missing(missing, "docs/mnemod.1 OPTIONS against mnemod --help")
+
+
+@h.test
+def test_settings_tables_have_every_setting():
+    rows = settings_rows()
+    missing = []
+    for s in server_settings():
+        key = s["flag"] or s["env"]
+        if key not in rows:
+            missing.append("%s has no row" % key)
+            continue
+        flag, env, default = rows[key]
+        if env != (s["env"] or ""):
+            missing.append("%s: env %s, --help says %s" % (key, env, s["env"]))
+        if not norm_default(default).startswith(norm_default(s["default"])):
+            missing.append("%s: default %s, --help says %s" % (key, default, s["default"]))
+    known = {s["flag"] or s["env"] for s in server_settings()}
+    missing += ["%s: a row for a setting mnemod --help does not have" % k
+                for k in rows if k not in known]
+    none_missing(missing, "settings tables of docs/operations.md and docs/cluster.md")
+
+
+def usage_lines(usage, cmd, all_cmds):
+    """The lines of `mnemod help` that describe cmd: its own line and the indented lines
+    under it, up to the next command or section."""
+    lines, on = [], False
+    for ln in usage.splitlines():
+        m = re.match(r"^  ([a-z]+)\b", ln)
+        if m and m.group(1) in all_cmds:
+            on = m.group(1) == cmd
+        elif not ln.startswith("      "):
+            on = False
+        if on:
+            lines.append(ln)
+    return "\n".join(lines)
+
+
+def option_names(text):
+    return set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", text)) | \
+        {"k" for _ in re.findall(r"(?<![\w-])-k\b", text)}
+
+
+@h.test
+def test_help_shows_every_client_option():
+    cmds, glob = client_commands()
+    usage = run("help")
+    missing = []
+    for cmd, opts in cmds.items():
+        if cmd == "help":
+            continue
+        text = usage_lines(usage, cmd, cmds)
+        if not text:
+            missing.append("%s: no line" % cmd)
+            continue
+        shown = option_names(text)
+        missing += ["%s: --%s not shown" % (cmd, o) for o in opts if o not in shown]
+        missing += ["%s: --%s shown but not accepted" % (cmd, o) for o in shown
+                    if o not in opts and o not in glob]
+    common = usage.split("Options of every command:", 1)
+    h.check(len(common) == 2, "mnemod help has its common options")
+    shown = option_names(common[1])
+    missing += ["--%s (every command) not shown" % o for o in glob if o not in shown]
+    none_missing(missing, "mnemod help against cli/cli.c")
+    h.eq(run("search", "--help"), usage, "a command's --help is mnemod help")
+
+
+@h.test
+def test_man_page_has_every_client_option():
+    cmds, glob = client_commands()
+    entries = man_entries(man_sections()["CLIENT COMMANDS"])
+    text = groff_text(man_sections()["CLIENT COMMANDS"])
+    missing = []
+    for cmd, opts in cmds.items():
+        if cmd == "help":
+            continue
+        mine = " ".join(t + " " + b for t, b in entries if re.match(r"%s\b" % cmd, t))
+        if not mine:
+            missing.append("%s: no entry" % cmd)
+            continue
+        shown = option_names(mine)
+        missing += ["%s: --%s not described" % (cmd, o) for o in opts if o not in shown]
+    missing += ["--%s (every command) not described" % o for o in glob
+                if o not in option_names(text)]
+    none_missing(missing, "docs/mnemod.1 CLIENT COMMANDS against cli/cli.c")
+
+
+@h.test
+def test_man_page_names_only_real_flags():
+    cmds, glob = client_commands()
+    real = {s["flag"] for s in server_settings() if s["flag"]} | set(glob) | \
+        {o for opts in cmds.values() for o in opts} | {"help", "version", "check"}
+    page = read("docs/mnemod.1").replace("\\-", "-")
+    unknown = sorted(set(re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", page)) - real)
+    none_missing(unknown, "docs/mnemod.1 names flags mnemod does not have")
+    env = {s["env"] for s in server_settings() if s["env"]} | CLIENT_ENV
+    unknown = sorted(set(re.findall(r"\b((?:MNEMOD|MEMU)_[A-Z0-9_]*[A-Z0-9])\b", page)) - env)
+    none_missing(unknown, "docs/mnemod.1 names variables mnemod does not read")
+
+
+def prose(path):
+    """path without its fenced code blocks (commands of other tools live there)."""
+    return re.sub(r"```.*?```", "", read(path), flags=re.S)
+
+
+@h.test
+def test_docs_name_only_real_settings():
+    cmds, glob = client_commands()
+    real = {s["flag"] for s in server_settings() if s["flag"]} | set(glob) | \
+        {o for opts in cmds.values() for o in opts} | {"help", "version", "check"}
+    env = {s["env"] for s in server_settings() if s["env"]} | CLIENT_ENV
+    unknown = []
+    for path in ("README.md", "docs/operations.md", "docs/cluster.md", "docs/retrieval.md",
+                 "docs/api.md", "docs/architecture.md"):
+        text = prose(path)
+        for f in sorted(set(re.findall(r"`(?:mnemod [^`]*)?--([a-z][a-z0-9-]*)", text)) - real):
+            if f not in OTHER_NAMES:
+                unknown.append("%s: --%s" % (path, f))
+        for v in sorted(set(re.findall(r"\b((?:MNEMOD|MEMU)_[A-Z0-9_]*[A-Z0-9])\b", text)) - env):
+            if v not in OTHER_NAMES:
+                unknown.append("%s: %s" % (path, v))
+    none_missing(unknown, "the docs name settings mnemod does not have")
+
+
+@h.test
+def test_maintenance_commands_are_described():
+    usage = run("backup", "--help")
+    for word in ("backup", "restore", "--check", "--data", "--config"):
+        h.check(word in usage, "mnemod backup --help names %s" % word)
+    text = groff_text(read("docs/mnemod.1"))
+    for word in ("mnemod backup", "mnemod restore", "mnemod --check"):
+        h.check(word in text, "docs/mnemod.1 shows %s" % word)
+    ops = read("docs/operations.md")
+    for word in ("mnemod backup", "mnemod restore", "mnemod --check"):
+        h.check(word in ops, "docs/operations.md shows %s" % word)
+
+
+@h.test
+def test_error_table_lists_every_code():
+    text = read("docs/api.md")
+    m = re.search(r"\n\*\*Errors\*\*(.*?)\n\n(\|.*?)\n\n", text, re.S)
+    h.check(m, "docs/api.md has an **Errors** paragraph with a table")
+    rows = set()
+    for ln in m.group(2).splitlines()[2:]:
+        cells = [c.strip().strip("`") for c in ln.strip().strip("|").split("|")]
+        for code in re.split(r"`?\s*,\s*`?", cells[1]):
+            rows.add((cells[0], code.strip("`")))
+    want = error_codes()
+    none_missing(["%s %s" % p for p in sorted(want - rows)],
+                 "docs/api.md's error table lacks codes core/err.h sends")
+    none_missing(["%s %s" % p for p in sorted(rows - want)],
+                 "docs/api.md's error table lists codes core/err.h does not have")
+
+
+if __name__ == "__main__":
+    h.main()
