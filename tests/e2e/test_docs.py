@@ -13,7 +13,8 @@ Checked against them:
 - docs/operations.md and docs/cluster.md: a settings-table row per setting, with the same
   flag, variable and default; every `--flag` and MNEMOD_* variable they name exists;
 - `mnemod help`: every option of every command on that command's lines, and no other;
-- docs/api.md's error table: every (status, code) the server can send, and no other.
+- docs/api.md's error table: every (status, code) the server can send, and no other;
+- docs/performance.md: its figures are bench/results/*.json (scripts/bench-figures.py).
 """
 
 import os
@@ -316,6 +317,16 @@ def test_error_table_lists_every_code():
                  "docs/api.md's error table lacks codes core/err.h sends")
     none_missing(["%s %s" % p for p in sorted(rows - want)],
                  "docs/api.md's error table lists codes core/err.h does not have")
+
+
+@h.test
+def test_performance_figures_are_the_results():
+    """docs/performance.md's tables are bench/results/*.json as scripts/bench-figures.py
+    prints them, and every result file has its table."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "bench-figures.py"),
+                        "--check", os.path.join(ROOT, "docs", "performance.md")],
+                       capture_output=True, timeout=60)
+    h.check(p.returncode == 0, p.stderr.decode("utf-8", "replace"))
 
 
 if __name__ == "__main__":
