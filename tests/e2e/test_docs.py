@@ -30,6 +30,8 @@ CLIENT_ENV = {"MNEMOD_URL", "MNEMOD_NAMESPACE", "MNEMOD_API_KEY"}
 # Names in the docs that are not mnemod's settings: the cluster's JetStream streams, and a
 # flag of vLLM's command line.
 OTHER_NAMES = {"MNEMOD_0", "MNEMOD_SNAP", "task"}
+# The cluster's JetStream key-value buckets, named like metrics.
+BUCKETS = {"mnemod_placement", "mnemod_nodes"}
 
 
 def read(path):
@@ -317,6 +319,38 @@ def test_error_table_lists_every_code():
                  "docs/api.md's error table lacks codes core/err.h sends")
     none_missing(["%s %s" % p for p in sorted(rows - want)],
                  "docs/api.md's error table lists codes core/err.h does not have")
+
+
+def metric_names(text):
+    """mnemod_* names of a text, `mnemod_x_{a,b}_y` expanded (`mnemod_x{label}` is a label)."""
+    names = set()
+    brace = re.compile(r"mnemod_([a-z0-9_]*)\{([a-z_,]+)\}([a-z0-9_]+)")
+    for m in brace.finditer(text):
+        names |= {"mnemod_" + m.group(1) + x + m.group(3) for x in m.group(2).split(",")}
+    names |= set(re.findall(r"mnemod_[a-z0-9_]*[a-z0-9]", brace.sub("", text)))
+    return names - BUCKETS
+
+
+@h.test
+def test_docs_name_every_metric_and_only_real_ones():
+    src = ""
+    for d in ("server", "cluster", "api", "storage", "embedder"):
+        for f in sorted(os.listdir(os.path.join(ROOT, d))):
+            if f.endswith(".c"):
+                src += read(os.path.join(d, f))
+    emitted = set(re.findall(r"# TYPE (mnemod_[a-z0-9_]+)", src))
+    # the cluster's counters: "mnemod_cluster_%s_total" over cluster/status.c's table
+    emitted |= {"mnemod_cluster_%s_total" % c for c in
+                re.findall(r'\{"([a-z_]+)", cl->n_', read("cluster/status.c"))}
+    emitted.discard("mnemod_cluster_")
+    h.check(len(emitted) >= 30, "read the metrics of the sources (%d)" % len(emitted))
+    docs = read("docs/operations.md") + read("docs/cluster.md")
+    named = metric_names(docs)
+    none_missing(sorted(emitted - named), "metrics the server exports that the docs do not name")
+    written = set(re.findall(r"mnemod_[a-z0-9_]*[a-z0-9]", src)) | emitted
+    unknown = sorted(n for n in named if n not in written and not
+                     any(n.startswith(w) for w in written if w.endswith("_")))
+    none_missing(unknown, "metrics the docs name that the server does not export")
 
 
 @h.test
