@@ -668,7 +668,7 @@ static int set_keys_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
-/* ---- cluster mode (issue 7) ---- */
+/* ---- cluster mode ---- */
 
 static int set_nats_url(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
