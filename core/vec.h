@@ -115,11 +115,16 @@ void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const 
 void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err);
 /* The same codes biased by 128 (byte = code + 128), the rows' format. */
 void mem_vec_quantize_u8(const float *x, size_t n, uint8_t *codes, float *scale, float *err);
-/* AVX-512 VNNI variant of dot_rows_i8 (vec_avx512vnni.c, x86-64 only); the avx512 table
- * uses it when the host has VNNI. */
+/* AVX-512 VNNI variants of dot_rows_i8 and tile_i8 (vec_avx512vnni.c, x86-64 only); the
+ * avx512 table uses them when the host has VNNI. */
 void mem_vec_dot_rows_i8_avx512vnni(const int8_t *q, const uint8_t *rows, size_t n_rows, size_t len,
                                     size_t stride, float q_scale, const float *row_scale,
                                     const float *row_err, float err_scale, float slack, float *out);
+void mem_vec_tile_i8_avx512vnni(const int8_t *q, size_t n_q, size_t q_stride, const uint8_t *rows,
+                                size_t n_rows, size_t stride, size_t len, const float *q_scale,
+                                const float *q_err, const float *q_slack, const float *row_scale,
+                                const float *row_err, float threshold, uint64_t *keep,
+                                uint64_t *sure);
 float mem_vec_sum_f32_scalar(const float *x, size_t n);
 size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
 /* The coherence graph's reference dot (core/graph.c): sum of (double)a[i] * (double)b[i],

@@ -204,6 +204,7 @@ const mem_vec_ops_t mem_vec_ops_avx512_table = {
 const mem_vec_ops_t mem_vec_ops_avx512vnni_table = {
     AVX512_SHARED_KERNELS,
     .dot_rows_i8 = mem_vec_dot_rows_i8_avx512vnni,
+    .tile_i8 = mem_vec_tile_i8_avx512vnni,
 };
 #undef AVX512_SHARED_KERNELS
 #endif
