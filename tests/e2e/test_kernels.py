@@ -4,7 +4,6 @@ coherence-weighted answers, equal to a brute-force reference, also when the thre
 where the built-in embedder's count vectors tie."""
 
 import base64
-import json
 import os
 import random
 import struct
@@ -45,44 +44,10 @@ def ingest(srv, ns, docs):
     return seqs
 
 
-def export_vecs(srv, ns, seqs):
-    """{id: (seq, ts_ms, float32 vector)} from the export, vectors bit-exact (base64)."""
-    st, _, body = srv.get("/v1/namespaces/%s/export?embedding=base64" % ns)
-    eq(st, 200, "export")
-    out = {}
-    for ln in body.splitlines() if isinstance(body, str) else [body]:
-        rec = ln if isinstance(ln, dict) else json.loads(ln)
-        raw = base64.b64decode(rec["embedding"])
-        vec = list(struct.unpack("<%df" % (len(raw) // 4), raw))
-        out[rec["id"]] = (seqs[rec["id"]], h.parse_ts(rec["timestamp"]), vec)
-    return out
-
-
-def ref_dot(a, b):
-    """The edge rule's reference: float32 products in double, summed left to right."""
-    s = 0.0
-    for x, y in zip(a, b):
-        s += x * y
-    return s
-
-
-def brute_graph(ids, vecs, thr):
-    """({id: degree}, edges, max degree) with an edge when ref_dot >= thr (thr a float32)."""
-    deg = {i: 0 for i in ids}
-    edges = 0
-    for a in range(len(ids)):
-        for b in range(a + 1, len(ids)):
-            if ref_dot(vecs[ids[a]], vecs[ids[b]]) >= thr:
-                deg[ids[a]] += 1
-                deg[ids[b]] += 1
-                edges += 1
-    return deg, edges, max(deg.values()) if deg else 0
-
-
 def tie_threshold(ids, vecs):
     """The float32 cosine (in 0.3..0.95) that the most pairs share to within 1e-6: the
     threshold where a kernel's rounding decides edges if anything does."""
-    cos = sorted(ref_dot(vecs[ids[a]], vecs[ids[b]])
+    cos = sorted(h.ref_dot(vecs[ids[a]], vecs[ids[b]])
                  for a in range(len(ids)) for b in range(a + 1, len(ids)))
     best, best_n, i = None, 0, 0
     while i < len(cos):
@@ -122,9 +87,9 @@ def run_kernel(kernel, docs, thr, query):
         body = expect_ok(srv.retrieve("k", {
             "embedding": query, "k": 200, "coherence_weight": 0.5, "recency_bias": 0.0, "match": "vector",
             "origin": h.rfc3339_ms(T0 + len(docs) * 1000), "explain": True}))
-        vecs = export_vecs(srv, "k", seqs)
+        vecs = h.export_vecs(srv, "k")
         srv.stop()
-        return st, body, vecs
+        return st, body, vecs, seqs
     finally:
         srv.cleanup()
 
@@ -139,26 +104,26 @@ def test_every_kernel_same_graph_and_answers():
     rng = random.Random(SEED)
     docs = texts(rng, 240)
     # the vectors and the tie threshold, from a first scalar run
-    st, _, vecs0 = run_kernel("scalar", docs, h.f32(0.55), [1.0] + [0.0] * 255)
+    st, _, vecs, seqs = run_kernel("scalar", docs, h.f32(0.55), [1.0] + [0.0] * 255)
     ids = ["s%d" % i for i in range(len(docs))]
-    vecs = {i: vecs0[i][2] for i in ids}
     tie, n_tie = tie_threshold(ids, vecs)
     check(tie is not None and n_tie > 1, "the texts share cosines")
     q = base64.b64encode(struct.pack("<%df" % len(vecs["s1"]), *vecs["s1"])).decode()
     for thr in (h.f32(0.55), tie):
-        deg, edges, maxd = brute_graph(ids, vecs, thr)
+        deg, edges, maxd = h.exact_graph(vecs, thr)
         check(edges > 0, "the data has edges at %.9g" % thr)
-        segs = [{"id": i, "seq": vecs0[i][0], "ts": vecs0[i][1], "vec": vecs[i]} for i in ids]
+        segs = [{"id": "s%d" % i, "seq": seqs["s%d" % i], "ts": T0 + i * 1000,
+                 "vec": vecs["s%d" % i]} for i in range(len(docs))]
         _, want_all = h.reference(segs, vecs["s1"], k=200, recency_bias=0.0,
                                   origin_ms=T0 + len(docs) * 1000, coherence_weight=0.5,
                                   graph=(deg, edges, maxd))
         first = None
         for k in kernels:
-            st, body, got_vecs = run_kernel(k, docs, thr, q)
+            st, body, got_vecs, _ = run_kernel(k, docs, thr, q)
             what = "%s at %.9g" % (k, thr)
             eq(body["kernel"].split("+")[0][:len(k)], k, "%s: kernel used" % what)
             for i in ids:  # the same vectors on every kernel (the embedder is exact)
-                eq(got_vecs[i][2], vecs[i], "%s: vector of %s" % (what, i))
+                eq(got_vecs[i], vecs[i], "%s: vector of %s" % (what, i))
             eq((st["graph_edges"], st["max_degree"]), (edges, maxd), "%s: graph stats" % what)
             res = body["results"]
             h.match_results(res, want_all, 200, tol=1e-6, what=what)
