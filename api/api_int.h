@@ -26,7 +26,10 @@
 #define MEM_API_MAX_TEXT       (1024u * 1024u) /* bytes */
 #define MEM_API_MAX_SOURCE     256             /* bytes */
 #define MEM_API_MAX_SUPERSEDES 1024
-#define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
+#define MEM_API_MAX_META_DEPTH                                                                     \
+    1000                         /* levels of objects and arrays in metadata, its own included     \
+                                  */
+#define MEM_API_MAX_CONTEXT 1024 /* compaction context vectors */
 
 /* ---- the request's arena: every allocation of one request ---- */
 typedef mem_arena_t mem_api__pool_t; /* {0} is an empty one */
@@ -264,6 +267,10 @@ typedef enum mem_api__emb_form {
 /* The value of an embedding= query parameter (v[0..len), NULL: the key without a value,
  * which means true). MEM_OK or MEM_EINVAL (field "embedding"). */
 int mem_api__decode_emb_form(const char *v, size_t len, mem_api__emb_form_t *out, mem_err_t *err);
+/* metadata v (field f) holds no more than MEM_API_MAX_META_DEPTH levels of objects and
+ * arrays: the store indexes its values with SQLite's json_tree, which refuses deeper ones.
+ * MEM_OK or MEM_EINVAL. */
+int mem_api__check_meta_depth(const json_t *v, const char *f, mem_err_t *err);
 /* Reject any key of obj not in allowed (NULL-terminated); prefix names the object
  * ("" at top level, "segments[2]." in a batch). */
 int mem_api__check_keys(const json_t *obj, const char *const *allowed, const char *prefix,

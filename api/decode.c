@@ -56,6 +56,38 @@ int mem_api__check_keys(const json_t *obj, const char *const *allowed, const cha
     return MEM_OK;
 }
 
+/* The levels of objects and arrays of v (0 for a scalar), counted up to limit + 1. */
+static size_t json_depth(const json_t *v, size_t limit)
+{
+    if (!json_is_object(v) && !json_is_array(v)) return 0;
+    if (limit == 0) return 1;
+    size_t deepest = 0;
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *c;
+        json_object_foreach((json_t *)v, key, c)
+        {
+            size_t d = json_depth(c, limit - 1);
+            if (d > deepest) deepest = d;
+            if (deepest >= limit) break;
+        }
+    } else {
+        for (size_t i = 0; i < json_array_size(v) && deepest < limit; i++) {
+            size_t d = json_depth(json_array_get(v, i), limit - 1);
+            if (d > deepest) deepest = d;
+        }
+    }
+    return deepest + 1;
+}
+
+int mem_api__check_meta_depth(const json_t *v, const char *f, mem_err_t *err)
+{
+    if (json_depth(v, MEM_API_MAX_META_DEPTH) > MEM_API_MAX_META_DEPTH)
+        return mem_err_field(err, MEM_EINVAL, f, "%s: nested deeper than %d levels", f,
+                             MEM_API_MAX_META_DEPTH);
+    return MEM_OK;
+}
+
 /* JSON null or missing: absent. */
 static const json_t *opt(const json_t *obj, const char *key)
 {
@@ -309,6 +341,7 @@ static int decode_seg(const mem_api_ctx_t *ctx, mem_api__pool_t *pool, const jso
         fname(f, sizeof(f), prefix, "metadata");
         if (!json_is_object(v))
             return mem_err_field(err, MEM_EINVAL, f, "%s: expected a JSON object", f);
+        if ((rc = mem_api__check_meta_depth(v, f, err)) != MEM_OK) return rc;
         char *m = mem_api__dump(v);
         if (!m) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         l = strlen(m);

@@ -384,6 +384,12 @@ void mem_api__seg_patch(const mem_api_ctx_t *ctx, const char *ns, const char *id
                               "metadata: expected a JSON object, or null to clear it");
                 return;
             }
+            mem_err_t derr;
+            mem_err_clear(&derr);
+            if (mem_api__check_meta_depth(v, "metadata", &derr) != MEM_OK) {
+                mem_api_error(resp, &derr);
+                return;
+            }
             char *m = mem_api__dump(v);
             if (m) {
                 meta_len = strlen(m);

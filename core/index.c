@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "core/err.h"
 #include "core/index_int.h"
@@ -44,10 +47,15 @@ void mem_index_free(mem_index_t *idx)
     for (size_t b = 0; b < idx->n_blocks; b++) {
         for (size_t r = 0; r < idx->blocks[b]->n_rows; r++)
             free(idx->blocks[b]->ids[r]);
-        free(idx->blocks[b]->vecs);
-        free(idx->blocks[b]->q8);
-        free(idx->blocks[b]);
+        if (b < idx->_n_plain) { /* the later ones live in slabs */
+            free(idx->blocks[b]->vecs);
+            free(idx->blocks[b]->q8);
+            free(idx->blocks[b]);
+        }
     }
+    for (size_t i = 0; i < idx->_n_slabs; i++)
+        free(idx->_slabs[i]);
+    free(idx->_slabs);
     free(idx->blocks);
     for (size_t i = 0; i < idx->_n_retired; i++)
         free(idx->_retired[i]);
@@ -106,6 +114,94 @@ static void map_remove(mem_index_t *idx, size_t pos)
     }
 }
 
+/* Huge-page slabs. A scan reads, per block it visits, the block's columns, its sketch
+ * (256 rows x stride bytes) and its candidates' f32 rows: on 4 KiB pages that is a TLB
+ * entry per 4 KiB touched, and a read that comes back to the namespace after other work
+ * (a server's request) finds most of them evicted, paying a page walk per page. So once an
+ * index's blocks take MEM_INDEX_SLAB_FROM bytes, each further block (its struct, vectors and
+ * sketch as one piece) is cut from a slab: 2 MiB aligned memory in whole 2 MiB pages,
+ * advised for transparent huge pages (MADV_HUGEPAGE, where the kernel offers it; elsewhere,
+ * or with huge pages off, it is ordinary memory). Smaller indexes stay on their own
+ * allocations: a huge page is taken whole on its first touch, so a namespace of a few
+ * blocks would hold 2 MiB. A slab holds as many pieces as keep its unused tail within an
+ * eighth of it; slabs are freed with the index (blocks are never freed one by one). */
+#define SLAB_PAGE ((size_t)2 << 20)
+
+static size_t piece_head(void) /* the block struct, rounded up to the vectors' alignment */
+{
+    return (sizeof(mem_index_block_t) + 63) & ~(size_t)63;
+}
+
+static size_t piece_bytes(const mem_index_t *idx)
+{
+    return piece_head() + MEM_INDEX_BLOCK_ROWS * idx->stride * (sizeof(float) + 1);
+}
+
+/* Bytes of a new slab: n pieces in whole pages, the first n whose tail is <= 1/8. */
+static size_t slab_bytes(size_t piece)
+{
+    size_t bytes = 0;
+    for (size_t n = 1; n <= 16; n++) {
+        bytes = (piece * n + SLAB_PAGE - 1) / SLAB_PAGE * SLAB_PAGE;
+        if ((bytes - piece * n) * 8 <= bytes) break;
+    }
+    return bytes;
+}
+
+/* A zeroed block from the current slab, or a new one; NULL on ENOMEM. */
+static mem_index_block_t *slab_block(mem_index_t *idx)
+{
+    size_t piece = piece_bytes(idx);
+    if (idx->_slab_left < piece) {
+        if (idx->_n_slabs == idx->_cap_slabs) {
+            size_t cap = idx->_cap_slabs ? idx->_cap_slabs * 2 : 8;
+            void **s = realloc(idx->_slabs, cap * sizeof(*s));
+            if (!s) return NULL;
+            idx->_slabs = s;
+            idx->_cap_slabs = cap;
+        }
+        size_t bytes = slab_bytes(piece);
+        char *slab = aligned_alloc(SLAB_PAGE, bytes);
+        if (!slab) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        (void)madvise(slab, bytes, MADV_HUGEPAGE); /* a hint: refused, the pages stay small */
+#endif
+        idx->_slabs[idx->_n_slabs++] = slab;
+        idx->_slab_at = slab;
+        idx->_slab_left = bytes;
+    }
+    char *at = idx->_slab_at;
+    idx->_slab_at += piece;
+    idx->_slab_left -= piece;
+    memset(at, 0, piece);
+    mem_index_block_t *blk = (mem_index_block_t *)(void *)at;
+    blk->vecs = (float *)(void *)(at + piece_head());
+    blk->q8 = (uint8_t *)(blk->vecs + MEM_INDEX_BLOCK_ROWS * idx->stride);
+    return blk;
+}
+
+/* A zeroed block on its own allocations; NULL on ENOMEM. */
+static mem_index_block_t *plain_block(const mem_index_t *idx)
+{
+    mem_index_block_t *blk = calloc(1, sizeof(*blk));
+    if (!blk) return NULL;
+    size_t bytes = MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float);
+    blk->vecs = aligned_alloc(64, bytes);
+    if (!blk->vecs) {
+        free(blk);
+        return NULL;
+    }
+    memset(blk->vecs, 0, bytes);
+    blk->q8 = aligned_alloc(64, MEM_INDEX_BLOCK_ROWS * idx->stride);
+    if (!blk->q8) {
+        free(blk->vecs);
+        free(blk);
+        return NULL;
+    }
+    memset(blk->q8, 0, MEM_INDEX_BLOCK_ROWS * idx->stride);
+    return blk;
+}
+
 static int add_block(mem_index_t *idx)
 {
     if (idx->n_blocks == idx->cap_blocks) {
@@ -125,22 +221,12 @@ static int add_block(mem_index_t *idx)
         __atomic_store_n(&idx->blocks, blocks, __ATOMIC_RELEASE);
         idx->cap_blocks = cap;
     }
-    mem_index_block_t *blk = calloc(1, sizeof(*blk));
+    /* every block so far plain: the first slab comes once they take MEM_INDEX_SLAB_FROM */
+    bool slab =
+        idx->_n_plain < idx->n_blocks || idx->n_blocks * piece_bytes(idx) >= MEM_INDEX_SLAB_FROM;
+    mem_index_block_t *blk = slab ? slab_block(idx) : plain_block(idx);
     if (!blk) return MEM_ENOMEM;
-    size_t bytes = MEM_INDEX_BLOCK_ROWS * idx->stride * sizeof(float);
-    blk->vecs = aligned_alloc(64, bytes);
-    if (!blk->vecs) {
-        free(blk);
-        return MEM_ENOMEM;
-    }
-    memset(blk->vecs, 0, bytes);
-    blk->q8 = aligned_alloc(64, MEM_INDEX_BLOCK_ROWS * idx->stride);
-    if (!blk->q8) {
-        free(blk->vecs);
-        free(blk);
-        return MEM_ENOMEM;
-    }
-    memset(blk->q8, 0, MEM_INDEX_BLOCK_ROWS * idx->stride);
+    if (!slab) idx->_n_plain++;
     idx->blocks[idx->n_blocks] = blk;
     /* published with the release below: a reader that loads n_blocks sees the block */
     __atomic_store_n(&idx->n_blocks, idx->n_blocks + 1, __ATOMIC_RELEASE);

@@ -37,6 +37,9 @@
 
 #define MEM_INDEX_BLOCK_ROWS 256
 #define MEM_INDEX_DIM_MAX    4096
+/* An index whose blocks take this many bytes gets further blocks from huge-page slabs
+ * (core/index.c): 1 MiB is 6 blocks at dim 128, 2 at dim 384. */
+#define MEM_INDEX_SLAB_FROM ((size_t)1 << 20)
 
 enum mem_row_flag {
     MEM_ROW_SUPERSEDED = 1,

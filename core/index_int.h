@@ -76,6 +76,11 @@ struct mem_index {
     size_t _n_sources, _cap_sources;
     uint32_t *_deg_hist;  /* [graph] linked rows per degree (index >= 1), NULL when not built */
     size_t _deg_hist_cap; /* entries in _deg_hist */
+    size_t _n_plain;      /* [rows] blocks 0.._n_plain-1 are own allocations, the rest in slabs */
+    void **_slabs;        /* [rows] huge-page slabs (index.c), freed with the index */
+    size_t _n_slabs, _cap_slabs;
+    char *_slab_at; /* [rows] the current slab's free tail, _slab_left bytes */
+    size_t _slab_left;
 };
 
 static inline mem_index_block_t *mem_index__block_of(const mem_index_t *idx, size_t pos)

@@ -339,8 +339,8 @@ static int tokenise_new(mem_store__writer_t *w, const mem_store_op_t *op, const 
 /* The new members of an insert op (kind SEG_NEW), all at once:
  * 1. append every row under the lock (invisible to scans until COMMIT);
  * 2. write the rows;
- * 3. the superseded targets leave the active set at once, then the supersede links are
- *    written.
+ * 3. the superseded targets are set to leave the active set when the rows become visible
+ *    (mem_store__supersede_later), then the supersede links are written.
  * The coherence graph follows in the background (linker.c). */
 static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t *op,
                       const seg_kind_t *kind, const int64_t *ts, size_t *n_inserted)
@@ -419,7 +419,7 @@ static int insert_new(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store_op_t
             tpos[k++] = (size_t)p;
         }
     }
-    if (rc == MEM_OK) rc = mem_store__leave(w, ns, tpos, k, MEM_ROW_SUPERSEDED, NULL, NULL, err);
+    if (rc == MEM_OK) rc = mem_store__supersede_later(w, ns, tpos, k, err);
     k = 0;
     for (size_t i = 0; i < op->n_segs && rc == MEM_OK; i++) {
         if (kind[i] != SEG_NEW) continue;

@@ -281,6 +281,12 @@ void mem_store__graph_free(mem_store_graph_t *g)
     free(g->buckets);
     free(g->gone);
     free(g->w_flagged);
+    free(g->w_later);
+    for (size_t i = 0; i < g->n_w_patches; i++) {
+        free(g->w_patches[i].pairs);
+        free(g->w_patches[i].text);
+    }
+    free(g->w_patches);
     memset(g, 0, sizeof(*g));
 }
 

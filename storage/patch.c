@@ -6,9 +6,11 @@
  * stored with its log position in the same savepoint, which makes a replay a no-op. Setting
  * a value twice gives the same row, so the record is idempotent even without the position.
  * The in-memory index keeps a segment's interned source for the scan's source filter and
- * ns->meta its metadata values for filters: both change under the exclusive lock, after the
- * UPDATE, and a group that fails reloads the namespace from SQLite (the namespace is
- * touched first), so memory never keeps what SQLite rolled back. The answers' texts cache
+ * ns->meta its metadata values for filters: both change when the group is published, under
+ * the exclusive lock (mem_store__patch_later), so a filtered scan never matches values SQLite
+ * has not committed yet (and then answers with the old ones); a group that fails drops them
+ * and reloads the namespace from SQLite (the namespace is touched first), so memory never
+ * keeps what SQLite rolled back. The answers' texts cache
  * (textcache.c) drops the row's entry before the UPDATE and takes no new ones until the
  * group has committed or rolled back (run_group, writer.c).
  */
@@ -60,14 +62,12 @@ int mem_store__op_patch(mem_store__writer_t *w, mem_store_op_t *op)
     sqlite3_bind_int64(s, 5, ns->ns_id);
     sqlite3_bind_int64(s, 6, seq);
     if ((rc = mem_store__step_done(st, s, "patch segment", &op->err)) != MEM_OK) return rc;
-    if (op->patch_metadata && (rc = mem_store__meta_flatten_set(
-                                   w, ns, seq, op->metadata, op->metadata_len, &op->err)) != MEM_OK)
+    mem_store__patch_later_t later = {.pos = (size_t)pos, .seq = seq, .source = -1};
+    if (op->patch_source) later.source = src;
+    if (op->patch_metadata && (rc = mem_store__meta_flatten_later(w, op->metadata, op->metadata_len,
+                                                                  &later, &op->err)) != MEM_OK)
         return rc;
-    if (op->patch_source) {
-        mem_index_t *idx = mem_store__write_lock(w, ns);
-        mem_index_set_source(idx, (size_t)pos, (uint16_t)src);
-        mem_store__write_unlock(w, ns);
-    }
+    if ((rc = mem_store__patch_later(w, ns, &later, &op->err)) != MEM_OK) return rc;
     mem_store__lsn_advance(w, 1);
     return MEM_OK;
 }

@@ -48,6 +48,7 @@ int mem_store__op_delete(mem_store__writer_t *w, mem_store_op_t *op)
     if ((rc = mem_store__leave(w, ns, &row, 1, MEM_ROW_DELETED, &seq, &n_left, &op->err)) !=
             MEM_OK ||
         (rc = write_left(w, ns, &seq, n_left, true, &op->err)) != MEM_OK ||
+        (n_left && (rc = mem_store__supersede_forget(w, ns, seq, op->id, &op->err)) != MEM_OK) ||
         (rc = mem_store__supersede_release(w, ns, &seq, n_left, &op->err)) != MEM_OK)
         return rc;
     mem_store__lsn_advance(w, 1);

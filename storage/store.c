@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "core/arena.h"
 #include "storage/store_int.h"
 #include "storage/textcache_int.h"
 
@@ -819,16 +820,41 @@ int mem_store_get_try(mem_store_t *st, const char *ns_name, const char *id, bool
 
 /* ---- retrieve ---- */
 
+/* A retrieve's answer: the results and every string they point to (ids, texts, sources,
+ * metadata) come from one arena, which sits right before the array, so an answer of K hits
+ * costs one or two allocations instead of four per hit, and one free. */
+typedef struct results_box {
+    mem_arena_t arena; /* the box itself is in its first block */
+    mem_store_result_t res[];
+} results_box_t;
+
+static results_box_t *results_box_new(size_t k)
+{
+    mem_arena_t a;
+    mem_arena_init(&a);
+    results_box_t *b = mem_arena_alloc(&a, sizeof(*b) + k * sizeof(b->res[0]));
+    if (!b) return NULL;
+    b->arena = a;
+    return b;
+}
+
 void mem_store_results_free(mem_store_result_t *res, size_t n)
 {
+    (void)n;
     if (!res) return;
-    for (size_t i = 0; i < n; i++) {
-        free(res[i].id);
-        free(res[i].text);
-        free(res[i].source);
-        free(res[i].metadata);
-    }
-    free(res);
+    results_box_t *b = (results_box_t *)(void *)((char *)res - offsetof(results_box_t, res));
+    mem_arena_t a = b->arena; /* freeing the arena frees the box that holds it */
+    mem_arena_free(&a);
+}
+
+/* Column col of s's row as a NUL-terminated copy in a; NULL for SQL NULL (*oom untouched). */
+static char *col_dup_in(mem_arena_t *a, sqlite3_stmt *s, int col, bool *oom)
+{
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) return NULL;
+    const char *t = (const char *)sqlite3_column_text(s, col);
+    char *c = t ? mem_arena_strndup(a, t, (size_t)sqlite3_column_bytes(s, col)) : NULL;
+    if (!c) *oom = true;
+    return c;
 }
 
 /* The one statement that reads the texts of the hits, bound and not yet stepped: of n
@@ -906,8 +932,8 @@ static long hit_of(const seq_at_t *order, size_t n, int64_t seq)
  * limit. Else *over (and nothing more read) once bytes0 and the texts, sources and metadata
  * read so far exceed max_bytes. */
 static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hit_t *hits,
-                      const size_t *at, size_t n, mem_store_result_t *res, size_t max_bytes,
-                      size_t bytes0, bool *over, mem_err_t *err)
+                      const size_t *at, size_t n, mem_arena_t *a, mem_store_result_t *res,
+                      size_t max_bytes, size_t bytes0, bool *over, mem_err_t *err)
 {
     seq_at_t order_s[64], *order = n <= 64 ? order_s : malloc(n * sizeof(*order));
     if (!order) return mem_err_set(err, MEM_ENOMEM, "out of memory");
@@ -929,9 +955,9 @@ static int fill_texts(sqlite3 *db, sqlite3_stmt *s, int first, const mem_scan_hi
             }
         }
         bool oom = false;
-        res[h].text = mem_store__col_dup(s, 1, &oom);
-        res[h].source = mem_store__col_dup(s, 2, &oom);
-        res[h].metadata = mem_store__col_dup(s, 3, &oom);
+        res[h].text = col_dup_in(a, s, 1, &oom);
+        res[h].source = col_dup_in(a, s, 2, &oom);
+        res[h].metadata = col_dup_in(a, s, 3, &oom);
         if (oom) {
             rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
             break;
@@ -983,10 +1009,13 @@ static int query_fits(const mem_store_ns_t *ns, const mem_store_query_t *q, mem_
 
 /* mem_store_retrieve, or with why != NULL its try (mem_store_retrieve_try): then nothing
  * here waits, and *why says when it gave up before doing anything the caller can see. */
+/* *again (when the texts' snapshot may hold a patch that memory, which the scan read, does not
+ * show yet: the caller runs it again once the patch is published) */
 static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                     size_t work_budget, mem_store_try_t *why, mem_store_result_t **out, size_t *n,
-                    size_t *scanned, const char **kernel, mem_err_t *err)
+                    size_t *scanned, const char **kernel, bool *again, mem_err_t *err)
 {
+    *again = false;
     if (why) *why = MEM_STORE_TRY_DONE;
     if (q->scan.k < 1 || q->scan.k > MEM_SCAN_MAX_K)
         return mem_err_field(err, MEM_EINVAL, "k", "k: must be in 1..%d", MEM_SCAN_MAX_K);
@@ -994,6 +1023,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     if (!ns) return mem_store__ns_missing(st, ns_name, err);
     mem_store_rconn_t *c = NULL;
     mem_scan_hit_t *hits = NULL;
+    results_box_t *box = NULL; /* res and its strings, the scratch arrays too */
     mem_store_result_t *res = NULL;
     /* the hits whose texts the cache lacks (miss, at their res index miss_at); found[i]: it
      * had res[i]'s */
@@ -1028,9 +1058,12 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
     }
-    hits = malloc(q->scan.k * sizeof(*hits));
-    res = calloc(q->scan.k, sizeof(*res));
-    miss = malloc(q->scan.k * (sizeof(*miss) + sizeof(*miss_at) + sizeof(*found)));
+    if ((box = results_box_new(q->scan.k))) {
+        res = box->res;
+        hits = mem_arena_alloc(&box->arena, q->scan.k * sizeof(*hits));
+        miss = mem_arena_alloc(&box->arena,
+                               q->scan.k * (sizeof(*miss) + sizeof(*miss_at) + sizeof(*found)));
+    }
     if (!hits || !res || !miss) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
@@ -1102,7 +1135,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     for (size_t i = 0; within && i < n_hits && !oom; i++) {
         res[i].hit = hits[i];
         res[i].ts_ms = mem_index_ts(idx, hits[i].pos);
-        oom = !(res[i].id = strdup(mem_index_id(idx, hits[i].pos)));
+        const char *id = mem_index_id(idx, hits[i].pos);
+        oom = !(res[i].id = mem_arena_strndup(&box->arena, id, strlen(id)));
         n_res = i + 1;
     }
     /* What the cache holds comes from it, copied under the view; only the rest from SQLite
@@ -1111,8 +1145,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
     if (within && !oom && n_hits) {
         miss_at = (size_t *)(miss + q->scan.k);
         found = (bool *)(miss_at + q->scan.k);
-        if (mem_store__txc_get(st->txc, ns->ns_id, res, n_hits, found, &cached_bytes, &ticket) !=
-            MEM_OK)
+        if (mem_store__txc_get(st->txc, ns->ns_id, &box->arena, res, n_hits, found, &cached_bytes,
+                               &ticket) != MEM_OK)
             oom = true;
         for (size_t i = 0; i < n_hits; i++)
             if (!found[i]) {
@@ -1131,17 +1165,25 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
      * counts once the fetch has its snapshot, so a retrieve tried and rerun counts once. */
     bool busy = why && (first == SQLITE_BUSY || first == SQLITE_LOCKED ||
                         (first & 0xff) == SQLITE_BUSY || (first & 0xff) == SQLITE_LOCKED);
+    /* A patch commits its row while memory keeps the old values until the group is published
+     * (writer.c): a snapshot pinned meanwhile could answer a hit chosen by the old metadata or
+     * source with the new ones. Then nothing is recorded and the whole retrieve runs again.
+     * Only a filter or a source chooses hits by those values: other retrieves never wait. */
+    if (!busy && first == SQLITE_ROW && (q->filter || q->source) &&
+        __atomic_load_n(&ns->patch_unpublished, __ATOMIC_SEQ_CST))
+        *again = true;
+    busy |= why && *again; /* a try hands it to the pool, which may wait */
     /* A try reads the texts here, before anything is recorded, and gives up on an answer
      * over MEM_STORE_TRY_MAX_TEXT: what the loop fetches and encodes stays small whatever
      * k and the texts' sizes (the view is held that long, no longer than the cap). */
     bool big = why && cached_bytes > MEM_STORE_TRY_MAX_TEXT, filled = false;
     int fill_rc = MEM_OK;
     if (why && within && !busy && !oom && !big && first == SQLITE_ROW) {
-        fill_rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, res,
+        fill_rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, &box->arena, res,
                              MEM_STORE_TRY_MAX_TEXT, cached_bytes, &big, err);
         filled = true;
     }
-    if (within && !busy && !big && q->record_access && !skip && !oom &&
+    if (within && !busy && !*again && !big && q->record_access && !skip && !oom &&
         (first == SQLITE_ROW || first == SQLITE_DONE))
         mem_store__record_access(ns, idx, p.match == MEM_SCAN_MATCH_TEXT ? NULL : p.query, hits,
                                  n_hits);
@@ -1152,6 +1194,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         *why = busy ? MEM_STORE_TRY_SQLITE : MEM_STORE_TRY_BUDGET;
         goto out;
     }
+    if (*again) goto out;
     if (oom) {
         rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
         goto out;
@@ -1161,8 +1204,8 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
         goto out;
     }
     if (filled ? (rc = fill_rc) != MEM_OK
-               : n_miss && (rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, res, 0, 0,
-                                            NULL, err)) != MEM_OK)
+               : n_miss && (rc = fill_texts(c->db, fetch, first, miss, miss_at, n_miss, &box->arena,
+                                            res, 0, 0, NULL, err)) != MEM_OK)
         goto out;
     if (n_miss) mem_store__txc_put(st->txc, ticket, ns->ns_id, res, found, n_hits);
     *out = res;
@@ -1173,9 +1216,7 @@ static int retrieve(mem_store_t *st, const char *ns_name, const mem_store_query_
 out:
     mem_lexq_deinit(&lq);
     mem_store__tok_put(st, tk);
-    mem_store_results_free(res, n_res);
-    free(hits);
-    free(miss);
+    mem_store_results_free(res, n_res); /* hits and miss with it */
     if (c && fetch) {
         sqlite3_reset(fetch);
         sqlite3_clear_bindings(fetch);
@@ -1195,15 +1236,25 @@ int mem_store_retrieve(mem_store_t *st, const char *ns_name, const mem_store_que
                        mem_store_result_t **out, size_t *n, size_t *scanned, const char **kernel,
                        mem_err_t *err)
 {
-    return retrieve(st, ns_name, q, 0, NULL, out, n, scanned, kernel, err);
+    bool again;
+    int rc;
+    /* a patch published within about a commit: wait for it in small steps */
+    while ((rc = retrieve(st, ns_name, q, 0, NULL, out, n, scanned, kernel, &again, err)) ==
+               MEM_OK &&
+           again) {
+        struct timespec pause = {0, 100 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return rc;
 }
 
 int mem_store_retrieve_try(mem_store_t *st, const char *ns_name, const mem_store_query_t *q,
                            size_t work_budget, mem_store_try_t *why, mem_store_result_t **out,
                            size_t *n, size_t *scanned, const char **kernel, mem_err_t *err)
 {
+    bool again;
     return retrieve(st, ns_name, q, work_budget ? work_budget : 1, why, out, n, scanned, kernel,
-                    err);
+                    &again, err);
 }
 
 /* ---- compaction plan ---- */

@@ -76,7 +76,27 @@ typedef struct mem_store_graph {
     size_t *w_flagged;
     size_t n_w_flagged, cap_w_flagged;
     bool w_changed; /* the group appended rows or changed flags */
+    /* the writer thread only: rows this group's inserts supersede, flagged when the group is
+     * published (with the rows that supersede them) or before an op that reads flags */
+    size_t *w_later;
+    size_t n_w_later, cap_w_later;
+    /* the writer thread only: this group's patches of the index's source and the metadata
+     * values, made visible with the group (mem_store__patch_later) */
+    struct mem_store__patch_later *w_patches;
+    size_t n_w_patches, cap_w_patches;
 } mem_store_graph_t;
+
+/* A patch waiting for its group to be published: the row's new source and/or metadata
+ * values (pairs pointing into text; both owned). */
+typedef struct mem_store__patch_later {
+    size_t pos;
+    int64_t seq;
+    int source; /* the interned source, or -1: unchanged */
+    bool meta;  /* the metadata values change to pairs[0..n_pairs) */
+    mem_meta_pair_t *pairs;
+    size_t n_pairs;
+    char *text;
+} mem_store__patch_later_t;
 
 #define MEM_STORE__GRAPH_BUCKET 256  /* segments per graph_blocks row, by seq */
 #define MEM_STORE__GRAPH_BATCH  8192 /* rows the linker links at most in one batch */
@@ -111,6 +131,10 @@ typedef struct mem_store_ns {
     uint64_t pub_edges;      /* set by the linker, under lock */
     uint32_t pub_max_degree; /* set by the linker, under lock */
     bool in_group;           /* writer thread only: listed in the group's touched namespaces */
+    /* atomic: a group holding a patch of this namespace commits and has not published it
+     * yet, so a reader's SQLite snapshot may be ahead of memory (set by the writer before
+     * COMMIT, cleared once memory is published or reloaded) */
+    bool patch_unpublished;
     bool comes_back;     /* writer thread only: a failed group's drop is undone (reload_touched) */
     bool meta_dirty;     /* writer thread only: last_seq/last_ts_ms/clock to write at group end */
     bool coherence;      /* immutable: keeps a coherence graph */
@@ -211,6 +235,9 @@ enum mem_store__stmt {
     STMT_SUP_DEL_BY,     /* the pairs of a superseder */
     STMT_SUP_DEL_TARGET, /* the pairs of a target */
     STMT_SUP_LATEST,     /* id of a target's latest remaining superseder */
+    STMT_SUP_BY,         /* superseders of target_seq */
+    STMT_SEG_SUPS_GET,   /* a row's supersedes blob */
+    STMT_SEG_SUPS_SET,
     STMT_SUP_DEL_NS,
     STMT_NS_RECENT, /* the recent queries blob */
     STMT_GONE_SAVE, /* a deleted row's vector, kept until the graph lets go */

@@ -134,23 +134,19 @@ static void drop(mem_store__txc_t *c, txc_ent_t **slot, txc_ent_t *e)
     free(e);
 }
 
-static char *copy_col(const txc_ent_t *e, int col, bool *oom)
+static char *copy_col(const txc_ent_t *e, int col, mem_arena_t *a, bool *oom)
 {
     if (e->len[col] == LEN_NULL) return NULL;
     const char *p = e->data;
     for (int i = 0; i < col; i++)
         if (e->len[i] != LEN_NULL) p += e->len[i] + 1;
-    char *s = malloc((size_t)e->len[col] + 1);
-    if (!s) {
-        *oom = true;
-        return NULL;
-    }
-    memcpy(s, p, (size_t)e->len[col] + 1);
+    char *s = mem_arena_strndup(a, p, e->len[col]);
+    if (!s) *oom = true;
     return s;
 }
 
-int mem_store__txc_get(mem_store__txc_t *c, int64_t ns_id, mem_store_result_t *res, size_t n,
-                       bool *found, size_t *bytes, mem_store__txc_ticket_t *ticket)
+int mem_store__txc_get(mem_store__txc_t *c, int64_t ns_id, mem_arena_t *a, mem_store_result_t *res,
+                       size_t n, bool *found, size_t *bytes, mem_store__txc_ticket_t *ticket)
 {
     *bytes = 0;
     for (size_t i = 0; i < n; i++)
@@ -169,12 +165,9 @@ int mem_store__txc_get(mem_store__txc_t *c, int64_t ns_id, mem_store_result_t *r
             continue;
         }
         bool oom = false;
-        char *t = copy_col(e, COL_TEXT, &oom), *s = copy_col(e, COL_SOURCE, &oom),
-             *m = copy_col(e, COL_METADATA, &oom);
-        if (oom) {
-            free(t);
-            free(s);
-            free(m);
+        char *t = copy_col(e, COL_TEXT, a, &oom), *s = copy_col(e, COL_SOURCE, a, &oom),
+             *m = copy_col(e, COL_METADATA, a, &oom);
+        if (oom) { /* what was copied goes with the arena */
             rc = MEM_ENOMEM;
             break;
         }

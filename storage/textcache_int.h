@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arena.h"
 #include "storage/store.h"
 
 typedef struct mem_store__txc mem_store__txc_t;
@@ -47,12 +48,12 @@ void mem_store__txc_free(mem_store__txc_t *c); /* NULL-safe */
 typedef uint64_t mem_store__txc_ticket_t;
 
 /* For each res[i] (its hit's seq in res[i].hit.seq) cached for namespace ns_id: copies of
- * text, source and metadata into res[i] (malloc'd; NULL for a NULL column) and found[i]
+ * text, source and metadata into res[i] (from a; NULL for a NULL column) and found[i]
  * true; else found[i] false and res[i] untouched. *bytes: the strings' bytes copied.
  * *ticket: for put, taken before the caller's SQLite snapshot. MEM_OK or MEM_ENOMEM (then
  * found[] says which entries were filled in full). */
-int mem_store__txc_get(mem_store__txc_t *c, int64_t ns_id, mem_store_result_t *res, size_t n,
-                       bool *found, size_t *bytes, mem_store__txc_ticket_t *ticket);
+int mem_store__txc_get(mem_store__txc_t *c, int64_t ns_id, mem_arena_t *a, mem_store_result_t *res,
+                       size_t n, bool *found, size_t *bytes, mem_store__txc_ticket_t *ticket);
 /* Add res[i] for every i with found[i] false, as read from a snapshot taken after ticket
  * was issued: nothing when a patch began or settled since (the snapshot may predate it).
  * Allocation failures leave entries out; the cache stays exact. */

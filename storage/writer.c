@@ -61,6 +61,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SUP_LATEST] = "SELECT s.id FROM supersessions x JOIN segments s"
                         " ON s.ns_id = x.ns_id AND s.seq = x.by_seq"
                         " WHERE x.ns_id = ? AND x.target_seq = ? ORDER BY x.by_seq DESC LIMIT 1",
+    [STMT_SUP_BY] = "SELECT by_seq FROM supersessions WHERE ns_id = ? AND target_seq = ?",
+    [STMT_SEG_SUPS_GET] = "SELECT supersedes FROM segments WHERE ns_id = ? AND seq = ?",
+    [STMT_SEG_SUPS_SET] = "UPDATE segments SET supersedes = ? WHERE ns_id = ? AND seq = ?",
     [STMT_SUP_DEL_NS] = "DELETE FROM supersessions WHERE ns_id = ?",
     [STMT_NS_RECENT] = "UPDATE namespaces SET recent = ? WHERE id = ?",
     [STMT_GONE_SAVE] =
@@ -132,12 +135,24 @@ void mem_store__lsn_advance(mem_store__writer_t *w, int64_t n)
     w->lsn_dirty = true;
 }
 
+static void patches_free(mem_store_ns_t *ns)
+{
+    for (size_t i = 0; i < ns->g.n_w_patches; i++) {
+        free(ns->g.w_patches[i].pairs);
+        free(ns->g.w_patches[i].text);
+    }
+    ns->g.n_w_patches = 0;
+}
+
 static void group_reset_ns(mem_store_ns_t *ns)
 {
     ns->in_group = false;
     ns->meta_dirty = false;
     ns->g.n_w_flagged = 0;
+    ns->g.n_w_later = 0;
+    patches_free(ns);
     ns->g.w_changed = false;
+    __atomic_store_n(&ns->patch_unpublished, false, __ATOMIC_RELEASE);
 }
 
 /* ---- flag changes, noted for the linker ---- */
@@ -185,6 +200,99 @@ int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *r
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
     if (n_left) *n_left = m;
     return MEM_OK;
+}
+
+int mem_store__supersede_later(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows,
+                               size_t n, mem_err_t *err)
+{
+    (void)w;
+    mem_store_graph_t *g = &ns->g;
+    if (g->cap_w_later - g->n_w_later < n) {
+        size_t cap = g->cap_w_later ? g->cap_w_later : 16;
+        while (cap - g->n_w_later < n)
+            cap *= 2;
+        size_t *a = realloc(g->w_later, cap * sizeof(*a));
+        if (!a) return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        g->w_later = a;
+        g->cap_w_later = cap;
+    }
+    /* noted for the linker now, so that flagging them later cannot fail: the linker reads
+     * the flags only once the group is published, after they are set */
+    for (size_t i = 0; i < n; i++)
+        if (note_flagged(ns, rows[i]) != MEM_OK)
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+    memcpy(g->w_later + g->n_w_later, rows, n * sizeof(*rows));
+    g->n_w_later += n;
+    return MEM_OK;
+}
+
+/* The superseded targets waiting in ns leave the active set; idx is the mutable handle,
+ * under the exclusive lock. Allocates nothing, so it cannot fail. */
+static void supersede_now(mem_store_ns_t *ns, mem_index_t *idx)
+{
+    for (size_t i = 0; i < ns->g.n_w_later; i++) {
+        size_t pos = ns->g.w_later[i];
+        uint8_t f = mem_index_flags(idx, pos);
+        if (f & (MEM_ROW_DELETED | MEM_ROW_SUPERSEDED)) continue; /* gone, or listed twice */
+        mem_index_set_flags(idx, pos, (uint8_t)(f | MEM_ROW_SUPERSEDED));
+        mem_store__lex_flags(ns, pos, (uint8_t)(f | MEM_ROW_SUPERSEDED));
+    }
+    ns->g.n_w_later = 0;
+}
+
+int mem_store__patch_later(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store__patch_later_t *p,
+                           mem_err_t *err)
+{
+    (void)w;
+    mem_store_graph_t *g = &ns->g;
+    if (g->n_w_patches == g->cap_w_patches) {
+        size_t cap = g->cap_w_patches ? g->cap_w_patches * 2 : 8;
+        mem_store__patch_later_t *a = realloc(g->w_patches, cap * sizeof(*a));
+        if (!a) {
+            free(p->pairs);
+            free(p->text);
+            return mem_err_set(err, MEM_ENOMEM, "out of memory");
+        }
+        g->w_patches = a;
+        g->cap_w_patches = cap;
+    }
+    g->w_patches[g->n_w_patches++] = *p;
+    return MEM_OK;
+}
+
+/* The patches waiting in ns, in their order, under the exclusive lock (idx: the mutable
+ * handle); a row deleted since is skipped. MEM_OK, or MEM_ENOMEM when a row's metadata values
+ * could not be set (that row then holds none: the caller reloads the namespace). */
+static int patches_now(mem_store_ns_t *ns, mem_index_t *idx)
+{
+    int rc = MEM_OK;
+    for (size_t i = 0; i < ns->g.n_w_patches; i++) {
+        const mem_store__patch_later_t *p = &ns->g.w_patches[i];
+        if (mem_index_flags(idx, p->pos) & MEM_ROW_DELETED) continue;
+        if (p->source >= 0) mem_index_set_source(idx, p->pos, (uint16_t)p->source);
+        if (p->meta && mem_meta_set(ns->meta, p->seq, p->pairs, p->n_pairs) != MEM_OK)
+            rc = MEM_ENOMEM;
+    }
+    patches_free(ns);
+    return rc;
+}
+
+/* Before an op that reads or changes flags other than by appending (a delete releasing its
+ * targets or clearing a row's values, a compaction skipping rows that are no longer active):
+ * the group's waiting targets are flagged and its patches applied first, so that op sees
+ * them as a serial order would. MEM_OK, MEM_ENOMEM (the group then fails). */
+static int pending_now(mem_store__writer_t *w, mem_err_t *err)
+{
+    int rc = MEM_OK;
+    for (size_t i = 0; i < w->g_n; i++) {
+        mem_store_ns_t *ns = w->g_ns[i];
+        if (ns->dropped || (ns->g.n_w_later == 0 && ns->g.n_w_patches == 0)) continue;
+        mem_index_t *idx = mem_store__write_lock(w, ns);
+        supersede_now(ns, idx);
+        if (patches_now(ns, idx) != MEM_OK) rc = MEM_ENOMEM;
+        mem_store__write_unlock(w, ns);
+    }
+    return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
 }
 
 int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
@@ -297,6 +405,11 @@ static int op_ns_drop(mem_store__writer_t *w, mem_store_op_t *op)
 
 static int exec_op(mem_store__writer_t *w, mem_store_op_t *op)
 {
+    if (op->kind != MEM_STORE_OP_INSERT && op->kind != MEM_STORE_OP_IMPORT &&
+        op->kind != MEM_STORE_OP_PATCH) {
+        int rc = pending_now(w, &op->err);
+        if (rc != MEM_OK) return rc;
+    }
     switch (op->kind) {
     case MEM_STORE_OP_NS_CREATE:
         return op_ns_create(w, op);
@@ -581,6 +694,9 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
         if ((rc = exec_ckpt(w, c, &fatal)) != MEM_OK) fatal_rc = rc;
     if (fatal_rc == MEM_OK && (rc = group_finish_sql(w, &fatal)) != MEM_OK) fatal_rc = rc;
     if (fatal_rc == MEM_OK) {
+        for (size_t i = 0; i < w->g_n; i++) /* retrieve() reads no texts past these (store.c) */
+            if (w->g_ns[i]->g.n_w_patches && !w->g_ns[i]->dropped)
+                __atomic_store_n(&w->g_ns[i]->patch_unpublished, true, __ATOMIC_SEQ_CST);
         double t0 = mono_s();
         rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
         double dt = mono_s() - t0;
@@ -617,9 +733,19 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
         for (size_t i = 0; i < w->g_n; i++) {
             mem_store_ns_t *ns = w->g_ns[i];
             if (!ns->dropped) {
-                mem_store__ns_publish(ns, mem_store__write_lock(w, ns));
+                /* the superseded targets leave as their superseders appear: a scan sees
+                 * both versions' change at once, never neither */
+                mem_index_t *idx = mem_store__write_lock(w, ns);
+                supersede_now(ns, idx);
+                bool lost = patches_now(ns, idx) != MEM_OK;
+                mem_store__ns_publish(ns, idx);
                 mem_store__write_unlock(w, ns);
-                mem_store__graph_publish(st, ns);
+                if (lost) { /* a patch's values could not be kept: memory as SQLite has it */
+                    reload_ns(w, ns, NULL, ns->name);
+                    wake_graph_waiters(st);
+                } else {
+                    mem_store__graph_publish(st, ns);
+                }
             }
             group_reset_ns(ns);
             if (!ns->dropped) mem_store__maybe_vacuum(w, ns);

@@ -66,6 +66,12 @@ void mem_store__note_append(mem_store__writer_t *w, mem_store_ns_t *ns);
  * MEM_ENOMEM. */
 int mem_store__leave(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                      uint8_t add, int64_t *seqs, size_t *n_left, mem_err_t *err);
+/* rows[0..n) are superseded by rows this group appends: they leave the active set when the
+ * group is published, under the same exclusive lock as those rows become visible (or before
+ * a later op of the group that reads flags), so a scan never sees a target gone while its
+ * superseder is not there yet. MEM_OK, MEM_ENOMEM. */
+int mem_store__supersede_later(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows,
+                               size_t n, mem_err_t *err);
 /* rows[0..n) lose the flag bits drop (under the exclusive lock). MEM_OK, MEM_ENOMEM. */
 int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *rows, size_t n,
                       uint8_t drop, mem_err_t *err);
@@ -74,6 +80,11 @@ int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *
 /* The row by_seq (id by_id) supersedes the row target_seq: record it. */
 int mem_store__supersede_record(mem_store__writer_t *w, mem_store_ns_t *ns, const char *by_id,
                                 int64_t by_seq, int64_t target_seq, mem_err_t *err);
+/* The row target_seq (whose id was id) is being deleted: the rows superseding it drop id from
+ * their stored supersedes. Call before mem_store__supersede_release drops its pairs. MEM_OK,
+ * MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store__supersede_forget(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t target_seq,
+                                const char *id, mem_err_t *err);
 /* The rows gone[0..n) were deleted: drop their pairs; a target left without a superseder is
  * superseded no more (and rejoins). */
 int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, const int64_t *gone,
@@ -83,6 +94,19 @@ int mem_store__supersede_release(mem_store__writer_t *w, mem_store_ns_t *ns, con
  * and set in ns->meta under the exclusive lock. */
 int mem_store__meta_flatten_set(mem_store__writer_t *w, mem_store_ns_t *ns, int64_t seq,
                                 const char *json, size_t len, mem_err_t *err);
+
+/* meta.c: the same flattened into p (p->meta, pairs and text set; nothing in ns changes) for
+ * a patch that becomes visible with its group. MEM_OK, MEM_ENOMEM, MEM_ESTORAGE. */
+int mem_store__meta_flatten_later(mem_store__writer_t *w, const char *json, size_t len,
+                                  mem_store__patch_later_t *p, mem_err_t *err);
+
+/* writer.c: a patch's change of ns's index (source) and metadata values, taken over (its pairs
+ * and text are ns's now, freed on failure too): made visible when the group is published,
+ * under the same exclusive lock as its rows, so a filtered scan never sees values that
+ * SQLite has not committed (or before an op of the group that needs them). MEM_OK,
+ * MEM_ENOMEM. */
+int mem_store__patch_later(mem_store__writer_t *w, mem_store_ns_t *ns, mem_store__patch_later_t *p,
+                           mem_err_t *err);
 
 /* insert.c: is the segment in identical to the stored row at seq? (*same set on MEM_OK) */
 int mem_store__same_as_stored(mem_store_t *st, const mem_store_ns_t *ns, int64_t seq,

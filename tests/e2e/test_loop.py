@@ -235,6 +235,132 @@ class Mix(threading.Thread):
 
 
 @test
+def test_loop_superseding_insert_never_hides_both_versions():
+    """Chains of segments, each insert superseding the chain's previous one, while readers
+    retrieve (by vector and by text) and read the stats: every answer holds exactly one
+    version of every chain, never the old one gone before the new one is there, and the
+    stats count as many active segments as there are chains."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 3)
+        n, dim, gens = 20, 8, 15
+        first = [{"id": "c%d-0" % i, "text": "chain link %d" % i, "embedding": h.rand_vec(rng, dim)}
+                 for i in range(n)]
+        expect_ok(srv.insert("sup", {"segments": first}), 201, "first versions")
+        stop = threading.Event()
+        bad = []
+        reads = [0, 0, 0]
+
+        def chain_of(r):
+            return r["id"].split("-")[0]
+
+        def reader(kind):
+            conn = keepalive(srv)
+            rr = random.Random(SEED + 4 + kind)
+            try:
+                while not stop.is_set():
+                    if kind == 2:
+                        st, body = call(conn, "GET", "/v1/namespaces/sup")
+                        b = json.loads(body)
+                        if st != 200 or b["count"] - b["superseded"] != n:
+                            bad.append(("stats", st, b))
+                    else:
+                        req = {"embedding": h.rand_vec(rr, dim), "k": 100} if kind == 0 else \
+                            {"query": "chain link", "match": "text", "k": 100}
+                        st, body = call(conn, "POST", "/v1/namespaces/sup/retrieve", req)
+                        res = json.loads(body).get("results", []) if st == 200 else []
+                        chains = sorted(chain_of(r) for r in res)
+                        if st != 200 or chains != sorted("c%d" % i for i in range(n)):
+                            bad.append((kind, st, [r["id"] for r in res]))
+                    reads[kind] += 1
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(3)]
+        for t in threads:
+            t.start()
+        conn = keepalive(srv)
+        try:
+            for g in range(1, gens + 1):
+                for i in range(n):
+                    seg = {"id": "c%d-%d" % (i, g), "text": "chain link %d" % i,
+                           "embedding": h.rand_vec(rng, dim), "supersedes": ["c%d-%d" % (i, g - 1)]}
+                    st, body = call(conn, "POST", "/v1/namespaces/sup/segments", seg)
+                    eq(st, 201, "superseding insert %s: %s" % (seg["id"], body[:200]))
+        finally:
+            conn.close()
+            stop.set()
+            for t in threads:
+                t.join(60)
+        check(min(reads) > 0, "every reader read (%s)" % reads)
+        check(not bad, "%d of %d reads saw a chain with no version or two: %s"
+              % (len(bad), sum(reads), bad[:3]))
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
+def test_loop_patch_never_answers_a_filter_with_other_values():
+    """Patches flip segments' metadata and source between two values while readers retrieve
+    filtered by one of them: every result carries the values its filter asked for, never a
+    segment chosen by values that were not committed yet, nor one answered with values
+    committed after the scan chose it."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 5)
+        n, dim = 20, 8
+        segs = [{"id": "p%d" % i, "embedding": h.rand_vec(rng, dim), "source": "bob",
+                 "metadata": {"user": "bob"}} for i in range(n)]
+        expect_ok(srv.insert("pat", {"segments": segs}), 201, "segments")
+        stop = threading.Event()
+        bad = []
+        reads = [0, 0]
+
+        def reader(kind):
+            conn = keepalive(srv)
+            rr = random.Random(SEED + 6 + kind)
+            try:
+                while not stop.is_set():
+                    req = {"embedding": h.rand_vec(rr, dim), "k": 100}
+                    if kind == 0:
+                        req["filter"] = {"user": "ana"}
+                    else:
+                        req["source"] = "ana"
+                    st, body = call(conn, "POST", "/v1/namespaces/pat/retrieve", req)
+                    eq(st, 200, "retrieve")
+                    for r in json.loads(body)["results"]:
+                        got = r.get("metadata", {}).get("user") if kind == 0 else r.get("source")
+                        if got != "ana":
+                            bad.append((kind, r["id"], got))
+                    reads[kind] += 1
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(2)]
+        for t in threads:
+            t.start()
+        conn = keepalive(srv)
+        try:
+            for g in range(300):
+                user = "ana" if (g // n) % 2 == 0 else "bob"
+                st, body = call(conn, "PATCH", "/v1/namespaces/pat/segments/p%d" % (g % n),
+                                {"metadata": {"user": user}, "source": user})
+                eq(st, 200, "patch %d: %s" % (g, body[:200]))
+        finally:
+            conn.close()
+            stop.set()
+            for t in threads:
+                t.join(60)
+        check(min(reads) > 0, "every reader read (%s)" % reads)
+        check(not bad, "%d results of %d reads carried other values than their filter's: %s"
+              % (len(bad), sum(reads), bad[:5]))
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
 def test_loop_mixed_clients_then_sigterm():
     """Twelve keep-alive clients mix single inserts, deletes, retrieves (each checked
     against what was surely visible while it ran), batch inserts, compactions, exports and

@@ -166,6 +166,45 @@ def test_limit_metadata_size():
 
 
 @test
+def test_limit_metadata_depth():
+    """Metadata nested past what the store can index (1000 levels of objects and arrays) is
+    400 invalid_field on insert, batch, patch and import, and nothing is written: it was a
+    500 from the store (between 2001 and 2047 levels), which also failed every other write
+    committed with it. 1000 levels are stored and returned verbatim."""
+    srv = h.shared(key="depth")
+    rng = random.Random(SEED + 9)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))  # Python's json reads 1000 levels
+
+    def nested(d):
+        return '{"a":' * (d - 1) + '{"a":1' + "}" * d
+
+    ok = '{"id":"d1000","embedding":[1,0,0],"metadata":%s}' % nested(1000)
+    expect_ok(srv.insert("depth", ok.encode()), 201, "1000 levels")
+    got = expect_ok(srv.seg("depth", "d1000"))
+    eq(json.dumps(got["metadata"], separators=(",", ":")), nested(1000), "returned verbatim")
+    for d in (1001, 2001, 2040):
+        one = '{"id":"x%d","embedding":[1,0,0],"metadata":%s}' % (d, nested(d))
+        err = expect_error(srv.insert("depth", one.encode()), 400, "invalid_field", "insert %d" % d)
+        eq(err.get("field"), "metadata", "field")
+        batch = '{"segments":[{"id":"y%d","embedding":[0,1,0]},%s]}' % (d, one)
+        err = expect_error(srv.insert("depth", batch.encode()), 400, "invalid_field", "batch %d" % d)
+        eq(err.get("field"), "segments[1].metadata", "field")
+        patch = '{"metadata":%s}' % nested(d)
+        err = expect_error(srv.call("PATCH", "/v1/namespaces/depth/segments/d1000", patch.encode()),
+                           400, "invalid_field", "patch %d" % d)
+        eq(err.get("field"), "metadata", "field")
+        err = expect_error(srv.post("/v1/namespaces/depth/import", (one + "\n").encode(),
+                                    headers={"Content-Type": "application/x-ndjson"}),
+                           400, "invalid_field", "import %d" % d)
+        eq(err.get("line"), 1, "line")
+        for sid in ("x%d" % d, "y%d" % d):
+            expect_error(srv.seg("depth", sid), 404, "not_found", "%s not written" % sid)
+    got = expect_ok(srv.seg("depth", "d1000"))
+    eq(json.dumps(got["metadata"], separators=(",", ":")), nested(1000), "patches changed nothing")
+    expect_ok(srv.insert("depth", {"id": "after", "embedding": vec(rng, 3)}), 201, "still writes")
+
+
+@test
 def test_limit_max_namespaces():
     srv = h.shared(["--max-namespaces", "3"], key="maxns")
     rng = random.Random(SEED + 3)

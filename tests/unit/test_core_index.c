@@ -344,12 +344,90 @@ static void test_vacuum_same_answers(void **state)
     }
 }
 
+/* ---- huge-page slabs: blocks past MEM_INDEX_SLAB_FROM share 2 MiB aligned slabs ---- */
+
+static void test_slabs(void **state)
+{
+    (void)state;
+    enum { DIM = 384, N = 12 * MEM_INDEX_BLOCK_ROWS + 100 };
+    uint64_t s = 0x51ab;
+    mem_index_t *idx;
+    assert_int_equal(mem_index_new(DIM, &idx), MEM_OK);
+    float *v = malloc((size_t)N * DIM * sizeof(float));
+    for (size_t i = 0; i < N; i++) {
+        float *r = v + i * DIM;
+        do {
+            for (size_t d = 0; d < DIM; d++)
+                r[d] = (float)((double)(rng_next(&s) >> 11) * 0x1.0p-52 - 1.0);
+        } while (mem_vec_normalize(r, DIM) != 0);
+        char id[32];
+        int len = snprintf(id, sizeof id, "s%zu", i);
+        size_t pos;
+        assert_int_equal(mem_index_append(idx, id, (size_t)len, 1000 * (int64_t)i, (int64_t)i + 1,
+                                          r, 0, 0, &pos),
+                         MEM_OK);
+    }
+    mem_index_publish(idx, mem_index_rows(idx));
+    /* the first blocks up to MEM_INDEX_SLAB_FROM bytes are their own, the rest in slabs */
+    size_t piece = sizeof(mem_index_block_t) + MEM_INDEX_BLOCK_ROWS * idx->stride * 5;
+    assert_true(idx->_n_plain >= 1 && idx->_n_plain < idx->n_blocks);
+    assert_true(idx->_n_plain * piece >= MEM_INDEX_SLAB_FROM);
+    assert_true((idx->_n_plain - 1) * piece < MEM_INDEX_SLAB_FROM);
+    assert_true(idx->_n_slabs >= 2);
+    for (size_t i = 0; i < idx->_n_slabs; i++)
+        assert_int_equal((uintptr_t)idx->_slabs[i] % ((size_t)2 << 20), 0);
+    /* nothing written later overlaps anything written before: every row reads back */
+    for (size_t i = 0; i < N; i++) {
+        char id[32];
+        int len = snprintf(id, sizeof id, "s%zu", i);
+        assert_int_equal(mem_index_find(idx, id, (size_t)len), (long)i);
+        assert_memory_equal(mem_index__vec(idx, i), v + i * DIM, DIM * sizeof(float));
+        assert_int_equal((uintptr_t)mem_index__vec(idx, i) % 64, 0);
+        assert_int_equal(MEM_INDEX_ROW(idx, i, seq), (int64_t)i + 1);
+        assert_int_equal(MEM_INDEX_ROW(idx, i, ts_ms), 1000 * (int64_t)i);
+    }
+    for (size_t b = 0; b < idx->n_blocks; b++)
+        assert_int_equal((uintptr_t)idx->blocks[b]->q8 % 64, 0);
+    /* a copy without a quarter of the rows puts other rows in slabs; same answers */
+    for (size_t i = 0; i < N; i++)
+        if (vrng(&s, 4) == 0) mem_index_set_flags(idx, i, MEM_ROW_DELETED);
+    mem_index_t *vac;
+    assert_int_equal(mem_index_vacuum(idx, &vac), MEM_OK);
+    assert_true(vac->_n_plain < vac->n_blocks);
+    for (int qi = 0; qi < 4; qi++) {
+        const float *q = v + vrng(&s, N) * DIM;
+        mem_scan_params_t p = {
+            .query = q,
+            .k = 10,
+            .origin_ms = 1000 * (int64_t)N,
+            .decay = {.kind = MEM_DECAY_EXPONENTIAL,
+                      .half_life_s = qi % 2 ? 600.0 : 0,
+                      .shape = 1,
+                      .offset_s = 0,
+                      .recency_bias = 1.0},
+            .since_ms = INT64_MIN,
+            .until_ms = INT64_MAX,
+            .source = -1,
+        };
+        same_scan(idx, vac, NULL, &p);
+        for (int t = 0; t <= MEM_VEC_ISA_COUNT; t++)
+            if (table_at(t)) same_scan(idx, vac, table_at(t), &p);
+    }
+    free(v);
+    mem_index_free(idx);
+    mem_index_free(vac);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_rejects_bad_dim),    cmocka_unit_test(test_append_and_find),
-        cmocka_unit_test(test_flags_counts_and_holes), cmocka_unit_test(test_sources),
-        cmocka_unit_test(test_recount_graph),          cmocka_unit_test(test_vacuum_same_answers),
+        cmocka_unit_test(test_new_rejects_bad_dim),
+        cmocka_unit_test(test_append_and_find),
+        cmocka_unit_test(test_flags_counts_and_holes),
+        cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_recount_graph),
+        cmocka_unit_test(test_vacuum_same_answers),
+        cmocka_unit_test(test_slabs),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, NULL, NULL);

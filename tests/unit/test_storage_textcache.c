@@ -40,16 +40,20 @@ static mem_store_result_t row(int64_t seq, const char *text, const char *source,
     return r;
 }
 
-/* get one seq: true with copies in *out (freed by the caller) when cached */
+/* The copies get1 made (one answer at a time; free_cols releases them). */
+static mem_arena_t got_arena;
+
+/* get one seq: true with copies in *out (released by free_cols) when cached */
 static bool get1(mem_store__txc_t *c, int64_t ns_id, int64_t seq, mem_store_result_t *out,
                  mem_store__txc_ticket_t *ticket)
 {
+    mem_arena_free(&got_arena); /* *out overwritten: what it pointed to goes */
     memset(out, 0, sizeof(*out));
     out->hit.seq = seq;
     bool found = false;
     size_t bytes = 0;
     mem_store__txc_ticket_t t;
-    assert_int_equal(mem_store__txc_get(c, ns_id, out, 1, &found, &bytes, &t), MEM_OK);
+    assert_int_equal(mem_store__txc_get(c, ns_id, &got_arena, out, 1, &found, &bytes, &t), MEM_OK);
     if (ticket) *ticket = t;
     return found;
 }
@@ -63,9 +67,7 @@ static void put1(mem_store__txc_t *c, mem_store__txc_ticket_t t, int64_t ns_id,
 
 static void free_cols(mem_store_result_t *r)
 {
-    free(r->text);
-    free(r->source);
-    free(r->metadata);
+    mem_arena_free(&got_arena);
     memset(r, 0, sizeof(*r));
 }
 
@@ -204,7 +206,9 @@ static void test_module_patch_guard(void **state)
 static float vecs[N_SEG][DIM];
 static mem_store_seg_in_t segs[N_SEG];
 static mem_store_seg_out_t outs[N_SEG];
-static char ids[N_SEG][16], texts[N_SEG][48], metas[N_SEG][48];
+/* every 9th text is long: an answer's strings then outgrow its arena's first blocks (and
+ * one takes a block of its own), which the comparison with SQLite reads through */
+static char ids[N_SEG][16], texts[N_SEG][3000], metas[N_SEG][48];
 static const char *sup_of[N_SEG][2];
 
 static void make_vec(float *v, uint64_t seed)
@@ -241,6 +245,12 @@ static void load(mem_store_t *st)
         segs[i].ts_given = true;
         segs[i].ts_ms = 1000 * (int64_t)i;
         snprintf(texts[i], sizeof(texts[i]), "text number %d", i);
+        if (i % 9 == 4) { /* 1200 to 2990 bytes */
+            size_t len = 1200 + (size_t)i * 9;
+            for (size_t j = strlen(texts[i]); j < len; j++)
+                texts[i][j] = (char)('a' + (j * 7 + (size_t)i) % 26);
+            texts[i][len] = '\0';
+        }
         if (i % 5 != 1) {
             segs[i].text = texts[i];
             segs[i].text_len = strlen(texts[i]);
@@ -375,10 +385,10 @@ static size_t retrieve_checked(mem_store_t *st, int qseed, size_t k, bool try_pa
 
 static void sweep(mem_store_t *st, bool include_superseded)
 {
-    static const size_t ks[] = {1, 10, 40};
+    static const size_t ks[] = {1, 10, 40, 200};
     for (int r = 0; r < 2; r++) /* twice: the second answers from the cache */
         for (int qs = 1; qs <= 17; qs++)
-            for (size_t j = 0; j < 3; j++)
+            for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++)
                 retrieve_checked(st, qs, ks[j], (qs + r) % 2 == 0, include_superseded);
 }
 
