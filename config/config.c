@@ -668,7 +668,7 @@ static int set_keys_file(mem_cfg_t *cfg, const char *val, char *why, size_t n)
     return 0;
 }
 
-/* ---- cluster mode (issue 7) ---- */
+/* ---- cluster mode ---- */
 
 static int set_nats_url(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
@@ -801,8 +801,8 @@ static const opt_t opts[] = {
     {"max-batch", "MNEMOD_MAX_BATCH", "N", "1000", "most segments in one insert", set_max_batch, 0},
     {"max-future-skew", "MNEMOD_MAX_FUTURE_SKEW", "DUR", "300s",
      "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
-    {"threads", "MNEMOD_THREADS", "N", "max(4, CPUs)", "worker threads for scans, 1..1024",
-     set_threads, 0},
+    {"threads", "MNEMOD_THREADS", "N", "max(4, CPUs)",
+     "request worker threads (decode, handlers, scans, encode), 1..1024", set_threads, 0},
     {"worker-spin-us", "MNEMOD_WORKER_SPIN_US", "N", "50",
      "microseconds an idle worker watches for the next request before it sleeps, 0..10000",
      set_worker_spin_us, 0},
@@ -824,7 +824,8 @@ static const opt_t opts[] = {
     {"graph-wait", "MNEMOD_GRAPH_WAIT", "DUR", "10s",
      "how long a read that needs the coherence graph waits for it to catch up (then 503)",
      set_graph_wait, 0},
-    {"max-queue", "MNEMOD_MAX_QUEUE", "N", "1024", "queued heavy requests before 503",
+    {"max-queue", "MNEMOD_MAX_QUEUE", "N", "1024",
+     "requests in progress (on a worker, the writer, the embedder) before 503, 1..10000000",
      set_max_queue, 0},
     {"max-namespaces", "MNEMOD_MAX_NAMESPACES", "N", "10000", "most namespaces", set_max_namespaces,
      0},
@@ -871,8 +872,8 @@ static const opt_t opts[] = {
      "cluster mode: a write not logged and applied by then answers 503 (retry-safe)",
      set_cluster_write_timeout, 0},
     {"forward-timeout", "MNEMOD_FORWARD_TIMEOUT", "DUR", "30s",
-     "cluster mode: a request relayed to another node answers 504 after this", set_forward_timeout,
-     0},
+     "cluster mode: a request relayed to another node unanswered by then answers 503",
+     set_forward_timeout, 0},
     {"node-dead-after", "MNEMOD_NODE_DEAD_AFTER", "DUR", "5m",
      "cluster mode: a node silent this long has its namespaces placed elsewhere",
      set_node_dead_after, 0},
