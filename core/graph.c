@@ -1,18 +1,19 @@
 /* graph.c - incremental and bulk maintenance of coherence-graph degrees
  * SPDX-License-Identifier: MIT
  *
- * Every cosine here is ops->dot_rows of two stored (normalised) rows, compared with
- * `>= threshold`. A product a[i]*b[i] is commutative and every kernel sums a row in an
- * order that depends only on dim, so dot(a, b) == dot(b, a) bit for bit: the rebuild
- * scores each pair once (upper triangle) and agrees exactly with link/unlink, which score
- * one row against all others. (Requirement on the kernels: out[r] must not depend on r or
- * n_rows, i.e. no different code path for tail rows.)
+ * An edge is mem_vec_dot_f64_scalar(a, b) >= threshold (a double dot in one fixed order,
+ * the same on every kernel): the kernel's f32 dot ops->dot_rows decides every pair it puts
+ * clearly on one side of the threshold, and a pair within a rigorous rounding window of it
+ * is scored again by the reference (the edge rule, below). So the graph does not depend on
+ * MNEMOD_SIMD, and rebuild (each pair once, upper triangle) agrees exactly with link and
+ * unlink (one row against all others). Ties are common with the built-in embedder: its
+ * count vectors make many pairs' cosines equal to each other, and a threshold at one of
+ * them used to give one edge more or less depending on the kernel's summation order.
  *
  * Rebuild: the batch search (below) of every active row at once, against no other member.
  *
  * The tcd figures (5000 x 128, rows normalised in double and stored as float, 0.55):
- * 590 313 edges, max degree 249, mean gate 0.948294. No pair lies within 1.8e-5 of the
- * threshold, so they hold for any summation order (scalar or SIMD): no special rounding.
+ * 590 313 edges, max degree 249, mean gate 0.948294.
  *
  * Link/unlink: one pass over every block collects the neighbours (the only allocation),
  * then the change is applied without any failure point: degrees, graph_edges, and
@@ -41,18 +42,68 @@ static int cmp_pos(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* ---- the edge rule ----
+ *
+ * An edge is ref(a, b) >= threshold, ref = mem_vec_dot_f64_scalar (double, left to right),
+ * whatever the kernel. The kernel's f32 dot f decides alone when it is far enough from
+ * the threshold; a pair inside the window gets ref. The window: with e the exact dot,
+ *   |f - e| <= gamma_n * sum |a_i b_i| <= (n + 1) * 2^-24 * |a||b|   (any summation order,
+ *              with or without FMA: each term meets at most n - 1 additions, n <= 4096)
+ *   |ref - e| <= (n - 1) * 2^-53 * |a||b|    (the products are exact in double)
+ * so W = 2 * (n + 4) * FLT_EPSILON * Na * Nb + 1e-30 (Na >= |a|, Nb >= |b|, the stored
+ * norm bounds; the 1e-30 covers f32 underflow, at most n * 2^-150) exceeds |f - e| +
+ * |ref - e| with room to spare, and |f - t| > W implies (f >= t) == (ref >= t). The cut
+ * points are rounded outward to float, lo < t - W and hi > t + W: f < lo is no edge,
+ * f >= hi an edge, anything between is decided by ref. A pair is therefore an edge on
+ * every kernel exactly when ref says so, and rebuild, link and unlink agree with each
+ * other (ref(a, b) == ref(b, a): the products commute, the order is fixed). */
+typedef struct cut {
+    float lo, hi;
+} cut_t;
+
+static cut_t edge_cut(float threshold, size_t dim, float na, float nb)
+{
+    double w = 2.0 * (double)(dim + 4) * (double)FLT_EPSILON * (double)na * (double)nb;
+    w = w * (1.0 + 1e-6) + 1e-30;
+    if (!(w < (double)HUGE_VALF)) w = (double)INFINITY; /* also NaN (0 * inf) */
+    cut_t c = {nextafterf((float)((double)threshold - w), -HUGE_VALF),
+               nextafterf((float)((double)threshold + w), HUGE_VALF)};
+    return c;
+}
+
+/* The rule for the pair (a, b) whose kernel score is f. */
+static inline bool edge_of(float f, const cut_t *c, const float *a, const float *b, size_t dim,
+                           float threshold)
+{
+    return f >= c->hi || (f >= c->lo && mem_vec_dot_f64_scalar(a, b, dim) >= (double)threshold);
+}
+
+/* The largest norm bound among the first n_rows rows of blk (all of them, or with
+ * linked_only the members). */
+static float block_norm(const mem_index_block_t *blk, size_t n_rows, bool linked_only)
+{
+    float m = 0.0f;
+    for (size_t r = 0; r < n_rows; r++)
+        if ((blk->linked[r] || !linked_only) && !(blk->norm[r] <= m)) m = blk->norm[r];
+    return m;
+}
+
 static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshold,
                               const mem_vec_ops_t *ops, size_t **out, size_t *n_out)
 {
     float scores[MEM_INDEX_BLOCK_ROWS];
     size_t *nb = NULL, n = 0, cap = 0;
+    const size_t dim = idx->dim;
     const float *q = mem_index__vec(idx, pos);
+    const float nq = MEM_INDEX_ROW(idx, pos, norm);
     for (size_t b = 0; b < idx->n_blocks; b++) {
         const mem_index_block_t *blk = idx->blocks[b];
-        ops->dot_rows(q, blk->vecs, blk->n_rows, idx->dim, idx->stride, scores);
+        cut_t c = edge_cut(threshold, dim, nq, block_norm(blk, blk->n_rows, true));
+        ops->dot_rows(q, blk->vecs, blk->n_rows, dim, idx->stride, scores);
         for (size_t r = 0; r < blk->n_rows; r++) {
             size_t other = b * MEM_INDEX_BLOCK_ROWS + r;
-            if (other == pos || !blk->linked[r] || !(scores[r] >= threshold)) continue;
+            if (other == pos || !blk->linked[r] || !(scores[r] >= c.lo)) continue;
+            if (!edge_of(scores[r], &c, q, blk->vecs + r * idx->stride, dim, threshold)) continue;
             if (n == cap) {
                 size_t ncap = cap ? cap * 2 : 64;
                 size_t *g = realloc(nb, ncap * sizeof(*g));
@@ -133,7 +184,7 @@ int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_ve
  * memory once per tile; each block is cut into chunks of at most 64 rows that stay in L1,
  * and one call of ops->tile_i8 scores the whole tile against a chunk (its kernel keeps
  * 4 tile rows x 2 chunk rows of integer dots in registers) and hands back one keep word per
- * tile row. A pair (s, x) is an edge when dot_rows(s, x) >= threshold, x active, x != s; x
+ * tile row. A pair (s, x) is an edge by the edge rule, x active, x != s; x
  * in S counts once (x > s), and a row of S in an earlier tile is no longer scored at all
  * (it met this tile's rows as the lower of the pair), which halves the work inside a big
  * batch. The other rows' counts go to one array over all positions, the delta takes its
@@ -143,19 +194,21 @@ int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_ve
  * and so does s (codes cs, scale ss, residual es). With s' = ss * cs,
  *   s.x = ss * sx * (cs.cx) + s'.ex + es.x <= ss*sx*(cs.cx) + ||s'|| * errx + errs * ||x||
  * and the f32 kernel returns f with |f - s.x| <= (dim + 4) * FLT_EPSILON * ||s|| * ||x||
- * (any summation order). ||s|| and ||x|| are not assumed to be 1: every active row's norm
- * is bounded from its own f32 dot (ops->dot(x, x), relative error <= the same gamma), per
+ * (any summation order). ||s|| and ||x|| are not assumed to be 1: every row carries an
+ * upper bound on its norm (index_int.h, computed in double when it is appended), per
  * block M = max ||x||. So
  *   f <= ss*sx*I + E * errx + (errs + gamma * ||s||) * M,  E >= ||s'|| (rounded up)
  * which is dot_rows_i8 with err_scale = E and slack = (errs + gamma*||s||) * M plus
  * 1e-5 * (1 + E * (M + 1)) for the float arithmetic of the bound itself (a few roundings of
- * values of size <= E * (M + 1)). A pair with ub < threshold has f < threshold: no edge,
- * no f32 dot. The same terms bound f from below (|f - ss*sx*I| <= E * errx + slack): a
- * pair with lb = ss*sx*I - E * errx - slack >= threshold has f >= threshold, an edge
- * without its f32 dot (the tile kernel's sure bits). The others get the exact f32 dot (dot_rows on
- * one row is bit-equal to its place in a full pass, the kernel contract), or one full f32 pass over
- * the chunk when the sketch keeps more than a quarter of it. The norm pass costs one f32 read of
- * the index, which is why small batches (< MEM_GRAPH_I8_MIN) take the plain f32 tiles instead.
+ * values of size <= E * (M + 1)). A pair with ub < threshold has f < threshold, and since
+ * the gamma term also exceeds |ref - s.x| (double), ref < threshold: no edge, no f32 dot.
+ * The same terms bound f and ref from below (|f - ss*sx*I| <= E * errx + slack): a pair
+ * with lb = ss*sx*I - E * errx - slack >= threshold is an edge by the rule without its f32
+ * dot (the tile kernel's sure bits). The others get the f32 dot (dot_rows on one row is
+ * bit-equal to its place in a full pass, the kernel contract), or one full f32 pass over
+ * the chunk when the sketch keeps more than a quarter of it, and then the edge rule. The
+ * bound's own float roundings differ between kernels, so the keep and sure bits may too,
+ * but every bit any kernel sets is one the rule agrees with: the edges do not differ.
  *
  * apply: the batch's rows get their count (link) or 0 (unlink); the others gain or lose
  * theirs; graph_edges and max_degree follow through the histogram, as in adjust().
@@ -187,15 +240,6 @@ void mem_graph_delta_free(mem_graph_delta_t *d)
     memset(d, 0, sizeof(*d));
 }
 
-/* An upper bound on ||x|| from the kernel's own f32 dot(x, x); INFINITY when not finite. */
-static double norm_ub(const mem_vec_ops_t *ops, const float *x, size_t dim)
-{
-    double ss = (double)ops->dot(x, x, dim);
-    double g = (double)(dim + 4) * (double)FLT_EPSILON;
-    if (!(ss >= 0.0) || !isfinite(ss)) return (double)INFINITY;
-    return sqrt(ss * (1.0 + 2.0 * g) + 1e-30) * (1.0 + 1e-6);
-}
-
 typedef struct q8set {
     int8_t *codes; /* n * stride, zero-padded */
     float *scale, *err_scale;
@@ -211,8 +255,7 @@ static void q8set_free(q8set_t *q)
 }
 
 /* The sketches of the batch rows as queries. false when it cannot be used. */
-static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, size_t n,
-                       const mem_vec_ops_t *ops)
+static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, size_t n)
 {
     size_t stride = idx->stride, dim = idx->dim;
     double gamma = (double)(dim + 4) * (double)FLT_EPSILON;
@@ -235,7 +278,7 @@ static bool q8set_init(q8set_t *q, const mem_index_t *idx, const size_t *set, si
         q->scale[k] = blk->q8_scale[r];
         q->err_scale[k] =
             nextafterf((float)((double)blk->q8_scale[r] * sqrt(c2) * (1.0 + 1e-6)), HUGE_VALF);
-        double ns = norm_ub(ops, mem_index__vec(idx, set[k]), dim);
+        double ns = (double)blk->norm[r];
         q->coef[k] = ((double)blk->q8_err[r] + gamma * ns) * (1.0 + 1e-6);
         if (!isfinite(q->err_scale[k]) || !isfinite(q->coef[k]) || !isfinite(q->scale[k]))
             return false;
@@ -306,8 +349,9 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     uint32_t *cnt = calloc(n_set, sizeof(*cnt));
     uint32_t *oth = calloc(limit ? limit : 1, sizeof(*oth)); /* counts of the other rows */
     double *m_blk = malloc(nb * sizeof(*m_blk));
+    float *n_s = malloc(n_set * sizeof(*n_s)); /* the batch rows' norm bounds */
     q8set_t q8 = {0};
-    if (!cnt || !oth || !m_blk) {
+    if (!cnt || !oth || !m_blk || !n_s) {
         rc = MEM_ENOMEM;
         goto fail;
     }
@@ -316,19 +360,15 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     if (rc != MEM_OK) goto fail;
     out->n_set = n_set;
     bool use_i8 = ops->dot_rows_i8 && n_set >= MEM_GRAPH_I8_MIN && blocks[0]->q8 &&
-                  q8set_init(&q8, idx, set, n_set, ops);
+                  q8set_init(&q8, idx, set, n_set);
     for (size_t b = 0; b < nb; b++) { /* M per block: the largest norm of its rows */
-        const mem_index_block_t *blk = blocks[b];
         size_t nr = limit - b * MEM_INDEX_BLOCK_ROWS;
         if (nr > MEM_INDEX_BLOCK_ROWS) nr = MEM_INDEX_BLOCK_ROWS;
-        double m = 0.0;
-        for (size_t r = 0; use_i8 && r < nr; r++)
-            if (blk->linked[r] || !unlink) { /* members, and (link) the joining rows */
-                double nx = norm_ub(ops, blk->vecs + r * stride, dim);
-                m = nx > m ? nx : m;
-            }
-        m_blk[b] = m;
+        /* members, and (link) the joining rows */
+        m_blk[b] = (double)block_norm(blocks[b], nr, unlink != 0);
     }
+    for (size_t k = 0; k < n_set; k++)
+        n_s[k] = MEM_INDEX_ROW(idx, set[k], norm);
     size_t q_bytes = (use_i8 ? 1 : sizeof(float)) * stride;
     size_t chunk = CHUNK_BYTES / q_bytes;
     if (chunk < 8) chunk = 8;
@@ -340,9 +380,11 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     uint64_t *keep = use_i8 ? malloc(2 * tile * sizeof(*keep)) : NULL;
     uint64_t *sure = keep ? keep + tile : NULL;
     float *slk = use_i8 ? malloc(tile * sizeof(*slk)) : NULL;
-    if (use_i8 && (!keep || !slk)) {
+    cut_t *cuts = malloc(tile * sizeof(*cuts));
+    if ((use_i8 && (!keep || !slk)) || !cuts) {
         free(keep);
         free(slk);
+        free(cuts);
         rc = MEM_ENOMEM;
         goto fail;
     }
@@ -374,6 +416,8 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
             for (size_t r = 0; r < nr; r++)
                 n_act += act[r];
             if (!n_act) continue;
+            for (size_t k = t0; k < t1; k++)
+                cuts[k - t0] = edge_cut(threshold, dim, n_s[k], (float)m_blk[b]);
             bool i8 = use_i8 && isfinite(m_blk[b]);
             for (size_t k = t0; i8 && k < t1; k++) {
                 double sl = q8.coef[k] * m_blk[b] +
@@ -401,6 +445,7 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                 for (size_t k = t0; k < k_end; k++) {
                     size_t ps = set[k], nc = 0;
                     const float *q = mem_index__vec(idx, ps);
+                    const cut_t *cut = &cuts[k - t0];
                     if (i8) {
                         /* sure: an edge by the lower bound, no f32 dot; the rest of the
                          * kept pairs get theirs */
@@ -428,12 +473,12 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                         ops->dot_rows(q, rows, m, dim, stride, sc);
                         for (size_t r = 0; r < m; r++) {
                             cand[nc] = (uint32_t)r;
-                            nc += act[c0 + r] & (uint32_t)(sc[r] >= threshold);
+                            nc += act[c0 + r] & (uint32_t)(sc[r] >= cut->lo);
                         }
                     }
                     for (size_t i = 0; i < nc; i++) {
                         size_t r = cand[i], row = c0 + r;
-                        if (act[row] && sc[r] >= threshold)
+                        if (act[row] && edge_of(sc[r], cut, q, rows + r * stride, dim, threshold))
                             pair(base, row, ps, k, slot, cnt, oth, &internal);
                     }
                 }
@@ -442,6 +487,7 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     }
     free(keep);
     free(slk);
+    free(cuts);
     for (size_t p = 0; p < limit && rc == MEM_OK; p++)
         if (oth[p]) {
             rc = delta_push(out, p, oth[p]);
@@ -457,12 +503,14 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     free(cnt);
     free(oth);
     free(m_blk);
+    free(n_s);
     q8set_free(&q8);
     return MEM_OK;
 fail:
     free(cnt);
     free(oth);
     free(m_blk);
+    free(n_s);
     q8set_free(&q8);
     mem_graph_delta_free(out);
     out->unlink = unlink;

@@ -8,8 +8,10 @@
  * follow every change. The touched callback reports each row whose degree changed, so
  * storage/ can persist it.
  *
- * Every cosine is ops->dot_rows of two stored rows; the kernel must score a row the same
- * wherever it sits in a batch (tests/unit/test_core_graph.c checks every ISA). Link and
+ * The edge rule does not depend on the kernel: a pair is an edge when its reference dot
+ * (mem_vec_dot_f64_scalar: double, left to right) is >= threshold. ops->dot_rows scores
+ * every pair; one whose f32 score lies within a rigorous rounding window of the threshold
+ * is decided by the reference (core/graph.c), so every ISA builds the same graph. Link and
  * unlink keep graph_edges and max_degree exact in O(degree) besides the one scoring pass
  * (a degree histogram in the index); after loading persisted degrees, call
  * mem_index_recount_graph once.
@@ -22,6 +24,10 @@
 
 #include "core/index.h"
 #include "core/vec.h"
+
+/* The edge rule's version: 2 = reference double dot >= threshold (1: the kernel's f32 dot,
+ * which could differ between ISAs at a tie). */
+#define MEM_GRAPH_RULE 2
 
 typedef void (*mem_graph_touch_fn)(void *ud, size_t pos);
 
@@ -43,7 +49,7 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
  * apply writes degrees, links, graph_edges and max_degree (under the exclusive lock), with
  * no failure point once the histogram is reserved. Between find and apply the graph fields
  * must not change.
- * The edge decisions are exactly mem_graph_link's (the same dot_rows score, `>=`): every
+ * The edge decisions are exactly mem_graph_link's (the same edge rule): every
  * block is read once per tile of batch rows (a blocked matrix product: ops->tile_i8 scores a
  * tile against a chunk of block rows); with an int8 kernel (ops->dot_rows_i8) and a batch of
  * MEM_GRAPH_I8_MIN rows or more, a pair whose rigorous int8 upper bound is below the threshold is

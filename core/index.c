@@ -272,6 +272,7 @@ static int append(mem_index_t *idx, const char *id, size_t id_len, int64_t ts_ms
         mem_vec_quantize_u8(vec, idx->dim, blk->q8 + r * idx->stride, &blk->q8_scale[r],
                             &blk->q8_err[r]);
     }
+    blk->norm[r] = mem_vec_norm_ub(vec, idx->dim);
     blk->ts_ms[r] = ts_ms;
     blk->seq[r] = seq;
     blk->degree[r] = 0;

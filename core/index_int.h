@@ -50,6 +50,10 @@ typedef struct mem_index_block {
     uint8_t *q8; /* BLOCK_ROWS * stride bytes, 64-byte aligned */
     float q8_scale[MEM_INDEX_BLOCK_ROWS];
     float q8_err[MEM_INDEX_BLOCK_ROWS];
+    /* norm[r] >= ||vec of row r||_2 (mem_vec_norm_ub, set by mem_index_append and never
+     * changed): the coherence graph's rounding window and its int8 bound read it instead
+     * of a pass over the vectors (core/graph.c). */
+    float norm[MEM_INDEX_BLOCK_ROWS];
 } mem_index_block_t;
 
 struct mem_index {

@@ -127,6 +127,12 @@ void mem_vec_tile_i8_avx512vnni(const int8_t *q, size_t n_q, size_t q_stride, co
                                 uint64_t *sure);
 float mem_vec_sum_f32_scalar(const float *x, size_t n);
 size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *idx_out);
+/* The coherence graph's reference dot (core/graph.c): sum of (double)a[i] * (double)b[i],
+ * left to right in double, whatever the ISA. */
+double mem_vec_dot_f64_scalar(const float *a, const float *b, size_t n);
+/* An upper bound on ||x||_2 (computed in double, rounded up to float); +inf when the sum of
+ * squares is not finite. */
+float mem_vec_norm_ub(const float *x, size_t n);
 /* L2-normalise v in place (computed in double); returns 0, or -1 for a zero or
  * non-finite vector, which is left unchanged. */
 int mem_vec_normalize(float *v, size_t n);

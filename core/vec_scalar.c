@@ -5,6 +5,7 @@
  */
 #include "core/vec.h"
 
+#include <float.h>
 #include <math.h>
 
 float mem_vec_dot_f32_scalar(const float *a, const float *b, size_t n)
@@ -109,6 +110,27 @@ size_t mem_vec_select_ge_scalar(const float *x, size_t n, float cut, uint32_t *i
         k += x[i] >= cut;
     }
     return k;
+}
+
+double mem_vec_dot_f64_scalar(const float *a, const float *b, size_t n)
+{
+    double acc = 0.0;
+    for (size_t i = 0; i < n; i++)
+        acc += (double)a[i] * (double)b[i];
+    return acc;
+}
+
+float mem_vec_norm_ub(const float *x, size_t n)
+{
+    /* Each square is exact in double (24-bit mantissas), the left-to-right sum of n
+     * non-negative terms is within (n - 1) * 2^-53 of its value relatively and the square
+     * root adds 2^-53: (n + 2) * DBL_EPSILON covers both, then round up to float. */
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (double)x[i] * (double)x[i];
+    if (!isfinite(ss)) return HUGE_VALF;
+    double ub = sqrt(ss) * (1.0 + (double)(n + 2) * DBL_EPSILON);
+    return nextafterf((float)ub, HUGE_VALF);
 }
 
 int mem_vec_normalize(float *v, size_t n)

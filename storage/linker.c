@@ -25,6 +25,14 @@
  * vector with it, so the writer keeps the vector of every deleted row in graph_gone until
  * a checkpoint records that the graph let go of it: the start-up can still unlink a row
  * that was deleted after the last checkpoint.
+ *
+ * The stored graph records the edge rule (MEM_GRAPH_RULE) and threshold it was made with
+ * (namespaces.graph_rule, graph_threshold). When they differ from the running ones, load.c
+ * restores no degree: every active row is pending, the linker builds the graph again like
+ * any catch-up (reads that need it wait), and the namespace's first checkpoint after the
+ * load (restamp) drops every stored bucket, writes the buckets of the rows linked so far
+ * and records the current rule and threshold, in one transaction. Every checkpoint is thus
+ * a graph of some membership under the rule it records.
  */
 #define _GNU_SOURCE /* gettid, for the thread's own scheduling policy */
 #include <errno.h>
@@ -573,7 +581,7 @@ static mem_store__ckpt_t *make_ckpt(mem_store__linker_t *lk, mem_store_ns_t *ns)
             touch_bucket(&tc, p);
         if (!tc.oom) g->ckpt_all = false;
     }
-    if (c && (g->n_buckets || g->n_gone)) {
+    if (c && (g->n_buckets || g->n_gone || g->restamp)) {
         qsort(g->buckets, g->n_buckets, sizeof(*g->buckets), cmp_u64);
         size_t u = 0;
         for (size_t i = 0; i < g->n_buckets; i++)
@@ -590,6 +598,8 @@ static mem_store__ckpt_t *make_ckpt(mem_store__linker_t *lk, mem_store_ns_t *ns)
         if (ok) {
             c->gone = g->gone;
             c->n_gone = g->n_gone;
+            c->restamp = g->restamp; /* with ckpt_all above: every bucket is in c */
+            g->restamp = false;
             g->gone = NULL;
             g->n_gone = g->cap_gone = 0;
             g->n_buckets = 0;

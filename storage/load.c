@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "core/graph.h"
 #include "storage/store_int.h"
 
 int mem_store__ns_new(const char *name, int64_t ns_id, size_t dim, mem_index_t *idx,
@@ -197,8 +198,10 @@ static double thread_cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexidx_t *lex,
-                     sqlite3 *db, uint64_t clock, mem_err_t *err)
+/* graph: the namespace keeps a graph (deleted rows' kept vectors come back as holes);
+ * restore: its stored degrees are restored too (their rule and threshold are the current). */
+static int load_rows(const ns_row_t *nr, bool graph, bool restore, mem_index_t *idx,
+                     mem_lexidx_t *lex, sqlite3 *db, uint64_t clock, mem_err_t *err)
 {
     double t_start = mono_s(), cpu_start = thread_cpu_s(), t_text = 0.0;
     size_t n_rows = 0;
@@ -294,8 +297,9 @@ static int load_rows(const ns_row_t *nr, bool graph, mem_index_t *idx, mem_lexid
     rc = MEM_OK;
     /* mem_index_append advanced the clock once per row: put the stored one back. */
     mem_index_restore_clock(idx, clock > max_tick ? clock : max_tick);
-    if (graph && ((rc = load_graph(nr, idx, db, err)) != MEM_OK ||
-                  (rc = check_degrees(nr, idx, err)) != MEM_OK))
+    if (graph && restore &&
+        ((rc = load_graph(nr, idx, db, err)) != MEM_OK ||
+         (rc = check_degrees(nr, idx, err)) != MEM_OK))
         goto out;
     mem_index_recount_graph(idx);
     double took = mono_s() - t_start;
@@ -331,14 +335,19 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     mem_lexidx_t *lex = NULL;
     mem_store_ns_t *ns;
     bool coherence = sqlite3_column_int(row, 8) != 0;
+    /* the stored graph is restored only when it was made by this rule at this threshold */
+    bool stamped = sqlite3_column_type(row, 9) == SQLITE_INTEGER &&
+                   sqlite3_column_type(row, 10) == SQLITE_FLOAT;
+    bool same = stamped && sqlite3_column_int64(row, 9) == MEM_GRAPH_RULE &&
+                sqlite3_column_double(row, 10) == (double)st->opts.coherence_threshold;
     int rc = mem_index_new(nr.dim, &idx);
     if (rc == MEM_OK) rc = mem_lexidx_new(st->opts.text_grams, &lex);
     if (rc != MEM_OK) {
         mem_index_free(idx);
         return mem_err_set(err, rc, "out of memory loading %s", name);
     }
-    if ((rc = load_rows(&nr, coherence, idx, lex, db, clock > 0 ? (uint64_t)clock : 0, err)) !=
-        MEM_OK) {
+    if ((rc = load_rows(&nr, coherence, same, idx, lex, db, clock > 0 ? (uint64_t)clock : 0,
+                        err)) != MEM_OK) {
         mem_index_free(idx);
         mem_lexidx_free(lex);
         return rc;
@@ -346,6 +355,22 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
     if ((rc = mem_store__ns_new(name, ns_id, nr.dim, idx, lex, st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory loading %s", name);
     ns->coherence = coherence;
+    if (coherence && !same) {
+        /* every active row is pending (none is linked), so the linker builds the graph
+         * again in the background while reads that need it wait; its first checkpoint
+         * replaces the stored one whole and records the current rule and threshold */
+        ns->g.restamp = true;
+        ns->g.ckpt_all = true;
+        if (stamped)
+            mem_log(st->opts.log, MEM_LOG_INFO, "graph_rebuild",
+                    "ns=%s stored_rule=%lld stored_threshold=%.9g rule=%d threshold=%.9g", name,
+                    (long long)sqlite3_column_int64(row, 9), sqlite3_column_double(row, 10),
+                    MEM_GRAPH_RULE, (double)st->opts.coherence_threshold);
+        else
+            mem_log(st->opts.log, MEM_LOG_INFO, "graph_rebuild",
+                    "ns=%s stored_rule=none rule=%d threshold=%.9g", name, MEM_GRAPH_RULE,
+                    (double)st->opts.coherence_threshold);
+    }
     if (coherence && pending_of(ns, idx) != MEM_OK) {
         mem_store__ns_release(ns);
         return mem_err_set(err, MEM_ENOMEM, "out of memory loading %s", name);
@@ -378,8 +403,8 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
 }
 
 #define NS_COLS                                                                                    \
-    "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent, coherence"               \
-    " FROM namespaces"
+    "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent, coherence,"              \
+    " graph_rule, graph_threshold FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

@@ -334,10 +334,24 @@ static int migrate_v3_v4(sqlite3 *db, mem_err_t *err)
     return mem_store__exec(db, "ALTER TABLE segments DROP COLUMN degree", err);
 }
 
+/* v5: the stored graph records what it was made with: the edge rule's version
+ * (MEM_GRAPH_RULE) and the threshold. A graph whose record differs from the running ones is
+ * not restored but built again in the background (load.c), so a changed
+ * --coherence-threshold never reuses stale degrees. The graphs of older files record
+ * nothing (NULL): they were made by rule 1 (the kernel's own f32 dot) and are built again
+ * once, at the first start. */
+static int migrate_v4_v5(sqlite3 *db, mem_err_t *err)
+{
+    return mem_store__exec(db,
+                           "ALTER TABLE namespaces ADD COLUMN graph_rule INTEGER;"
+                           "ALTER TABLE namespaces ADD COLUMN graph_threshold REAL;",
+                           err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
-static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {migrate_v0_v1, migrate_v1_v2,
-                                                                 migrate_v2_v3, migrate_v3_v4};
+static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {
+    migrate_v0_v1, migrate_v1_v2, migrate_v2_v3, migrate_v3_v4, migrate_v4_v5};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

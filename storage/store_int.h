@@ -36,7 +36,7 @@
 #include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 4
+#define MEM_STORE__SCHEMA_VERSION 5
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 #define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
@@ -69,6 +69,9 @@ typedef struct mem_store_graph {
     int64_t *gone; /* deleted rows out of the graph: their graph_gone rows can go */
     size_t n_gone, cap_gone;
     bool ckpt_all; /* a note was lost: the next checkpoint writes every bucket */
+    /* the stored graph was made under another edge rule or threshold (load.c): not loaded;
+     * the next checkpoint replaces it whole and records the current ones */
+    bool restamp;
     /* the writer thread only: this group's flag changes, handed over at publish */
     size_t *w_flagged;
     size_t n_w_flagged, cap_w_flagged;
@@ -243,6 +246,7 @@ enum mem_store__stmt {
     STMT_GBLK_PUT, /* a graph bucket */
     STMT_GBLK_DEL,
     STMT_GBLK_DEL_NS,
+    STMT_NS_GRAPH_STAMP, /* the rule and threshold the stored graph was made with */
     STMT_SAVEPOINT,
     STMT_RELEASE,
     STMT_ROLLBACK_TO,
@@ -471,6 +475,8 @@ typedef struct mem_store__ckpt {
     size_t n_buckets;
     int64_t *gone; /* graph_gone rows to drop */
     size_t n_gone;
+    bool restamp; /* first drop every stored bucket of ns; then record MEM_GRAPH_RULE and the
+                     threshold as the stored graph's (its buckets are all in this one) */
 } mem_store__ckpt_t;
 
 /* linker.c: the coherence graph, kept up in the background */

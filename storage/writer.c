@@ -26,6 +26,7 @@
 
 #include <sqlite3.h>
 
+#include "core/graph.h"
 #include "storage/textcache_int.h"
 #include "storage/writer_int.h"
 
@@ -44,7 +45,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " source = CASE WHEN ?3 THEN ?4 ELSE source END WHERE ns_id = ?5 AND seq = ?6",
     [STMT_META_TREE] = "SELECT fullkey, type, atom FROM json_tree(?1)",
     [STMT_NS_INSERT] =
-        "INSERT INTO namespaces(name, dim, created_ms, coherence) VALUES(?, ?, ?, ?)",
+        "INSERT INTO namespaces(name, dim, created_ms, coherence, graph_rule, graph_threshold)"
+        " VALUES(?, ?, ?, ?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
@@ -72,6 +74,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_GBLK_PUT] = "INSERT OR REPLACE INTO graph_blocks(ns_id, first_seq, data) VALUES(?, ?, ?)",
     [STMT_GBLK_DEL] = "DELETE FROM graph_blocks WHERE ns_id = ? AND first_seq = ?",
     [STMT_GBLK_DEL_NS] = "DELETE FROM graph_blocks WHERE ns_id = ?",
+    [STMT_NS_GRAPH_STAMP] =
+        "UPDATE namespaces SET graph_rule = ?, graph_threshold = ? WHERE id = ?",
     [STMT_SAVEPOINT] = "SAVEPOINT op",
     [STMT_RELEASE] = "RELEASE op",
     [STMT_ROLLBACK_TO] = "ROLLBACK TO op",
@@ -322,6 +326,8 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, b
     sqlite3_bind_int64(s, 2, (int64_t)dim);
     sqlite3_bind_int64(s, 3, now_ms);
     sqlite3_bind_int(s, 4, coherence ? 1 : 0);
+    sqlite3_bind_int(s, 5, MEM_GRAPH_RULE); /* an empty graph, made under the current rule */
+    sqlite3_bind_double(s, 6, (double)st->opts.coherence_threshold);
     int rc = mem_store__step_done(st, s, "create namespace", err);
     if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
@@ -623,6 +629,16 @@ static int exec_ckpt(mem_store__writer_t *w, mem_store__ckpt_t *c, mem_err_t *er
         return MEM_OK;
     int rc = mem_store__group_touch(w, ns);
     if (rc != MEM_OK) return mem_err_set(err, rc, "out of memory");
+    if (c->restamp) { /* the buckets below are the whole graph, made under the current rule */
+        sqlite3_stmt *s = st->stmts[STMT_GBLK_DEL_NS];
+        sqlite3_bind_int64(s, 1, ns->ns_id);
+        rc = mem_store__step_done(st, s, "write the graph", err);
+        s = st->stmts[STMT_NS_GRAPH_STAMP];
+        sqlite3_bind_int(s, 1, MEM_GRAPH_RULE);
+        sqlite3_bind_double(s, 2, (double)st->opts.coherence_threshold);
+        sqlite3_bind_int64(s, 3, ns->ns_id);
+        if (rc == MEM_OK) rc = mem_store__step_done(st, s, "write the graph", err);
+    }
     for (size_t i = 0; i < c->n_buckets && rc == MEM_OK; i++) {
         sqlite3_stmt *s = st->stmts[c->blob[i] ? STMT_GBLK_PUT : STMT_GBLK_DEL];
         sqlite3_bind_int64(s, 1, ns->ns_id);

@@ -18,6 +18,7 @@ name contains one of the filters (all when none) and ends with the line
 """
 
 import atexit
+import base64
 import datetime as _dt
 import http.client
 import json
@@ -180,6 +181,44 @@ def graph_stats(segs, threshold=0.55):
                 edges += 1
     deg = {s["id"]: c for s, c in zip(act, cnt)}
     return deg, edges, max(cnt) if cnt else 0
+
+
+def ref_dot(a, b):
+    """The coherence graph's edge rule: float32 products in double, summed left to right
+    (exactly what the server computes for a pair, on every kernel)."""
+    s = 0.0
+    for x, y in zip(a, b):
+        s += x * y
+    return s
+
+
+def exact_graph(vecs, threshold):
+    """vecs {id: float32 vector} of the active segments, threshold as the server holds it
+    (float32): ({id: degree}, edges, max degree) by the edge rule, exactly."""
+    ids = sorted(vecs)
+    thr = f32(threshold)
+    deg = {i: 0 for i in ids}
+    edges = 0
+    for a in range(len(ids)):
+        va = vecs[ids[a]]
+        for b in range(a + 1, len(ids)):
+            if ref_dot(va, vecs[ids[b]]) >= thr:
+                deg[ids[a]] += 1
+                deg[ids[b]] += 1
+                edges += 1
+    return deg, edges, max(deg.values()) if deg else 0
+
+
+def export_vecs(srv, ns):
+    """{id: float32 vector} of every segment of ns, bit-exact (the export's base64)."""
+    st, _, body = srv.get("/v1/namespaces/%s/export?embedding=base64" % ns)
+    eq(st, 200, "export of %s" % ns)
+    out = {}
+    for ln in body.splitlines() if isinstance(body, str) else [body]:
+        rec = ln if isinstance(ln, dict) else json.loads(ln)
+        raw = base64.b64decode(rec["embedding"])
+        out[rec["id"]] = list(struct.unpack("<%df" % (len(raw) // 4), raw))
+    return out
 
 
 def near_threshold(segs, threshold=0.55, eps=1e-5):

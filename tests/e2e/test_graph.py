@@ -114,6 +114,59 @@ def test_graph_survives_restart():
 
 
 @test
+def test_threshold_change_at_restart():
+    """Started again with another --coherence-threshold, the server builds the graph for the
+    new one (the stored degrees were made for the old): stats equal a fresh build; deletes
+    after it and another restart are fine (no refusal of the file as damaged); going back
+    to the first threshold builds it again."""
+    srv = h.Server(args=["--coherence-threshold", "0.5"]).start()
+    try:
+        rng = random.Random(SEED + 6)
+        dim = 12
+        centres = [h.rand_vec(rng, dim) for _ in range(5)]
+        t0 = h.now_ms() - 86400000
+        for b in range(3):
+            segs = [{"id": "s%d" % (b * 100 + j), "embedding": clustered(rng, centres),
+                     "timestamp": h.rfc3339_ms(t0 + b * 100 + j)} for j in range(100)]
+            expect_ok(srv.insert("th", {"segments": segs}), 201)
+        vecs = h.export_vecs(srv, "th")
+
+        def stats_equal(thr, what):
+            _, edges, maxd = h.exact_graph(vecs, thr)
+            st = expect_ok(srv.ns_stats("th"))
+            eq((st["graph_edges"], st["max_degree"]), (edges, maxd), what)
+            return edges
+
+        at_a = stats_equal(0.5, "threshold 0.5")
+        srv.args = ["--coherence-threshold", "0.7"]
+        srv.restart()
+        at_b = stats_equal(0.7, "restarted with 0.7")
+        check(at_b < at_a, "fewer edges at 0.7 (%d) than at 0.5 (%d)" % (at_b, at_a))
+        for i in range(0, 300, 7):
+            expect_ok(srv.delete("/v1/namespaces/th/segments/s%d" % i))
+            del vecs["s%d" % i]
+        stats_equal(0.7, "deletes at 0.7")
+        srv.restart()
+        stats_equal(0.7, "restarted after the deletes")
+        srv.kill9()  # no clean stop: the start-up restores the last checkpoint and catches up
+        srv.start()
+        stats_equal(0.7, "after kill -9")
+        srv.args = ["--coherence-threshold", "0.5"]
+        srv.restart()
+        stats_equal(0.5, "back to 0.5")
+        for i in range(1, 300, 11):
+            if "s%d" % i in vecs:
+                expect_ok(srv.delete("/v1/namespaces/th/segments/s%d" % i))
+                del vecs["s%d" % i]
+        srv.kill9()
+        srv.start()
+        stats_equal(0.5, "deletes, kill -9 at 0.5")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
+@test
 def test_coherence_false():
     """A namespace created with "coherence": false keeps no graph: stats say so, a retrieve
     asking for coherence_weight > 0 is 400 invalid_field, the rest works as usual."""

@@ -1,6 +1,7 @@
 /* test_core_graph.c - coherence-graph degrees: incremental == rebuild == naive
  * SPDX-License-Identifier: MIT
  */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,12 +63,32 @@ static void random_vec(float *v, size_t dim, const float *centres, size_t n_cent
     assert_int_equal(mem_vec_normalize(v, dim), 0);
 }
 
-/* The graph's cosine: one row through ops->dot_rows, exactly what rebuild and link use. */
+/* One row through ops->dot_rows: a kernel's f32 score of a pair. */
 static float pair_dot(const mem_vec_ops_t *ops, const float *a, const float *b, size_t dim)
 {
     float out = 0.0f;
     ops->dot_rows(a, b, 1, dim, dim, &out);
     return out;
+}
+
+/* The edge rule's reference, written out here on its own: the products in double, summed
+ * left to right in double. */
+static double ref_dot(const float *a, const float *b, size_t dim)
+{
+    double s = 0.0;
+    for (size_t d = 0; d < dim; d++)
+        s += (double)a[d] * (double)b[d];
+    return s;
+}
+
+/* The largest float threshold at or below a pair's reference dot: that pair sits exactly
+ * on the threshold and must be an edge on every kernel. */
+static float thr_at(const float *a, const float *b, size_t dim)
+{
+    double r = ref_dot(a, b, dim);
+    float t = (float)r;
+    if ((double)t > r) t = nextafterf(t, -HUGE_VALF);
+    return t;
 }
 
 typedef struct expect {
@@ -76,10 +97,10 @@ typedef struct expect {
     uint32_t max;
 } expect_t;
 
-/* Naive O(n^2): the same float dot per pair (pair_dot), plus a double-precision check that
- * may only disagree on pairs within 1e-5 of the threshold. */
+/* Naive O(n^2) brute force: an edge when ref_dot >= thr, whatever the kernel. */
 static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, expect_t *e)
 {
+    (void)ops;
     size_t n = idx->n_rows;
     e->deg = calloc(n + 1, sizeof(uint32_t));
     assert_non_null(e->deg);
@@ -90,13 +111,7 @@ static void naive(const mem_index_t *idx, float thr, const mem_vec_ops_t *ops, e
         for (size_t b = a + 1; b < n; b++) {
             if (MEM_INDEX_ROW(idx, b, flags) != 0) continue;
             const float *va = mem_index__vec(idx, a), *vb = mem_index__vec(idx, b);
-            float f = pair_dot(ops, va, vb, idx->dim);
-            double dd = 0.0;
-            for (size_t d = 0; d < idx->dim; d++)
-                dd += (double)va[d] * (double)vb[d];
-            int edge = f >= thr;
-            if (fabs(dd - (double)thr) > 1e-5) assert_int_equal(edge, dd >= (double)thr);
-            if (edge) {
+            if (ref_dot(va, vb, idx->dim) >= (double)thr) {
                 e->deg[a]++;
                 e->deg[b]++;
                 e->edges++;
@@ -222,7 +237,7 @@ static void test_sequences(void **state)
     }
 }
 
-/* A threshold equal to one pair's float dot: `>=` must count that pair, everywhere. */
+/* A threshold exactly at one pair's reference dot: `>=` must count that pair, everywhere. */
 static void test_threshold_exactly_at_a_pair(void **state)
 {
     (void)state;
@@ -240,7 +255,7 @@ static void test_threshold_exactly_at_a_pair(void **state)
             assert_int_equal(mem_vec_normalize(v, dim), 0);
             append_row(idx, v);
         }
-        float thr = pair_dot(ops, mem_index__vec(idx, 3), mem_index__vec(idx, 290), dim);
+        float thr = thr_at(mem_index__vec(idx, 3), mem_index__vec(idx, 290), dim);
         assert_int_equal(mem_graph_rebuild(idx, thr, ops), MEM_OK);
         check_naive(idx, thr, ops);
         assert_true(MEM_INDEX_ROW(idx, 3, degree) >= 1);
@@ -477,9 +492,8 @@ static void batch_case(const mem_vec_ops_t *ops, size_t dim, size_t n, float thr
     assert_int_equal(mem_index_new(dim, &seq), MEM_OK);
     assert_int_equal(mem_index_new(dim, &bat), MEM_OK);
     assert_int_equal(mem_index_new(dim, &reb), MEM_OK);
-    if (tie) { /* the threshold is one pair's float score: `>=` must count it everywhere */
-        ops->dot_rows(vecs + 3 * dim, vecs + (n - 2) * dim, 1, dim, dim, &thr);
-    }
+    if (tie) /* the threshold is one pair's reference dot: `>=` must count it everywhere */
+        thr = thr_at(vecs + 3 * dim, vecs + (n - 2) * dim, dim);
     for (size_t i = 0; i < n; i++) {
         size_t pos = append_row(seq, vecs + i * dim);
         assert_int_equal(mem_graph_link(seq, pos, thr, ops, NULL, NULL), MEM_OK);
@@ -587,6 +601,211 @@ static void batch_case(const mem_vec_ops_t *ops, size_t dim, size_t n, float thr
     mem_index_free(reb);
 }
 
+/* ---- ties: every kernel builds the same edge set ---- */
+
+/* The built-in embedder's kind of rows: small integer counts of a few terms out of dim,
+ * normalised in double and stored as float, a quarter of them repeats of earlier rows.
+ * Many pairs share a cosine (1/2, 2/3, 1/sqrt(2), ...), which the kernels' f32 dots put on
+ * either side of a threshold at that value. */
+static float *make_counts(size_t n, size_t dim)
+{
+    float *vecs = calloc(n * dim, sizeof(float));
+    assert_non_null(vecs);
+    for (size_t i = 0; i < n; i++) {
+        float *v = vecs + i * dim;
+        if (i > 3 && rng_unit() < 0.25) {
+            memcpy(v, vecs + (size_t)(rng_unit() * (double)i) * dim, dim * sizeof(float));
+            continue;
+        }
+        size_t terms = 2 + (size_t)(rng_unit() * 4.0);
+        for (size_t t = 0; t < terms; t++)
+            v[(size_t)(rng_unit() * (double)(dim / 3))] += (float)(1 + (int)(rng_unit() * 3.0));
+        assert_int_equal(mem_vec_normalize(v, dim), 0);
+    }
+    return vecs;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The centres of the k largest clusters of pair cosines (values within 1e-6 of each
+ * other, below 0.999): thresholds where ties are densest. */
+static size_t tie_thresholds(const float *vecs, size_t n, size_t dim, float *thr, size_t k)
+{
+    double *all = malloc(n * (n - 1) / 2 * sizeof(double));
+    assert_non_null(all);
+    size_t m = 0, got = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++)
+            all[m++] = ref_dot(vecs + a * dim, vecs + b * dim, dim);
+    qsort(all, m, sizeof(double), cmp_double);
+    size_t best_len[8] = {0};
+    double best_at[8] = {0};
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && all[j] - all[i] < 1e-6)
+            j++;
+        double centre = all[i + (j - i) / 2];
+        size_t len = j - i;
+        for (size_t s = 0; s < k && centre < 0.999; s++)
+            if (len > best_len[s]) {
+                memmove(best_len + s + 1, best_len + s, (k - 1 - s) * sizeof(size_t));
+                memmove(best_at + s + 1, best_at + s, (k - 1 - s) * sizeof(double));
+                best_len[s] = len;
+                best_at[s] = centre;
+                break;
+            }
+        i = j;
+    }
+    for (size_t s = 0; s < k; s++)
+        if (best_len[s] > 1) thr[got++] = (float)best_at[s];
+    free(all);
+    return got;
+}
+
+/* Brute force: adj[a * n + b] = 1 for an edge between active rows a != b. */
+static uint8_t *brute_edges(const mem_index_t *idx, float thr)
+{
+    size_t n = idx->n_rows, dim = idx->dim;
+    uint8_t *adj = calloc(n * n, 1);
+    assert_non_null(adj);
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++)
+            if (MEM_INDEX_ROW(idx, a, flags) == 0 && MEM_INDEX_ROW(idx, b, flags) == 0 &&
+                ref_dot(mem_index__vec(idx, a), mem_index__vec(idx, b), dim) >= (double)thr)
+                adj[a * n + b] = adj[b * n + a] = 1;
+    return adj;
+}
+
+/* Every linked row's degree and neighbours, read back through the graph's own search (the
+ * edges an unlink of that row alone would take), against the brute force. */
+static void check_edges(const mem_index_t *idx, const uint8_t *adj, float thr,
+                        const mem_vec_ops_t *ops, const char *what)
+{
+    size_t n = idx->n_rows;
+    uint8_t *row = malloc(n);
+    assert_non_null(row);
+    for (size_t p = 0; p < n; p++) {
+        uint32_t want = 0;
+        for (size_t q = 0; q < n; q++)
+            want += adj[p * n + q];
+        uint32_t deg = MEM_INDEX_ROW(idx, p, linked) ? MEM_INDEX_ROW(idx, p, degree) : 0;
+        if (deg != want)
+            fail_msg("%s %s thr %.9g: pos %zu degree %u, brute force %u (seed %llu)", ops->name,
+                     what, (double)thr, p, deg, want, (unsigned long long)test_seed());
+        if (!MEM_INDEX_ROW(idx, p, linked)) continue;
+        mem_graph_delta_t d;
+        assert_int_equal(mem_graph_unlink_find(idx, &p, 1, thr, ops, &d), MEM_OK);
+        memset(row, 0, n);
+        for (size_t i = d.n_set; i < d.n; i++)
+            row[d.pos[i]] = 1;
+        for (size_t q = 0; q < n; q++)
+            if (row[q] != adj[p * n + q])
+                fail_msg("%s %s thr %.9g: edge %zu-%zu is %d, brute force %d (seed %llu)",
+                         ops->name, what, (double)thr, p, q, row[q], adj[p * n + q],
+                         (unsigned long long)test_seed());
+        mem_graph_delta_free(&d);
+    }
+    free(row);
+}
+
+/* One corpus and threshold through every kernel table (and each without its tile kernel
+ * and without the int8 bound): rebuild, sequential links and batches all give the brute
+ * force's degrees, and the table's rebuild its edge set. Returns how many pairs some kernel scored
+ * within the rounding window (2 (dim + 4) FLT_EPSILON) of the threshold: the pairs the reference
+ * decides. */
+static size_t ties_case(const float *vecs, size_t n, size_t dim, float thr)
+{
+    mem_index_t *ref = NULL;
+    assert_int_equal(mem_index_new(dim, &ref), MEM_OK);
+    for (size_t i = 0; i < n; i++)
+        append_row(ref, vecs + i * dim);
+    for (size_t p = 5; p < n; p += 17) /* some rows are not active */
+        mem_index_set_flags(ref, p, MEM_ROW_ARCHIVED);
+    uint8_t *adj = brute_edges(ref, thr);
+    size_t near = 0;
+    double w = 2.0 * (double)(dim + 4) * (double)FLT_EPSILON;
+    for (int t = 0; t <= MEM_VEC_ISA_COUNT; t++) {
+        const mem_vec_ops_t *tab = table_at(t);
+        if (!tab) continue;
+        for (size_t a = 0; a < n; a++)
+            for (size_t b = a + 1; b < n; b++)
+                near += fabs((double)pair_dot(tab, vecs + a * dim, vecs + b * dim, dim) -
+                             (double)thr) <= w;
+        mem_vec_ops_t no_i8 = *tab, no_tile = *tab;
+        no_i8.dot_rows_i8 = NULL;
+        no_i8.tile_i8 = NULL;
+        no_tile.tile_i8 = NULL;
+        no_tile.dot_rows_at = NULL;
+        const mem_vec_ops_t *variants[3] = {tab, &no_tile, &no_i8};
+        for (int v = 0; v < 3; v++) {
+            const mem_vec_ops_t *ops = variants[v];
+            mem_index_t *reb = NULL, *seq = NULL, *bat = NULL;
+            assert_int_equal(mem_index_new(dim, &reb), MEM_OK);
+            assert_int_equal(mem_index_new(dim, &seq), MEM_OK);
+            assert_int_equal(mem_index_new(dim, &bat), MEM_OK);
+            for (size_t i = 0; i < n; i++) {
+                uint8_t fl = MEM_INDEX_ROW(ref, i, flags);
+                size_t pos = append_row(reb, vecs + i * dim);
+                mem_index_set_flags(reb, pos, fl);
+                pos = append_row(seq, vecs + i * dim);
+                mem_index_set_flags(seq, pos, fl);
+                assert_int_equal(mem_graph_link(seq, pos, thr, ops, NULL, NULL), MEM_OK);
+                pos = append_row(bat, vecs + i * dim);
+                mem_index_set_flags(bat, pos, fl);
+            }
+            assert_int_equal(mem_graph_rebuild(reb, thr, ops), MEM_OK);
+            for (size_t first = 0; first < n; first += 97) /* batches past the int8 minimum */
+                assert_int_equal(mem_graph_link_batch(bat, first, 97, thr, ops, NULL, NULL),
+                                 MEM_OK);
+            if (v == 0) check_edges(reb, adj, thr, ops, "rebuild");
+            check_same(reb, seq, "rebuild vs sequential");
+            check_same(reb, bat, "rebuild vs batches");
+            mem_index_free(reb);
+            mem_index_free(seq);
+            mem_index_free(bat);
+        }
+    }
+    free(adj);
+    mem_index_free(ref);
+    return near;
+}
+
+static void test_ties_every_kernel(void **state)
+{
+    (void)state;
+    rng_state = (test_seed() ^ 0x7f4a7c159e3779b9ull) | 1;
+    /* count vectors at the thresholds where their cosines pile up, at the default 0.55 and
+     * at 1/2; dims with and without a SIMD tail */
+    static const size_t dims[] = {24, 45, 133};
+    size_t near = 0;
+    for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+        size_t dim = dims[k], n = 300;
+        float *vecs = make_counts(n, dim);
+        float thr[4] = {0.55f, 0.5f};
+        size_t n_thr = 2 + tie_thresholds(vecs, n, dim, thr + 2, 2);
+        for (size_t i = 0; i < n_thr; i++)
+            near += ties_case(vecs, n, dim, thr[i]);
+        /* a pair exactly on the threshold is an edge */
+        near += ties_case(vecs, n, dim, thr_at(vecs + 7 * dim, vecs + 11 * dim, dim));
+        free(vecs);
+    }
+    assert_true(near > 0); /* the data does put pairs inside the window */
+
+    /* dyadic rows (entries 0 or 1/2, not unit vectors): every dot is exact in float, so
+     * pairs at exactly 0.75 are ties on every kernel, and `>=` counts them */
+    const size_t dim = 19, n = 200;
+    float *vecs = calloc(n * dim, sizeof(float));
+    assert_non_null(vecs);
+    for (size_t i = 0; i < n * dim; i++)
+        vecs[i] = rng_unit() < 0.3 ? 0.5f : 0.0f;
+    ties_case(vecs, n, dim, 0.75f);
+    free(vecs);
+}
+
 /* batch link == sequential links == rebuild, then batch unlink == sequential unlinks, on
  * every kernel table, with the int8 skip (its tile kernel, or one query at a time) and
  * without. */
@@ -627,6 +846,7 @@ int main(void)
         cmocka_unit_test(test_without_histogram),
         cmocka_unit_test(test_tcd_figures),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_ties_every_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

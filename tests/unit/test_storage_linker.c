@@ -853,11 +853,130 @@ static void test_settle_reports_failed_checkpoint(void **state)
     mem_store_close(st);
 }
 
+/* ---- the stored graph records its rule and threshold ---- */
+
+/* The stored graph's record, read from the file: MEM_GRAPH_RULE and thr. */
+static void assert_stamp(const char *ns, float thr)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_open(fx_dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT ifnull(graph_rule, -1), graph_threshold FROM"
+                                        " namespaces WHERE name = ?",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(q, 1, ns, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(q, 0), MEM_GRAPH_RULE);
+    assert_true(sqlite3_column_double(q, 1) == (double)thr);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+/* Once the graph has caught up and is stored: it equals a rebuild at thr. */
+static void settled_exact(mem_store_t *st, const char *ns, float thr)
+{
+    store_fixture_settle(st);
+    store_fixture_graph_exact(st, ns, thr);
+}
+
+/* A store opened with o: n_batches of BATCH rows "r0".. into ns, the graph stored. */
+static void fill(const mem_store_opts_t *o, const char *ns, int n_batches, uint64_t s)
+{
+    mem_store_t *st = store_fixture_open(o);
+    for (int k = 0; k < n_batches; k++)
+        assert_int_equal(insert_batch(st, ns, "r", k * BATCH, BATCH, &s), MEM_OK);
+    settled_exact(st, ns, o->coherence_threshold);
+    mem_store_close(st);
+    assert_stamp(ns, o->coherence_threshold);
+}
+
+/* Deletes "r<from>", "r<from + step>", ... (n of them) from ns. */
+static void delete_some(mem_store_t *st, const char *ns, int from, int step, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "r%d", from + i * step);
+        assert_int_equal(simple(st, MEM_STORE_OP_DELETE, ns, id, 0, false), MEM_OK);
+    }
+}
+
+/* A restart with another threshold builds the graph again (it does not reuse the degrees
+ * stored under the old one) and records the new threshold with the graph; deletes after it
+ * leave degrees that a later start restores without calling the file damaged. */
+static void test_threshold_change_rebuilds(void **state)
+{
+    mem_store_opts_t a = store_fixture_opts(), b = store_fixture_opts();
+    b.coherence_threshold = 0.7f;
+    fill(&a, "t", 3, seed ^ 0x5bd1e995u);
+    mem_store_t *st = store_fixture_open(&a);
+    mem_store_ns_stats_t at_a, at_b;
+    assert_int_equal(mem_store_ns_stats_exact(st, "t", &at_a, NULL), MEM_OK);
+    mem_store_close(st);
+
+    st = store_fixture_open(&b); /* the stored degrees are 0.55's */
+    assert_int_equal(mem_store_ns_stats_exact(st, "t", &at_b, NULL), MEM_OK);
+    assert_true(at_b.graph_edges < at_a.graph_edges); /* a higher threshold, fewer edges */
+    settled_exact(st, "t", 0.7f);
+    mem_store_close(st);
+    assert_stamp("t", 0.7f);
+
+    st = store_fixture_open(&b); /* restored from 0.7's checkpoint */
+    settled_exact(st, "t", 0.7f);
+    delete_some(st, "t", 3, 7, 60);
+    settled_exact(st, "t", 0.7f);
+    mem_store_close(st);
+    st = store_fixture_open(&b); /* no "damaged" refusal: the degrees are 0.7's */
+    settled_exact(st, "t", 0.7f);
+    mem_store_close(st);
+    /* back to 0.55, deletes at once (the rebuild may not be stored yet), and a restart */
+    st = store_fixture_open(&a);
+    delete_some(st, "t", 500, 7, 30);
+    settled_exact(st, "t", 0.55f);
+    mem_store_close(st);
+    st = store_fixture_open(&a);
+    settled_exact(st, "t", 0.55f);
+    mem_store_close(st);
+    assert_stamp("t", 0.55f);
+}
+
+/* A stored graph made under another edge rule (an older mnemod's), or that records none (a
+ * file of schema 4), is built again, whatever degrees it holds. */
+static void test_other_rule_rebuilds(void **state)
+{
+    mem_store_opts_t o = store_fixture_opts(), low = store_fixture_opts();
+    low.coherence_threshold = 0.3f;
+    fill(&low, "u", 2, seed ^ 0x27d4eb2fu);
+    /* the degrees are 0.3's; the record claims rule 1 at 0.55 */
+    store_fixture_sql(fx_dbpath, "UPDATE namespaces SET graph_rule = 1, graph_threshold = 0.55");
+    mem_store_t *st = store_fixture_open(&o);
+    settled_exact(st, "u", 0.55f);
+    mem_store_close(st);
+    assert_stamp("u", 0.55f);
+    /* no record at all, and the stored graph lies */
+    store_fixture_sql(fx_dbpath, "UPDATE namespaces SET graph_rule = NULL, graph_threshold = NULL;"
+                                 "UPDATE graph_blocks SET data = substr(data, 1, 12)");
+    st = store_fixture_open(&o);
+    settled_exact(st, "u", 0.55f);
+    delete_some(st, "u", 1, 9, 20);
+    settled_exact(st, "u", 0.55f);
+    mem_store_close(st);
+    st = store_fixture_open(&o);
+    settled_exact(st, "u", 0.55f);
+    mem_store_close(st);
+    assert_stamp("u", 0.55f);
+}
+
 int main(void)
 {
     const char *env = getenv("MEM_TEST_SEED");
     if (env) seed = strtoull(env, NULL, 10);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_threshold_change_rebuilds, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_other_rule_rebuilds, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_exact_stats_after_bulk_insert, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_wait_times_out, store_fixture_setup,

@@ -2429,7 +2429,9 @@ static void test_embedder_record(void **state)
     mem_store_close(st);
 
     /* a version 1 file: the column is added, nothing is recorded, the data stays */
-    store_fixture_sql(fx_dbpath, "ALTER TABLE namespaces DROP COLUMN embedder;"
+    store_fixture_sql(fx_dbpath, "ALTER TABLE namespaces DROP COLUMN graph_rule;"
+                                 "ALTER TABLE namespaces DROP COLUMN graph_threshold;"
+                                 "ALTER TABLE namespaces DROP COLUMN embedder;"
                                  "ALTER TABLE namespaces DROP COLUMN recent;"
                                  "DROP TABLE supersessions;"
                                  "DROP TABLE graph_blocks;"
