@@ -342,6 +342,18 @@ static mem_api_next_t health(const mem_api_ctx_t *ctx, mem_api_resp_t *resp)
     return MEM_API_REPLY;
 }
 
+/* A body's Content-Encoding, when given, is identity; otherwise MEM_EMEDIA in err. */
+static bool body_identity(const mem_api_req_t *req, mem_err_t *err)
+{
+    size_t len;
+    const char *v = mem_api__req_header_value(req, "Content-Encoding", &len);
+    if (!v || len == 0 || (len == 8 && strncasecmp(v, "identity", 8) == 0)) return true;
+    mem_err_set(err, MEM_EMEDIA,
+                "content encoding %.*s is not supported: send the body uncompressed",
+                mem_api__utf8_prefix_n(v, len, 64), v);
+    return false;
+}
+
 /* OPTIONS on a known path: a CORS preflight (or a plain OPTIONS), 204 with what is allowed. */
 static mem_api_next_t options(mem_api__state_t *st, const mem_api_req_t *req, mem_api_resp_t *resp)
 {
@@ -441,6 +453,10 @@ mem_api_next_t mem_api_begin(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
     } else {
         st->auth.open = true;
     }
+    /* mnemod reads bodies as sent: a compressed one would reach the JSON parser as bytes and
+     * come back as a misleading invalid_json, so any coding but identity is named here. */
+    if ((req->body_expected || req->body_len > 0) && !body_identity(req, &err))
+        return reply_err(resp, &err);
     /* An import's body is NDJSON, possibly gigabytes: its own checks (Content-Type
      * application/x-ndjson, no query) run here, before any of it. In cluster mode an import
      * is one log record, so server/ buffers its body like any other (max-body). */

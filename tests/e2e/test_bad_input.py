@@ -312,6 +312,15 @@ case("ctype_put_octet", "PUT", "/v1/namespaces/fresh_ct", {"dim": 4}, 415, "unsu
      headers={"Content-Type": "application/octet-stream"})
 case("ctype_compact_plain", "POST", CMP, {"target": 1}, 415, "unsupported_media_type",
      headers={"Content-Type": "text/plain"})
+# a compressed body is named as such, not parsed as JSON bytes (gzip of one segment here)
+GZ_SEG = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xabV*\xc9\xafLU\xb2R\xca\x05\x00\x8b\xdd\xc2\xd5\x0c\x00\x00\x00"
+case("cenc_gzip_insert", "POST", INS, GZ_SEG, 415, "unsupported_media_type",
+     headers={"Content-Encoding": "gzip"})
+case("cenc_br_retrieve", "POST", RET, Q, 415, "unsupported_media_type", headers={"Content-Encoding": "br"})
+case("cenc_gzip_import", "POST", "/v1/namespaces/%s/import" % VICTIM, b'{"text": "x"}\n', 415,
+     "unsupported_media_type", headers={"Content-Type": "application/x-ndjson", "Content-Encoding": "gzip"})
+case("cenc_gzip_mcp", "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, 415,
+     "unsupported_media_type", headers={"Content-Encoding": "GZIP"})
 
 # methods and routes
 case("method_patch_ns", "PATCH", NSP, {"dim": 4}, 405, "method_not_allowed")
@@ -373,7 +382,9 @@ def _make_case_test(c):
         # paths with "." segments or raw bytes go through the raw socket so nothing normalises them
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode("utf-8")
         hdr_ct = (headers or {}).get("Content-Type", "application/json")
-        raw = h.raw_request(method, path, data or b"", ctype=hdr_ct if data is not None else None)
+        extra = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items() if kv[0] != "Content-Type")
+        raw = h.raw_request(method, path, data or b"", ctype=hdr_ct if data is not None else None,
+                            extra=extra.encode("latin-1"))
         resp = srv.raw(raw, timeout=60.0)
         codes = code if isinstance(code, set) else {code}
         if "__ok__" in codes:     # either rejected with the listed code or accepted: only safety checked
@@ -393,6 +404,17 @@ def _make_case_test(c):
 
 for _c in CASES:
     test(_make_case_test(_c))
+
+
+@test
+def test_bad_content_encoding_identity_is_accepted():
+    # the one coding mnemod reads is none at all: "identity" (any case, spaces around) is a plain body
+    srv = server("default")
+    ins = "/v1/namespaces/cenc_identity/segments"   # its own namespace: the victim stays as it was
+    body = json.dumps(seg(id="s1")).encode("utf-8")
+    raw = h.raw_request("POST", ins, body, extra=b"Content-Encoding:  Identity \r\n")
+    eq(srv.raw(raw, timeout=60.0)[0], 201, "identity-coded insert")
+    eq(srv.get(ins + "/s1")[0], 200, "the identity-coded segment is stored")
 
 
 # ------------------------------------------------------------------ transport-level abuse
