@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/jstr.h"
 #include "core/num.h"
 
 /* jansson's JSON_PARSER_MAX_DEPTH, counted as it counts (every value, leaves too), so the
@@ -129,23 +130,6 @@ static bool buf_reserve(rd_t *r, size_t more)
     return true;
 }
 
-static int hex4(const char *p, const char *end, unsigned *out)
-{
-    if (end - p < 4) return -1;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0) return -1;
-        v = v * 16 + (unsigned)d;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Length of the valid UTF-8 sequence at p (first byte >= 0x80), 0 if invalid: no
  * overlongs, no surrogates, nothing above U+10FFFF. */
 static size_t utf8_len(const unsigned char *p, const unsigned char *end)
@@ -168,30 +152,6 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
     if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
     if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000)) return 0;
     return n;
-}
-
-static void put_utf8(char *o, size_t *n, unsigned cp)
-{
-    unsigned char *u = (unsigned char *)o + *n;
-    if (cp < 0x80) {
-        u[0] = (unsigned char)cp;
-        *n += 1;
-    } else if (cp < 0x800) {
-        u[0] = (unsigned char)(0xC0 | cp >> 6);
-        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        *n += 2;
-    } else if (cp < 0x10000) {
-        u[0] = (unsigned char)(0xE0 | cp >> 12);
-        u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        *n += 3;
-    } else {
-        u[0] = (unsigned char)(0xF0 | cp >> 18);
-        u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-        *n += 4;
-    }
 }
 
 /* The string at r->p (at its '"'). Escaped strings are unescaped into the scratch buffer
@@ -234,50 +194,15 @@ static int parse_string(rd_t *r, str_t *out)
             continue;
         }
         if (p + 1 >= end) return fail(r, p, "premature end of input in a string");
-        char e = p[1];
-        p += 2;
-        switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-            o[n++] = e;
-            break;
-        case 'b':
-            o[n++] = '\b';
-            break;
-        case 'f':
-            o[n++] = '\f';
-            break;
-        case 'n':
-            o[n++] = '\n';
-            break;
-        case 'r':
-            o[n++] = '\r';
-            break;
-        case 't':
-            o[n++] = '\t';
-            break;
-        case 'u': {
-            unsigned cp, lo;
-            if (hex4(p, end, &cp)) return fail(r, p - 2, "invalid escape");
-            p += 4;
-            if (cp >= 0xD800 && cp <= 0xDBFF) { /* a high surrogate needs its low half */
-                if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, end, &lo) ||
-                    lo < 0xDC00 || lo > 0xDFFF)
-                    return fail(r, p - 6, "invalid Unicode escape (unpaired surrogate)");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                p += 6;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                return fail(r, p - 6, "invalid Unicode escape (unpaired surrogate)");
-            } else if (cp == 0) {
-                return fail(r, p - 6, "\\u0000 is not allowed");
-            }
-            put_utf8(o, &n, cp);
-            break;
-        }
-        default:
-            return fail(r, p - 2, "invalid escape");
-        }
+        mem_jstr_bad_t why;
+        size_t w, used = mem_jstr_unescape(p, end, o + n, &w, &why);
+        if (!used)
+            return fail(r, p,
+                        why == MEM_JSTR_SURROGATE ? "invalid Unicode escape (unpaired surrogate)"
+                        : why == MEM_JSTR_NUL     ? "\\u0000 is not allowed"
+                                                  : "invalid escape");
+        p += used;
+        n += w;
     }
     r->p = p + 1;
     r->buf_n = off + n;

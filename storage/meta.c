@@ -14,98 +14,8 @@
 
 #include <sqlite3.h>
 
+#include "core/jstr.h"
 #include "storage/writer_int.h"
-
-/* The value of the 4 hex digits at h, or -1. */
-static long hex4(const char *h)
-{
-    long v = 0;
-    for (int k = 0; k < 4; k++) {
-        char c = h[k];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0) return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
-/* One escape of a quoted key at fk[*i] (a backslash; json_tree keeps a key as the JSON text
- * spells it) decoded into out at *o: the key's own bytes, as a filter names them. false when
- * it does not fit or is malformed. */
-static bool unescape(const char *fk, size_t len, size_t *i, char *out, size_t *o, size_t cap)
-{
-    size_t at = *i + 1;
-    if (at >= len) return false;
-    char c = fk[at], one = 0;
-    long cp = -1;
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-        one = c;
-        break;
-    case 'b':
-        one = '\b';
-        break;
-    case 'f':
-        one = '\f';
-        break;
-    case 'n':
-        one = '\n';
-        break;
-    case 'r':
-        one = '\r';
-        break;
-    case 't':
-        one = '\t';
-        break;
-    case 'u':
-        if (at + 4 >= len || (cp = hex4(fk + at + 1)) < 0) return false;
-        at += 4;
-        if (cp >= 0xD800 && cp <= 0xDBFF) { /* a surrogate pair */
-            long lo =
-                at + 6 < len && fk[at + 1] == '\\' && fk[at + 2] == 'u' ? hex4(fk + at + 3) : -1;
-            if (lo < 0xDC00 || lo > 0xDFFF) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            at += 6;
-        }
-        break;
-    default:
-        return false;
-    }
-    unsigned char u[4];
-    size_t n;
-    if (cp < 0) {
-        u[0] = (unsigned char)one;
-        n = 1;
-    } else if (cp < 0x80) {
-        u[0] = (unsigned char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (unsigned char)(0xC0 | (cp >> 6));
-        u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (unsigned char)(0xE0 | (cp >> 12));
-        u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (unsigned char)(0xF0 | (cp >> 18));
-        u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    if (*o + n >= cap) return false;
-    memcpy(out + *o, u, n);
-    *o += n;
-    *i = at + 1;
-    return true;
-}
 
 /* "$.a[0].\"b.c\"" -> "a.b.c" into out (cap bytes); length, or -1 (root or too long). */
 static long path_of(const char *fk, size_t len, char *out, size_t cap)
@@ -130,8 +40,14 @@ static long path_of(const char *fk, size_t len, char *out, size_t cap)
             if (i < len && fk[i] == '"') { /* a quoted key */
                 i++;
                 while (i < len && fk[i] != '"') {
-                    if (fk[i] == '\\') {
-                        if (!unescape(fk, len, &i, out, &o, cap)) return -1;
+                    if (fk[i] == '\\') { /* json_tree spells a key as the JSON text does */
+                        char u[MEM_JSTR_UTF8_MAX];
+                        mem_jstr_bad_t why;
+                        size_t w, used = mem_jstr_unescape(fk + i, fk + len, u, &w, &why);
+                        if (!used || o + w >= cap) return -1;
+                        memcpy(out + o, u, w);
+                        o += w;
+                        i += used;
                         continue;
                     }
                     if (o + 1 >= cap) return -1;
