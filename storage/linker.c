@@ -275,6 +275,15 @@ void mem_store__graph_publish(mem_store_t *st, mem_store_ns_t *ns)
     g->w_changed = false;
 }
 
+void mem_store__graph_patches_free(mem_store_graph_t *g)
+{
+    for (size_t i = 0; i < g->n_w_patches; i++) {
+        free(g->w_patches[i].pairs);
+        free(g->w_patches[i].text);
+    }
+    g->n_w_patches = 0;
+}
+
 void mem_store__graph_free(mem_store_graph_t *g)
 {
     free(g->pend);
@@ -282,10 +291,7 @@ void mem_store__graph_free(mem_store_graph_t *g)
     free(g->gone);
     free(g->w_flagged);
     free(g->w_later);
-    for (size_t i = 0; i < g->n_w_patches; i++) {
-        free(g->w_patches[i].pairs);
-        free(g->w_patches[i].text);
-    }
+    mem_store__graph_patches_free(g);
     free(g->w_patches);
     memset(g, 0, sizeof(*g));
 }

@@ -499,6 +499,8 @@ int mem_store__graph_wait(mem_store_t *st, mem_store_ns_t *ns, const struct time
 void mem_store__graph_deadline(const mem_store_t *st, struct timespec *out);
 /* Free the bookkeeping of a namespace that is going away. */
 void mem_store__graph_free(mem_store_graph_t *g);
+/* The patches waiting in g (w_patches) freed, none left; the array is kept. */
+void mem_store__graph_patches_free(mem_store_graph_t *g);
 size_t mem_store__graph_behind(mem_store_t *st); /* namespaces not caught up */
 /* Test hook: while paused, the linker takes no batch (reads that need the graph time out). */
 void mem_store__linker_pause(mem_store_t *st, bool paused);

@@ -135,22 +135,13 @@ void mem_store__lsn_advance(mem_store__writer_t *w, int64_t n)
     w->lsn_dirty = true;
 }
 
-static void patches_free(mem_store_ns_t *ns)
-{
-    for (size_t i = 0; i < ns->g.n_w_patches; i++) {
-        free(ns->g.w_patches[i].pairs);
-        free(ns->g.w_patches[i].text);
-    }
-    ns->g.n_w_patches = 0;
-}
-
 static void group_reset_ns(mem_store_ns_t *ns)
 {
     ns->in_group = false;
     ns->meta_dirty = false;
     ns->g.n_w_flagged = 0;
     ns->g.n_w_later = 0;
-    patches_free(ns);
+    mem_store__graph_patches_free(&ns->g);
     ns->g.w_changed = false;
     __atomic_store_n(&ns->patch_unpublished, false, __ATOMIC_RELEASE);
 }
@@ -273,7 +264,7 @@ static int patches_now(mem_store_ns_t *ns, mem_index_t *idx)
         if (p->meta && mem_meta_set(ns->meta, p->seq, p->pairs, p->n_pairs) != MEM_OK)
             rc = MEM_ENOMEM;
     }
-    patches_free(ns);
+    mem_store__graph_patches_free(&ns->g);
     return rc;
 }
 
