@@ -35,21 +35,25 @@ static inline __m512i row_vnni(const int8_t *restrict q, const uint8_t *restrict
     return acc;
 }
 
+/* sum(q[0..len)) of one query, exact (ones times the codes). */
+static inline int32_t qsum_vnni(const int8_t *restrict q, size_t len)
+{
+    __m512i acc = _mm512_setzero_si512();
+    const __m512i ones = _mm512_set1_epi8(1);
+    size_t i = 0;
+    for (; i + 64 <= len; i += 64)
+        acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(q + i));
+    if (i < len)
+        acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(tail_mask64(len - i), q + i));
+    return _mm512_reduce_add_epi32(acc);
+}
+
 void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *restrict rows,
                                     size_t n_rows, size_t len, size_t stride, float q_scale,
                                     const float *restrict row_scale, const float *restrict row_err,
                                     float err_scale, float slack, float *restrict out)
 {
-    /* sum(q) with the same instruction: ones (u8) times the codes (s8) */
-    __m512i qs_acc = _mm512_setzero_si512();
-    const __m512i ones = _mm512_set1_epi8(1);
-    size_t i = 0;
-    for (; i + 64 <= len; i += 64)
-        qs_acc = _mm512_dpbusd_epi32(qs_acc, ones, _mm512_loadu_si512(q + i));
-    if (i < len)
-        qs_acc =
-            _mm512_dpbusd_epi32(qs_acc, ones, _mm512_maskz_loadu_epi8(tail_mask64(len - i), q + i));
-    int32_t qsum = _mm512_reduce_add_epi32(qs_acc);
+    int32_t qsum = qsum_vnni(q, len);
     __mmask64 tail = tail_mask64(len % 64);
     const __m256i bias = _mm256_set1_epi32(128 * qsum);
     const __m256 qs = _mm256_set1_ps(q_scale), es = _mm256_set1_ps(err_scale),
@@ -76,19 +80,6 @@ void mem_vec_dot_rows_i8_avx512vnni(const int8_t *restrict q, const uint8_t *res
                 j < nr ? row_vnni(q, rows + (r + j) * stride, len, tail) : _mm512_setzero_si512();
         i8_bound8(reduce8_i32(acc), bias, qs, es, sl, row_scale + r, row_err + r, out + r, nr);
     }
-}
-
-/* sum(q[0..len)) of one query, exact (ones times the codes). */
-static inline int32_t qsum_vnni(const int8_t *restrict q, size_t len)
-{
-    __m512i acc = _mm512_setzero_si512();
-    const __m512i ones = _mm512_set1_epi8(1);
-    size_t i = 0;
-    for (; i + 64 <= len; i += 64)
-        acc = _mm512_dpbusd_epi32(acc, ones, _mm512_loadu_si512(q + i));
-    if (i < len)
-        acc = _mm512_dpbusd_epi32(acc, ones, _mm512_maskz_loadu_epi8(tail_mask64(len - i), q + i));
-    return _mm512_reduce_add_epi32(acc);
 }
 
 /* One 64-byte step (or the masked tail) of the 4 x 4 block: rows x0..x3 against queries
