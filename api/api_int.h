@@ -26,10 +26,9 @@
 #define MEM_API_MAX_TEXT       (1024u * 1024u) /* bytes */
 #define MEM_API_MAX_SOURCE     256             /* bytes */
 #define MEM_API_MAX_SUPERSEDES 1024
-#define MEM_API_MAX_META_DEPTH                                                                     \
-    1000                         /* levels of objects and arrays in metadata, its own included     \
-                                  */
-#define MEM_API_MAX_CONTEXT 1024 /* compaction context vectors */
+/* levels of objects and arrays in metadata, its own included */
+#define MEM_API_MAX_META_DEPTH 1000
+#define MEM_API_MAX_CONTEXT    1024 /* compaction context vectors */
 
 /* ---- the request's arena: every allocation of one request ---- */
 typedef mem_arena_t mem_api__pool_t; /* {0} is an empty one */
