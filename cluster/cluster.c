@@ -462,14 +462,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     cl->boot = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    if (cfg->advertise[0])
-        snprintf(cl->advertise, sizeof(cl->advertise), "%s", cfg->advertise);
-    else
-        snprintf(cl->advertise, sizeof(cl->advertise), "%s%s%s:%d",
-                 strchr(cfg->listen_host, ':') ? "[" : "",
-                 cfg->listen_host[0] && strcmp(cfg->listen_host, "0.0.0.0") != 0 ? cfg->listen_host
-                                                                                 : "127.0.0.1",
-                 strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port);
+    mem_cfg_advertise(cfg, cl->advertise, sizeof(cl->advertise));
     pthread_mutex_init(&cl->mu, NULL);
     pthread_cond_init(&cl->cv, NULL);
     pthread_cond_init(&cl->pub_cv, NULL);

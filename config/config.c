@@ -428,8 +428,25 @@ SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
 SET_UINT(set_inline_scan_budget, inline_scan_budget, 0, 1ull << 40, size_t)
 
 SET_DURATION(set_max_future_skew, max_future_skew_s, 1.0, 0)
-SET_DURATION(set_idle_timeout, idle_timeout_s, 1.0, 1)
-SET_DURATION(set_request_timeout, request_timeout_s, 1.0, 1)
+/* libmicrohttpd counts the idle timeout in whole seconds, and 0 there means no timeout at
+ * all: a fraction is rounded up here (250ms is 1s), so no value > 0 can switch it off. */
+static int set_idle_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->idle_timeout_s = ceil(v);
+    return 0;
+}
+
+static int set_request_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->request_timeout_s = v;
+    return 0;
+}
 static int set_graph_wait(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     double v;
@@ -817,10 +834,11 @@ static const opt_t opts[] = {
      "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
     {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
      set_max_connections, 0},
-    {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s", "close a connection idle this long",
-     set_idle_timeout, 0},
+    {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s",
+     "close a connection idle this long (whole seconds, rounded up; at most 7d)", set_idle_timeout,
+     0},
     {"request-timeout", "MNEMOD_REQUEST_TIMEOUT", "DUR", "30s",
-     "drop a request not received in full by then", set_request_timeout, 0},
+     "drop a request not received in full by then (at most 7d)", set_request_timeout, 0},
     {"graph-wait", "MNEMOD_GRAPH_WAIT", "DUR", "10s",
      "how long a read that needs the coherence graph waits for it to catch up (then 503)",
      set_graph_wait, 0},
@@ -860,7 +878,9 @@ static const opt_t opts[] = {
     {"node-id", "MNEMOD_NODE_ID", "ID", "none",
      "cluster mode: this node's unique id ([A-Za-z0-9_-], required)", set_node_id, 0},
     {"advertise", "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
-     "cluster mode: the address other nodes forward requests to", set_advertise, 0},
+     "cluster mode: the address other nodes forward requests to (0.0.0.0 and [::] of the listen "
+     "address taken as 127.0.0.1 and [::1])",
+     set_advertise, 0},
     {"namespace-replicas", "MNEMOD_NAMESPACE_REPLICAS", "N", "2",
      "cluster mode: nodes each namespace is placed on, 1..7", set_ns_replicas, 0},
     {"streams", "MNEMOD_STREAMS", "N", "4",
@@ -1148,6 +1168,23 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->embedder_batch = 64;
 }
 
+size_t mem_cfg_advertise(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    if (cfg->advertise[0]) return (size_t)snprintf(buf, len, "%s", cfg->advertise);
+    const char *host = cfg->listen_host[0] ? cfg->listen_host : "0.0.0.0";
+    unsigned char a4[sizeof(struct in_addr)], a6[sizeof(struct in6_addr)];
+    bool v6 = inet_pton(AF_INET6, host, a6) == 1;
+    if (v6) {
+        static const unsigned char any6[sizeof(struct in6_addr)] = {0};
+        if (memcmp(a6, any6, sizeof(a6)) == 0) host = "::1";
+    } else if (inet_pton(AF_INET, host, a4) == 1 && a4[0] == 0 && a4[1] == 0 && a4[2] == 0 &&
+               a4[3] == 0) {
+        host = "127.0.0.1";
+    }
+    return (size_t)snprintf(buf, len, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "",
+                            cfg->listen_port);
+}
+
 size_t mem_cfg_help(char *buf, size_t len)
 {
     size_t used = 0;
@@ -1248,7 +1285,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     if (cfg->nats_url[0]) { /* cluster mode only */
         PAIR("nats_url", "%s", cfg->nats_url);
         PAIR("node_id", "%s", cfg->node_id);
-        PAIR("advertise", "%s", cfg->advertise[0] ? cfg->advertise : "listen");
+        mem_cfg_advertise(cfg, v, sizeof(v));
+        fn(ud, "advertise", v);
         PAIR("namespace_replicas", "%zu", cfg->ns_replicas);
         PAIR("streams", "%zu", cfg->streams);
         PAIR("stream_replicas", "%d", cfg->replicas);

@@ -32,6 +32,8 @@ typedef enum mem_cfg_match {
 /* Bounds of connection_memory (bytes). */
 #define MEM_CFG_CONNECTION_MEMORY_MIN (4u << 10)
 #define MEM_CFG_CONNECTION_MEMORY_MAX (1u << 20)
+/* Longest --idle-timeout and --request-timeout (seconds): 7 days. */
+#define MEM_CFG_TIMEOUT_MAX_S (7.0 * 86400.0)
 
 typedef struct mem_cfg {
     char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
@@ -53,9 +55,9 @@ typedef struct mem_cfg {
     size_t group_wait_us;  /* the writer waits this long to fill a group, 0..100000 */
     bool sync_full;
     size_t max_connections;
-    double idle_timeout_s;
-    double request_timeout_s;
-    double graph_wait_s; /* a read that needs the coherence graph waits this long at most */
+    double idle_timeout_s;    /* whole seconds >= 1 (a fraction is rounded up when set) */
+    double request_timeout_s; /* > 0, at most MEM_CFG_TIMEOUT_MAX_S */
+    double graph_wait_s;      /* a read that needs the coherence graph waits this long at most */
     size_t max_queue;
     size_t max_namespaces;
     mem_log_level_t log_level;
@@ -175,6 +177,11 @@ size_t mem_cfg_help(char *buf, size_t len);
  * "listen=127.0.0.1:6636 data=./mnemod.db half_life_s=0 decay=exponential ... auth=off".
  * The API key itself is never written (auth=on|off). snprintf semantics. */
 size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len);
+/* The address other nodes reach this one at in cluster mode, "host:port" into buf
+ * (snprintf semantics): --advertise when set, else the listen address with an unspecified
+ * host (0.0.0.0, ::) replaced by the loopback address of its family (127.0.0.1, ::1), since
+ * no peer can connect to an unspecified address; an IPv6 host is written in brackets. */
+size_t mem_cfg_advertise(const mem_cfg_t *cfg, char *buf, size_t len);
 /* The same settings one pair at a time (values unquoted, any bytes), for a logger. */
 void mem_cfg_describe_each(const mem_cfg_t *cfg,
                            void (*fn)(void *ud, const char *key, const char *value), void *ud);

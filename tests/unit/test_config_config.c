@@ -588,6 +588,71 @@ static void test_file_errors(void **state)
     expect_bad(ARGS("--config", nf), NULL, ":2: NUL byte");
 }
 
+/* libmicrohttpd counts the idle timeout in whole seconds, 0 meaning none: a fraction must
+ * round up, so no value > 0 switches the timeout off. */
+static void test_timeouts(void **state)
+{
+    (void)state;
+    const char *const up[][2] = {{"0.0001", "1"}, {"1ms", "1"},  {"0.5", "1"},
+                                 {"250ms", "1"},  {"1.2s", "2"}, {"1500ms", "2"},
+                                 {"30s", "30"},   {"2m", "120"}, {"7d", "604800"}};
+    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+        expect_ok(ARGS("--idle-timeout", up[i][0]), NULL);
+        if (R.cfg.idle_timeout_s != atof(up[i][1]))
+            fail_msg("--idle-timeout %s: got %g, want %s", up[i][0], R.cfg.idle_timeout_s,
+                     up[i][1]);
+    }
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_IDLE_TIMEOUT=10ms", NULL});
+    assert_true(R.cfg.idle_timeout_s == 1.0);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " idle_timeout_s=1 "));
+    expect_bad(ARGS("--idle-timeout", "0"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--idle-timeout", "0ms"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--idle-timeout", "8d"), NULL,
+               "invalid value for --idle-timeout (MNEMOD_IDLE_TIMEOUT): \"8d\" must be at most 7d");
+    expect_bad(ARGS("--idle-timeout", "10000w"), NULL, "must be at most 7d");
+    /* the request deadline is kept to the nanosecond, and bounded the same way */
+    expect_ok(ARGS("--request-timeout", "250ms"), NULL);
+    assert_true(R.cfg.request_timeout_s == 0.25);
+    expect_ok(ARGS("--request-timeout", "7d"), NULL);
+    expect_bad(ARGS("--request-timeout", "0"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--request-timeout", "1000w"), NULL,
+               "invalid value for --request-timeout (MNEMOD_REQUEST_TIMEOUT): \"1000w\" must be "
+               "at most 7d");
+}
+
+/* The default address peers are told to use is one they can connect to. */
+static void test_advertise(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"0.0.0.0:7000", "127.0.0.1:7000"},   {":7000", "127.0.0.1:7000"},
+        {"[::]:7000", "[::1]:7000"},          {"[0:0:0:0:0:0:0:0]:7000", "[::1]:7000"},
+        {"[::1]:7000", "[::1]:7000"},         {"127.0.0.1:7000", "127.0.0.1:7000"},
+        {"10.0.0.5:7000", "10.0.0.5:7000"},   {"[fe80::1]:7000", "[fe80::1]:7000"},
+        {"localhost:7000", "localhost:7000"},
+    };
+    char buf[300];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        expect_ok(ARGS("--listen", cases[i][0]), NULL);
+        size_t n = mem_cfg_advertise(&R.cfg, buf, sizeof(buf));
+        assert_int_equal(n, strlen(cases[i][1]));
+        if (strcmp(buf, cases[i][1]) != 0)
+            fail_msg("--listen %s: advertised %s, want %s", cases[i][0], buf, cases[i][1]);
+    }
+    expect_ok(ARGS("--listen", "[::]:7000", "--advertise", "10.0.0.7:7000"), NULL);
+    mem_cfg_advertise(&R.cfg, buf, sizeof(buf));
+    assert_string_equal(buf, "10.0.0.7:7000");
+    /* the start-up line shows the address in effect */
+    expect_ok(
+        ARGS("--listen", "[::]:7000", "--nats-url", "nats://127.0.0.1:4222", "--node-id", "a"),
+        NULL);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " advertise=[::1]:7000 "));
+}
+
 static void test_api_key(void **state)
 {
     (void)state;
@@ -1095,6 +1160,8 @@ int main(void)
         cmocka_unit_test_teardown(test_precedence, cleanup),
         cmocka_unit_test_teardown(test_file_format, cleanup),
         cmocka_unit_test_teardown(test_file_errors, cleanup),
+        cmocka_unit_test_teardown(test_timeouts, cleanup),
+        cmocka_unit_test_teardown(test_advertise, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),
