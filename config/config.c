@@ -31,9 +31,7 @@
 #define MNEMOD_VERSION "0.0.0-unknown"
 #endif
 
-#define FILE_MAX_BYTES (1u << 20)
-#define LINE_MAX_BYTES 8192
-#define WHY_LEN        160
+#define WHY_LEN 160
 
 typedef int (*setter_fn)(mem_cfg_t *cfg, const char *val, char *why, size_t why_len);
 
@@ -933,7 +931,7 @@ static void trim(const char **s, size_t *len)
 static int apply(mem_cfg_t *cfg, const opt_t *o, const char *val, size_t len, const char *where,
                  mem_err_t *err)
 {
-    char buf[LINE_MAX_BYTES], why[WHY_LEN] = "";
+    char buf[MEM_CFG_VALUE_MAX], why[WHY_LEN] = "";
     trim(&val, &len);
     if (len >= sizeof(buf))
         return mem_err_field(err, MEM_EINVAL, o->flag ? o->flag : o->env,
@@ -962,17 +960,17 @@ static int load_file(mem_cfg_t *cfg, const char *path, mem_err_t *err)
     if (!f)
         return mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s: %s", path,
                              strerror(errno));
-    char *text = malloc(FILE_MAX_BYTES + 1);
+    char *text = malloc(MEM_CFG_FILE_MAX + 1);
     if (!text) {
         fclose(f);
         return mem_err_set(err, MEM_ENOMEM, "out of memory reading config file %s", path);
     }
-    size_t len = fread(text, 1, FILE_MAX_BYTES + 1, f);
+    size_t len = fread(text, 1, MEM_CFG_FILE_MAX + 1, f);
     if (ferror(f)) {
         rc = mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s", path);
         goto out;
     }
-    if (len > FILE_MAX_BYTES) {
+    if (len > MEM_CFG_FILE_MAX) {
         rc = mem_err_field(err, MEM_EINVAL, "config", "config file %s is larger than 1 MiB", path);
         goto out;
     }

@@ -32,6 +32,12 @@ typedef enum mem_cfg_match {
 /* Bounds of connection_memory (bytes). */
 #define MEM_CFG_CONNECTION_MEMORY_MIN (4u << 10)
 #define MEM_CFG_CONNECTION_MEMORY_MAX (1u << 20)
+/* Fixed bounds of the sources themselves: a config file is read whole up to
+ * MEM_CFG_FILE_MAX bytes (larger: refused, naming the file), and one value (of a flag, a
+ * variable or a file line) holds less than MEM_CFG_VALUE_MAX bytes (else refused, naming
+ * the setting). A file line may be longer only by its key, spaces and comment. */
+#define MEM_CFG_FILE_MAX  (1u << 20)
+#define MEM_CFG_VALUE_MAX 8192
 /* Longest --idle-timeout and --request-timeout (seconds): 7 days. */
 #define MEM_CFG_TIMEOUT_MAX_S (7.0 * 86400.0)
 

@@ -653,6 +653,51 @@ static void test_advertise(void **state)
     assert_non_null(strstr(desc, " advertise=[::1]:7000 "));
 }
 
+/* The file and value bounds answer one line naming the file or the setting, wherever the
+ * value comes from. */
+static void test_source_limits(void **state)
+{
+    (void)state;
+    size_t big = MEM_CFG_FILE_MAX;
+    char *text = malloc(big + 2);
+    assert_non_null(text);
+    /* exactly MEM_CFG_FILE_MAX bytes: one setting, then comment lines */
+    size_t o = (size_t)sprintf(text, "max-batch = 7\n");
+    while (o < big) {
+        size_t n = big - o < 100 ? big - o : 100;
+        memset(text + o, '#', n);
+        text[o + n - 1] = '\n';
+        o += n;
+    }
+    text[o] = '\0';
+    const char *f = tmp_file(text);
+    expect_ok(ARGS("--config", f), NULL);
+    assert_int_equal(R.cfg.max_batch, 7);
+    text[o] = '\n'; /* one byte more */
+    text[o + 1] = '\0';
+    f = tmp_file(text);
+    expect_bad(ARGS("--config", f), NULL, "is larger than 1 MiB");
+    assert_non_null(strstr(R.err.msg, strrchr(f, '/') + 1));
+    /* a value of MEM_CFG_VALUE_MAX bytes: refused from a flag, a variable and a file line;
+     * one byte less reaches the setting's own check */
+    size_t vl = MEM_CFG_VALUE_MAX;
+    char *env = malloc(vl + 32);
+    assert_non_null(env);
+    int p = sprintf(env, "MNEMOD_DATA=");
+    memset(env + p, 'd', vl);
+    env[p + vl] = '\0';
+    const char *val = env + p;
+    expect_bad(ARGS("--data", val), NULL, "invalid value for --data: longer than 8191 bytes");
+    expect_bad(NOARGS, (const char *const[]){env, NULL}, "--data: longer than 8191 bytes");
+    sprintf(text, "data = %s\n", val);
+    expect_bad(ARGS("--config", tmp_file(text)), NULL,
+               ":1: invalid value for --data: longer than 8191 bytes");
+    env[p + vl - 1] = '\0';
+    expect_bad(ARGS("--data", val), NULL, "path longer than 4095 bytes");
+    free(env);
+    free(text);
+}
+
 static void test_api_key(void **state)
 {
     (void)state;
@@ -1162,6 +1207,7 @@ int main(void)
         cmocka_unit_test_teardown(test_file_errors, cleanup),
         cmocka_unit_test_teardown(test_timeouts, cleanup),
         cmocka_unit_test_teardown(test_advertise, cleanup),
+        cmocka_unit_test_teardown(test_source_limits, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),
