@@ -723,6 +723,8 @@ static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 SET_UINT(set_ns_replicas, ns_replicas, 1, 7, size_t)
 SET_UINT(set_max_lag, max_lag, 1, 1ull << 40, size_t)
 SET_UINT(set_max_moves, max_moves, 1, 64, size_t)
+SET_UINT(set_publishers, publishers, 1, MEM_CFG_PUBLISHERS_MAX, size_t)
+SET_SIZE(set_max_relay_answer, max_relay_answer, 1)
 SET_DURATION(set_cluster_write_timeout, cluster_write_timeout_s, 1.0, 1)
 SET_DURATION(set_forward_timeout, forward_timeout_s, 1.0, 1)
 SET_DURATION(set_node_dead_after, node_dead_after_s, 1.0, 1)
@@ -906,6 +908,13 @@ static const opt_t opts[] = {
      "cluster mode: move namespaces when nodes join, drain or die", set_rebalance, 0},
     {"max-moves", "MNEMOD_MAX_MOVES", "N", "2", "cluster mode: namespace moves running at once",
      set_max_moves, 0},
+    {"cluster-publishers", "MNEMOD_CLUSTER_PUBLISHERS", "N", "4",
+     "cluster mode: threads publishing write records, each waiting for one acknowledgement, "
+     "1..64",
+     set_publishers, 0},
+    {"max-relay-answer", "MNEMOD_MAX_RELAY_ANSWER", "SIZE", "1GiB",
+     "cluster mode: largest answer relayed from another node, held whole in memory (then 413)",
+     set_max_relay_answer, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -1151,6 +1160,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_lag = 10000;
     cfg->rebalance = true;
     cfg->max_moves = 2;
+    cfg->publishers = 4;
+    cfg->max_relay_answer = (size_t)1 << 30;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
     cfg->worker_spin_us = 50;
@@ -1296,6 +1307,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
         PAIR("max_lag", "%zu", cfg->max_lag);
         PAIR("rebalance", "%d", cfg->rebalance ? 1 : 0);
         PAIR("max_moves", "%zu", cfg->max_moves);
+        PAIR("cluster_publishers", "%zu", cfg->publishers);
+        PAIR("max_relay_answer", "%zu", cfg->max_relay_answer);
     }
 #undef PAIR
 }

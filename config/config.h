@@ -38,6 +38,8 @@ typedef enum mem_cfg_match {
  * the setting). A file line may be longer only by its key, spaces and comment. */
 #define MEM_CFG_FILE_MAX  (1u << 20)
 #define MEM_CFG_VALUE_MAX 8192
+/* Most --cluster-publishers. */
+#define MEM_CFG_PUBLISHERS_MAX 64
 /* Longest --idle-timeout and --request-timeout (seconds): 7 days. */
 #define MEM_CFG_TIMEOUT_MAX_S (7.0 * 86400.0)
 
@@ -86,6 +88,8 @@ typedef struct mem_cfg {
     size_t max_lag;                 /* --max-lag: records behind before /healthz says 503 */
     bool rebalance;                 /* --rebalance: move namespaces when nodes come and go */
     size_t max_moves;               /* --max-moves: namespace moves running at once */
+    size_t publishers;              /* --cluster-publishers: threads publishing write records */
+    size_t max_relay_answer;        /* --max-relay-answer: bytes of an answer relayed from a peer */
     /* The edge (SPEC 9). Comma-separated lists, as given (checked: origins are "*" or
      * scheme://host[:port], hosts are name[:port]); "" = none. */
     char allowed_origins[4096];

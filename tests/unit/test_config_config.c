@@ -698,6 +698,32 @@ static void test_source_limits(void **state)
     free(text);
 }
 
+static void test_cluster_limits(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.publishers, 4);
+    assert_int_equal(R.cfg.max_relay_answer, (size_t)1 << 30);
+    expect_ok(ARGS("--cluster-publishers", "64", "--max-relay-answer", "64KiB"), NULL);
+    assert_int_equal(R.cfg.publishers, 64);
+    assert_int_equal(R.cfg.max_relay_answer, 65536);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_CLUSTER_PUBLISHERS=1", NULL});
+    assert_int_equal(R.cfg.publishers, 1);
+    expect_bad(ARGS("--cluster-publishers", "0"), NULL,
+               "invalid value for --cluster-publishers (MNEMOD_CLUSTER_PUBLISHERS): \"0\" is "
+               "outside 1..64");
+    expect_bad(ARGS("--cluster-publishers", "65"), NULL, "is outside 1..64");
+    expect_bad(ARGS("--max-relay-answer", "0"), NULL,
+               "invalid value for --max-relay-answer (MNEMOD_MAX_RELAY_ANSWER): \"0\" must be a "
+               "size greater than 0");
+    expect_ok(
+        ARGS("--nats-url", "nats://127.0.0.1:4222", "--node-id", "a", "--cluster-publishers", "2"),
+        NULL);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " cluster_publishers=2 max_relay_answer=1073741824"));
+}
+
 static void test_api_key(void **state)
 {
     (void)state;
@@ -1208,6 +1234,7 @@ int main(void)
         cmocka_unit_test_teardown(test_timeouts, cleanup),
         cmocka_unit_test_teardown(test_advertise, cleanup),
         cmocka_unit_test_teardown(test_source_limits, cleanup),
+        cmocka_unit_test_teardown(test_cluster_limits, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),
