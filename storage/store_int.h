@@ -36,7 +36,7 @@
 #include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 5
+#define MEM_STORE__SCHEMA_VERSION 6
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 #define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
