@@ -132,7 +132,7 @@ def test_threshold_change_at_restart():
         vecs = h.export_vecs(srv, "th")
 
         def stats_equal(thr, what):
-            _, edges, maxd = h.exact_graph(vecs, thr)
+            _, edges, maxd = h.graph_stats(vecs, thr)
             st = expect_ok(srv.ns_stats("th"))
             eq((st["graph_edges"], st["max_degree"]), (edges, maxd), what)
             return edges
