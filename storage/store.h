@@ -47,14 +47,14 @@
 typedef struct mem_store mem_store_t;
 
 typedef struct mem_store_opts {
-    const char *path;          /* SQLite file */
-    bool sync_full;            /* synchronous=FULL (else NORMAL) */
-    float coherence_threshold; /* edge when cos >= this */
-    size_t max_namespaces;     /* creating one more is MEM_ELIMIT */
-    size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
-    const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
-    uint32_t max_page_count;   /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
-    const mem_log_t *log;      /* the server's logger, borrowed (NULL: no lines) */
+    const char *path;           /* SQLite file */
+    bool sync_full;             /* synchronous=FULL (else NORMAL) */
+    double coherence_threshold; /* edge when cos >= this (as given: not rounded to float) */
+    size_t max_namespaces;      /* creating one more is MEM_ELIMIT */
+    size_t max_queue;           /* queued write ops beyond this: MEM_EBUSY */
+    const mem_vec_ops_t *ops;   /* kernels for graph maintenance and scans */
+    uint32_t max_page_count;    /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
+    const mem_log_t *log;       /* the server's logger, borrowed (NULL: no lines) */
     /* Parallel scan (storage/scanpool.c): scan_helpers threads of the store's own (0 = none,
      * at most MEM_STORE_SCAN_HELPERS_MAX). A retrieve is split across the calling thread and
      * the helpers idle at that moment (never waiting for one) when n_visible * dim >=
