@@ -449,10 +449,22 @@ static int migrate_v5_v6(sqlite3 *db, mem_err_t *err)
         err);
 }
 
+/* v7: a namespace's incarnation, which of the namespaces ever named so it is (a listing
+ * cursor names it, so a cursor of a namespace that was deleted and created again is refused
+ * rather than paging through its successor). Chosen when the namespace is created: in a
+ * cluster from the position of the record that created it, so every node holds the same;
+ * travels with the row in a namespace copy. Namespaces of older files have 0. */
+static int migrate_v6_v7(sqlite3 *db, mem_err_t *err)
+{
+    return mem_store__exec(
+        db, "ALTER TABLE namespaces ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0", err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
 static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {
-    migrate_v0_v1, migrate_v1_v2, migrate_v2_v3, migrate_v3_v4, migrate_v4_v5, migrate_v5_v6};
+    migrate_v0_v1, migrate_v1_v2, migrate_v2_v3, migrate_v3_v4,
+    migrate_v4_v5, migrate_v5_v6, migrate_v6_v7};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

@@ -276,6 +276,7 @@ static void test_migrate_stale_supersedes(void **state)
     /* what the older mnemod had written: S still names A, and the new A looks superseded */
     store_fixture_sql(fx_dbpath, "UPDATE segments SET supersedes = X'41004200' WHERE id = 'S';"
                                  "UPDATE segments SET superseded_by = 'S' WHERE id = 'A';"
+                                 "ALTER TABLE namespaces DROP COLUMN incarnation;"
                                  "UPDATE meta SET value = 5 WHERE key = 'schema_version';");
     st = store_fixture_open(&o);
     assert_string_equal(supersedes_of(st, "S"), "B");
@@ -288,8 +289,8 @@ static void test_migrate_stale_supersedes(void **state)
     assert_export_imports(st);
     store_fixture_settle(st);
     mem_store_close(st);
-    assert_int_equal(
-        store_fixture_sql_int(fx_dbpath, "SELECT value FROM meta WHERE key = 'schema_version'"), 6);
+    assert_true(store_fixture_sql_int(fx_dbpath,
+                                      "SELECT value FROM meta WHERE key = 'schema_version'") >= 6);
     assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM supersessions"), 1);
     /* a sound file is left as it is: the next start finds the same */
     st = store_fixture_open(&o);
