@@ -726,7 +726,16 @@ SET_UINT(set_max_moves, max_moves, 1, 64, size_t)
 SET_UINT(set_publishers, publishers, 1, MEM_CFG_PUBLISHERS_MAX, size_t)
 SET_SIZE(set_max_relay_answer, max_relay_answer, 1)
 SET_DURATION(set_cluster_write_timeout, cluster_write_timeout_s, 1.0, 1)
-SET_DURATION(set_forward_timeout, forward_timeout_s, 1.0, 1)
+/* Relayed requests time out in whole milliseconds of an int: a fraction is rounded up (a
+ * value under 1 ms was 0, which the relay took as its 30 s default) and 7d is the most. */
+static int set_forward_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->forward_timeout_s = ceil(v * 1000.0) / 1000.0;
+    return 0;
+}
 SET_DURATION(set_node_dead_after, node_dead_after_s, 1.0, 1)
 SET_DURATION(set_trim_interval, trim_interval_s, 1.0, 0)
 SET_SIZE(set_trim_bytes, trim_bytes, 0)

@@ -40,7 +40,7 @@ typedef enum mem_cfg_match {
 #define MEM_CFG_VALUE_MAX 8192
 /* Most --cluster-publishers. */
 #define MEM_CFG_PUBLISHERS_MAX 64
-/* Longest --idle-timeout and --request-timeout (seconds): 7 days. */
+/* Longest --idle-timeout, --request-timeout and --forward-timeout (seconds): 7 days. */
 #define MEM_CFG_TIMEOUT_MAX_S (7.0 * 86400.0)
 
 typedef struct mem_cfg {
@@ -81,7 +81,7 @@ typedef struct mem_cfg {
     char advertise[256]; /* --advertise, MNEMOD_ADVERTISE: host:port peers reach; "" = listen */
     size_t ns_replicas;  /* --namespace-replicas: nodes each namespace lives on, 1..7 */
     double cluster_write_timeout_s; /* --cluster-write-timeout: publish + local apply bound */
-    double forward_timeout_s;       /* --forward-timeout: a request relayed to a holder */
+    double forward_timeout_s;       /* --forward-timeout: a relayed request; whole ms, <= 7d */
     double node_dead_after_s;       /* --node-dead-after: then its namespaces are re-placed */
     double trim_interval_s;         /* --log-trim-interval: snapshot + trim; 0 = only by size */
     size_t trim_bytes;              /* --log-trim-size: a stream larger triggers it; 0 = never */

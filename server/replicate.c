@@ -28,6 +28,7 @@
  */
 #include "server/replicate.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,7 +305,7 @@ static void forward(rreq_t *r)
         .forwarded_by = r->rp->cfg->node_id,
         .body = r->req.body,
         .body_len = r->req.body_len,
-        .timeout_ms = (int)(r->rp->cfg->forward_timeout_s * 1000.0),
+        .timeout_ms = (int)ceil(r->rp->cfg->forward_timeout_s * 1000.0),
     };
     if (mem_srv_fwd_start(r->rp->fwd, &q, on_forwarded, r) != 0) {
         fail(r, MEM_ENOMEM, NULL, "out of memory");
@@ -501,7 +502,7 @@ static void list_all(rreq_t *r)
             .authorization = r->has_auth ? r->auth : NULL,
             .request_id = r->req_id[0] ? r->req_id : NULL,
             .forwarded_by = r->rp->cfg->node_id,
-            .timeout_ms = (int)(r->rp->cfg->forward_timeout_s * 1000.0),
+            .timeout_ms = (int)ceil(r->rp->cfg->forward_timeout_s * 1000.0),
         };
         if (mem_srv_fwd_start(r->rp->fwd, &q, on_peer_list, pc) != 0) {
             free(pc);

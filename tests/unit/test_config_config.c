@@ -620,6 +620,16 @@ static void test_timeouts(void **state)
     expect_bad(ARGS("--request-timeout", "1000w"), NULL,
                "invalid value for --request-timeout (MNEMOD_REQUEST_TIMEOUT): \"1000w\" must be "
                "at most 7d");
+    /* a relayed request's timeout is whole milliseconds of an int: rounded up, at most 7d */
+    expect_ok(ARGS("--forward-timeout", "0.0001"), NULL);
+    assert_true(R.cfg.forward_timeout_s == 0.001);
+    expect_ok(ARGS("--forward-timeout", "1.5ms"), NULL);
+    assert_true(R.cfg.forward_timeout_s == 0.002);
+    expect_ok(ARGS("--forward-timeout", "7d"), NULL);
+    assert_true(R.cfg.forward_timeout_s * 1000.0 <= 2147483647.0);
+    expect_bad(ARGS("--forward-timeout", "25d"), NULL,
+               "invalid value for --forward-timeout (MNEMOD_FORWARD_TIMEOUT): \"25d\" must be at "
+               "most 7d");
 }
 
 /* The default address peers are told to use is one they can connect to. */
