@@ -111,7 +111,13 @@ mem_api_next_t mem_api__cluster_admin(const mem_api_ctx_t *ctx, const mem_api_re
 /* MCP: the namespace a tools/call acts on ("default" when it names none). */
 static void mcp_target(const mem_api_req_t *req, mem_api_target_t *out)
 {
-    json_t *o = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
+    /* our parser, not json_loadb: jansson's can write past a string it is reading when an
+     * allocation fails (the closing quote is dropped and the copy runs on) */
+    json_t *o = NULL;
+    if (mem_api__json_parse(req->body, req->body_len, NULL, NULL, &o, NULL) == MEM_ENOMEM) {
+        out->rc = MEM_ENOMEM; /* where it goes is unknown: not served here by default */
+        return;
+    }
     const char *method = json_string_value(json_object_get(o, "method"));
     if (method && strcmp(method, "tools/call") == 0) {
         const json_t *params = json_object_get(o, "params");
