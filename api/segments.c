@@ -61,47 +61,69 @@ static bool wants_embedding(const json_t *root, char *f, size_t n)
 }
 
 /* ---- listing ----
- * A cursor is the last seq of a page and a check of (namespace, seq), in hex: opaque to
- * clients, stable while the namespace changes (seqs only grow), and a cursor of another
- * namespace or a mangled one is a clear 400 rather than a silently wrong page. */
+ * A cursor is the last seq of a page, the namespace's incarnation and a check of
+ * (namespace, incarnation, seq), in hex: opaque to clients, stable while the namespace
+ * changes (seqs only grow) and on every node of a cluster (the incarnation is replicated).
+ * A cursor of another namespace or a mangled one is a clear 400 rather than a silently wrong
+ * page, and so is one of a namespace deleted since, even when one of the same name was
+ * created again (its seqs start over: mem_store_list compares the incarnations). The
+ * cursors of older releases (24 digits: seq and a check without the incarnation) cannot
+ * tell the namespace they were made in, so they are refused by name. */
 
-#define CURSOR_LEN 24 /* 16 hex digits of seq, 8 of the check */
+#define CURSOR_LEN     40 /* 16 hex digits of seq, 16 of the incarnation, 8 of the check */
+#define CURSOR_LEN_OLD 24 /* 16 hex digits of seq, 8 of a check of (namespace, seq) */
 
-static uint32_t cursor_check(const char *ns, int64_t seq)
+static uint32_t cursor_check(const char *ns, int64_t seq, const uint64_t *incarnation)
 {
     uint32_t h = 2166136261u;
     for (const char *p = ns; *p; p++)
         h = (h ^ (uint8_t)*p) * 16777619u;
     for (int i = 0; i < 8; i++)
         h = (h ^ (uint8_t)((uint64_t)seq >> (8 * i))) * 16777619u;
+    for (int i = 0; incarnation && i < 8; i++)
+        h = (h ^ (uint8_t)(*incarnation >> (8 * i))) * 16777619u;
     return h ^ 0x6d6e656du;
 }
 
-static void cursor_make(const char *ns, int64_t seq, char out[CURSOR_LEN + 1])
+static void cursor_make(const char *ns, int64_t seq, uint64_t incarnation, char out[CURSOR_LEN + 1])
 {
-    snprintf(out, CURSOR_LEN + 1, "%016llx%08lx", (unsigned long long)seq,
-             (unsigned long)cursor_check(ns, seq));
+    snprintf(out, CURSOR_LEN + 1, "%016llx%016llx%08lx", (unsigned long long)seq,
+             (unsigned long long)incarnation, (unsigned long)cursor_check(ns, seq, &incarnation));
 }
 
-static int cursor_parse(const char *ns, const char *s, size_t len, int64_t *seq, mem_err_t *err)
+/* Hex digits s[0..n) as a number (n <= 16); false on any other character. */
+static bool hex_val(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0, chk = 0;
-    bool ok = len == CURSOR_LEN;
-    for (size_t i = 0; ok && i < len; i++) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
         char c = s[i];
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            ok = false;
-        else if (i < 16)
-            v = v * 16 + (uint64_t)d;
-        else
-            chk = chk * 16 + (uint64_t)d;
+        if (d < 0) return false;
+        v = v * 16 + (uint64_t)d;
     }
-    if (!ok || v > INT64_MAX || chk != cursor_check(ns, (int64_t)v))
+    *out = v;
+    return true;
+}
+
+static int cursor_parse(const char *ns, const char *s, size_t len, mem_store_list_req_t *req,
+                        mem_err_t *err)
+{
+    uint64_t seq = 0, inc = 0, chk = 0;
+    if (len == CURSOR_LEN_OLD && hex_val(s, 16, &seq) && hex_val(s + 16, 8, &chk) &&
+        seq <= INT64_MAX && chk == cursor_check(ns, (int64_t)seq, NULL))
+        return mem_err_field(err, MEM_EINVAL, "after",
+                             "after: a cursor of an older mnemod, which does not say which "
+                             "namespace %s it was made in (start the listing again without "
+                             "after)",
+                             ns);
+    if (len != CURSOR_LEN || !hex_val(s, 16, &seq) || !hex_val(s + 16, 16, &inc) ||
+        !hex_val(s + 32, 8, &chk) || seq > INT64_MAX || chk != cursor_check(ns, (int64_t)seq, &inc))
         return mem_err_field(err, MEM_EINVAL, "after",
                              "after: not a cursor of this namespace (pass the \"next\" of a "
                              "previous page)");
-    *seq = (int64_t)v;
+    req->after_seq = (int64_t)seq;
+    req->resume = true;
+    req->incarnation = inc;
     return MEM_OK;
 }
 
@@ -178,7 +200,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
             break;
         }
         case 1:
-            rc = cursor_parse(ns, v, vl, &req.after_seq, &err);
+            rc = cursor_parse(ns, v, vl, &req, &err);
             break;
         case 2:
             rc = get_query_ts(v, vl, "since", &req.since_ms, &err);
@@ -213,7 +235,9 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     mem_store_segment_t **segs = NULL;
     size_t n = 0;
     bool more = false;
-    if (rc == MEM_OK) rc = mem_store_list(ctx->store, ns, &req, &segs, &n, &more, &err);
+    uint64_t incarnation = 0;
+    if (rc == MEM_OK)
+        rc = mem_store_list(ctx->store, ns, &req, &segs, &n, &more, &incarnation, &err);
     if (rc != MEM_OK) {
         mem_api__fail_call(resp, rc, &err);
         return;
@@ -223,7 +247,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     for (size_t i = 0; ok && i < n; i++)
         ok = json_array_append_new(arr, mem_api__enc_segment_form(segs[i], form)) == 0;
     char cur[CURSOR_LEN + 1];
-    if (more && n) cursor_make(ns, segs[n - 1]->seq, cur);
+    if (more && n) cursor_make(ns, segs[n - 1]->seq, incarnation, cur);
     mem_store_segments_free(segs, n);
     if (ok) {
         ok = json_object_set_new(o, "segments", arr) == 0;

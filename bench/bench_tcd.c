@@ -90,7 +90,7 @@ int main(void)
     uint64_t gb[3];
     for (int r = 0; r < 3; r++) {
         uint64_t t0 = bench_now_ns();
-        if (mem_graph_rebuild(idx, 0.55f, ops) != MEM_OK) return 1;
+        if (mem_graph_rebuild(idx, 0.55, ops) != MEM_OK) return 1;
         gb[r] = bench_now_ns() - t0;
     }
     bench_stats_t gbs = bench_stats(gb, 3);

@@ -61,21 +61,21 @@ typedef struct cut {
     float lo, hi;
 } cut_t;
 
-static cut_t edge_cut(float threshold, size_t dim, float na, float nb)
+static cut_t edge_cut(double threshold, size_t dim, float na, float nb)
 {
     double w = 2.0 * (double)(dim + 4) * (double)FLT_EPSILON * (double)na * (double)nb;
     w = w * (1.0 + 1e-6) + 1e-30;
     if (!(w < (double)HUGE_VALF)) w = (double)INFINITY; /* also NaN (0 * inf) */
-    cut_t c = {nextafterf((float)((double)threshold - w), -HUGE_VALF),
-               nextafterf((float)((double)threshold + w), HUGE_VALF)};
+    cut_t c = {nextafterf((float)(threshold - w), -HUGE_VALF),
+               nextafterf((float)(threshold + w), HUGE_VALF)};
     return c;
 }
 
 /* The rule for the pair (a, b) whose kernel score is f. */
 static inline bool edge_of(float f, const cut_t *c, const float *a, const float *b, size_t dim,
-                           float threshold)
+                           double threshold)
 {
-    return f >= c->hi || (f >= c->lo && mem_vec_dot_f64_scalar(a, b, dim) >= (double)threshold);
+    return f >= c->hi || (f >= c->lo && mem_vec_dot_f64_scalar(a, b, dim) >= threshold);
 }
 
 /* The largest norm bound among the first n_rows rows of blk (all of them, or with
@@ -88,7 +88,7 @@ static float block_norm(const mem_index_block_t *blk, size_t n_rows, bool linked
     return m;
 }
 
-static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshold,
+static int collect_neighbours(const mem_index_t *idx, size_t pos, double threshold,
                               const mem_vec_ops_t *ops, size_t **out, size_t *n_out)
 {
     float scores[MEM_INDEX_BLOCK_ROWS];
@@ -122,8 +122,8 @@ static int collect_neighbours(const mem_index_t *idx, size_t pos, float threshol
     return MEM_OK;
 }
 
-static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops, int link,
-                  mem_graph_touch_fn touched, void *ud)
+static int adjust(mem_index_t *idx, size_t pos, double threshold, const mem_vec_ops_t *ops,
+                  int link, mem_graph_touch_fn touched, void *ud)
 {
     if (pos >= idx->n_rows) return MEM_OK;
     /* link: an active row that is not linked yet; unlink: a linked row */
@@ -164,13 +164,13 @@ static int adjust(mem_index_t *idx, size_t pos, float threshold, const mem_vec_o
     return MEM_OK;
 }
 
-int mem_graph_link(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
+int mem_graph_link(mem_index_t *idx, size_t pos, double threshold, const mem_vec_ops_t *ops,
                    mem_graph_touch_fn touched, void *ud)
 {
     return adjust(idx, pos, threshold, ops, 1, touched, ud);
 }
 
-int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
+int mem_graph_unlink(mem_index_t *idx, size_t pos, double threshold, const mem_vec_ops_t *ops,
                      mem_graph_touch_fn touched, void *ud)
 {
     return adjust(idx, pos, threshold, ops, 0, touched, ud);
@@ -336,7 +336,7 @@ static inline void pair(size_t base, size_t row, size_t ps, size_t k, const int3
  * unique: rows leaving at the same time). Reads vectors, sketches and graph fields only,
  * through the block table as it is loaded now (index_int.h: rows may be appended). */
 static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, size_t n_set,
-                    const size_t *excl, size_t n_excl, float threshold, const mem_vec_ops_t *ops,
+                    const size_t *excl, size_t n_excl, double threshold, const mem_vec_ops_t *ops,
                     int unlink, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -361,6 +361,11 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
     out->n_set = n_set;
     bool use_i8 = ops->dot_rows_i8 && n_set >= MEM_GRAPH_I8_MIN && blocks[0]->q8 &&
                   q8set_init(&q8, idx, set, n_set);
+    /* the int8 bounds are compared in float, with the threshold as float holds it: twice the
+     * distance between the two goes into each query's slack, so a bound below thr_f is still
+     * below the threshold and one at or above thr_f still above it */
+    const float thr_f = (float)threshold;
+    const double thr_gap = 2.0 * fabs(threshold - (double)thr_f);
     for (size_t b = 0; b < nb; b++) { /* M per block: the largest norm of its rows */
         size_t nr = limit - b * MEM_INDEX_BLOCK_ROWS;
         if (nr > MEM_INDEX_BLOCK_ROWS) nr = MEM_INDEX_BLOCK_ROWS;
@@ -421,7 +426,7 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
             bool i8 = use_i8 && isfinite(m_blk[b]);
             for (size_t k = t0; i8 && k < t1; k++) {
                 double sl = q8.coef[k] * m_blk[b] +
-                            1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0));
+                            1e-5 * (1.0 + (double)q8.err_scale[k] * (m_blk[b] + 1.0)) + thr_gap;
                 slk[k - t0] = nextafterf((float)sl, HUGE_VALF);
             }
             for (size_t c0 = 0; c0 < nr; c0 += chunk) {
@@ -441,7 +446,7 @@ static int find_set(const mem_index_t *idx, size_t limit, const size_t *set, siz
                 if (i8)
                     tile_keep(ops, q8.codes + t0 * stride, k_end - t0, stride,
                               blk->q8 + c0 * stride, m, q8.scale + t0, q8.err_scale + t0, slk,
-                              blk->q8_scale + c0, blk->q8_err + c0, threshold, keep, sure);
+                              blk->q8_scale + c0, blk->q8_err + c0, thr_f, keep, sure);
                 for (size_t k = t0; k < k_end; k++) {
                     size_t ps = set[k], nc = 0;
                     const float *q = mem_index__vec(idx, ps);
@@ -519,7 +524,7 @@ fail:
 
 /* The batch search with every active row in the batch and every linked row left out: the
  * graph of the active rows, each pair scored once (tiles: a row meets the rows after it). */
-int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops)
+int mem_graph_rebuild(mem_index_t *idx, double threshold, const mem_vec_ops_t *ops)
 {
     size_t n = idx->n_rows, n_set = 0, n_excl = 0;
     size_t *set = calloc(n ? n : 1, sizeof(*set));
@@ -548,7 +553,7 @@ int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *op
     return rc;
 }
 
-int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, double threshold,
                         const mem_vec_ops_t *ops, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -585,7 +590,7 @@ static int select_rows(const mem_index_t *idx, size_t limit, const size_t *rows,
     return MEM_OK;
 }
 
-static int find_rows(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+static int find_rows(const mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                      const mem_vec_ops_t *ops, int unlink, mem_graph_delta_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -598,19 +603,19 @@ static int find_rows(const mem_index_t *idx, const size_t *rows, size_t n, float
     return rc;
 }
 
-int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                             const mem_vec_ops_t *ops, mem_graph_delta_t *out)
 {
     return find_rows(idx, rows, n, threshold, ops, 0, out);
 }
 
-int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                           const mem_vec_ops_t *ops, mem_graph_delta_t *out)
 {
     return find_rows(idx, rows, n, threshold, ops, 1, out);
 }
 
-int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, float threshold,
+int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, double threshold,
                           const mem_vec_ops_t *ops, mem_graph_delta_t *d_unlink,
                           mem_graph_delta_t *d_link)
 {
@@ -673,7 +678,7 @@ int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touc
     return MEM_OK;
 }
 
-int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, double threshold,
                          const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud)
 {
     mem_graph_delta_t d;
@@ -683,7 +688,7 @@ int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, float
     return rc;
 }
 
-int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                            const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud)
 {
     mem_graph_delta_t d;

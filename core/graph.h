@@ -1,7 +1,8 @@
 /* graph.h - the coherence graph: degrees of the linked rows (SPEC section 5)
  * SPDX-License-Identifier: MIT
  *
- * An edge joins two rows of the graph (linked rows) when cos >= threshold. The graph's
+ * An edge joins two rows of the graph (linked rows) when cos >= threshold (a double: the
+ * configured value itself, which float may not hold, 0.55 for one). The graph's
  * members are meant to be the active rows (flags == 0); the graph owner (core/index.h)
  * makes them so, link by link: a row that becomes active is linked, one that stops being
  * active is unlinked. Only degrees are kept (in the index); graph_edges and max_degree
@@ -33,14 +34,14 @@ typedef void (*mem_graph_touch_fn)(void *ud, size_t pos);
 
 /* Row pos is active and not linked: link it to every linked row. A no-op otherwise. On
  * MEM_ENOMEM nothing has changed. */
-int mem_graph_link(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
+int mem_graph_link(mem_index_t *idx, size_t pos, double threshold, const mem_vec_ops_t *ops,
                    mem_graph_touch_fn touched, void *ud);
 /* Row pos is linked: drop it and its edges (a no-op otherwise). On MEM_ENOMEM nothing has
  * changed. */
-int mem_graph_unlink(mem_index_t *idx, size_t pos, float threshold, const mem_vec_ops_t *ops,
+int mem_graph_unlink(mem_index_t *idx, size_t pos, double threshold, const mem_vec_ops_t *ops,
                      mem_graph_touch_fn touched, void *ud);
 /* Make the graph that of the active rows, from scratch (bulk, blocked). MEM_OK, MEM_ENOMEM. */
-int mem_graph_rebuild(mem_index_t *idx, float threshold, const mem_vec_ops_t *ops);
+int mem_graph_rebuild(mem_index_t *idx, double threshold, const mem_vec_ops_t *ops);
 
 /* ---- batches: many rows at once, scored in one pass over the index ----
  * * A batch is split in two so that storage/ can score without the namespace lock: find
@@ -72,15 +73,15 @@ typedef struct mem_graph_delta {
 /* The active rows among first_pos .. first_pos + n_new - 1 that are not linked: finds their
  * edges with every linked row, and among themselves (once). Reads flags: for a caller
  * that owns rows and graph alike (tests, benches). MEM_OK or MEM_ENOMEM (*out then empty). */
-int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+int mem_graph_link_find(const mem_index_t *idx, size_t first_pos, size_t n_new, double threshold,
                         const mem_vec_ops_t *ops, mem_graph_delta_t *out);
 /* rows[0..n) (any order; duplicates and linked rows ignored) join the graph: finds their
  * edges with the linked rows and among themselves. MEM_OK, MEM_ENOMEM. */
-int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_link_set_find(const mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                             const mem_vec_ops_t *ops, mem_graph_delta_t *out);
 /* rows[0..n) (any order; duplicates and rows not linked ignored) leave the graph: finds
  * the edges they take with them. MEM_OK, MEM_ENOMEM. */
-int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_unlink_find(const mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                           const mem_vec_ops_t *ops, mem_graph_delta_t *out);
 /* Both at once, for the graph owner: ch->unlink rows leave and ch->link rows join, among
  * positions below ch->n_rows only (rows above may be being appended). d_unlink holds the
@@ -91,7 +92,7 @@ typedef struct mem_graph_change {
     size_t n_link, n_unlink;
     size_t n_rows;
 } mem_graph_change_t;
-int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, float threshold,
+int mem_graph_change_find(const mem_index_t *idx, const mem_graph_change_t *ch, double threshold,
                           const mem_vec_ops_t *ops, mem_graph_delta_t *d_unlink,
                           mem_graph_delta_t *d_link);
 /* Apply a delta found on this same index state; touched reports every row whose degree
@@ -102,9 +103,9 @@ int mem_graph_apply(mem_index_t *idx, const mem_graph_delta_t *d, mem_graph_touc
                     void *ud);
 void mem_graph_delta_free(mem_graph_delta_t *d);
 /* find + apply. */
-int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, float threshold,
+int mem_graph_link_batch(mem_index_t *idx, size_t first_pos, size_t n_new, double threshold,
                          const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud);
-int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, float threshold,
+int mem_graph_unlink_batch(mem_index_t *idx, const size_t *rows, size_t n, double threshold,
                            const mem_vec_ops_t *ops, mem_graph_touch_fn touched, void *ud);
 
 #endif

@@ -1397,7 +1397,7 @@ static void open_work_cb(uv_work_t *w)
     mem_store_opts_t opts = {
         .path = s->cfg->data_path,
         .sync_full = s->cfg->sync_full,
-        .coherence_threshold = (float)s->cfg->coherence_threshold,
+        .coherence_threshold = s->cfg->coherence_threshold,
         .max_namespaces = s->cfg->max_namespaces,
         .max_queue = s->cfg->max_queue,
         .ops = s->ops,

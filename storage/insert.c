@@ -485,8 +485,8 @@ int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op)
     for (size_t i = 0; i < op->n_segs; i++)
         any_new |= kind[i] == SEG_NEW;
     if (any_new) {
-        if (!ns && (rc = mem_store__ns_create(w, op->ns, op->dim, true, op->now_ms, &ns,
-                                              &op->err)) != MEM_OK)
+        if (!ns && (rc = mem_store__ns_create(w, op->ns, op->dim, true, op->now_ms,
+                                              mem_store__incarnation(op), &ns, &op->err)) != MEM_OK)
             goto out;
         if ((rc = mem_store__group_touch(w, ns)) != MEM_OK) {
             rc = mem_err_set(&op->err, rc, "out of memory");

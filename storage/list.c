@@ -116,13 +116,23 @@ static const char SQL_LIST[] =
     " ORDER BY seq LIMIT ?8";
 
 int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_req_t *req,
-                   mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err)
+                   mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
+                   mem_err_t *err)
 {
     if (req->limit < 1 || req->limit > MEM_STORE_LIST_MAX)
         return mem_err_field(err, MEM_EINVAL, "limit", "limit: must be in 1..%d",
                              MEM_STORE_LIST_MAX);
     mem_store_ns_t *ns = mem_store__ns_acquire(st, ns_name);
     if (!ns) return mem_store__ns_missing(st, ns_name, err);
+    /* the rows are read by this namespace's id: a namespace created after it under the same
+     * name has another, so the check and the page are of one namespace */
+    if (req->resume && req->incarnation != ns->incarnation) {
+        mem_store__ns_release(ns);
+        return mem_err_field(err, MEM_EINVAL, "after",
+                             "after: a cursor of an earlier namespace %s, deleted since (start "
+                             "the listing again without after)",
+                             ns_name);
+    }
     mem_store_rconn_t *c = NULL;
     sqlite3_stmt *s = NULL;
     mem_store_segment_t **segs = calloc(req->limit, sizeof(*segs));
@@ -163,6 +173,7 @@ int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_re
     *out = segs;
     *n = got;
     *more = extra;
+    *incarnation = ns->incarnation;
     segs = NULL;
 out:
     mem_store_segments_free(segs, got);

@@ -348,10 +348,123 @@ static int migrate_v4_v5(sqlite3 *db, mem_err_t *err)
                            err);
 }
 
+/* v6: the supersessions of older files made whole. Before deleting a superseded segment
+ * dropped its id from its superseders' lists, a list could keep naming a row that was gone
+ * (or, through the id, a later row that re-used it), and a file from before v3 could name an
+ * id that only a later row held: an export of such a namespace failed to import (unknown id)
+ * and a segment showed a supersession that does not hold. The state every later write keeps,
+ * and that this makes of any file:
+ * - every pair (target_seq, by_seq) joins two rows that exist, the target the older;
+ * - a row's supersedes list names exactly the ids of its pairs' targets (in its order; an id
+ *   no pair backs is dropped, an empty list is NULL);
+ * - a row's superseded_by names its latest superseder, or is NULL when it has none.
+ * A row whose superseded_by changes joins or leaves the coherence graph at load (its stored
+ * membership then differs from its flags, load.c). Idempotent: a sound file is unchanged. */
+static int migrate_v5_v6(sqlite3 *db, mem_err_t *err)
+{
+    int rc = mem_store__exec(
+        db,
+        "DELETE FROM supersessions WHERE target_seq >= by_seq"
+        " OR NOT EXISTS (SELECT 1 FROM segments s WHERE s.ns_id = supersessions.ns_id"
+        " AND s.seq = supersessions.target_seq)"
+        " OR NOT EXISTS (SELECT 1 FROM segments s WHERE s.ns_id = supersessions.ns_id"
+        " AND s.seq = supersessions.by_seq);",
+        err);
+    if (rc != MEM_OK) return rc;
+    sqlite3_stmt *rows = NULL, *backed = NULL, *set = NULL;
+    char *kept = NULL;
+    size_t cap = 0;
+    int src = sqlite3_prepare_v2(db,
+                                 "SELECT ns_id, seq, supersedes FROM segments"
+                                 " WHERE supersedes IS NOT NULL",
+                                 -1, &rows, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(db,
+                                 "SELECT 1 FROM supersessions x JOIN segments t"
+                                 " ON t.ns_id = x.ns_id AND t.seq = x.target_seq"
+                                 " WHERE x.ns_id = ?1 AND x.by_seq = ?2 AND t.id = ?3",
+                                 -1, &backed, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v2(
+            db, "UPDATE segments SET supersedes = ? WHERE ns_id = ? AND seq = ?", -1, &set, NULL);
+    /* each row is rewritten while the scan stands on it, which SQLite allows (the update
+     * changes no key, so the scan neither loses nor revisits a row) */
+    while (src == SQLITE_OK || src == SQLITE_ROW) {
+        if ((src = sqlite3_step(rows)) != SQLITE_ROW) break;
+        int64_t ns_id = sqlite3_column_int64(rows, 0), seq = sqlite3_column_int64(rows, 1);
+        const char *blob = sqlite3_column_blob(rows, 2);
+        size_t len = (size_t)sqlite3_column_bytes(rows, 2), n = 0;
+        if (len + 1 > cap) {
+            char *k = realloc(kept, len + 1);
+            if (!k) {
+                rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
+                break;
+            }
+            kept = k;
+            cap = len + 1;
+        }
+        for (size_t off = 0; blob && off < len && src == SQLITE_ROW;) {
+            size_t l = strnlen(blob + off, len - off);
+            sqlite3_bind_int64(backed, 1, ns_id);
+            sqlite3_bind_int64(backed, 2, seq);
+            sqlite3_bind_text(backed, 3, blob + off, (int)l, SQLITE_STATIC);
+            int f = sqlite3_step(backed);
+            if (f == SQLITE_ROW) { /* each id keeps its NUL, a last one without gets one */
+                memcpy(kept + n, blob + off, l);
+                kept[n + l] = '\0';
+                n += l + 1;
+            } else if (f != SQLITE_DONE) {
+                src = f;
+            }
+            sqlite3_reset(backed);
+            off += l + 1;
+        }
+        if (src != SQLITE_ROW) break;
+        if (n == len && (!n || memcmp(kept, blob, n) == 0)) continue; /* sound already */
+        if (n)
+            sqlite3_bind_blob(set, 1, kept, (int)n, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(set, 1);
+        sqlite3_bind_int64(set, 2, ns_id);
+        sqlite3_bind_int64(set, 3, seq);
+        int f = sqlite3_step(set);
+        sqlite3_reset(set);
+        if (f != SQLITE_DONE) src = f;
+    }
+    if (rc == MEM_OK && src != SQLITE_DONE)
+        rc = mem_store__err_sqlite(err, db, src, "migrate to schema 6");
+    sqlite3_finalize(rows);
+    sqlite3_finalize(backed);
+    sqlite3_finalize(set);
+    free(kept);
+    if (rc != MEM_OK) return rc;
+    return mem_store__exec(
+        db,
+        "UPDATE segments SET superseded_by = (SELECT s.id FROM supersessions x JOIN segments s"
+        " ON s.ns_id = x.ns_id AND s.seq = x.by_seq WHERE x.ns_id = segments.ns_id"
+        " AND x.target_seq = segments.seq ORDER BY x.by_seq DESC LIMIT 1)"
+        " WHERE superseded_by IS NOT (SELECT s.id FROM supersessions x JOIN segments s"
+        " ON s.ns_id = x.ns_id AND s.seq = x.by_seq WHERE x.ns_id = segments.ns_id"
+        " AND x.target_seq = segments.seq ORDER BY x.by_seq DESC LIMIT 1);",
+        err);
+}
+
+/* v7: a namespace's incarnation, which of the namespaces ever named so it is (a listing
+ * cursor names it, so a cursor of a namespace that was deleted and created again is refused
+ * rather than paging through its successor). Chosen when the namespace is created: in a
+ * cluster from the position of the record that created it, so every node holds the same;
+ * travels with the row in a namespace copy. Namespaces of older files have 0. */
+static int migrate_v6_v7(sqlite3 *db, mem_err_t *err)
+{
+    return mem_store__exec(
+        db, "ALTER TABLE namespaces ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0", err);
+}
+
 typedef int (*migrate_fn)(sqlite3 *db, mem_err_t *err);
 /* migrations[v] moves a file from version v to v + 1. */
 static const migrate_fn migrations[MEM_STORE__SCHEMA_VERSION] = {
-    migrate_v0_v1, migrate_v1_v2, migrate_v2_v3, migrate_v3_v4, migrate_v4_v5};
+    migrate_v0_v1, migrate_v1_v2, migrate_v2_v3, migrate_v3_v4,
+    migrate_v4_v5, migrate_v5_v6, migrate_v6_v7};
 
 static int read_version(sqlite3 *db, int64_t *out, mem_err_t *err)
 {

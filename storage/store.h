@@ -47,14 +47,14 @@
 typedef struct mem_store mem_store_t;
 
 typedef struct mem_store_opts {
-    const char *path;          /* SQLite file */
-    bool sync_full;            /* synchronous=FULL (else NORMAL) */
-    float coherence_threshold; /* edge when cos >= this */
-    size_t max_namespaces;     /* creating one more is MEM_ELIMIT */
-    size_t max_queue;          /* queued write ops beyond this: MEM_EBUSY */
-    const mem_vec_ops_t *ops;  /* kernels for graph maintenance and scans */
-    uint32_t max_page_count;   /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
-    const mem_log_t *log;      /* the server's logger, borrowed (NULL: no lines) */
+    const char *path;           /* SQLite file */
+    bool sync_full;             /* synchronous=FULL (else NORMAL) */
+    double coherence_threshold; /* edge when cos >= this (as given: not rounded to float) */
+    size_t max_namespaces;      /* creating one more is MEM_ELIMIT */
+    size_t max_queue;           /* queued write ops beyond this: MEM_EBUSY */
+    const mem_vec_ops_t *ops;   /* kernels for graph maintenance and scans */
+    uint32_t max_page_count;    /* test hook: PRAGMA max_page_count when > 0 (disk-full tests) */
+    const mem_log_t *log;       /* the server's logger, borrowed (NULL: no lines) */
     /* Parallel scan (storage/scanpool.c): scan_helpers threads of the store's own (0 = none,
      * at most MEM_STORE_SCAN_HELPERS_MAX). A retrieve is split across the calling thread and
      * the helpers idle at that moment (never waiting for one) when n_visible * dim >=
@@ -327,6 +327,8 @@ void mem_store_segment_free(mem_store_segment_t *seg);
 
 typedef struct mem_store_list_req {
     int64_t after_seq;          /* only segments with seq > after_seq (0: from the start) */
+    bool resume;                /* after_seq comes from a page of the namespace incarnation */
+    uint64_t incarnation;       /* with resume: the incarnation that page was listed from */
     size_t limit;               /* 1..MEM_STORE_LIST_MAX */
     int64_t since_ms, until_ms; /* inclusive; INT64_MIN / INT64_MAX when absent */
     const char *source;         /* NULL: any source; else only segments with this one */
@@ -338,11 +340,16 @@ typedef struct mem_store_list_req {
 
 /* One page of the committed segments of ns in seq order: those after req->after_seq that
  * pass the filters, at most req->limit; *more is set when a further one passes them too.
- * *out (an array of *n segments) is freed with mem_store_segments_free. The page is read in
- * one SQLite snapshot, so a concurrent write is either wholly in it or not at all.
- * MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit), MEM_ENOMEM, MEM_ESTORAGE. */
+ * *out (an array of *n segments) is freed with mem_store_segments_free; *incarnation is the
+ * namespace's (the same on every node of a cluster, and different for a namespace of the
+ * same name created after this one was deleted). The page is read in one SQLite snapshot, so
+ * a concurrent write is either wholly in it or not at all. With req->resume, a namespace of
+ * another incarnation than req->incarnation is MEM_EINVAL (field "after"): seqs start again
+ * in a new namespace, so the old cursor would page through it as if it went on.
+ * MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit, after), MEM_ENOMEM, MEM_ESTORAGE. */
 int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
-                   mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err);
+                   mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
+                   mem_err_t *err);
 void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
 
 /* Export: every stored segment of ns (archived and superseded included) in seq order, with

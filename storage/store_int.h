@@ -36,7 +36,7 @@
 #include "core/meta.h"
 #include "storage/store.h"
 
-#define MEM_STORE__SCHEMA_VERSION 5
+#define MEM_STORE__SCHEMA_VERSION 7
 #define MEM_STORE__RECENT_QUERIES 20
 #define MEM_STORE__FLUSH_MS       1000 /* access statistics reach SQLite at least this often */
 #define MEM_STORE__WAL_CKPT_PAGES 1000 /* the WAL is checkpointed at this many pages */
@@ -111,7 +111,10 @@ typedef struct mem_store_ns {
     char name[MEM_STORE_NS_MAX + 1];
     int64_t ns_id; /* namespaces.id; immutable */
     size_t dim;    /* immutable */
-    int refs;      /* atomic; the registry holds one */
+    /* immutable: which namespace of this name it is (namespaces.incarnation; 0 for one
+     * created before schema 7), the same on every node of a cluster */
+    uint64_t incarnation;
+    int refs; /* atomic; the registry holds one */
     /* atomic: rows x dim its last retrieve scored, either path: when that is over a try's
      * budget, the next try goes to the pool without scanning (queries of a namespace tend
      * to cost alike; any pooled one that fits lets the tries start again) */

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <sqlite3.h>
@@ -45,8 +46,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " source = CASE WHEN ?3 THEN ?4 ELSE source END WHERE ns_id = ?5 AND seq = ?6",
     [STMT_META_TREE] = "SELECT fullkey, type, atom FROM json_tree(?1)",
     [STMT_NS_INSERT] =
-        "INSERT INTO namespaces(name, dim, created_ms, coherence, graph_rule, graph_threshold)"
-        " VALUES(?, ?, ?, ?, ?, ?)",
+        "INSERT INTO namespaces(name, dim, created_ms, coherence, graph_rule, graph_threshold,"
+        " incarnation) VALUES(?, ?, ?, ?, ?, ?, ?)",
     [STMT_NS_UPDATE] = "UPDATE namespaces SET last_seq = ?, last_ts_ms = ?, clock = ? WHERE id = ?",
     [STMT_NS_CLOCK] = "UPDATE namespaces SET clock = max(clock, ?) WHERE id = ?",
     [STMT_NS_DELETE] = "DELETE FROM namespaces WHERE id = ?",
@@ -305,8 +306,36 @@ int mem_store__rejoin(mem_store__writer_t *w, mem_store_ns_t *ns, const size_t *
 
 /* ---- namespaces ---- */
 
+/* 64 bits well mixed (splitmix64's finaliser). */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+uint64_t mem_store__incarnation(const mem_store_op_t *op)
+{
+    uint64_t h;
+    if (op->log_stream && op->log_seq) {
+        /* the creating record's place in the log: the same on every node that applies it,
+         * and never another record's */
+        h = 14695981039346656037ull;
+        for (const char *p = op->log_stream; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = mix64(h ^ mix64(op->log_seq));
+    } else if (getrandom(&h, sizeof(h), GRND_NONBLOCK) != (ssize_t)sizeof(h)) {
+        struct timespec ts; /* no entropy yet: the clock and a counter still tell apart */
+        static uint64_t ctr;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        h = mix64((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
+            mix64(__atomic_add_fetch(&ctr, 1, __ATOMIC_RELAXED) + (uint64_t)op->now_ms);
+    }
+    return h ? h : 1; /* 0 is the namespaces of files from before incarnations */
+}
+
 int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, bool coherence,
-                         int64_t now_ms, mem_store_ns_t **out, mem_err_t *err)
+                         int64_t now_ms, uint64_t incarnation, mem_store_ns_t **out, mem_err_t *err)
 {
     mem_store_t *st = w->st;
     if (st->opts.max_namespaces && st->n_nss >= st->opts.max_namespaces)
@@ -319,6 +348,7 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, b
     sqlite3_bind_int(s, 4, coherence ? 1 : 0);
     sqlite3_bind_int(s, 5, MEM_GRAPH_RULE); /* an empty graph, made under the current rule */
     sqlite3_bind_double(s, 6, (double)st->opts.coherence_threshold);
+    sqlite3_bind_int64(s, 7, (int64_t)incarnation);
     int rc = mem_store__step_done(st, s, "create namespace", err);
     if (rc != MEM_OK) return rc;
     mem_store_ns_t *ns;
@@ -326,6 +356,7 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, b
                                 st->opts.text_grams, &ns)) != MEM_OK)
         return mem_err_set(err, rc, "out of memory");
     ns->coherence = coherence;
+    ns->incarnation = incarnation;
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
         mem_store__ns_release(ns);
         return mem_err_set(err, rc, "out of memory");
@@ -363,7 +394,8 @@ static int op_ns_create(mem_store__writer_t *w, mem_store_op_t *op)
         op->created = false;
         return MEM_OK;
     }
-    int rc = mem_store__ns_create(w, op->ns, op->dim, !op->no_graph, op->now_ms, &ns, &op->err);
+    int rc = mem_store__ns_create(w, op->ns, op->dim, !op->no_graph, op->now_ms,
+                                  mem_store__incarnation(op), &ns, &op->err);
     if (rc == MEM_OK) {
         op->created = true;
         mem_store__lsn_advance(w, 1);

@@ -45,9 +45,13 @@ int mem_store__group_touch(mem_store__writer_t *w, mem_store_ns_t *ns);
 /* n records applied: the store's log sequence moves on, written at the group's end. */
 void mem_store__lsn_advance(mem_store__writer_t *w, int64_t n);
 bool mem_store__name_ok(const char *name);
+/* The incarnation of a namespace op creates: from its log position when it is a cluster log
+ * record (every node that applies it derives the same), else random; never 0. */
+uint64_t mem_store__incarnation(const mem_store_op_t *op);
 /* Create the namespace row and its (empty) in-memory namespace, registered and in the group. */
 int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, bool coherence,
-                         int64_t now_ms, mem_store_ns_t **out, mem_err_t *err);
+                         int64_t now_ms, uint64_t incarnation, mem_store_ns_t **out,
+                         mem_err_t *err);
 
 /* insert.c */
 int mem_store__op_insert(mem_store__writer_t *w, mem_store_op_t *op);

@@ -119,6 +119,44 @@ def main():
         check(st == 200 and data.count(b"\n") == 119, "export: %r, %d lines" % (st, data.count(b"\n")))
         check(b'"archived":true' in data, "the export has no archived line")
 
+        # ---- a listing cursor is good on every holder, and not for a namespace made again ----
+        def cursor_ns(label):
+            """cur created, 10 segments, every holder has applied them: (holders, first page
+            on the first holder, its cursor)."""
+            st, _, body = call(a, "PUT", "/v1/namespaces/cur", {"dim": DIM})
+            check(st in (200, 201), "create cur (%s): %r %r" % (label, st, body))
+            st, _, body = call(a, "POST", "/v1/namespaces/cur/segments", {"segments": [
+                {"id": "c%d" % i, "embedding": cx.vec(rng, DIM)} for i in range(10)]})
+            check(st == 201 and body.get("log_seq"), "insert cur (%s): %r %r" % (label, st, body))
+            hs = cl.placement("cur")["nodes"]
+            for hn in hs:
+                st, _ = export_after(cl, hn, "cur", body["log_seq"])
+                check(st == 200, "cur on %s (%s): %r" % (hn, label, st))
+            st, _, page = call(cl.nodes[hs[0]], "GET", "/v1/namespaces/cur/segments?limit=4",
+                               headers=LOCAL)
+            check(st == 200 and page["next"], "first page of cur on %s: %r %r" % (hs[0], st, page))
+            return hs, page
+        hs, page = cursor_ns("first")
+        for hn in hs:  # each holder takes the cursor the first one made
+            st, _, nxt = call(cl.nodes[hn], "GET", "/v1/namespaces/cur/segments?limit=4&after=" +
+                              page["next"], headers=LOCAL)
+            check(st == 200 and [x["id"] for x in nxt["segments"]] == ["c4", "c5", "c6", "c7"],
+                  "the cursor of %s on %s: %r %r" % (hs[0], hn, st, nxt))
+        st, _, body = call(a, "DELETE", "/v1/namespaces/cur")
+        check(st == 200, "drop cur: %r %r" % (st, body))
+        hs2, page2 = cursor_ns("again")
+        for hn in hs2:
+            st, _, err = call(cl.nodes[hn], "GET", "/v1/namespaces/cur/segments?limit=4&after=" +
+                              page["next"], headers=LOCAL)
+            check(st == 400 and err["error"].get("field") == "after",
+                  "the old cursor on %s after cur was made again: %r %r" % (hn, st, err))
+            st, _, nxt = call(cl.nodes[hn], "GET", "/v1/namespaces/cur/segments?limit=4&after=" +
+                              page2["next"], headers=LOCAL)
+            check(st == 200 and [x["id"] for x in nxt["segments"]] == ["c4", "c5", "c6", "c7"],
+                  "the new cursor on %s: %r %r" % (hn, st, nxt))
+        print("listing cursor: taken by every holder %r; refused by %r once cur was deleted and "
+              "made again" % (hs, hs2))
+
         # ---- import through a node holding nothing of the target ----
         st, _, body = call(a, "PUT", "/v1/namespaces/dst", {"dim": DIM})
         check(st in (200, 201), "create dst: %r %r" % (st, body))

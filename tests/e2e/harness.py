@@ -165,48 +165,40 @@ def decay_factor(kind, half_life_s, age_s, shape=1.0):
     return 0.5 ** x
 
 
-def graph_stats(segs, threshold=0.55):
-    """Degrees over active segments (not superseded, not archived): ({id: degree}, edges, max)."""
-    act = [s for s in segs if not s.get("superseded") and not s.get("archived")]
-    vecs = [tuple(s["vec"]) for s in act]
-    cnt = [0] * len(act)
-    edges = 0
-    mul = operator.mul
-    for i in range(len(act)):
-        a = vecs[i]
-        for j in range(i + 1, len(act)):
-            if sum(map(mul, a, vecs[j])) >= threshold:
-                cnt[i] += 1
-                cnt[j] += 1
-                edges += 1
-    deg = {s["id"]: c for s, c in zip(act, cnt)}
-    return deg, edges, max(cnt) if cnt else 0
-
-
 def ref_dot(a, b):
-    """The coherence graph's edge rule: float32 products in double, summed left to right
-    (exactly what the server computes for a pair, on every kernel)."""
+    """The cosine the coherence graph's edge rule uses: the float32 products in double,
+    summed left to right (exactly what the server computes for a pair, on every kernel; not
+    sum(), which compensates its rounding from Python 3.12 on)."""
     s = 0.0
     for x, y in zip(a, b):
         s += x * y
     return s
 
 
-def exact_graph(vecs, threshold):
-    """vecs {id: float32 vector} of the active segments, threshold as the server holds it
-    (float32): ({id: degree}, edges, max degree) by the edge rule, exactly."""
-    ids = sorted(vecs)
-    thr = f32(threshold)
-    deg = {i: 0 for i in ids}
+def graph_stats(segs, threshold=0.55):
+    """The coherence graph of SPEC section 5 by brute force: ({id: degree}, edges, max degree).
+    segs: segment dicts (id, vec, superseded, archived), whose active ones (neither superseded
+    nor archived) are the graph, or {id: float32 vector} of the active segments (export_vecs).
+    A pair is an edge when its ref_dot is >= threshold, the configured value itself: a
+    threshold that float32 cannot hold (0.55) is not rounded to one (cos >= 0.55 holds for a
+    cosine of 0.5500000037, below float32(0.55))."""
+    if isinstance(segs, dict):
+        ids = list(segs)
+        vecs = [segs[i] for i in ids]
+    else:
+        act = [s for s in segs if not s.get("superseded") and not s.get("archived")]
+        ids = [s["id"] for s in act]
+        vecs = [s["vec"] for s in act]
+    cnt = [0] * len(ids)
     edges = 0
-    for a in range(len(ids)):
-        va = vecs[ids[a]]
-        for b in range(a + 1, len(ids)):
-            if ref_dot(va, vecs[ids[b]]) >= thr:
-                deg[ids[a]] += 1
-                deg[ids[b]] += 1
+    for i in range(len(ids)):
+        a = vecs[i]
+        for j in range(i + 1, len(ids)):
+            if ref_dot(a, vecs[j]) >= threshold:
+                cnt[i] += 1
+                cnt[j] += 1
                 edges += 1
-    return deg, edges, max(deg.values()) if deg else 0
+    return dict(zip(ids, cnt)), edges, max(cnt) if cnt else 0
 
 
 def export_vecs(srv, ns):

@@ -219,6 +219,59 @@ def test_list_bad_input():
     h.eq(len(ids), 5, "nothing changed")
 
 
+@h.test
+def test_list_cursor_of_a_deleted_namespace():
+    """A cursor stays valid across a restart, but once its namespace is deleted it is refused,
+    also when a namespace of the same name is created again (its seqs start over, so the
+    cursor would page through it as if the old listing went on); an older release's cursor
+    (seq and check only) is refused by name."""
+    srv = h.shared()
+    rng = random.Random(SEED + 9)
+    ns = fresh_ns(srv)
+    fill(srv, ns, 6, rng)
+    cur = h.expect_ok(list_page(srv, ns, limit=2), 200)["next"]
+    h.eq(len(cur), 40, "cursor length")
+    page = h.expect_ok(list_page(srv, ns, limit=2, after=cur), 200)
+    h.eq([s["id"] for s in page["segments"]], ["s2", "s3"], "the next page")
+    h.expect_ok(srv.delete("/v1/namespaces/%s" % ns), 200)
+    h.expect_ok(srv.put("/v1/namespaces/%s" % ns, {"dim": DIM}), 201)
+    fill(srv, ns, 6, rng)
+    err = h.expect_error(list_page(srv, ns, limit=2, after=cur), 400, "invalid_field",
+                         "cursor of the deleted namespace")
+    h.eq(err.get("field"), "after", "field")
+    h.check("deleted" in err.get("message", ""), "the message says why: %r" % err)
+    # the new namespace's own cursors work, from its first page on
+    cur2 = h.expect_ok(list_page(srv, ns, limit=2), 200)["next"]
+    h.check(cur2 != cur, "another cursor for another namespace")
+    page = h.expect_ok(list_page(srv, ns, limit=4, after=cur2), 200)
+    h.eq([s["id"] for s in page["segments"]], ["s2", "s3", "s4", "s5"], "the new namespace")
+    # the 24-digit cursor of an older release: seq 2 and its check of (namespace, seq)
+    hsh = 2166136261
+    for c in ns.encode() + (2).to_bytes(8, "little"):
+        hsh = ((hsh ^ c) * 16777619) & 0xffffffff
+    old = "%016x%08x" % (2, hsh ^ 0x6d6e656d)
+    err = h.expect_error(list_page(srv, ns, after=old), 400, "invalid_field", "older cursor")
+    h.eq(err.get("field"), "after", "field of the older cursor")
+    h.check("older mnemod" in err.get("message", ""), "the message says why: %r" % err)
+
+
+@h.test
+def test_list_cursor_survives_restart():
+    """The incarnation a cursor names is stored: the cursor resumes after a restart."""
+    srv = h.Server().start()
+    try:
+        rng = random.Random(SEED + 10)
+        ns = fresh_ns(srv)
+        fill(srv, ns, 5, rng)
+        cur = h.expect_ok(list_page(srv, ns, limit=3), 200)["next"]
+        srv.restart()
+        page = h.expect_ok(list_page(srv, ns, limit=3, after=cur), 200)
+        h.eq([s["id"] for s in page["segments"]], ["s3", "s4"], "after a restart")
+        srv.stop()
+    finally:
+        srv.cleanup()
+
+
 # ---------------------------------------------------------------- patch
 
 def seg_path(ns, sid):

@@ -2,6 +2,7 @@
 graph in the background, reads that need it wait; "coherence": false namespaces; a delete
 racing retrieves never shortens an answer."""
 
+import math
 import os
 import random
 import sys
@@ -113,6 +114,45 @@ def test_graph_survives_restart():
         srv.cleanup()
 
 
+def between_floats(rng, threshold):
+    """Two 2-d unit float32 vectors whose cosine (harness.ref_dot) lies in [threshold,
+    float32(threshold)): an edge by SPEC section 5, not one if the threshold were rounded to
+    float32 first."""
+    hi = h.f32(threshold)
+    while True:
+        a = h.unit([1.0, rng.uniform(-0.1, 0.1)])
+        ang = math.acos(threshold) + rng.uniform(-1e-7, 1e-7) + math.atan2(a[1], a[0])
+        b = h.unit([math.cos(ang), math.sin(ang)])
+        if threshold <= h.ref_dot(a, b) < hi:
+            return a, b
+
+
+@test
+def test_threshold_as_configured():
+    """The threshold is compared as configured: at the default 0.55, which float32 holds only
+    as 0.550000012, a pair whose cosine is 0.55000000x is an edge, and at a threshold just
+    above that cosine it is not."""
+    rng = random.Random(SEED + 7)
+    a, b = between_floats(rng, 0.55)
+    cos = h.ref_dot(a, b)
+    for args, want in (((), 1), (("--coherence-threshold", repr(cos + 1e-12)), 0)):
+        srv = h.Server(args=list(args)).start()
+        try:
+            expect_ok(srv.insert("w", {"segments": [{"id": "a", "embedding": a},
+                                                    {"id": "b", "embedding": b}]}), 201)
+            vecs = h.export_vecs(srv, "w")
+            eq(h.ref_dot(vecs["a"], vecs["b"]), cos, "the stored vectors' cosine")
+            thr = float(args[1]) if args else 0.55
+            _, edges, maxd = h.graph_stats(vecs, thr)
+            eq(edges, want, "the oracle at %r" % thr)
+            st = expect_ok(srv.ns_stats("w"))
+            eq((st["graph_edges"], st["max_degree"]), (edges, maxd),
+               "cosine %.17g at threshold %r" % (cos, thr))
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+
 @test
 def test_threshold_change_at_restart():
     """Started again with another --coherence-threshold, the server builds the graph for the
@@ -132,7 +172,7 @@ def test_threshold_change_at_restart():
         vecs = h.export_vecs(srv, "th")
 
         def stats_equal(thr, what):
-            _, edges, maxd = h.exact_graph(vecs, thr)
+            _, edges, maxd = h.graph_stats(vecs, thr)
             st = expect_ok(srv.ns_stats("th"))
             eq((st["graph_edges"], st["max_degree"]), (edges, maxd), what)
             return edges

@@ -110,7 +110,7 @@ def test_every_kernel_same_graph_and_answers():
     check(tie is not None and n_tie > 1, "the texts share cosines")
     q = base64.b64encode(struct.pack("<%df" % len(vecs["s1"]), *vecs["s1"])).decode()
     for thr in (h.f32(0.55), tie):
-        deg, edges, maxd = h.exact_graph(vecs, thr)
+        deg, edges, maxd = h.graph_stats(vecs, thr)
         check(edges > 0, "the data has edges at %.9g" % thr)
         segs = [{"id": "s%d" % i, "seq": seqs["s%d" % i], "ts": T0 + i * 1000,
                  "vec": vecs["s%d" % i]} for i in range(len(docs))]

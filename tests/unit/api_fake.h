@@ -157,14 +157,20 @@ WEAK void mem_store_segment_free(mem_store_segment_t *seg)
     free(seg);
 }
 
-/* The listing: "mem" holds segments seq 1..5 (ids s1..s5); the request is recorded. */
+/* The listing: "mem" holds segments seq 1..5 (ids s1..s5), of incarnation
+ * fake_incarnation (a test changes it to play a namespace deleted and created again); the
+ * request is recorded. */
 static mem_store_list_req_t fake_list_req;
+static uint64_t fake_incarnation = 0x1234abcd5678ef00ull;
 WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
-                        mem_store_segment_t ***out, size_t *n, bool *more, mem_err_t *err)
+                        mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
+                        mem_err_t *err)
 {
     static char ids[5][4] = {"s1", "s2", "s3", "s4", "s5"};
     if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
     fake_list_req = *req;
+    if (req->resume && req->incarnation != fake_incarnation)
+        return mem_err_field(err, MEM_EINVAL, "after", "after: a cursor of an earlier namespace");
     mem_store_segment_t **segs = calloc(5, sizeof(*segs));
     if (!segs) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     size_t k = 0;
@@ -186,6 +192,7 @@ WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_re
     *out = segs;
     *n = k;
     *more = k && segs[k - 1]->seq < 5;
+    *incarnation = fake_incarnation;
     return MEM_OK;
 }
 

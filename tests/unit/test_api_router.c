@@ -270,9 +270,10 @@ static void test_listing(void **state)
     assert_int_equal(r.status, 200);
     assert_int_equal(json_array_size(json_object_get(j, "segments")), 2);
     assert_non_null(json_string_value(json_object_get(j, "next")));
-    char next[40]; /* a copy: j is released below and next is used after that */
+    char next[48]; /* a copy: j is released below and next is used after that */
     snprintf(next, sizeof(next), "%s", json_string_value(json_object_get(j, "next")));
-    char q[96];
+    assert_int_equal(strlen(next), 40);
+    char q[128];
     snprintf(q, sizeof(q), "after=%s&limit=10&include_archived&since=1785490190", next);
     json_decref(j);
     mem_api_resp_deinit(&r);
@@ -282,6 +283,8 @@ static void test_listing(void **state)
     j = resp_json(&r);
     assert_int_equal(r.status, 200);
     assert_int_equal(fake_list_req.after_seq, 2); /* the cursor holds the last seq */
+    assert_true(fake_list_req.resume);            /* and the namespace's incarnation */
+    assert_true(fake_list_req.incarnation == fake_incarnation);
     assert_true(fake_list_req.include_archived);
     assert_false(fake_list_req.include_superseded);
     assert_int_equal(fake_list_req.since_ms, INT64_C(1785490190000));
@@ -293,6 +296,24 @@ static void test_listing(void **state)
     snprintf(q, sizeof(q), "after=%s", next);
     call_ct("GET", "/v1/namespaces/text/segments", q, NULL, NULL, &r);
     check_error(&r, 400, "invalid_field", "after");
+    mem_api_resp_deinit(&r);
+    /* "mem" deleted and created again: the same name, another incarnation */
+    uint64_t was = fake_incarnation;
+    fake_incarnation = 0x77;
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "after");
+    mem_api_resp_deinit(&r);
+    fake_incarnation = was;
+    /* a cursor of an older release (seq and a check of namespace and seq) is refused by name */
+    uint32_t h = 2166136261u;
+    for (const char *p = "mem"; *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    for (int i = 0; i < 8; i++)
+        h = (h ^ (uint8_t)((uint64_t)2 >> (8 * i))) * 16777619u;
+    snprintf(q, sizeof(q), "after=%016x%08lx", 2, (unsigned long)(h ^ 0x6d6e656du));
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "after");
+    assert_non_null(strstr(r.body, "older mnemod"));
     mem_api_resp_deinit(&r);
     static const char *const BAD[][2] = {{"limit=0", "limit"},    {"limit=1001", "limit"},
                                          {"limit=1x", "limit"},   {"after=00", "after"},

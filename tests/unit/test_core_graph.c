@@ -412,7 +412,7 @@ static void test_tcd_figures(void **state)
             assert_int_equal(mem_vec_normalize(v, dim), 0);
             append_row(idx, v);
         }
-        assert_int_equal(mem_graph_rebuild(idx, 0.55f, ops), MEM_OK);
+        assert_int_equal(mem_graph_rebuild(idx, 0.55, ops), MEM_OK); /* the default, as given */
         assert_int_equal(idx->graph_edges, 590313);
         assert_int_equal(idx->max_degree, 249);
         double gate = 0.0;
@@ -667,7 +667,7 @@ static size_t tie_thresholds(const float *vecs, size_t n, size_t dim, float *thr
 }
 
 /* Brute force: adj[a * n + b] = 1 for an edge between active rows a != b. */
-static uint8_t *brute_edges(const mem_index_t *idx, float thr)
+static uint8_t *brute_edges(const mem_index_t *idx, double thr)
 {
     size_t n = idx->n_rows, dim = idx->dim;
     uint8_t *adj = calloc(n * n, 1);
@@ -675,14 +675,14 @@ static uint8_t *brute_edges(const mem_index_t *idx, float thr)
     for (size_t a = 0; a < n; a++)
         for (size_t b = a + 1; b < n; b++)
             if (MEM_INDEX_ROW(idx, a, flags) == 0 && MEM_INDEX_ROW(idx, b, flags) == 0 &&
-                ref_dot(mem_index__vec(idx, a), mem_index__vec(idx, b), dim) >= (double)thr)
+                ref_dot(mem_index__vec(idx, a), mem_index__vec(idx, b), dim) >= thr)
                 adj[a * n + b] = adj[b * n + a] = 1;
     return adj;
 }
 
 /* Every linked row's degree and neighbours, read back through the graph's own search (the
  * edges an unlink of that row alone would take), against the brute force. */
-static void check_edges(const mem_index_t *idx, const uint8_t *adj, float thr,
+static void check_edges(const mem_index_t *idx, const uint8_t *adj, double thr,
                         const mem_vec_ops_t *ops, const char *what)
 {
     size_t n = idx->n_rows;
@@ -717,7 +717,7 @@ static void check_edges(const mem_index_t *idx, const uint8_t *adj, float thr,
  * force's degrees, and the table's rebuild its edge set. Returns how many pairs some kernel scored
  * within the rounding window (2 (dim + 4) FLT_EPSILON) of the threshold: the pairs the reference
  * decides. */
-static size_t ties_case(const float *vecs, size_t n, size_t dim, float thr)
+static size_t ties_case(const float *vecs, size_t n, size_t dim, double thr)
 {
     mem_index_t *ref = NULL;
     assert_int_equal(mem_index_new(dim, &ref), MEM_OK);
@@ -733,8 +733,7 @@ static size_t ties_case(const float *vecs, size_t n, size_t dim, float thr)
         if (!tab) continue;
         for (size_t a = 0; a < n; a++)
             for (size_t b = a + 1; b < n; b++)
-                near += fabs((double)pair_dot(tab, vecs + a * dim, vecs + b * dim, dim) -
-                             (double)thr) <= w;
+                near += fabs((double)pair_dot(tab, vecs + a * dim, vecs + b * dim, dim) - thr) <= w;
         mem_vec_ops_t no_i8 = *tab, no_tile = *tab;
         no_i8.dot_rows_i8 = NULL;
         no_i8.tile_i8 = NULL;
@@ -791,6 +790,12 @@ static void test_ties_every_kernel(void **state)
             near += ties_case(vecs, n, dim, thr[i]);
         /* a pair exactly on the threshold is an edge */
         near += ties_case(vecs, n, dim, thr_at(vecs + 7 * dim, vecs + 11 * dim, dim));
+        /* thresholds float cannot hold: a pair's own reference dot (an edge, above the float
+         * below it) and the double just above it (no edge, below the float above it) */
+        double r = ref_dot(vecs + 7 * dim, vecs + 11 * dim, dim);
+        if ((double)(float)r == r) r = ref_dot(vecs + 3 * dim, vecs + 5 * dim, dim);
+        near += ties_case(vecs, n, dim, r);
+        near += ties_case(vecs, n, dim, nextafter(r, INFINITY));
         free(vecs);
     }
     assert_true(near > 0); /* the data does put pairs inside the window */

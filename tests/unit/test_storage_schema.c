@@ -196,9 +196,153 @@ static void test_migrate_from_v1(void **state)
                                       "SELECT value FROM meta WHERE key = 'schema_version'") >= 2);
 }
 
+/* The supersedes list of segment id of "m", as "X,Y" ("" when none). */
+static const char *supersedes_of(mem_store_t *st, const char *id)
+{
+    static char out[256];
+    mem_store_segment_t *seg = NULL;
+    assert_int_equal(mem_store_get(st, "m", id, false, &seg, NULL), MEM_OK);
+    out[0] = '\0';
+    for (size_t i = 0; i < seg->n_supersedes; i++)
+        snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", i ? "," : "",
+                 seg->supersedes[i]);
+    mem_store_segment_free(seg);
+    return out;
+}
+
+/* Every segment of "m" exported, in seq order, each as "id>sup1,sup2;": what an import of
+ * the export would be checked against (a supersedes id must be on an earlier line). */
+static void assert_export_imports(mem_store_t *st)
+{
+    mem_store_export_t *x = NULL;
+    assert_int_equal(mem_store_export_open(st, "m", &x, NULL), MEM_OK);
+    char seen[32][MEM_STORE_ID_MAX + 1];
+    size_t n_seen = 0;
+    mem_store_segment_t *seg = NULL;
+    int rc;
+    while ((rc = mem_store_export_next(x, &seg, NULL)) == 1) {
+        for (size_t i = 0; i < seg->n_supersedes; i++) {
+            bool earlier = false;
+            for (size_t j = 0; j < n_seen; j++)
+                earlier |= strcmp(seen[j], seg->supersedes[i]) == 0;
+            if (!earlier) fprintf(stderr, "%s names %s\n", seg->id, seg->supersedes[i]);
+            assert_true(earlier);
+        }
+        assert_true(n_seen < 32);
+        snprintf(seen[n_seen++], sizeof(seen[0]), "%s", seg->id);
+        mem_store_segment_free(seg);
+    }
+    assert_int_equal(rc, 0);
+    mem_store_export_close(x);
+}
+
+static void insert_plain(mem_store_t *st, const char *id, const char *const *sup, size_t n_sup,
+                         const float *v)
+{
+    mem_store_seg_in_t seg = {.vec = v, .supersedes = sup, .n_supersedes = n_sup};
+    snprintf(seg.id, sizeof(seg.id), "%s", id);
+    mem_store_seg_out_t out;
+    mem_store_op_t op = {.kind = MEM_STORE_OP_INSERT,
+                         .ns = "m",
+                         .dim = 4,
+                         .now_ms = 1000,
+                         .segs = &seg,
+                         .outs = &out,
+                         .n_segs = 1};
+    assert_int_equal(store_fixture_run(st, &op), MEM_OK);
+}
+
+/* A schema 5 file as mnemod left it before deleting a superseded segment dropped its id from
+ * its superseders' lists: S superseded A and B; A was deleted, its row and pair went, but S's
+ * list kept "A"; a later A re-used the id and showed S as its superseder. The migration to
+ * schema 6 makes the lists and superseded_by agree with the pairs, once. */
+static void test_migrate_stale_supersedes(void **state)
+{
+    static const float va[4] = {1, 0, 0, 0}, vb[4] = {0, 1, 0, 0}, vs[4] = {0, 0, 1, 0},
+                       va2[4] = {0.8f, 0, 0.6f, 0};
+    static const char *const sup[] = {"A", "B"};
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    mem_store_op_t ns = {.kind = MEM_STORE_OP_NS_CREATE, .ns = "m", .dim = 4, .now_ms = 1000};
+    assert_int_equal(store_fixture_run(st, &ns), MEM_OK);
+    insert_plain(st, "A", NULL, 0, va);
+    insert_plain(st, "B", NULL, 0, vb);
+    insert_plain(st, "S", sup, 2, vs);
+    mem_store_op_t del = {.kind = MEM_STORE_OP_DELETE, .ns = "m", .id = "A"};
+    assert_int_equal(store_fixture_run(st, &del), MEM_OK);
+    insert_plain(st, "A", NULL, 0, va2);
+    store_fixture_settle(st);
+    mem_store_close(st);
+    /* what the older mnemod had written: S still names A, and the new A looks superseded */
+    store_fixture_sql(fx_dbpath, "UPDATE segments SET supersedes = X'41004200' WHERE id = 'S';"
+                                 "UPDATE segments SET superseded_by = 'S' WHERE id = 'A';"
+                                 "ALTER TABLE namespaces DROP COLUMN incarnation;"
+                                 "UPDATE meta SET value = 5 WHERE key = 'schema_version';");
+    st = store_fixture_open(&o);
+    assert_string_equal(supersedes_of(st, "S"), "B");
+    assert_string_equal(superseded_by(st, "B"), "S");
+    assert_string_equal(superseded_by(st, "A"), "");
+    mem_store_ns_stats_t s = stats(st);
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.superseded, 1);  /* B */
+    assert_int_equal(s.graph_edges, 1); /* the new A, active again, and S (cos 0.6) */
+    assert_export_imports(st);
+    store_fixture_settle(st);
+    mem_store_close(st);
+    assert_true(store_fixture_sql_int(fx_dbpath,
+                                      "SELECT value FROM meta WHERE key = 'schema_version'") >= 6);
+    assert_int_equal(store_fixture_sql_int(fx_dbpath, "SELECT count(*) FROM supersessions"), 1);
+    /* a sound file is left as it is: the next start finds the same */
+    st = store_fixture_open(&o);
+    assert_string_equal(supersedes_of(st, "S"), "B");
+    s = stats(st);
+    assert_int_equal(s.superseded, 1);
+    assert_int_equal(s.graph_edges, 1);
+    mem_store_close(st);
+}
+
+/* A schema 1 file whose list names ids by the old rule (any row of that name): C names A (an
+ * older row: a supersession), Z (held only by a later row) and Q (no row at all). After the
+ * migrations C names A alone, and the later Z is not superseded. */
+static void test_migrate_v1_unbacked_supersedes(void **state)
+{
+    store_fixture_sql(
+        fx_dbpath,
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+        "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"
+        " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"
+        " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"
+        "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"
+        " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"
+        " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"
+        " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"
+        " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"
+        " id));"
+        "INSERT INTO meta VALUES('lsn', 3), ('schema_version', 1);"
+        "INSERT INTO namespaces(name, dim, last_seq, last_ts_ms, clock) VALUES('m', 4, 3, 3,"
+        " 3);"
+        "INSERT INTO segments(ns_id, seq, id, ts_ms, embedding, supersedes, superseded_by,"
+        " tick) VALUES"
+        " (1, 1, 'A', 1, X'0000803f000000000000000000000000', NULL, 'C', 1),"
+        " (1, 2, 'C', 2, X'000000000000803f0000000000000000', X'41005a005100', NULL, 2),"
+        " (1, 3, 'Z', 3, X'00000000000000000000803f00000000', NULL, NULL, 3);");
+    mem_store_opts_t o = store_fixture_opts();
+    mem_store_t *st = store_fixture_open(&o);
+    assert_string_equal(supersedes_of(st, "C"), "A");
+    assert_string_equal(superseded_by(st, "A"), "C");
+    assert_string_equal(superseded_by(st, "Z"), "");
+    assert_int_equal(stats(st).superseded, 1);
+    assert_export_imports(st);
+    mem_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_migrate_stale_supersedes, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v1_unbacked_supersedes, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_migrate_from_v1, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_foreign_database_refused, store_fixture_setup,

@@ -2429,7 +2429,8 @@ static void test_embedder_record(void **state)
     mem_store_close(st);
 
     /* a version 1 file: the column is added, nothing is recorded, the data stays */
-    store_fixture_sql(fx_dbpath, "ALTER TABLE namespaces DROP COLUMN graph_rule;"
+    store_fixture_sql(fx_dbpath, "ALTER TABLE namespaces DROP COLUMN incarnation;"
+                                 "ALTER TABLE namespaces DROP COLUMN graph_rule;"
                                  "ALTER TABLE namespaces DROP COLUMN graph_threshold;"
                                  "ALTER TABLE namespaces DROP COLUMN embedder;"
                                  "ALTER TABLE namespaces DROP COLUMN recent;"
