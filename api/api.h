@@ -234,6 +234,8 @@ typedef struct mem_api_target {
     char ns[MEM_STORE_NS_MAX + 1];
     bool write;  /* it changes the namespace: a holder that takes writes serves it */
     bool create; /* it may create the namespace (PUT, POST segments, import, memory_insert) */
+    int rc;      /* MEM_OK, or MEM_ENOMEM: the body naming the target could not be read, so the
+                  * answer is that 503 (scope NODE), not the request served here */
 } mem_api_target_t;
 
 /* Any thread; resp is the one mem_api_begin answered with MEM_API_BODY. */

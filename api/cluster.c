@@ -111,7 +111,13 @@ mem_api_next_t mem_api__cluster_admin(const mem_api_ctx_t *ctx, const mem_api_re
 /* MCP: the namespace a tools/call acts on ("default" when it names none). */
 static void mcp_target(const mem_api_req_t *req, mem_api_target_t *out)
 {
-    json_t *o = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, NULL);
+    /* our parser, not json_loadb: jansson's can write past a string it is reading when an
+     * allocation fails (the closing quote is dropped and the copy runs on) */
+    json_t *o = NULL;
+    if (mem_api__json_parse(req->body, req->body_len, NULL, NULL, &o, NULL) == MEM_ENOMEM) {
+        out->rc = MEM_ENOMEM; /* where it goes is unknown: not served here by default */
+        return;
+    }
     const char *method = json_string_value(json_object_get(o, "method"));
     if (method && strcmp(method, "tools/call") == 0) {
         const json_t *params = json_object_get(o, "params");
@@ -176,7 +182,9 @@ void mem_api_target(const mem_api_req_t *req, const mem_api_resp_t *resp, mem_ap
 
 static bool listing_body(mem_api_resp_t *resp, json_t *o)
 {
-    char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    /* our writer: jansson's json_dumps drops a key's text when an allocation fails there
+     * and returns the rest as if whole */
+    char *body = o ? mem_api__dump(o) : NULL;
     if (!body) return false;
     free(resp->body);
     resp->body = body;
@@ -201,7 +209,8 @@ int mem_api_listing_filter(mem_api_resp_t *resp,
                            bool (*live_pos)(void *ud, const char *name, uint64_t *pos), void *ud)
 {
     if (resp->status != 200 || !resp->body) return MEM_OK;
-    json_t *o = json_loadb(resp->body, resp->body_len, 0, NULL); /* ours: NULL is no memory */
+    json_t *o = NULL; /* ours: a failure is no memory */
+    mem_api__json_parse(resp->body, resp->body_len, NULL, NULL, &o, NULL);
     json_t *arr = json_object_get(o, "namespaces");
     if (o && !json_is_array(arr)) {
         json_decref(o);
@@ -244,12 +253,13 @@ int mem_api_listing_merge(mem_api_resp_t *resp, char *const *bodies, const size_
     for (size_t s = 0; s <= n && rc == MEM_OK; s++) {
         const char *b = s == 0 ? resp->body : bodies[s - 1];
         size_t l = s == 0 ? resp->body_len : lens[s - 1];
-        json_error_t jerr;
-        json_t *o = b ? json_loadb(b, l, 0, &jerr) : NULL, *v;
+        /* our parser: jansson's reports some failed allocations as a syntax error (and a
+         * node's listing is not unreadable for want of memory here) */
+        json_t *o = NULL, *v;
+        int prc = b ? mem_api__json_parse(b, l, NULL, NULL, &o, NULL) : MEM_EBUSY;
         json_t *arr = json_object_get(o, "namespaces");
         if (!json_is_array(arr)) {
-            bool oom = b && !o && json_error_code(&jerr) == json_error_out_of_memory;
-            rc = oom ? MEM_ENOMEM : MEM_EBUSY; /* no answer, or not a listing */
+            rc = prc == MEM_ENOMEM ? MEM_ENOMEM : MEM_EBUSY; /* no answer, or not a listing */
             json_decref(o);
             break;
         }

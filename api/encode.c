@@ -189,12 +189,15 @@ static void jw_ts(mem_api__jw_t *w, int64_t ms)
     MEM_API_JW_LIT(w, "\"");
 }
 
-/* Stored metadata goes out as it parses (set_metadata): an unparsable text is left out. */
+/* Stored metadata goes out as it parses (set_metadata): an unparsable text is left out,
+ * and a parse that ran out of memory fails the answer. */
 static void jw_metadata(mem_api__jw_t *w, const char *metadata)
 {
     if (!metadata) return;
-    json_t *m = json_loads(metadata, JSON_DECODE_ANY, NULL);
-    if (!m) return;
+    json_t *m = NULL;
+    int rc = mem_api__json_parse(metadata, strlen(metadata), NULL, NULL, &m, NULL);
+    if (rc == MEM_ENOMEM) w->oom = true;
+    if (rc != MEM_OK) return;
     MEM_API_JW_LIT(w, ",\"metadata\":");
     mem_api__jw_value(w, m);
     json_decref(m);

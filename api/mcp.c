@@ -162,7 +162,8 @@ static json_t *build_input(const json_t *doc, const tool_def_t *t)
 /* The tools/list answer, built from the compiled-in OpenAPI document. NULL on ENOMEM. */
 static json_t *tools_list(void)
 {
-    json_t *doc = json_loadb(mem_api__openapi_json, mem_api__openapi_json_len, 0, NULL);
+    json_t *doc = NULL; /* our parser: jansson's may drop a byte when an allocation fails */
+    mem_api__json_parse(mem_api__openapi_json, mem_api__openapi_json_len, NULL, NULL, &doc, NULL);
     json_t *arr = doc ? json_array() : NULL;
     for (size_t i = 0; arr && i < N_TOOLS; i++) {
         const tool_def_t *t = &TOOLS[i];

@@ -539,6 +539,11 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req, const ch
     v = mem_srv_http_header(req->headers, req->n_headers, MEM_SRV_REPL_FORWARDED, &len);
     r->forwarded = v && len > 0;
     mem_api_target(req, resp, &r->target);
+    if (r->target.rc != MEM_OK) {
+        fail(r, r->target.rc, NULL, "out of memory");
+        finish(r);
+        return 0;
+    }
     switch (r->target.scope) {
     case MEM_API_SCOPE_LIST:
         list_all(r);

@@ -97,6 +97,7 @@ static void expect_target(const char *method, const char *path, const char *body
 {
     mem_api_target_t t;
     target_of(method, path, body, &t);
+    if (t.rc != MEM_OK) assert_int_equal(t.rc, MEM_OK); /* the body could not be read */
     if (t.scope != scope || strcmp(t.ns, ns) != 0 || t.write != write || t.create != create)
         fail_msg("%s %s: scope %d ns \"%s\" write %d create %d", method, path, (int)t.scope, t.ns,
                  t.write, t.create);

@@ -454,6 +454,7 @@ static void test_namespace_writes(void **state)
     assert_body(&r, 201, "{\"name\":\"new\",\"dim\":384}");
     mem_api_resp_deinit(&r);
     call("PUT", "/v1/namespaces/new", NULL, &r); /* no body: the embedder's dimension */
+    submitted(&r);
     assert_int_equal(r.pending->dim, 256);
     writer_done(&r, MEM_OK);
     assert_body(&r, 200, "{\"name\":\"new\",\"dim\":256}");
@@ -890,12 +891,14 @@ static void test_embed_seam_retrieve_mcp_put(void **state)
     waits_embed(&r);
     assert_int_equal(r.embed->n, 1);
     mem_api_resume(&test_ctx, &r, q, 3, NULL);
+    submitted(&r);
     assert_int_equal(r.pending->kind, MEM_STORE_OP_NS_CREATE);
     assert_int_equal(r.pending->dim, 3);
     mem_api_resp_deinit(&r);
     use_remote(768);
     call("PUT", "/v1/namespaces/new", NULL, &r);
     assert_null(r.embed);
+    submitted(&r);
     assert_int_equal(r.pending->dim, 768);
     mem_api_resp_deinit(&r);
     use_builtin();
