@@ -298,6 +298,10 @@ def b_latency(d):
         rows.append((label, "pinned", "", v(r["pinned_took_ms_p50_us"]),
                      v(r["pinned_roundtrip_p50_us"]), v(r["pinned_took_ratio"]),
                      v(r["pinned_roundtrip_minus_inprocess_us"])))
+        if r.get("apart_took_ratio") is not None:
+            rows.append((label, "apart", "", v(r["apart_took_ms_p50_us"]),
+                         v(r["apart_roundtrip_p50_us"]), v(r["apart_took_ratio"]),
+                         v(r["apart_roundtrip_minus_inprocess_us"])))
     return ("%s rounds of %s s each (the median round's figures).\n\n" % (d["rounds"],
                                                                          d["wrk_seconds"]) +
             table(["workload", "server", "in process p50 µs", "took_ms p50 µs",

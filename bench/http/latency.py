@@ -17,14 +17,20 @@ shortest repr); and the keep-alive round trip p50 from a C client (wrk, one conn
 Reported: the medians over rounds and the ratios the targets are about,
 took_ms / in-process and round trip - in-process. Writes bench/results/latency.json.
 
-Each round measures took_ms and the round trip twice: as is (every process and thread
+Each round measures took_ms and the round trip three times: as is (every process and thread
 wherever the scheduler puts it), then "pinned": the server's event-loop thread (its main
 thread; the pool, writer and linker threads stay free), wrk and this driver's own client
-confined to one CPU (LATENCY_PIN_CPU, default 0; "none" skips it). On a VM a halted vCPU
-takes 150-400 us to wake, which the unpinned round trip pays whenever the answer or the next
-request lands on a sleeping CPU; on one shared CPU the client and the loop hand the core to
-each other and nothing sleeps, so the pinned figures are the server's own CPU cost plus the
-kernel's loopback, without the machine's wake-ups. Both are reported, each against the goals.
+confined to one CPU (LATENCY_PIN_CPU, default 0; "none" skips it), then "apart": the loop
+thread on that CPU and the clients on another. On a VM a halted vCPU takes 150-400 us to
+wake, which the unpinned round trip pays whenever the answer or the next request lands on a
+sleeping CPU; on one shared CPU the client and the loop hand the core to each other and
+nothing sleeps, so the pinned figures are the server's own CPU cost plus the kernel's
+loopback, without the machine's wake-ups. A loopback answer wakes its client with the
+kernel's sync hint, which puts it on the loop's CPU when the loop is the only task there, so
+"as is" usually shares the CPU too: the client's work between requests (this driver's Python
+above all) then evicts what the scan had cached. "apart" keeps the client off that CPU, and
+shows the server's cost when the client has a core of its own. All three are reported; the
+goals are checked on "as is" and "pinned".
 """
 import base64
 import json
@@ -111,17 +117,19 @@ def wrk_p50(port, ns, files, cpus=None):
 
 class Pinned:
     """with Pinned(srv, cpu): the server's loop thread (its main thread) and this driver on
-    CPU cpu; afterwards both as they were. A server thread started meanwhile inherits the
-    loop's CPU: it is set free again on the way out and counted in self.inherited."""
+    CPU cpu (with client_cpu: the driver on that CPU instead); afterwards both as they were.
+    A server thread started meanwhile inherits the loop's CPU: it is set free again on the
+    way out and counted in self.inherited."""
 
-    def __init__(self, srv, cpu):
+    def __init__(self, srv, cpu, client_cpu=None):
         self.srv, self.cpus, self.inherited = srv, {cpu}, 0
+        self.client = {cpu if client_cpu is None else client_cpu}
 
     def __enter__(self):
         self.before = benchlib.thread_affinities(self.srv.pid)
         self.own = os.sched_getaffinity(0)
         os.sched_setaffinity(self.srv.pid, self.cpus)  # the thread whose id is the pid
-        os.sched_setaffinity(0, self.cpus)
+        os.sched_setaffinity(0, self.client)
         return self
 
     def __exit__(self, *exc):
@@ -186,6 +194,11 @@ def suite(name, srv, inp, tmp, reps, with_floor=False):
             with Pinned(srv, pin) as p:
                 passes["pinned_"] = http_pass(srv, name, bs, files, {pin})
             inherited += p.inherited
+            other = other_cpu(pin)
+            if other is not None:
+                with Pinned(srv, pin, other) as p:
+                    passes["apart_"] = http_pass(srv, name, bs, files, {other})
+                inherited += p.inherited
         ip2 = inp.run(reps)["p50_us"]
         inproc = (ip + ip2) / 2  # measured on both sides of the HTTP runs
         rd = {"inprocess_p50_us": round(inproc, 2)}
@@ -222,6 +235,12 @@ def pin_cpu():
     if PIN_CPU is None or PIN_CPU not in own or len(own) < 2:
         return None
     return PIN_CPU
+
+
+def other_cpu(pin):
+    """A CPU of this process's other than pin, for the pass with the client apart, or None."""
+    rest = sorted(os.sched_getaffinity(0) - {pin})
+    return rest[0] if rest else None
 
 
 def goals(r, took_max, rt_max):
@@ -267,7 +286,7 @@ def main():
         r = res.get(name)
         if not r:
             continue
-        for pre, label in (("", "as is"), ("pinned_", "pinned")):
+        for pre, label in (("", "as is"), ("pinned_", "pinned"), ("apart_", "apart")):
             if r.get(pre + "took_ratio") is None:
                 continue
             print("%-13s %-6s in-process p50 %8.1f us | took_ms p50 %8.1f us (%.2fx, goal <= "
