@@ -39,8 +39,8 @@ typedef struct args {
 } args_t;
 
 /* "name" takes a value, "name!" is a flag (no value). */
-static const char *const global_opts[] = {"url",          "namespace", "json!",
-                                          "api-key-file", "timeout",   NULL};
+static const char *const global_opts[] = {"url",     "namespace", "json!", "api-key-file",
+                                          "timeout", "retries",   NULL};
 
 static const char usage[] =
     "Usage: mnemod COMMAND [OPTIONS]   (a client of a running server)\n"
@@ -71,6 +71,8 @@ static const char usage[] =
     "  --json               print the server's JSON answer instead of a table\n"
     "  --timeout SECONDS    give up on a request after this long (default 60, 0 never;\n"
     "                       export and import are never cut short)\n"
+    "  --retries N          retry a 503 answer N times after its Retry-After (default 3,\n"
+    "                       0..100; a Retry-After over 30 s is not waited for)\n"
     "T is RFC 3339 (2026-11-30T09:00:00Z), a date (2026-11-30, midnight UTC), Unix seconds\n"
     "or \"now\"; D is a duration (90d, 36h, 15m, 30s, 2w); a bare --half-life number is days.\n"
     "KIND is exponential, linear, gaussian, none or weibull:SHAPE.\n"
@@ -970,6 +972,7 @@ int mem_cli_main(int argc, char **argv)
     mem_cli_t c;
     memset(&c, 0, sizeof(c));
     c.timeout_s = 60;
+    c.retries = MEM_CLI_RETRIES;
     const char *url = opt(&a, "url");
     if (!url || !*url) url = getenv("MNEMOD_URL");
     if (!url || !*url) url = DEFAULT_URL;
@@ -996,6 +999,14 @@ int mem_cli_main(int argc, char **argv)
             rc = usage_error("--timeout %s: expected seconds", timeout);
         else
             c.timeout_s = (long)ceil(t);
+    }
+    const char *retries = opt(&a, "retries");
+    if (!rc && retries) {
+        if (!is_number(retries, &t) || t < 0 || t > MEM_CLI_RETRIES_MAX || t != floor(t))
+            rc = usage_error("--retries %s: expected a whole number from 0 to %d", retries,
+                             MEM_CLI_RETRIES_MAX);
+        else
+            c.retries = (int)t;
     }
     c.json = opt(&a, "json") != NULL;
     c.stdout_tty = isatty(STDOUT_FILENO);

@@ -13,13 +13,15 @@
 
 #define MEM_CLI_URL_MAX     1024 /* bytes of --url */
 #define MEM_CLI_KEY_MAX     512  /* bytes of the API key */
-#define MEM_CLI_RETRIES     3    /* 503 answers retried after their Retry-After */
-#define MEM_CLI_RETRY_MAX_S 30   /* longest Retry-After honoured, seconds */
+#define MEM_CLI_RETRIES     3    /* --retries default: 503 answers retried after Retry-After */
+#define MEM_CLI_RETRIES_MAX 100  /* most --retries accepted */
+#define MEM_CLI_RETRY_MAX_S 30   /* longest Retry-After waited for, seconds; longer: no retry */
 
 typedef struct mem_cli {
     char base[MEM_CLI_URL_MAX]; /* server URL, no trailing slash */
     char key[MEM_CLI_KEY_MAX];  /* "" = send no Authorization */
     long timeout_s;             /* whole-request timeout for JSON calls, 0 = none */
+    int retries;                /* 503 answers of a JSON call retried, 0..MEM_CLI_RETRIES_MAX */
     bool json;                  /* --json: print the server's JSON as it came */
     bool stdout_tty, stderr_tty;
     void *curl; /* CURL *, reused so the connection stays alive */
@@ -31,6 +33,7 @@ typedef struct mem_cli_resp {
     size_t len;         /* bytes in body */
     size_t cap;         /* allocated bytes */
     long retry_after_s; /* Retry-After header, -1 when absent */
+    char note[128];     /* why a 503 was not retried further, printed after its error */
 } mem_cli_resp_t;
 
 /* Progress of an upload, given to the callback after each chunk is handed to libcurl. */
@@ -48,7 +51,9 @@ typedef struct mem_cli_upload {
 int mem_cli__http_open(mem_cli_t *c);
 void mem_cli__http_close(mem_cli_t *c);
 /* One JSON request (body may be NULL: none sent). Returns 0 when an answer came (any
- * status, in r), 1 after printing why none did. 503 is retried after Retry-After. */
+ * status, in r), 1 after printing why none did. A 503 is retried c->retries times after its
+ * Retry-After (1 s when absent), unless that is over MEM_CLI_RETRY_MAX_S; a 503 given back
+ * says why in r->note. */
 int mem_cli__call(mem_cli_t *c, const char *method, const char *path, const json_t *body,
                   mem_cli_resp_t *r);
 /* GET path and write a 2xx body to out as it arrives (an error body lands in r). */

@@ -172,9 +172,20 @@ int mem_cli__call(mem_cli_t *c, const char *method, const char *path, const json
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hl);
         rc = perform(c, method, path, r);
         curl_slist_free_all(hl);
-        if (rc != 0 || r->status != 503 || attempt >= MEM_CLI_RETRIES) break;
+        if (rc != 0 || r->status != 503) break;
         long wait = r->retry_after_s >= 0 ? r->retry_after_s : 1;
-        if (wait > MEM_CLI_RETRY_MAX_S) wait = MEM_CLI_RETRY_MAX_S;
+        if (wait > MEM_CLI_RETRY_MAX_S) {
+            snprintf(r->note, sizeof(r->note),
+                     "not retried: Retry-After %ld s is longer than the %d s a command waits", wait,
+                     MEM_CLI_RETRY_MAX_S);
+            break;
+        }
+        if (attempt >= c->retries) {
+            if (c->retries > 0)
+                snprintf(r->note, sizeof(r->note), "still 503 after %d retr%s (--retries)",
+                         c->retries, c->retries == 1 ? "y" : "ies");
+            break;
+        }
         mem_cli__resp_free(r);
         sleep((unsigned)wait);
     }

@@ -35,9 +35,11 @@ int mem_cli__result(const mem_cli_resp_t *r, json_t **out)
         if (field && (!msg || !strstr(msg, field))) fprintf(stderr, " (field %s)", field);
         if (json_is_integer(line) && (!msg || strncmp(msg, "line ", 5) != 0))
             fprintf(stderr, " (line %lld)", (long long)json_integer_value(line));
+        if (r->note[0]) fprintf(stderr, " (%s)", r->note);
         fputc('\n', stderr);
     } else {
-        fprintf(stderr, "mnemod: HTTP %ld: %.200s\n", r->status, r->body ? r->body : "");
+        fprintf(stderr, "mnemod: HTTP %ld: %.200s%s%s%s\n", r->status, r->body ? r->body : "",
+                r->note[0] ? " (" : "", r->note, r->note[0] ? ")" : "");
     }
     json_decref(j);
     return 1;

@@ -462,14 +462,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     cl->boot = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    if (cfg->advertise[0])
-        snprintf(cl->advertise, sizeof(cl->advertise), "%s", cfg->advertise);
-    else
-        snprintf(cl->advertise, sizeof(cl->advertise), "%s%s%s:%d",
-                 strchr(cfg->listen_host, ':') ? "[" : "",
-                 cfg->listen_host[0] && strcmp(cfg->listen_host, "0.0.0.0") != 0 ? cfg->listen_host
-                                                                                 : "127.0.0.1",
-                 strchr(cfg->listen_host, ':') ? "]" : "", cfg->listen_port);
+    mem_cfg_advertise(cfg, cl->advertise, sizeof(cl->advertise));
     pthread_mutex_init(&cl->mu, NULL);
     pthread_cond_init(&cl->cv, NULL);
     pthread_cond_init(&cl->pub_cv, NULL);
@@ -548,7 +541,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
             goto fail;
         }
     }
-    for (int i = 0; i < CL_PUBLISHERS; i++) {
+    for (size_t i = 0; i < cfg->publishers && i < MEM_CFG_PUBLISHERS_MAX; i++) {
         if (pthread_create(&cl->t_pub[i], NULL, mem_cluster__pub_main, cl) != 0) {
             rc = mem_err_set(err, MEM_ENOMEM, "cannot start the publisher threads");
             goto fail;
@@ -594,7 +587,7 @@ void mem_cluster_close(mem_cluster_t *cl)
         pthread_cond_broadcast(&cl->streams[i].wake_cv);
     pthread_mutex_unlock(&cl->mu);
     if (cl->s_maint) pthread_join(cl->t_maint, NULL);
-    for (int i = 0; i < CL_PUBLISHERS; i++)
+    for (size_t i = 0; i < MEM_CFG_PUBLISHERS_MAX; i++)
         if (cl->s_pub[i]) pthread_join(cl->t_pub[i], NULL);
     if (cl->s_catchup) pthread_join(cl->t_catchup, NULL);
     for (size_t i = 0; cl->streams && i < cl->k; i++) {

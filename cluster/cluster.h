@@ -56,6 +56,11 @@
 
 typedef struct mem_cluster mem_cluster_t;
 
+/* Nodes one cluster holds: every node keeps each registered node (heartbeats, positions,
+ * loads) in a table of this size. A node that would be one more refuses to start; the
+ * others log it and leave it out (never routed to, never placed on). */
+#define MEM_CLUSTER_NODES_MAX 64
+
 /* A write's answer when the expected-sequence retries are exhausted (HTTP 409). */
 #define MEM_CLUSTER_CONFLICT 1
 

@@ -23,12 +23,11 @@
 #include "cluster/placement.h"
 #include "cluster/record.h"
 
-#define CL_KV_NODES     "mnemod_nodes"     /* heartbeats: key = node id */
-#define CL_KV_MAP       "mnemod_placement" /* ns.<hex> entries, drain.<id>, lease */
-#define CL_SNAP_STREAM  "MNEMOD_SNAP"      /* per-namespace snapshots */
-#define CL_NODE_MAX     64                 /* nodes a node keeps track of */
+#define CL_KV_NODES     "mnemod_nodes"        /* heartbeats: key = node id */
+#define CL_KV_MAP       "mnemod_placement"    /* ns.<hex> entries, drain.<id>, lease */
+#define CL_SNAP_STREAM  "MNEMOD_SNAP"         /* per-namespace snapshots */
+#define CL_NODE_MAX     MEM_CLUSTER_NODES_MAX /* nodes a node keeps track of */
 #define CL_NS_BUCKETS   4096
-#define CL_PUBLISHERS   4     /* threads publishing write records (each waits for one ack) */
 #define CL_HEARTBEAT_MS 1000  /* node registry heartbeat period */
 #define CL_ALIVE_MS     5000  /* a node whose heartbeat is older is not routed to */
 #define CL_LEASE_MS     10000 /* the maintenance lease (rebalance, trim), renewed each beat */
@@ -150,8 +149,9 @@ struct mem_cluster {
     jsCtx *js;
     kvStore *kv_nodes, *kv_map;
     kvWatcher *w_nodes, *w_map;
-    pthread_t t_wnodes, t_wmap, t_maint, t_catchup, t_pub[CL_PUBLISHERS];
-    bool s_wnodes, s_wmap, s_maint, s_catchup, s_pub[CL_PUBLISHERS];
+    /* t_pub[0..cfg->publishers) publish write records, each waiting for one ack */
+    pthread_t t_wnodes, t_wmap, t_maint, t_catchup, t_pub[MEM_CFG_PUBLISHERS_MAX];
+    bool s_wnodes, s_wmap, s_maint, s_catchup, s_pub[MEM_CFG_PUBLISHERS_MAX];
     natsSubscription *ctl_sub; /* mnemod.ctl.<node id>: requests from other nodes */
     size_t k;
     cl_stream_t *streams;
@@ -163,6 +163,7 @@ struct mem_cluster {
     cl_ns_t *ht[CL_NS_BUCKETS]; /* mu */
     size_t n_ns;                /* mu */
     cl_node_t nodes[CL_NODE_MAX];
+    int64_t node_limit_logged_ms;     /* mu: a node left out of a full table, last logged */
     size_t n_nodes;                   /* mu */
     cl_ns_t *ready_head, *ready_tail; /* mu: namespaces with a write to publish */
     cl_ns_t *cu_head, *cu_tail;       /* mu: namespaces to catch up */

@@ -129,12 +129,22 @@ size_t mem_cluster__eligible(mem_cluster_t *cl, const char **ids, size_t cap)
     return n;
 }
 
+/* The table entry of node id, added when new. A full table reuses the entry of a node
+ * deleted from the registry; NULL when every entry holds a registered node (the caller
+ * logs it: that node is left out). Under cl->mu. */
 static cl_node_t *node_slot(mem_cluster_t *cl, const char *id)
 {
     for (size_t i = 0; i < cl->n_nodes; i++)
         if (strcmp(cl->nodes[i].id, id) == 0) return &cl->nodes[i];
-    if (cl->n_nodes == CL_NODE_MAX) return NULL;
-    cl_node_t *n = &cl->nodes[cl->n_nodes++];
+    cl_node_t *n = NULL;
+    if (cl->n_nodes < CL_NODE_MAX) {
+        n = &cl->nodes[cl->n_nodes++];
+    } else {
+        for (size_t i = 0; i < cl->n_nodes && !n; i++)
+            if (cl->nodes[i].deleted) n = &cl->nodes[i];
+        if (!n) return NULL;
+        free(n->applied);
+    }
     memset(n, 0, sizeof(*n));
     snprintf(n->id, sizeof(n->id), "%s", id);
     n->applied = calloc(cl->k, sizeof(uint64_t));
@@ -145,7 +155,11 @@ static void apply_node(mem_cluster_t *cl, const char *id, const char *val, int l
 {
     json_t *o = deleted ? NULL : json_loadb(val, (size_t)len, 0, NULL);
     pthread_mutex_lock(&cl->mu);
-    cl_node_t *n = node_slot(cl, id);
+    cl_node_t *n = deleted ? (cl_node_t *)mem_cluster__node_find(cl, id) : node_slot(cl, id);
+    bool left_out = !n && !deleted;
+    int64_t now = mem_cluster__mono_ms();
+    bool say = left_out && now - cl->node_limit_logged_ms >= 60000;
+    if (say) cl->node_limit_logged_ms = now;
     if (n) {
         bool draining = n->draining;
         if (deleted || !json_is_object(o)) {
@@ -171,6 +185,11 @@ static void apply_node(mem_cluster_t *cl, const char *id, const char *val, int l
     }
     pthread_mutex_unlock(&cl->mu);
     json_decref(o);
+    if (say) /* at most once a minute: every heartbeat of that node comes here */
+        mem_cluster__log("error", "node_limit",
+                         "node=%.63s msg=\"left out: this node keeps track of at most %d nodes "
+                         "(remove stopped ones with DELETE /v1/cluster/nodes/ID)\"",
+                         id, CL_NODE_MAX);
 }
 
 /* ---- map entries ---- */
@@ -345,7 +364,18 @@ int mem_cluster__map_start(mem_cluster_t *cl, mem_err_t *err)
     while (!(cl->map_loaded && cl->nodes_loaded) && !cl->stop)
         if (pthread_cond_timedwait(&cl->cv, &cl->mu, &dl) != 0) break;
     bool ok = cl->map_loaded && cl->nodes_loaded;
+    /* One node more than the table holds would be left out by every other node: refuse
+     * to start rather than run unseen. A node already registered (a restart) is in it. */
+    size_t others = 0;
+    for (size_t i = 0; i < cl->n_nodes; i++)
+        others += !cl->nodes[i].deleted && strcmp(cl->nodes[i].id, cl->cfg->node_id) != 0;
+    bool full = others >= CL_NODE_MAX && !mem_cluster__node_find(cl, cl->cfg->node_id);
     pthread_mutex_unlock(&cl->mu);
+    if (full)
+        return mem_err_set(err, MEM_EINVAL,
+                           "the cluster already has %d nodes, the most one holds: remove a "
+                           "stopped one first (DELETE /v1/cluster/nodes/ID)",
+                           CL_NODE_MAX);
     return ok ? MEM_OK : mem_err_set(err, MEM_EBUSY, "cannot read the placement map");
 }
 

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  *
  * DESIGN. mem_cluster_write (any thread, never blocks) checks the record's size against the
- * NATS server's max_payload, then appends a job to its namespace's queue. CL_PUBLISHERS
+ * NATS server's max_payload, then appends a job to its namespace's queue. --cluster-publishers
  * threads take namespaces from a ready list, one job per namespace at a time: the record
  * is published with a message id and the expected last sequence of the namespace's
  * subject (known from the previous acknowledgement, else read from JetStream), so a

@@ -31,9 +31,7 @@
 #define MNEMOD_VERSION "0.0.0-unknown"
 #endif
 
-#define FILE_MAX_BYTES (1u << 20)
-#define LINE_MAX_BYTES 8192
-#define WHY_LEN        160
+#define WHY_LEN 160
 
 typedef int (*setter_fn)(mem_cfg_t *cfg, const char *val, char *why, size_t why_len);
 
@@ -428,8 +426,25 @@ SET_UINT(set_scan_split_min, scan_split_min, 0, 1ull << 40, size_t)
 SET_UINT(set_inline_scan_budget, inline_scan_budget, 0, 1ull << 40, size_t)
 
 SET_DURATION(set_max_future_skew, max_future_skew_s, 1.0, 0)
-SET_DURATION(set_idle_timeout, idle_timeout_s, 1.0, 1)
-SET_DURATION(set_request_timeout, request_timeout_s, 1.0, 1)
+/* libmicrohttpd counts the idle timeout in whole seconds, and 0 there means no timeout at
+ * all: a fraction is rounded up here (250ms is 1s), so no value > 0 can switch it off. */
+static int set_idle_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->idle_timeout_s = ceil(v);
+    return 0;
+}
+
+static int set_request_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->request_timeout_s = v;
+    return 0;
+}
 static int set_graph_wait(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 {
     double v;
@@ -708,8 +723,19 @@ static int set_advertise(mem_cfg_t *cfg, const char *val, char *why, size_t n)
 SET_UINT(set_ns_replicas, ns_replicas, 1, 7, size_t)
 SET_UINT(set_max_lag, max_lag, 1, 1ull << 40, size_t)
 SET_UINT(set_max_moves, max_moves, 1, 64, size_t)
+SET_UINT(set_publishers, publishers, 1, MEM_CFG_PUBLISHERS_MAX, size_t)
+SET_SIZE(set_max_relay_answer, max_relay_answer, 1)
 SET_DURATION(set_cluster_write_timeout, cluster_write_timeout_s, 1.0, 1)
-SET_DURATION(set_forward_timeout, forward_timeout_s, 1.0, 1)
+/* Relayed requests time out in whole milliseconds of an int: a fraction is rounded up (a
+ * value under 1 ms was 0, which the relay took as its 30 s default) and 7d is the most. */
+static int set_forward_timeout(mem_cfg_t *cfg, const char *val, char *why, size_t n)
+{
+    double v;
+    if (duration(val, 1.0, 1, &v, why, n) != 0) return -1;
+    if (v > MEM_CFG_TIMEOUT_MAX_S) return why_set(why, n, val, "must be at most 7d");
+    cfg->forward_timeout_s = ceil(v * 1000.0) / 1000.0;
+    return 0;
+}
 SET_DURATION(set_node_dead_after, node_dead_after_s, 1.0, 1)
 SET_DURATION(set_trim_interval, trim_interval_s, 1.0, 0)
 SET_SIZE(set_trim_bytes, trim_bytes, 0)
@@ -817,10 +843,11 @@ static const opt_t opts[] = {
      "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
     {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
      set_max_connections, 0},
-    {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s", "close a connection idle this long",
-     set_idle_timeout, 0},
+    {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s",
+     "close a connection idle this long (whole seconds, rounded up; at most 7d)", set_idle_timeout,
+     0},
     {"request-timeout", "MNEMOD_REQUEST_TIMEOUT", "DUR", "30s",
-     "drop a request not received in full by then", set_request_timeout, 0},
+     "drop a request not received in full by then (at most 7d)", set_request_timeout, 0},
     {"graph-wait", "MNEMOD_GRAPH_WAIT", "DUR", "10s",
      "how long a read that needs the coherence graph waits for it to catch up (then 503)",
      set_graph_wait, 0},
@@ -860,7 +887,9 @@ static const opt_t opts[] = {
     {"node-id", "MNEMOD_NODE_ID", "ID", "none",
      "cluster mode: this node's unique id ([A-Za-z0-9_-], required)", set_node_id, 0},
     {"advertise", "MNEMOD_ADVERTISE", "HOST:PORT", "listen address",
-     "cluster mode: the address other nodes forward requests to", set_advertise, 0},
+     "cluster mode: the address other nodes forward requests to (0.0.0.0 and [::] of the listen "
+     "address taken as 127.0.0.1 and [::1])",
+     set_advertise, 0},
     {"namespace-replicas", "MNEMOD_NAMESPACE_REPLICAS", "N", "2",
      "cluster mode: nodes each namespace is placed on, 1..7", set_ns_replicas, 0},
     {"streams", "MNEMOD_STREAMS", "N", "4",
@@ -888,6 +917,13 @@ static const opt_t opts[] = {
      "cluster mode: move namespaces when nodes join, drain or die", set_rebalance, 0},
     {"max-moves", "MNEMOD_MAX_MOVES", "N", "2", "cluster mode: namespace moves running at once",
      set_max_moves, 0},
+    {"cluster-publishers", "MNEMOD_CLUSTER_PUBLISHERS", "N", "4",
+     "cluster mode: threads publishing write records, each waiting for one acknowledgement, "
+     "1..64",
+     set_publishers, 0},
+    {"max-relay-answer", "MNEMOD_MAX_RELAY_ANSWER", "SIZE", "1GiB",
+     "cluster mode: largest answer relayed from another node, held whole in memory (then 413)",
+     set_max_relay_answer, 0},
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -913,7 +949,7 @@ static void trim(const char **s, size_t *len)
 static int apply(mem_cfg_t *cfg, const opt_t *o, const char *val, size_t len, const char *where,
                  mem_err_t *err)
 {
-    char buf[LINE_MAX_BYTES], why[WHY_LEN] = "";
+    char buf[MEM_CFG_VALUE_MAX], why[WHY_LEN] = "";
     trim(&val, &len);
     if (len >= sizeof(buf))
         return mem_err_field(err, MEM_EINVAL, o->flag ? o->flag : o->env,
@@ -942,17 +978,17 @@ static int load_file(mem_cfg_t *cfg, const char *path, mem_err_t *err)
     if (!f)
         return mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s: %s", path,
                              strerror(errno));
-    char *text = malloc(FILE_MAX_BYTES + 1);
+    char *text = malloc(MEM_CFG_FILE_MAX + 1);
     if (!text) {
         fclose(f);
         return mem_err_set(err, MEM_ENOMEM, "out of memory reading config file %s", path);
     }
-    size_t len = fread(text, 1, FILE_MAX_BYTES + 1, f);
+    size_t len = fread(text, 1, MEM_CFG_FILE_MAX + 1, f);
     if (ferror(f)) {
         rc = mem_err_field(err, MEM_EINVAL, "config", "cannot read config file %s", path);
         goto out;
     }
-    if (len > FILE_MAX_BYTES) {
+    if (len > MEM_CFG_FILE_MAX) {
         rc = mem_err_field(err, MEM_EINVAL, "config", "config file %s is larger than 1 MiB", path);
         goto out;
     }
@@ -1133,6 +1169,8 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->max_lag = 10000;
     cfg->rebalance = true;
     cfg->max_moves = 2;
+    cfg->publishers = 4;
+    cfg->max_relay_answer = (size_t)1 << 30;
     cfg->scan_helpers = ncpu > 1 ? (ncpu > 65 ? 64 : (size_t)ncpu - 1) : 0;
     cfg->scan_split_min = 1u << 20;
     cfg->worker_spin_us = 50;
@@ -1146,6 +1184,23 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->embedder = MEM_CFG_EMBEDDER_BUILTIN;
     cfg->embedder_timeout_s = 30.0;
     cfg->embedder_batch = 64;
+}
+
+size_t mem_cfg_advertise(const mem_cfg_t *cfg, char *buf, size_t len)
+{
+    if (cfg->advertise[0]) return (size_t)snprintf(buf, len, "%s", cfg->advertise);
+    const char *host = cfg->listen_host[0] ? cfg->listen_host : "0.0.0.0";
+    unsigned char a4[sizeof(struct in_addr)], a6[sizeof(struct in6_addr)];
+    bool v6 = inet_pton(AF_INET6, host, a6) == 1;
+    if (v6) {
+        static const unsigned char any6[sizeof(struct in6_addr)] = {0};
+        if (memcmp(a6, any6, sizeof(a6)) == 0) host = "::1";
+    } else if (inet_pton(AF_INET, host, a4) == 1 && a4[0] == 0 && a4[1] == 0 && a4[2] == 0 &&
+               a4[3] == 0) {
+        host = "127.0.0.1";
+    }
+    return (size_t)snprintf(buf, len, "%s%s%s:%d", v6 ? "[" : "", host, v6 ? "]" : "",
+                            cfg->listen_port);
 }
 
 size_t mem_cfg_help(char *buf, size_t len)
@@ -1248,7 +1303,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     if (cfg->nats_url[0]) { /* cluster mode only */
         PAIR("nats_url", "%s", cfg->nats_url);
         PAIR("node_id", "%s", cfg->node_id);
-        PAIR("advertise", "%s", cfg->advertise[0] ? cfg->advertise : "listen");
+        mem_cfg_advertise(cfg, v, sizeof(v));
+        fn(ud, "advertise", v);
         PAIR("namespace_replicas", "%zu", cfg->ns_replicas);
         PAIR("streams", "%zu", cfg->streams);
         PAIR("stream_replicas", "%d", cfg->replicas);
@@ -1260,6 +1316,8 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
         PAIR("max_lag", "%zu", cfg->max_lag);
         PAIR("rebalance", "%d", cfg->rebalance ? 1 : 0);
         PAIR("max_moves", "%zu", cfg->max_moves);
+        PAIR("cluster_publishers", "%zu", cfg->publishers);
+        PAIR("max_relay_answer", "%zu", cfg->max_relay_answer);
     }
 #undef PAIR
 }

@@ -32,6 +32,16 @@ typedef enum mem_cfg_match {
 /* Bounds of connection_memory (bytes). */
 #define MEM_CFG_CONNECTION_MEMORY_MIN (4u << 10)
 #define MEM_CFG_CONNECTION_MEMORY_MAX (1u << 20)
+/* Fixed bounds of the sources themselves: a config file is read whole up to
+ * MEM_CFG_FILE_MAX bytes (larger: refused, naming the file), and one value (of a flag, a
+ * variable or a file line) holds less than MEM_CFG_VALUE_MAX bytes (else refused, naming
+ * the setting). A file line may be longer only by its key, spaces and comment. */
+#define MEM_CFG_FILE_MAX  (1u << 20)
+#define MEM_CFG_VALUE_MAX 8192
+/* Most --cluster-publishers. */
+#define MEM_CFG_PUBLISHERS_MAX 64
+/* Longest --idle-timeout, --request-timeout and --forward-timeout (seconds): 7 days. */
+#define MEM_CFG_TIMEOUT_MAX_S (7.0 * 86400.0)
 
 typedef struct mem_cfg {
     char listen_host[256]; /* "127.0.0.1", "0.0.0.0", "::1" */
@@ -53,9 +63,9 @@ typedef struct mem_cfg {
     size_t group_wait_us;  /* the writer waits this long to fill a group, 0..100000 */
     bool sync_full;
     size_t max_connections;
-    double idle_timeout_s;
-    double request_timeout_s;
-    double graph_wait_s; /* a read that needs the coherence graph waits this long at most */
+    double idle_timeout_s;    /* whole seconds >= 1 (a fraction is rounded up when set) */
+    double request_timeout_s; /* > 0, at most MEM_CFG_TIMEOUT_MAX_S */
+    double graph_wait_s;      /* a read that needs the coherence graph waits this long at most */
     size_t max_queue;
     size_t max_namespaces;
     mem_log_level_t log_level;
@@ -71,13 +81,15 @@ typedef struct mem_cfg {
     char advertise[256]; /* --advertise, MNEMOD_ADVERTISE: host:port peers reach; "" = listen */
     size_t ns_replicas;  /* --namespace-replicas: nodes each namespace lives on, 1..7 */
     double cluster_write_timeout_s; /* --cluster-write-timeout: publish + local apply bound */
-    double forward_timeout_s;       /* --forward-timeout: a request relayed to a holder */
+    double forward_timeout_s;       /* --forward-timeout: a relayed request; whole ms, <= 7d */
     double node_dead_after_s;       /* --node-dead-after: then its namespaces are re-placed */
     double trim_interval_s;         /* --log-trim-interval: snapshot + trim; 0 = only by size */
     size_t trim_bytes;              /* --log-trim-size: a stream larger triggers it; 0 = never */
     size_t max_lag;                 /* --max-lag: records behind before /healthz says 503 */
     bool rebalance;                 /* --rebalance: move namespaces when nodes come and go */
     size_t max_moves;               /* --max-moves: namespace moves running at once */
+    size_t publishers;              /* --cluster-publishers: threads publishing write records */
+    size_t max_relay_answer;        /* --max-relay-answer: bytes of an answer relayed from a peer */
     /* The edge (SPEC 9). Comma-separated lists, as given (checked: origins are "*" or
      * scheme://host[:port], hosts are name[:port]); "" = none. */
     char allowed_origins[4096];
@@ -175,6 +187,11 @@ size_t mem_cfg_help(char *buf, size_t len);
  * "listen=127.0.0.1:6636 data=./mnemod.db half_life_s=0 decay=exponential ... auth=off".
  * The API key itself is never written (auth=on|off). snprintf semantics. */
 size_t mem_cfg_describe(const mem_cfg_t *cfg, char *buf, size_t len);
+/* The address other nodes reach this one at in cluster mode, "host:port" into buf
+ * (snprintf semantics): --advertise when set, else the listen address with an unspecified
+ * host (0.0.0.0, ::) replaced by the loopback address of its family (127.0.0.1, ::1), since
+ * no peer can connect to an unspecified address; an IPv6 host is written in brackets. */
+size_t mem_cfg_advertise(const mem_cfg_t *cfg, char *buf, size_t len);
 /* The same settings one pair at a time (values unquoted, any bytes), for a logger. */
 void mem_cfg_describe_each(const mem_cfg_t *cfg,
                            void (*fn)(void *ud, const char *key, const char *value), void *ud);

@@ -6,7 +6,8 @@
  * request usually costs one write and one read on an open socket. A reused connection that
  * fails before any byte of the answer arrived (the peer closed it meanwhile) is retried
  * once on a fresh one. Answers are read whole (Content-Length, chunked, or until close) up
- * to MAX_ANSWER bytes. Every request has a timer; the callback runs exactly once.
+ * to max_answer bytes (--max-relay-answer), head included; a larger one fails with
+ * res.too_big. Every request has a timer; the callback runs exactly once.
  */
 #include "server/forward.h"
 
@@ -17,7 +18,6 @@
 #include <strings.h>
 
 #define IDLE_MAX_MS 5000
-#define MAX_ANSWER  ((size_t)1 << 30) /* a relayed answer larger than this is an error */
 #define READ_CHUNK  65536
 
 typedef struct fconn fconn_t;
@@ -25,8 +25,9 @@ typedef struct freq freq_t;
 
 struct mem_srv_fwd {
     uv_loop_t *loop;
-    fconn_t *conns; /* every open connection */
-    size_t handles; /* open uv handles (connections, timers) */
+    fconn_t *conns;    /* every open connection */
+    size_t handles;    /* open uv handles (connections, timers) */
+    size_t max_answer; /* bytes of an answer, head included; more: too_big */
     bool closing;
 };
 
@@ -307,9 +308,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread > 0) {
         c->in_len += (size_t)nread;
         r->got_bytes = true;
-        if (c->in_len > MAX_ANSWER) {
+        if (c->in_len > c->f->max_answer) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "the answer is larger than --max-relay-answer (%zu bytes)",
+                     c->f->max_answer);
             conn_close(c);
-            req_finish(r, "the answer is too large to relay");
+            r->res.too_big = true;
+            req_finish(r, msg);
             return;
         }
     } else if (nread != UV_EOF) {
@@ -554,11 +559,12 @@ static void on_timeout(uv_timer_t *t)
     req_finish(r, "the peer did not answer in time");
 }
 
-int mem_srv_fwd_new(uv_loop_t *loop, mem_srv_fwd_t **out)
+int mem_srv_fwd_new(uv_loop_t *loop, size_t max_answer, mem_srv_fwd_t **out)
 {
     mem_srv_fwd_t *f = calloc(1, sizeof(*f));
     if (!f) return -1;
     f->loop = loop;
+    f->max_answer = max_answer;
     *out = f;
     return 0;
 }

@@ -34,13 +34,16 @@ typedef struct mem_srv_fwd_res {
     char content_type[128];
     char allow[64];
     int retry_after_s; /* 0 when absent */
+    bool too_big;      /* status 0: the answer was over the pool's max_answer */
     char error[160];
 } mem_srv_fwd_res_t;
 
 /* Loop thread. res is valid for the call; take res->body by setting it to NULL. */
 typedef void (*mem_srv_fwd_cb)(void *ud, mem_srv_fwd_res_t *res);
 
-int mem_srv_fwd_new(uv_loop_t *loop, mem_srv_fwd_t **out);
+/* max_answer: bytes of an answer (head included) read at most; a larger one ends the
+ * request with status 0 and too_big. */
+int mem_srv_fwd_new(uv_loop_t *loop, size_t max_answer, mem_srv_fwd_t **out);
 /* Start a request; cb runs exactly once, on a later loop iteration. 0, or -1 (ENOMEM). */
 int mem_srv_fwd_start(mem_srv_fwd_t *f, const mem_srv_fwd_req_t *req, mem_srv_fwd_cb cb, void *ud);
 /* Close every connection; requests in flight fail (their callbacks run). The handles finish

@@ -28,6 +28,7 @@
  */
 #include "server/replicate.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@
 
 #define MIN_SEQ_WAIT_MS 5000
 #define MAX_HOPS        3 /* route attempts of one request (next holder, fresh map) */
-#define MAX_PEERS       64
+#define MAX_PEERS       MEM_CLUSTER_NODES_MAX /* every other node of the table */
 
 struct mem_srv_repl {
     uv_loop_t *loop;
@@ -242,6 +243,16 @@ static const char *static_ctype(const char *ct)
 static void on_forwarded(void *ud, mem_srv_fwd_res_t *res)
 {
     rreq_t *r = ud;
+    if (res->status == 0 && res->too_big) {
+        char msg[600];
+        snprintf(msg, sizeof(msg),
+                 "the answer of %.60s is over --max-relay-answer (%zu bytes): send the request "
+                 "there",
+                 r->addr, r->rp->cfg->max_relay_answer);
+        fail(r, MEM_ETOOBIG, NULL, msg);
+        finish(r);
+        return;
+    }
     if (res->status == 0) {
         if (!res->sent && r->hops < MAX_HOPS) { /* never reached it: the next holder */
             snprintf(r->avoid, sizeof(r->avoid), "%s", r->addr);
@@ -294,7 +305,7 @@ static void forward(rreq_t *r)
         .forwarded_by = r->rp->cfg->node_id,
         .body = r->req.body,
         .body_len = r->req.body_len,
-        .timeout_ms = (int)(r->rp->cfg->forward_timeout_s * 1000.0),
+        .timeout_ms = (int)ceil(r->rp->cfg->forward_timeout_s * 1000.0),
     };
     if (mem_srv_fwd_start(r->rp->fwd, &q, on_forwarded, r) != 0) {
         fail(r, MEM_ENOMEM, NULL, "out of memory");
@@ -417,7 +428,10 @@ static void route(rreq_t *r)
         mem_cluster_route(r->rp->cl, r->target.ns, r->target.write, r->forwarded, r->avoid, r->addr,
                           sizeof(r->addr), why, sizeof(why));
     if (r->hops >= MAX_HOPS && where != MEM_CLUSTER_LOCAL) {
-        fail(r, MEM_EBUSY, NULL, why[0] ? why : "the namespace's placement keeps changing");
+        char msg[260];
+        snprintf(msg, sizeof(msg), "%s (after %d routing attempts)",
+                 why[0] ? why : "the namespace's placement keeps changing", MAX_HOPS);
+        fail(r, MEM_EBUSY, NULL, msg);
         finish(r);
         return;
     }
@@ -488,7 +502,7 @@ static void list_all(rreq_t *r)
             .authorization = r->has_auth ? r->auth : NULL,
             .request_id = r->req_id[0] ? r->req_id : NULL,
             .forwarded_by = r->rp->cfg->node_id,
-            .timeout_ms = (int)(r->rp->cfg->forward_timeout_s * 1000.0),
+            .timeout_ms = (int)ceil(r->rp->cfg->forward_timeout_s * 1000.0),
         };
         if (mem_srv_fwd_start(r->rp->fwd, &q, on_peer_list, pc) != 0) {
             free(pc);
@@ -560,7 +574,7 @@ int mem_srv_repl_new(uv_loop_t *loop, mem_cluster_t *cl, const mem_api_ctx_t *ap
     rp->cl = cl;
     rp->api = api;
     rp->cfg = cfg;
-    if (mem_srv_fwd_new(loop, &rp->fwd) != 0) {
+    if (mem_srv_fwd_new(loop, cfg->max_relay_answer, &rp->fwd) != 0) {
         free(rp);
         return -1;
     }

@@ -64,8 +64,8 @@ class Cluster:
         env.update(extra or {})
         return env
 
-    def add(self, name, extra_env=None, timeout=90):
-        srv = harness.Server(env=self.node_env(name, extra_env))
+    def add(self, name, extra_env=None, timeout=90, host="127.0.0.1"):
+        srv = harness.Server(env=self.node_env(name, extra_env), host=host)
         self.nodes[name] = srv
         self.order.append(name)
         srv.start(timeout=timeout)

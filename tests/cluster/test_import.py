@@ -15,7 +15,10 @@ two of them, so one node holds nothing of it:
 - a body with a duplicate key relayed by a non-holder: 400 invalid_json (the relay passes the
   bytes as they came).
 - the merged namespace listing while a live node does not answer: 503 naming it, and whole
-  again once that node has stopped.
+  again once that node has stopped;
+- a non-holder restarted with --max-relay-answer 4KiB: an export relayed through it is 413
+  naming the limit, a small answer is relayed whole, a write works with
+  --cluster-publishers 1.
 Orderings and contents are asserted; durations are only printed."""
 import http.client
 import json
@@ -251,6 +254,26 @@ def main():
 
         cl.wait("the listing is whole once D is gone", whole)
         hold.close()
+
+        # ---- an answer over --max-relay-answer: 413 naming the holder, nothing cut short ----
+        src_holders = cl.placement("src")["nodes"]
+        r = [n for n in ("A", "B", "C") if n not in src_holders][0]
+        node = cl.nodes[r]
+        node.stop()
+        node.env.update({"MNEMOD_MAX_RELAY_ANSWER": "4KiB", "MNEMOD_CLUSTER_PUBLISHERS": "1"})
+        node.start(timeout=90)
+        st, _, body = call(node, "GET", "/v1/namespaces/src/export")
+        check(st == 413 and body["error"]["code"] == "payload_too_large"
+              and "--max-relay-answer (4096 bytes)" in body["error"]["message"],
+              "an export over --max-relay-answer through %s: %r %r" % (r, st, body))
+        st, _, body = call(node, "GET", "/v1/namespaces/src/segments/s1")
+        check(st == 200 and body["id"] == "s1", "a small answer relayed by %s: %r %r"
+              % (r, st, body))
+        st, _, body = call(node, "POST", "/v1/namespaces/fresh/segments",
+                           {"id": "f", "embedding": cx.vec(rng, DIM)})
+        check(st == 201, "a write through %s with --cluster-publishers 1: %r %r" % (r, st, body))
+        print("an export over --max-relay-answer 4KiB through %s: 413 (%s); small answers "
+              "relayed" % (r, body and "payload_too_large"))
         for n in cl.order:
             if cl.nodes[n].alive():
                 cl.nodes[n].stop()

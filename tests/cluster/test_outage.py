@@ -13,6 +13,8 @@ worker threads and --cluster-write-timeout 3s.
   acknowledged before the outage is still there.
 - A 1000 x 384 batch and a 1 MiB text are over the NATS max_payload: 413 naming the limit,
   nothing written; a 200 x 384 batch is fine.
+- A second node listening on [::] advertises [::1]:PORT (not the unspecified address), and
+  the first relays a namespace placed on it there.
 Orderings are asserted, durations only printed."""
 import os
 import random
@@ -155,6 +157,30 @@ def main():
         check(st == 201 and len(body["inserted"]) == 200, "200 x 384 batch: %r" % st)
         print("payload limit: a 1000 x 384 batch answered 413 in %.0f ms (%r); a 1 MiB text "
               "413; a 200 x 384 batch stored" % (1000 * big_s, msg[:120]))
+
+        # ---- a node listening on [::] advertises an address its peers can reach ----
+        b = cl.add("six", host="::")
+        want = "[::1]:%d" % b.port
+        check(cl.status("six")["address"] == want,
+              "a node on [::]:PORT advertises %s: %r" % (want, cl.status("six")["address"]))
+        seen = cl.wait("solo sees six", lambda: [n for n in cl.status("solo")["nodes"]
+                                                 if n["id"] == "six" and n["alive"]])
+        check(seen[0]["address"] == want, "solo's view of six: %r" % (seen[0],))
+        relayed = None
+        for i in range(12):  # a namespace placed on six, written and read through solo
+            ns = "six-%d" % i
+            st, _, body = call(a, "POST", "/v1/namespaces/%s/segments" % ns,
+                               {"id": "s", "embedding": cx.vec(rng, DIM)})
+            check(st == 201, "write to %s through solo: %r %r" % (ns, st, body))
+            p = cl.wait("the placement of " + ns, lambda: cl.placement(ns, "solo"))
+            if p["nodes"] == ["six"]:
+                relayed = ns
+                break
+        check(relayed, "no namespace was placed on six")
+        st, _, body = call(a, "GET", "/v1/namespaces/%s/segments/s" % relayed)
+        check(st == 200 and body["id"] == "s", "read relayed to six: %r %r" % (st, body))
+        print("a node on [::]:%d advertises %s; solo relays %s to it" % (b.port, want, relayed))
+        b.stop()
         a.stop()
         print("PASS outage test in %.1f s" % (time.monotonic() - t0))
         return 0

@@ -332,8 +332,12 @@ def clean_env(extra):
 class Server:
     """One mnemod process on a free loopback port with its own temporary data directory."""
 
-    def __init__(self, args=(), env=None, datadir=None):
+    def __init__(self, args=(), env=None, datadir=None, host="127.0.0.1"):
         self.args = list(args)
+        # the address listened on ("::" for every IPv6 interface); requests go to the
+        # loopback address of its family
+        self.host = host
+        self.connect_host = {"::": "::1", "0.0.0.0": "127.0.0.1"}.get(host, host)
         self.env = dict(env or {})
         self.own_dir = datadir is None
         self.dir = datadir or tempfile.mkdtemp(prefix="mnemod-e2e-")
@@ -348,7 +352,7 @@ class Server:
         last = None
         for _ in range(3):          # a port taken between probe and bind: try another
             self.port = free_port()
-            cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
+            cmd = [BINARY, "--listen", self.listen_arg(), "--data", self.db] + self.args
             env = clean_env(self.env)
             log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -369,12 +373,15 @@ class Server:
         """Start the process without waiting for it (same port as before when set)."""
         if self.port is None:
             self.port = free_port()
-        cmd = [BINARY, "--listen", "127.0.0.1:%d" % self.port, "--data", self.db] + self.args
+        cmd = [BINARY, "--listen", self.listen_arg(), "--data", self.db] + self.args
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      env=clean_env(self.env))
         log.close()
         return self
+
+    def listen_arg(self):
+        return ("[%s]:%d" if ":" in self.host else "%s:%d") % (self.host, self.port)
 
     def wait_healthy(self, timeout=START_TIMEOUT):
         deadline = time.monotonic() + timeout
@@ -446,7 +453,7 @@ class Server:
     def call(self, method, path, body=None, headers=None, timeout=HTTP_TIMEOUT, raw=None):
         """JSON request -> (status, headers {lowercase: value}, parsed body).
         body: an object (sent as JSON) or bytes (sent as is); raw: bytes, same as bytes body."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = http.client.HTTPConnection(self.connect_host, self.port, timeout=timeout)
         try:
             hdrs = {}
             data = None

@@ -161,6 +161,10 @@ case("timestamp_non_monotonic", "POST", INS, seg(timestamp=h.rfc3339_ms(NEWEST -
 case("source_number", "POST", INS, seg(source=5), 400, "invalid_field")
 case("source_object", "POST", INS, seg(source={}), 400, "invalid_field")
 case("metadata_array", "POST", INS, seg(metadata=[1, 2]), 400, "invalid_field")
+# metadata deeper than its 1000 levels (the JSON itself within its 2048)
+case("metadata_1001_levels", "POST", INS,
+     b'{"embedding":[1,2,3,4],"metadata":' + b'{"a":' * 1001 + b'1' + b'}' * 1002, 400,
+     "invalid_field")
 case("metadata_string", "POST", INS, seg(metadata="{}"), 400, "invalid_field")
 case("supersedes_string", "POST", INS, seg(supersedes="v1"), 400, "invalid_field")
 case("supersedes_numbers", "POST", INS, seg(supersedes=[1]), 400, "invalid_field")

@@ -483,5 +483,77 @@ def test_server_ignores_the_client_settings():
     h.check(b"MNEMOD_URLS" in p.stderr, p.stderr)
 
 
+class Always503:
+    """A loopback HTTP server that answers every request 503 unavailable with the given
+    Retry-After (None: no header), counting the requests."""
+
+    def __init__(self, retry_after):
+        import http.server
+        import threading
+        outer = self
+        self.retry_after = retry_after
+        self.hits = 0
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.hits += 1
+                body = json.dumps({"error": {"code": "unavailable",
+                                             "message": "overloaded"}}).encode()
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                if outer.retry_after is not None:
+                    self.send_header("Retry-After", str(outer.retry_after))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.HTTPServer(("127.0.0.1", 0), H)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@h.test
+def test_retries_of_503():
+    """A 503 is retried --retries times (default 3) after its Retry-After, then given back
+    with a note; a Retry-After over 30 s is not waited for; a bad --retries is a usage
+    error."""
+    fake = Always503(0)
+    try:
+        url = "http://127.0.0.1:%d" % fake.port
+        for args, tries, note in (([], 4, "(still 503 after 3 retries (--retries))"),
+                                  (["--retries", "1"], 2, "(still 503 after 1 retry (--retries))"),
+                                  (["--retries=0"], 1, None)):
+            fake.hits = 0
+            rc, out, err = cli(None, "ns", "list", "--url", url, *args, url=False)
+            h.eq(rc, 1, "exit status with %s" % args)
+            h.eq(fake.hits, tries, "requests sent with %s" % args)
+            line = err.strip()
+            h.check(line.startswith("mnemod: 503 unavailable: overloaded"), line)
+            if note:
+                h.check(line.endswith(note), "%s: %r" % (args, line))
+            else:
+                h.eq(line, "mnemod: 503 unavailable: overloaded", "no retry, no note")
+        fake.hits = 0
+        fake.retry_after = 31
+        rc, _, err = cli(None, "ns", "list", "--url", url, url=False)
+        h.eq((rc, fake.hits), (1, 1), "a Retry-After of 31 s is not waited for")
+        h.check(err.strip().endswith("(not retried: Retry-After 31 s is longer than the 30 s a "
+                                     "command waits)"), err)
+        for bad in ("-1", "101", "2.5", "many"):
+            rc, out, err = cli(None, "ns", "list", "--url", url, "--retries", bad, url=False)
+            h.eq(rc, 2, "--retries %s" % bad)
+            h.check("--retries %s: expected a whole number from 0 to 100" % bad in err, err)
+    finally:
+        fake.close()
+
+
 if __name__ == "__main__":
     h.main()

@@ -77,6 +77,9 @@ def test_invalid_configuration_exits_2_with_one_line():
         (["--embed-dim", "4097"], {}, "embed-dim"),
         (["--sync", "sometimes"], {}, "sync"),
         (["--idle-timeout", "5x"], {}, "idle-timeout"),
+        (["--idle-timeout", "0"], {}, "idle-timeout"),
+        (["--idle-timeout", "8d"], {}, "idle-timeout"),
+        ([], {"MNEMOD_REQUEST_TIMEOUT": "1000w"}, "MNEMOD_REQUEST_TIMEOUT"),
         # what the listener and the Host check cannot use is refused here too, not later
         (["--listen", "mem.example:7000"], {}, "listen"),
         (["--listen", "999.1.1.1:7000"], {}, "listen"),

@@ -14,7 +14,8 @@ Checked against them:
   flag, variable and default; every `--flag` and MNEMOD_* variable they name exists;
 - `mnemod help`: every option of every command on that command's lines, and no other;
 - docs/api.md's error table: every (status, code) the server can send, and no other;
-- docs/performance.md: its figures are bench/results/*.json (scripts/bench-figures.py).
+- docs/performance.md: its figures are bench/results/*.json (scripts/bench-figures.py);
+- docs/api.md's curl examples: each runs against a real server and answers what it shows.
 """
 
 import os
@@ -364,6 +365,123 @@ def test_performance_figures_are_the_results():
                         "--check", os.path.join(ROOT, "docs", "performance.md")],
                        capture_output=True, timeout=60)
     h.check(p.returncode == 0, p.stderr.decode("utf-8", "replace"))
+
+
+# ---------------------------------------------------------------- the API's examples
+
+API_SEED = [  # the README's first block: what docs/api.md's examples start from
+    {"id": "pw-old", "text": "the staging database password is hunter2",
+     "timestamp": "2026-11-02T09:00:00Z", "source": "ops"},
+    {"id": "lunch", "text": "team lunch moved to thursday", "timestamp": "2026-11-20T12:00:00Z"},
+    {"id": "pw-new", "text": "rotated: staging database password is now swordfish",
+     "timestamp": "2026-11-28T09:00:00Z", "source": "ops"},
+]
+PAIR = re.compile(r'"(\w+)":("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
+
+
+def api_examples():
+    """[(command, promised output or None)] of docs/api.md's ```sh blocks, in order: a line
+    ending in a backslash goes on on the next; `# ` lines right under a command are the
+    output it promises."""
+    out = []
+    for block in re.findall(r"```sh\n(.*?)```", read("docs/api.md"), re.S):
+        pending = ""
+        for line in block.splitlines():
+            if pending:
+                pending += " " + line.strip()
+            elif line.startswith("# ") and out:
+                cmd, promised = out[-1]
+                out[-1] = (cmd, (promised + " " if promised else "") + line[2:].strip())
+                continue
+            elif line.strip():
+                pending = line
+            if pending.endswith("\\"):
+                pending = pending[:-1].rstrip()
+                continue
+            if pending:
+                out.append((pending, None))
+                pending = ""
+    return out
+
+
+def promise_kept(promised, real):
+    """promised's "key":value pairs appear in real's, in order; a string promised as
+    "abc..." is a prefix (a cursor or id shown cut)."""
+    have = PAIR.findall(real)
+    i = 0
+    for key, value in PAIR.findall(promised):
+        def same(v):
+            if v == value:
+                return True
+            if value.endswith('..."'):
+                return v.startswith(value[:-4])
+            try:
+                return round(float(v), len(value.split(".")[1]) if "." in value else 0) \
+                    == float(value)
+            except ValueError:
+                return False
+        while i < len(have) and not (have[i][0] == key and same(have[i][1])):
+            i += 1
+        if i == len(have):
+            return False
+        i += 1
+    return True
+
+
+@h.test
+def test_api_examples_run_as_printed():
+    """Every curl example of docs/api.md runs against a real server holding the README's
+    three memories, in the document's order, and answers without an error; an output shown
+    under a command (`# {...}`) is what the server says. A cursor shown cut
+    (`0000000000000002...`) is replaced by the one the listing before it answered."""
+    import json
+    import tempfile
+    srv = h.Server().start()
+    try:
+        for seg in API_SEED:
+            h.expect_ok(srv.insert("agent", seg), 201)
+        examples = api_examples()
+        h.check(len(examples) >= 8, "docs/api.md has its curl examples (%d)" % len(examples))
+        here = "127.0.0.1:%d" % srv.port
+        cursor = None
+        promises = substituted = 0
+        with tempfile.TemporaryDirectory() as cwd:
+            for cmd, promised in examples:
+                h.check(cmd.startswith("curl "), "an example that is not curl: %s" % cmd)
+                line = cmd.replace("localhost:6636", here)
+                h.check("localhost" not in line, "an example on another address: %s" % cmd)
+                if "..." in line:
+                    h.check(cursor and re.search(r"after=[0-9a-f]+\.\.\.", line),
+                            "a placeholder in a command: %s" % cmd)
+                    line = re.sub(r"after=[0-9a-f]+\.\.\.", "after=" + cursor, line)
+                    substituted += 1
+                # the status goes to standard error (an export's body goes to a file)
+                line = line.replace("curl -s ", "curl -s -w '%{stderr}%{http_code}' ", 1)
+                p = subprocess.run(["sh", "-c", line], cwd=cwd, capture_output=True, timeout=60)
+                h.check(p.returncode == 0, "%s: exit %d %s" % (cmd, p.returncode, p.stderr))
+                body = p.stdout.decode("utf-8")
+                status = p.stderr.decode("utf-8").strip()
+                h.check(status in ("200", "201"), "%s: HTTP %s %s" % (cmd, status, body[:400]))
+                h.check('"error"' not in body and '"isError":true' not in body,
+                        "%s: %s" % (cmd, body[:400]))
+                if "/segments?" in line and body.strip():
+                    cursor = json.loads(body).get("next") or cursor
+                if promised is not None:
+                    h.check(promise_kept(promised, body),
+                            "%s\n  docs/api.md promises %s\n  server said %s"
+                            % (cmd, promised, body.strip()[:800]))
+                    promises += 1
+            h.check(promises >= 2 and substituted == 1,
+                    "outputs checked: %d, cursors put in: %d" % (promises, substituted))
+            for name in ("agent.ndjson", "agent-b64.ndjson"):
+                with open(os.path.join(cwd, name), encoding="utf-8") as f:
+                    ids = [json.loads(x)["id"] for x in f if x.strip()]
+                h.eq(ids, ["pw-old", "lunch", "pw-new"], name)
+        st, _, seg = srv.get("/v1/namespaces/agent/segments/pw-new")
+        h.eq(seg["metadata"], {"user": "ana", "label": "credentials"}, "the patch example")
+        h.eq(srv.get("/v1/namespaces/copy")[2]["count"], 3, "the import example")
+    finally:
+        srv.stop()
 
 
 if __name__ == "__main__":

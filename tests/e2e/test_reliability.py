@@ -315,6 +315,26 @@ def test_idle_timeout_closes_idle_connections():
 
 
 @test
+def test_idle_timeout_below_one_second_rounds_up():
+    """The HTTP library counts the idle timeout in whole seconds, 0 meaning none: 100us and
+    250ms are rounded up to 1s, so an idle connection is still closed."""
+    for value in ("0.0001", "250ms"):
+        srv = h.Server(["--idle-timeout", value]).start()
+        try:
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            check(closed_within(s, 15), "an idle connection is closed with --idle-timeout %s"
+                  % value)
+            s.close()
+            with open(srv.log_path, "rb") as f:
+                log = f.read().decode("utf-8", "replace")
+            check("idle_timeout_s=1 " in log, "the config line shows idle_timeout_s=1 for %s"
+                  % value)
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+
+@test
 def test_request_timeout_drops_slow_body():
     """Slow loris on the body: the headers arrive, the body trickles in one byte at a time.
     --request-timeout 1s drops it; other clients are served meanwhile; nothing is written."""

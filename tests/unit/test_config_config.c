@@ -588,6 +588,152 @@ static void test_file_errors(void **state)
     expect_bad(ARGS("--config", nf), NULL, ":2: NUL byte");
 }
 
+/* libmicrohttpd counts the idle timeout in whole seconds, 0 meaning none: a fraction must
+ * round up, so no value > 0 switches the timeout off. */
+static void test_timeouts(void **state)
+{
+    (void)state;
+    const char *const up[][2] = {{"0.0001", "1"}, {"1ms", "1"},  {"0.5", "1"},
+                                 {"250ms", "1"},  {"1.2s", "2"}, {"1500ms", "2"},
+                                 {"30s", "30"},   {"2m", "120"}, {"7d", "604800"}};
+    for (size_t i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+        expect_ok(ARGS("--idle-timeout", up[i][0]), NULL);
+        if (R.cfg.idle_timeout_s != atof(up[i][1]))
+            fail_msg("--idle-timeout %s: got %g, want %s", up[i][0], R.cfg.idle_timeout_s,
+                     up[i][1]);
+    }
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_IDLE_TIMEOUT=10ms", NULL});
+    assert_true(R.cfg.idle_timeout_s == 1.0);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " idle_timeout_s=1 "));
+    expect_bad(ARGS("--idle-timeout", "0"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--idle-timeout", "0ms"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--idle-timeout", "8d"), NULL,
+               "invalid value for --idle-timeout (MNEMOD_IDLE_TIMEOUT): \"8d\" must be at most 7d");
+    expect_bad(ARGS("--idle-timeout", "10000w"), NULL, "must be at most 7d");
+    /* the request deadline is kept to the nanosecond, and bounded the same way */
+    expect_ok(ARGS("--request-timeout", "250ms"), NULL);
+    assert_true(R.cfg.request_timeout_s == 0.25);
+    expect_ok(ARGS("--request-timeout", "7d"), NULL);
+    expect_bad(ARGS("--request-timeout", "0"), NULL, "must be a duration greater than 0");
+    expect_bad(ARGS("--request-timeout", "1000w"), NULL,
+               "invalid value for --request-timeout (MNEMOD_REQUEST_TIMEOUT): \"1000w\" must be "
+               "at most 7d");
+    /* a relayed request's timeout is whole milliseconds of an int: rounded up, at most 7d */
+    expect_ok(ARGS("--forward-timeout", "0.0001"), NULL);
+    assert_true(R.cfg.forward_timeout_s == 0.001);
+    expect_ok(ARGS("--forward-timeout", "1.5ms"), NULL);
+    assert_true(R.cfg.forward_timeout_s == 0.002);
+    expect_ok(ARGS("--forward-timeout", "7d"), NULL);
+    assert_true(R.cfg.forward_timeout_s * 1000.0 <= 2147483647.0);
+    expect_bad(ARGS("--forward-timeout", "25d"), NULL,
+               "invalid value for --forward-timeout (MNEMOD_FORWARD_TIMEOUT): \"25d\" must be at "
+               "most 7d");
+}
+
+/* The default address peers are told to use is one they can connect to. */
+static void test_advertise(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"0.0.0.0:7000", "127.0.0.1:7000"},   {":7000", "127.0.0.1:7000"},
+        {"[::]:7000", "[::1]:7000"},          {"[0:0:0:0:0:0:0:0]:7000", "[::1]:7000"},
+        {"[::1]:7000", "[::1]:7000"},         {"127.0.0.1:7000", "127.0.0.1:7000"},
+        {"10.0.0.5:7000", "10.0.0.5:7000"},   {"[fe80::1]:7000", "[fe80::1]:7000"},
+        {"localhost:7000", "localhost:7000"},
+    };
+    char buf[300];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        expect_ok(ARGS("--listen", cases[i][0]), NULL);
+        size_t n = mem_cfg_advertise(&R.cfg, buf, sizeof(buf));
+        assert_int_equal(n, strlen(cases[i][1]));
+        if (strcmp(buf, cases[i][1]) != 0)
+            fail_msg("--listen %s: advertised %s, want %s", cases[i][0], buf, cases[i][1]);
+    }
+    expect_ok(ARGS("--listen", "[::]:7000", "--advertise", "10.0.0.7:7000"), NULL);
+    mem_cfg_advertise(&R.cfg, buf, sizeof(buf));
+    assert_string_equal(buf, "10.0.0.7:7000");
+    /* the start-up line shows the address in effect */
+    expect_ok(
+        ARGS("--listen", "[::]:7000", "--nats-url", "nats://127.0.0.1:4222", "--node-id", "a"),
+        NULL);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " advertise=[::1]:7000 "));
+}
+
+/* The file and value bounds answer one line naming the file or the setting, wherever the
+ * value comes from. */
+static void test_source_limits(void **state)
+{
+    (void)state;
+    size_t big = MEM_CFG_FILE_MAX;
+    char *text = malloc(big + 2);
+    assert_non_null(text);
+    /* exactly MEM_CFG_FILE_MAX bytes: one setting, then comment lines */
+    size_t o = (size_t)sprintf(text, "max-batch = 7\n");
+    while (o < big) {
+        size_t n = big - o < 100 ? big - o : 100;
+        memset(text + o, '#', n);
+        text[o + n - 1] = '\n';
+        o += n;
+    }
+    text[o] = '\0';
+    const char *f = tmp_file(text);
+    expect_ok(ARGS("--config", f), NULL);
+    assert_int_equal(R.cfg.max_batch, 7);
+    text[o] = '\n'; /* one byte more */
+    text[o + 1] = '\0';
+    f = tmp_file(text);
+    expect_bad(ARGS("--config", f), NULL, "is larger than 1 MiB");
+    assert_non_null(strstr(R.err.msg, strrchr(f, '/') + 1));
+    /* a value of MEM_CFG_VALUE_MAX bytes: refused from a flag, a variable and a file line;
+     * one byte less reaches the setting's own check */
+    size_t vl = MEM_CFG_VALUE_MAX;
+    char *env = malloc(vl + 32);
+    assert_non_null(env);
+    int p = sprintf(env, "MNEMOD_DATA=");
+    memset(env + p, 'd', vl);
+    env[p + vl] = '\0';
+    const char *val = env + p;
+    expect_bad(ARGS("--data", val), NULL, "invalid value for --data: longer than 8191 bytes");
+    expect_bad(NOARGS, (const char *const[]){env, NULL}, "--data: longer than 8191 bytes");
+    sprintf(text, "data = %s\n", val);
+    expect_bad(ARGS("--config", tmp_file(text)), NULL,
+               ":1: invalid value for --data: longer than 8191 bytes");
+    env[p + vl - 1] = '\0';
+    expect_bad(ARGS("--data", val), NULL, "path longer than 4095 bytes");
+    free(env);
+    free(text);
+}
+
+static void test_cluster_limits(void **state)
+{
+    (void)state;
+    expect_ok(NOARGS, NULL);
+    assert_int_equal(R.cfg.publishers, 4);
+    assert_int_equal(R.cfg.max_relay_answer, (size_t)1 << 30);
+    expect_ok(ARGS("--cluster-publishers", "64", "--max-relay-answer", "64KiB"), NULL);
+    assert_int_equal(R.cfg.publishers, 64);
+    assert_int_equal(R.cfg.max_relay_answer, 65536);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_CLUSTER_PUBLISHERS=1", NULL});
+    assert_int_equal(R.cfg.publishers, 1);
+    expect_bad(ARGS("--cluster-publishers", "0"), NULL,
+               "invalid value for --cluster-publishers (MNEMOD_CLUSTER_PUBLISHERS): \"0\" is "
+               "outside 1..64");
+    expect_bad(ARGS("--cluster-publishers", "65"), NULL, "is outside 1..64");
+    expect_bad(ARGS("--max-relay-answer", "0"), NULL,
+               "invalid value for --max-relay-answer (MNEMOD_MAX_RELAY_ANSWER): \"0\" must be a "
+               "size greater than 0");
+    expect_ok(
+        ARGS("--nats-url", "nats://127.0.0.1:4222", "--node-id", "a", "--cluster-publishers", "2"),
+        NULL);
+    char desc[8192];
+    mem_cfg_describe(&R.cfg, desc, sizeof(desc));
+    assert_non_null(strstr(desc, " cluster_publishers=2 max_relay_answer=1073741824"));
+}
+
 static void test_api_key(void **state)
 {
     (void)state;
@@ -1095,6 +1241,10 @@ int main(void)
         cmocka_unit_test_teardown(test_precedence, cleanup),
         cmocka_unit_test_teardown(test_file_format, cleanup),
         cmocka_unit_test_teardown(test_file_errors, cleanup),
+        cmocka_unit_test_teardown(test_timeouts, cleanup),
+        cmocka_unit_test_teardown(test_advertise, cleanup),
+        cmocka_unit_test_teardown(test_source_limits, cleanup),
+        cmocka_unit_test_teardown(test_cluster_limits, cleanup),
         cmocka_unit_test_teardown(test_api_key, cleanup),
         cmocka_unit_test_teardown(test_sample_config, cleanup),
         cmocka_unit_test_teardown(test_describe, cleanup),

@@ -1,5 +1,6 @@
 /* test_server_forward.c - the relay's answer parsing: heads, lengths, chunked bodies, and
- * malformed input refused (never read past what arrived). The parsers are pure.
+ * malformed input refused (never read past what arrived). The parsers are pure. And the
+ * relay on a real loop against a loopback peer: an answer over max_answer is refused.
  * SPDX-License-Identifier: MIT
  */
 /* clang-format off */
@@ -12,6 +13,12 @@
 #include <string.h>
 #include <cmocka.h>
 /* clang-format on */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "server/forward.c"
 
@@ -103,12 +110,120 @@ static void test_addr(void **state)
     assert_int_equal(split_addr("[::1:80", h, sizeof(h), p, sizeof(p)), -1);
 }
 
+/* A peer on loopback: accepts one connection, reads the request head, answers 200 with a
+ * body of body_len bytes and closes. */
+typedef struct peer {
+    int fd;
+    int port;
+    size_t body_len;
+    pthread_t t;
+} peer_t;
+
+static void *peer_main(void *ud)
+{
+    peer_t *p = ud;
+    int c = accept(p->fd, NULL, NULL);
+    if (c < 0) return NULL;
+    char buf[4096];
+    size_t got = 0;
+    while (got < sizeof(buf) - 1) {
+        ssize_t n = read(c, buf + got, sizeof(buf) - 1 - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+        buf[got] = '\0';
+        if (strstr(buf, "\r\n\r\n")) break;
+    }
+    char head[128];
+    int hl = snprintf(head, sizeof(head),
+                      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                      "%zu\r\n\r\n",
+                      p->body_len);
+    ssize_t w = send(c, head, (size_t)hl, MSG_NOSIGNAL); /* the relay may close first */
+    char *body = malloc(p->body_len);
+    memset(body, 'x', p->body_len);
+    for (size_t off = 0; w > 0 && off < p->body_len; off += (size_t)w)
+        w = send(c, body + off, p->body_len - off, MSG_NOSIGNAL);
+    free(body);
+    close(c);
+    return NULL;
+}
+
+static void peer_start(peer_t *p, size_t body_len)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    p->fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(p->fd >= 0);
+    assert_int_equal(bind(p->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(p->fd, 4), 0);
+    assert_int_equal(getsockname(p->fd, (struct sockaddr *)&a, &al), 0);
+    p->port = ntohs(a.sin_port);
+    p->body_len = body_len;
+    assert_int_equal(pthread_create(&p->t, NULL, peer_main, p), 0);
+}
+
+typedef struct got {
+    bool done;
+    mem_srv_fwd_res_t res;
+} got_t;
+
+static void on_res(void *ud, mem_srv_fwd_res_t *res)
+{
+    got_t *g = ud;
+    g->done = true;
+    g->res = *res;
+    res->body = NULL; /* taken */
+}
+
+/* One GET relayed to a peer answering body_len bytes, with max_answer; the result in *g. */
+static void relay(size_t max_answer, size_t body_len, got_t *g)
+{
+    peer_t p;
+    peer_start(&p, body_len);
+    uv_loop_t loop;
+    assert_int_equal(uv_loop_init(&loop), 0);
+    mem_srv_fwd_t *f = NULL;
+    assert_int_equal(mem_srv_fwd_new(&loop, max_answer, &f), 0);
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", p.port);
+    mem_srv_fwd_req_t q = {.addr = addr, .method = "GET", .path = "/v1/x", .timeout_ms = 30000};
+    memset(g, 0, sizeof(*g));
+    assert_int_equal(mem_srv_fwd_start(f, &q, on_res, g), 0);
+    while (!g->done)
+        uv_run(&loop, UV_RUN_ONCE);
+    mem_srv_fwd_free(f);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    pthread_join(p.t, NULL);
+    close(p.fd);
+}
+
+static void test_max_answer(void **state)
+{
+    got_t g;
+    relay(4096, 1000, &g); /* fits: head and body under 4096 bytes */
+    assert_int_equal(g.res.status, 200);
+    assert_int_equal(g.res.body_len, 1000);
+    assert_false(g.res.too_big);
+    free(g.res.body);
+    relay(4096, 200000, &g); /* over: refused, saying which setting */
+    assert_int_equal(g.res.status, 0);
+    assert_true(g.res.too_big);
+    assert_null(g.res.body);
+    assert_non_null(strstr(g.res.error, "--max-relay-answer (4096 bytes)"));
+    relay((size_t)1 << 30, 200000, &g); /* the default holds it */
+    assert_int_equal(g.res.status, 200);
+    assert_int_equal(g.res.body_len, 200000);
+    free(g.res.body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heads),
         cmocka_unit_test(test_chunks),
         cmocka_unit_test(test_addr),
+        cmocka_unit_test(test_max_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
