@@ -1404,6 +1404,11 @@ int mem_cfg_load(mem_cfg_t *cfg, int argc, char *const *argv, char *const *env, 
         return mem_err_set(
             err, MEM_EINVAL,
             "--node-id (MNEMOD_NODE_ID) is required with --nats-url (MNEMOD_NATS_URL)");
+    /* the other nodes reach this one at its advertised address, fixed before it listens */
+    if (cfg->nats_url[0] && cfg->listen_port == 0 && !cfg->advertise[0])
+        return mem_err_field(err, MEM_EINVAL, "advertise",
+                             "--listen with port 0 needs --advertise (MNEMOD_ADVERTISE) with "
+                             "--nats-url: the other nodes could not reach a port chosen at start");
     if (cfg->embedder == MEM_CFG_EMBEDDER_OPENAI && !cfg->embedder_model[0])
         return mem_err_field(err, MEM_EINVAL, "embedder-model",
                              "--embedder-model (MNEMOD_EMBEDDER_MODEL) is required with "

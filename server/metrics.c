@@ -10,9 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROUTES 32
-#define MAX_PAIRS  128
-#define N_BUCKETS  12
+/* Route labels are the router's fixed set (fewer than 20) and a route answers only statuses
+ * of the API's fixed set (fewer than 30): both caps hold every one, so no request goes
+ * uncounted; they are caps only so that the tables stay fixed arrays. */
+#define MAX_ROUTES   32
+#define MAX_STATUSES 32
+#define N_BUCKETS    12
 
 static const double bucket_s[N_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                            0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
@@ -24,18 +27,14 @@ struct route_hist {
     unsigned long long buckets[N_BUCKETS];
     unsigned long long count;
     double sum;
-};
-struct pair {
-    char route[48];
-    int status;
-    unsigned long long count;
+    int status[MAX_STATUSES]; /* the statuses this route answered, first seen first */
+    unsigned long long status_count[MAX_STATUSES];
+    size_t n_status;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct route_hist hists[MAX_ROUTES]; /* guarded by lock */
 static size_t n_hists;
-static struct pair pairs[MAX_PAIRS];
-static size_t n_pairs;
 static unsigned long long scan_counts[N_SCAN_BUCKETS];
 static unsigned long long scan_total;
 static double scan_sum;
@@ -48,14 +47,6 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
 {
     pthread_mutex_lock(&lock);
     size_t i;
-    for (i = 0; i < n_pairs; i++)
-        if (pairs[i].status == status && strcmp(pairs[i].route, route) == 0) break;
-    if (i == n_pairs && n_pairs < MAX_PAIRS) {
-        snprintf(pairs[i].route, sizeof(pairs[i].route), "%s", route);
-        pairs[i].status = status;
-        n_pairs++;
-    }
-    if (i < n_pairs) pairs[i].count++;
     for (i = 0; i < n_hists; i++)
         if (strcmp(hists[i].route, route) == 0) break;
     if (i == n_hists && n_hists < MAX_ROUTES) {
@@ -63,10 +54,16 @@ void mem_srv_metrics_observe(const char *route, int status, double seconds)
         n_hists++;
     }
     if (i < n_hists) {
+        struct route_hist *h = &hists[i];
         for (size_t b = 0; b < N_BUCKETS; b++)
-            if (seconds <= bucket_s[b]) hists[i].buckets[b]++;
-        hists[i].count++;
-        hists[i].sum += seconds;
+            if (seconds <= bucket_s[b]) h->buckets[b]++;
+        h->count++;
+        h->sum += seconds;
+        size_t j;
+        for (j = 0; j < h->n_status; j++)
+            if (h->status[j] == status) break;
+        if (j == h->n_status && j < MAX_STATUSES) h->status[h->n_status++] = status;
+        if (j < h->n_status) h->status_count[j]++;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -213,9 +210,10 @@ char *mem_srv_metrics_render(mem_store_t *st, const mem_srv_pool_t *pool, const 
     pthread_mutex_lock(&lock);
     put(&b, "# HELP mnemod_http_requests_total HTTP requests by route and status.\n"
             "# TYPE mnemod_http_requests_total counter\n");
-    for (size_t i = 0; i < n_pairs; i++)
-        put(&b, "mnemod_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n", pairs[i].route,
-            pairs[i].status, pairs[i].count);
+    for (size_t i = 0; i < n_hists; i++)
+        for (size_t j = 0; j < hists[i].n_status; j++)
+            put(&b, "mnemod_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n", hists[i].route,
+                hists[i].status[j], hists[i].status_count[j]);
     put(&b, "# HELP mnemod_http_request_duration_seconds Time from request to reply.\n"
             "# TYPE mnemod_http_request_duration_seconds histogram\n");
     for (size_t i = 0; i < n_hists; i++) {

@@ -313,6 +313,69 @@ def test_metrics_format_and_families():
 
 
 @h.test
+def test_every_route_and_status_counted():
+    """Many routes, each with several statuses: every (route, status) the server answered is
+    one series whose value is exactly how often it answered it, and nothing else appears."""
+    srv = h.Server().start()
+    key = "mnemod_http_requests_total"
+    before = {(l["route"], l["status"]): v for s, l, v in scrape(srv)[key]["samples"]}
+    sent = {("metrics", "200"): 1}  # the scrape just made
+
+    def send(label, method, path, body=None, **kw):
+        st = srv.call(method, path, body, **kw)[0]
+        sent[(label, str(st))] = sent.get((label, str(st)), 0) + 1
+
+    ns = "/v1/namespaces/mx"
+    seg = {"id": "a", "embedding": [1.0, 0, 0, 0], "text": "alpha"}
+    send("healthz", "GET", "/healthz")
+    send("healthz", "POST", "/healthz", {})
+    send("openapi", "GET", "/openapi.json")
+    send("openapi", "DELETE", "/openapi.json")
+    send("namespaces", "GET", "/v1/namespaces")
+    send("namespace", "PUT", ns, {"dim": DIM})
+    send("namespace", "PUT", ns, {"dim": "four"})
+    send("namespace", "GET", ns)
+    send("namespace", "GET", ns + "-none")
+    send("namespace", "POST", ns, {})
+    send("segments", "POST", ns + "/segments", seg)
+    send("segments", "POST", ns + "/segments", seg)  # the same id again
+    send("segments", "POST", ns + "/segments", {"id": "b", "embedding": [1.0]})
+    send("segments", "POST", ns + "/segments", b"{not json")
+    send("segments", "POST", ns + "-none/segments", {"segments": []})
+    send("segments", "GET", ns + "/segments")
+    send("segments", "GET", ns + "/segments?after=zz")
+    send("segment", "GET", ns + "/segments/a")
+    send("segment", "GET", ns + "/segments/nope")
+    send("segment", "PATCH", ns + "/segments/a", {"text": "alpha two"})
+    send("segment", "PATCH", ns + "/segments/a", {"unknown": 1})
+    send("retrieve", "POST", ns + "/retrieve", {"embedding": [1.0, 0, 0, 0]})
+    send("retrieve", "POST", ns + "/retrieve", {"embedding": [1.0, 0]})
+    send("retrieve", "POST", ns + "/retrieve", {"k": 0, "embedding": [1.0, 0, 0, 0]})
+    send("retrieve", "GET", ns + "/retrieve")
+    send("compact", "POST", ns + "/compact", {"target": 1})
+    send("compact", "POST", ns + "/compact", {"target": -1})
+    send("export", "GET", ns + "/export")
+    send("export", "GET", ns + "-none/export")
+    send("import", "POST", ns + "/import", b"not ndjson")
+    send("mcp", "POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    send("mcp", "GET", "/mcp")
+    send("unknown", "GET", "/no/such/route")
+    send("segment", "DELETE", ns + "/segments/a")
+    send("segment", "DELETE", ns + "/segments/a")
+    send("namespace", "DELETE", ns)
+    h.check(len(sent) >= 25, "distinct (route, status) pairs sent: %d" % len(sent))
+    h.check(len({st for _, st in sent}) >= 6, "statuses: %r" % sorted(sent))
+    fams = scrape(srv)  # counted after its answer: not in this scrape
+    got = {}
+    for s, l, v in fams[key]["samples"]:
+        k = (l["route"], l["status"])
+        if v != before.get(k, 0):
+            got[k] = v - before.get(k, 0)
+    h.eq(got, sent, "requests by route and status")
+    srv.stop()
+
+
+@h.test
 def test_parser_rejects_bad_expositions():
     """The checker itself: each broken text must be refused."""
     good = ("# HELP x_total X.\n# TYPE x_total counter\nx_total{a=\"1\"} 3\n"

@@ -955,6 +955,13 @@ static void test_cluster(void **state)
     expect_bad(ARGS("--cluster-write-timeout", "0"), NULL, "cluster-write-timeout");
     expect_bad(ARGS("--advertise", "nohost"), NULL, "advertise");
     expect_bad(ARGS("--nats-url", "nats://h:1"), NULL, "node-id");
+    /* a cluster node on a port chosen at start must say where the others reach it */
+    expect_bad(ARGS("--nats-url", "nats://h:1", "--node-id", "n1", "--listen", "127.0.0.1:0"), NULL,
+               "--advertise");
+    expect_ok(ARGS("--nats-url", "nats://h:1", "--node-id", "n1", "--listen", "127.0.0.1:0",
+                   "--advertise", "10.0.0.7:7000"),
+              NULL);
+    expect_ok(ARGS("--listen", "127.0.0.1:0"), NULL); /* one node: nobody needs to reach it */
     /* single-node: the cluster settings stay out of the start-up line */
     expect_ok(NOARGS, NULL);
     mem_cfg_describe(&R.cfg, line, sizeof(line));
