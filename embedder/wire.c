@@ -26,17 +26,21 @@
 
 #define MAX_DIM 4096
 
-/* jansson's parser does not report every failed allocation: one that fails while a long
- * string or number is being read drops that byte and the parse goes on (jansson issue
- * #362), and others come back as a syntax error. So its allocator counts failures per
- * thread, and a parse during which one failed is out of memory whatever it returned: a
- * provider's answer never decodes to other floats, nor to a 502, for want of memory. */
-static __thread unsigned long wire_json_failures;
+/* jansson's text functions go on after a failed allocation: its parser drops the byte it
+ * was saving and reads on (jansson issue #362), which gives other floats, a syntax error,
+ * or, when the byte was a string's closing quote, a copy that runs past the string's
+ * buffer; json_dumps drops a key's text and returns the rest as if whole. So while one of
+ * them runs on this thread a failure is sticky: every later allocation of that call fails
+ * too (the string copy's own buffer, so it never starts), and the call is out of memory
+ * whatever it returned. A provider's answer never decodes to other floats, nor to a 502,
+ * for want of memory, and no request goes out with a key missing. */
+static __thread bool wire_json_in_text, wire_json_failed;
 
 static void *wire_json_malloc(size_t n)
 {
+    if (wire_json_in_text && wire_json_failed) return NULL;
     void *p = malloc(n);
-    if (!p) wire_json_failures++;
+    if (!p) wire_json_failed = true;
     return p;
 }
 
@@ -46,12 +50,26 @@ __attribute__((constructor)) static void wire_json_hook(void)
     json_set_alloc_funcs(wire_json_malloc, free);
 }
 
+static void text_begin(void)
+{
+    wire_json_in_text = true;
+    wire_json_failed = false;
+}
+
+/* Whether an allocation failed since text_begin. */
+static bool text_end(void)
+{
+    bool failed = wire_json_failed;
+    wire_json_in_text = wire_json_failed = false;
+    return failed;
+}
+
 /* json_loadb that fails with *oom set when an allocation failed during the parse. */
 static json_t *wire_parse(const char *body, size_t len, json_error_t *jerr, bool *oom)
 {
-    unsigned long before = wire_json_failures;
+    text_begin();
     json_t *root = json_loadb(body, len, 0, jerr);
-    *oom = wire_json_failures != before;
+    *oom = text_end();
     if (*oom) {
         json_decref(root);
         root = NULL;
@@ -70,7 +88,12 @@ char *mem_emb_encode(const char *model, const char *const *texts, const size_t *
         if (!s || json_array_append_new(input, s)) goto out;
     }
     if (json_object_set(root, "input", input)) goto out;
+    text_begin();
     out = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (text_end()) { /* a key may be missing from what it returned */
+        free(out);
+        out = NULL;
+    }
     if (out) *len = strlen(out);
 out:
     json_decref(input);

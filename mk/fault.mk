@@ -3,6 +3,9 @@
 #   make fault [FAULT_MAX_RUNS=0] [FAULT_SUITES="test_core_index ..."]   every unit suite with
 #        the 1st, 2nd, ... Nth allocation of each test failing, then the daemon under faults
 #   make fault-unit / fault-e2e                                            one half alone
+#   make fault-quick [FAULT_QUICK_RUNS=100]  what `make test` runs: the API and embedder
+#        suites (FAULT_QUICK_SUITES), at most FAULT_QUICK_RUNS failing allocations per test,
+#        spread evenly over its allocations (the whole `make fault` takes hours)
 #
 # FLAVOR=fault is the asan flavor plus: our objects compiled with -finstrument-functions
 # (the hooks count only allocations made while mnemod's own code is on the stack, so a
@@ -46,3 +49,11 @@ fault: deps
 fault-unit fault-e2e:
 	@$(MAKE) --no-print-directory FLAVOR=fault fault-build
 	FAULT_MAX_RUNS=$(FAULT_MAX_RUNS) sh tests/fault/run.sh build/fault $(@:fault-%=%) $(FAULT_SUITES)
+
+FAULT_QUICK_SUITES ?= test_api_cluster test_api_decode test_api_edge test_api_json test_api_mcp \
+                      test_api_router test_api_store test_embedder_wire
+FAULT_QUICK_RUNS   ?= 100
+.PHONY: fault-quick
+fault-quick: deps
+	@$(MAKE) --no-print-directory FLAVOR=fault $(FAULT_QUICK_SUITES:%=build/fault/tests/unit/%)
+	FAULT_MAX_RUNS=$(FAULT_QUICK_RUNS) sh tests/fault/run.sh build/fault unit $(FAULT_QUICK_SUITES)

@@ -1,7 +1,7 @@
 #!/bin/sh
-# run-tests.sh BUILD_DIR [unit|lint|e2e|cluster|fuzz|clients] - run every unit binary, the OpenAPI
-# lint, then the end-to-end suites, two cluster suites, the clients, the command line and the
-# console.
+# run-tests.sh BUILD_DIR [unit|lint|e2e|cluster|fuzz|fault|clients] - run every unit binary, the
+# OpenAPI lint, then the end-to-end suites, two cluster suites, the fuzz replay, a quick pass of
+# allocation-failure injection, the clients, the command line and the console.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
 WHAT=${2:-all}
@@ -41,6 +41,12 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; the
     # libFuzzer with ASan+UBSan: replays every saved crash input, then each target briefly
     echo "== fuzz: tests/fuzz/run.sh ${FUZZ_SECONDS:-10}"
     run fuzz sh tests/fuzz/run.sh "${FUZZ_SECONDS:-10}"
+fi
+if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fault ]; then
+    # the API and embedder suites with their allocations failing in turn (a bounded sample
+    # of each test's; `make fault` runs them all)
+    echo "== fault: make fault-quick"
+    run fault make --no-print-directory fault-quick
 fi
 if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = clients ]; then
     # the clients, the CLI and the console, each against the real binary it starts

@@ -31,17 +31,21 @@ static int fail_sqlite(mem_err_t *err, sqlite3 *db, int rc, const char *what)
     return mem_store__err_sqlite(err, db, rc, what);
 }
 
-/* Does table t of schema (main/snap) have a column named col? */
-static bool has_column(sqlite3 *db, const char *schema, const char *t, const char *col)
+/* Does table t of schema (main/snap) have a column named col? 1 yes, 0 no, or a negative
+ * MEM_E* code (out of memory, say: never read as "no", which would skip or refuse a table). */
+static int has_column(sqlite3 *db, const char *schema, const char *t, const char *col,
+                      mem_err_t *err)
 {
     sqlite3_stmt *s = NULL;
     char *sql =
         sqlite3_mprintf("SELECT 1 FROM pragma_table_info(%Q, %Q) WHERE name = %Q", t, schema, col);
-    bool yes = false;
-    if (sql && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK)
-        yes = sqlite3_step(s) == SQLITE_ROW;
-    sqlite3_finalize(s);
+    int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &s, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    int yes = rc == SQLITE_ROW    ? 1
+              : rc == SQLITE_DONE ? 0
+                                  : fail_sqlite(err, db, rc, "read a table's columns");
+    sqlite3_finalize(s);
     return yes;
 }
 
@@ -61,7 +65,13 @@ static int ns_tables(sqlite3 *db, const char *schema, char ***out, size_t *n, me
     int out_rc = MEM_OK;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(s, 0);
-        if (!t || (strcmp(t, "namespaces") != 0 && !has_column(db, schema, t, "ns_id"))) continue;
+        int has = t ? 1 : mem_err_set(err, MEM_ENOMEM, "out of memory"); /* names are text */
+        if (has > 0 && strcmp(t, "namespaces") != 0) has = has_column(db, schema, t, "ns_id", err);
+        if (has < 0) {
+            out_rc = has;
+            break;
+        }
+        if (!has) continue;
         char **a = realloc(names, (cnt + 1) * sizeof(*a));
         char *copy = a ? sqlite3_mprintf("%s", t) : NULL;
         if (!a || !copy) {
@@ -216,14 +226,22 @@ static int copy_table(mem_store_t *st, sqlite3 *src, const char *t, int64_t new_
     int map[256];
     for (int i = 0; i < n && i < 256 && cols && qs; i++) {
         const char *c = sqlite3_column_name(sel, i);
+        if (!c) { /* its name could not be allocated */
+            sqlite3_free(cols);
+            cols = NULL;
+            break;
+        }
         if (is_ns && strcmp(c, "id") == 0) continue;
-        if (!has_column(st->db, "main", t, c)) {
+        int has = has_column(st->db, "main", t, c, err);
+        if (has <= 0) {
             sqlite3_free(cols);
             sqlite3_free(qs);
-            rc = mem_err_set(err, MEM_EINVAL,
-                             "namespace copy: column %s.%s is unknown here (another mnemod "
-                             "version?)",
-                             t, c);
+            rc = has < 0
+                     ? has
+                     : mem_err_set(err, MEM_EINVAL,
+                                   "namespace copy: column %s.%s is unknown here (another mnemod "
+                                   "version?)",
+                                   t, c);
             goto out;
         }
         if (strcmp(c, "ns_id") == 0) id_col = i;
@@ -325,9 +343,11 @@ static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t 
     if ((rc = copy_table(st, src, "namespaces", 0, &new_id, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(tables[i], "namespaces") == 0 || strcmp(tables[i], "export") == 0) continue;
-        if (!has_column(st->db, "main", tables[i], "ns_id")) {
-            rc =
-                mem_err_set(err, MEM_EINVAL, "namespace copy: table %s is unknown here", tables[i]);
+        int has = has_column(st->db, "main", tables[i], "ns_id", err);
+        if (has <= 0) {
+            rc = has < 0 ? has
+                         : mem_err_set(err, MEM_EINVAL, "namespace copy: table %s is unknown here",
+                                       tables[i]);
             goto out;
         }
         if ((rc = copy_table(st, src, tables[i], new_id, NULL, err)) != MEM_OK) goto out;
