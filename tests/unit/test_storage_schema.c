@@ -91,22 +91,25 @@ static void test_foreign_database_refused(void **state)
     mem_store_close(store_fixture_open(&o));
 }
 
+/* The tables of a schema 1 file, as the first mnemod created them. */
+#define V1_TABLES                                                                                  \
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"                                              \
+    "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"             \
+    " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"               \
+    " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"                             \
+    "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"              \
+    " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"              \
+    " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"               \
+    " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"                 \
+    " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"          \
+    " id));"
+
 /* A schema 1 file as the previous mnemod wrote it: B names a superseder D that was
  * deleted (the old bug), C is superseded by E, A is close to B. */
 static void make_v1_file(void)
 {
     store_fixture_sql(
-        fx_dbpath,
-        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-        "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"
-        " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"
-        " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"
-        "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"
-        " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"
-        " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"
-        " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"
-        " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"
-        " id));"
+        fx_dbpath, V1_TABLES
         "INSERT INTO meta VALUES('lsn', 6), ('schema_version', 1);"
         "INSERT INTO namespaces(name, dim, last_seq, last_ts_ms, clock) VALUES('m', 4, 5, 5,"
         " 5);");
@@ -307,17 +310,7 @@ static void test_migrate_stale_supersedes(void **state)
 static void test_migrate_v1_unbacked_supersedes(void **state)
 {
     store_fixture_sql(
-        fx_dbpath,
-        "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
-        "CREATE TABLE namespaces(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL"
-        " UNIQUE, dim INTEGER NOT NULL, last_seq INTEGER NOT NULL DEFAULT 0, last_ts_ms"
-        " INTEGER, clock INTEGER NOT NULL DEFAULT 0, created_ms INTEGER);"
-        "CREATE TABLE segments(ns_id INTEGER NOT NULL, seq INTEGER NOT NULL, id TEXT NOT"
-        " NULL, ts_ms INTEGER NOT NULL, text TEXT, source TEXT, metadata TEXT, embedding"
-        " BLOB NOT NULL, supersedes BLOB, superseded_by TEXT, archived INTEGER NOT NULL"
-        " DEFAULT 0, degree INTEGER NOT NULL DEFAULT 0, access_count INTEGER NOT NULL"
-        " DEFAULT 0, tick INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(ns_id, seq), UNIQUE(ns_id,"
-        " id));"
+        fx_dbpath, V1_TABLES
         "INSERT INTO meta VALUES('lsn', 3), ('schema_version', 1);"
         "INSERT INTO namespaces(name, dim, last_seq, last_ts_ms, clock) VALUES('m', 4, 3, 3,"
         " 3);"
