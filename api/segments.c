@@ -61,34 +61,51 @@ static bool wants_embedding(const json_t *root, char *f, size_t n)
 }
 
 /* ---- listing ----
- * A cursor is the last seq of a page, the namespace's incarnation and a check of
- * (namespace, incarnation, seq), in hex: opaque to clients, stable while the namespace
- * changes (seqs only grow) and on every node of a cluster (the incarnation is replicated).
- * A cursor of another namespace or a mangled one is a clear 400 rather than a silently wrong
- * page, and so is one of a namespace deleted since, even when one of the same name was
- * created again (its seqs start over: mem_store_list compares the incarnations). The
- * cursors of older releases (24 digits: seq and a check without the incarnation) cannot
- * tell the namespace they were made in, so they are refused by name. */
+ * A cursor is the last seq of a page, the namespace's incarnation and creation time, and a
+ * check of (namespace, seq, incarnation, creation time), in hex: opaque to clients, stable
+ * while the namespace changes (seqs only grow) and on every node of a cluster (both are
+ * replicated). A cursor of another namespace or a mangled one is a clear 400 rather than a
+ * silently wrong page, and so is one of a namespace deleted since, even when one of the same
+ * name was created again (its seqs start over: mem_store_list compares the incarnations, or
+ * the creation times where a node has no incarnation for a namespace an older mnemod made or
+ * copied). Cursors of the release before (40 digits: no creation time) are still taken and
+ * compared by incarnation alone. The cursors of older releases (24 digits: seq and a check
+ * without the incarnation) cannot tell the namespace they were made in, so they are refused
+ * by name. */
 
-#define CURSOR_LEN     40 /* 16 hex digits of seq, 16 of the incarnation, 8 of the check */
+/* CURSOR_LEN: 16 hex digits of seq, 16 of the incarnation, 16 of the creation time (ms, two's
+ * complement), 8 of the check */
+#define CURSOR_LEN     56
+#define CURSOR_LEN_V7  40 /* 16 hex digits of seq, 16 of the incarnation, 8 of the check */
 #define CURSOR_LEN_OLD 24 /* 16 hex digits of seq, 8 of a check of (namespace, seq) */
 
-static uint32_t cursor_check(const char *ns, int64_t seq, const uint64_t *incarnation)
+static uint32_t fnv_u64(uint32_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        h = (h ^ (uint8_t)(v >> (8 * i))) * 16777619u;
+    return h;
+}
+
+/* incarnation NULL: a 24-digit cursor's check; created NULL: a 40-digit one's. */
+static uint32_t cursor_check(const char *ns, int64_t seq, const uint64_t *incarnation,
+                             const uint64_t *created)
 {
     uint32_t h = 2166136261u;
     for (const char *p = ns; *p; p++)
         h = (h ^ (uint8_t)*p) * 16777619u;
-    for (int i = 0; i < 8; i++)
-        h = (h ^ (uint8_t)((uint64_t)seq >> (8 * i))) * 16777619u;
-    for (int i = 0; incarnation && i < 8; i++)
-        h = (h ^ (uint8_t)(*incarnation >> (8 * i))) * 16777619u;
+    h = fnv_u64(h, (uint64_t)seq);
+    if (incarnation) h = fnv_u64(h, *incarnation);
+    if (created) h = fnv_u64(h, *created);
     return h ^ 0x6d6e656du;
 }
 
-static void cursor_make(const char *ns, int64_t seq, uint64_t incarnation, char out[CURSOR_LEN + 1])
+static void cursor_make(const char *ns, int64_t seq, const mem_store_ns_ident_t *id,
+                        char out[CURSOR_LEN + 1])
 {
-    snprintf(out, CURSOR_LEN + 1, "%016llx%016llx%08lx", (unsigned long long)seq,
-             (unsigned long long)incarnation, (unsigned long)cursor_check(ns, seq, &incarnation));
+    uint64_t inc = id->incarnation, created = (uint64_t)id->created_ms;
+    snprintf(out, CURSOR_LEN + 1, "%016llx%016llx%016llx%08lx", (unsigned long long)seq,
+             (unsigned long long)inc, (unsigned long long)created,
+             (unsigned long)cursor_check(ns, seq, &inc, &created));
 }
 
 /* Hex digits s[0..n) as a number (n <= 16); false on any other character. */
@@ -108,22 +125,27 @@ static bool hex_val(const char *s, size_t n, uint64_t *out)
 static int cursor_parse(const char *ns, const char *s, size_t len, mem_store_list_req_t *req,
                         mem_err_t *err)
 {
-    uint64_t seq = 0, inc = 0, chk = 0;
+    uint64_t seq = 0, inc = 0, created = 0, chk = 0;
     if (len == CURSOR_LEN_OLD && hex_val(s, 16, &seq) && hex_val(s + 16, 8, &chk) &&
-        seq <= INT64_MAX && chk == cursor_check(ns, (int64_t)seq, NULL))
+        seq <= INT64_MAX && chk == cursor_check(ns, (int64_t)seq, NULL, NULL))
         return mem_err_field(err, MEM_EINVAL, "after",
                              "after: a cursor of an older mnemod, which does not say which "
                              "namespace %s it was made in (start the listing again without "
                              "after)",
                              ns);
-    if (len != CURSOR_LEN || !hex_val(s, 16, &seq) || !hex_val(s + 16, 16, &inc) ||
-        !hex_val(s + 32, 8, &chk) || seq > INT64_MAX || chk != cursor_check(ns, (int64_t)seq, &inc))
+    bool full = len == CURSOR_LEN; /* else a 40-digit one, without the creation time */
+    if ((len != CURSOR_LEN && len != CURSOR_LEN_V7) || !hex_val(s, 16, &seq) ||
+        !hex_val(s + 16, 16, &inc) || (full && !hex_val(s + 32, 16, &created)) ||
+        !hex_val(s + len - 8, 8, &chk) || seq > INT64_MAX ||
+        chk != cursor_check(ns, (int64_t)seq, &inc, full ? &created : NULL))
         return mem_err_field(err, MEM_EINVAL, "after",
                              "after: not a cursor of this namespace (pass the \"next\" of a "
                              "previous page)");
     req->after_seq = (int64_t)seq;
     req->resume = true;
     req->incarnation = inc;
+    req->created_known = full;
+    req->created_ms = (int64_t)created;
     return MEM_OK;
 }
 
@@ -235,9 +257,8 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     mem_store_segment_t **segs = NULL;
     size_t n = 0;
     bool more = false;
-    uint64_t incarnation = 0;
-    if (rc == MEM_OK)
-        rc = mem_store_list(ctx->store, ns, &req, &segs, &n, &more, &incarnation, &err);
+    mem_store_ns_ident_t ident = {0};
+    if (rc == MEM_OK) rc = mem_store_list(ctx->store, ns, &req, &segs, &n, &more, &ident, &err);
     if (rc != MEM_OK) {
         mem_api__fail_call(resp, rc, &err);
         return;
@@ -247,7 +268,7 @@ void mem_api__seg_list(const mem_api_ctx_t *ctx, const char *ns, const char *que
     for (size_t i = 0; ok && i < n; i++)
         ok = json_array_append_new(arr, mem_api__enc_segment_form(segs[i], form)) == 0;
     char cur[CURSOR_LEN + 1];
-    if (more && n) cursor_make(ns, segs[n - 1]->seq, incarnation, cur);
+    if (more && n) cursor_make(ns, segs[n - 1]->seq, &ident, cur);
     mem_store_segments_free(segs, n);
     if (ok) {
         ok = json_object_set_new(o, "segments", arr) == 0;

@@ -21,6 +21,8 @@ endif
 #  - test_outage.py: NATS frozen then killed (reads stay fast, honest /healthz), payload limit;
 #  - test_import.py: NDJSON import through a non-holder, all or nothing on both holders, the
 #    payload limit, a duplicate key relayed (also run by `make test`, with test_outage.py);
+#  - test_upgrade.py: a namespace copy an older mnemod made, listing cursors across it and a
+#    re-creation (also run by `make test`);
 #  - test_partition.py: a network partition (skipped unless root with ip and iptables);
 #  - the single-node durability suite through the cluster write path.
 cluster-test: deps
@@ -29,6 +31,7 @@ cluster-test: deps
 	nice python3 tests/cluster/test_placement.py $(B)/mnemod
 	nice python3 tests/cluster/test_outage.py $(B)/mnemod
 	nice python3 tests/cluster/test_import.py $(B)/mnemod
+	nice python3 tests/cluster/test_upgrade.py $(B)/mnemod
 	nice python3 tests/cluster/test_partition.py $(B)/mnemod
 	WRAPPED_MNEMOD=$(abspath $(B)/mnemod) nice python3 tests/e2e/test_durability.py tests/cluster/mnemod-on-nats
 

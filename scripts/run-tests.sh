@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-tests.sh BUILD_DIR [unit|lint|e2e|cluster|fuzz|fault|clients] - run every unit binary, the
-# OpenAPI lint, then the end-to-end suites, two cluster suites, the fuzz replay, a quick pass of
+# OpenAPI lint, then the end-to-end suites, three cluster suites, the fuzz replay, a quick pass of
 # allocation-failure injection, the clients, the command line and the console.
 # Prints one closing line "N passed, N failed" (suites counted) and exits non-zero on any failure.
 B=${1:?build dir}
@@ -32,7 +32,7 @@ if [ "$WHAT" = all ] || [ "$WHAT" = e2e ]; then
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = cluster ]; then
     # the lean part of `make cluster-test`: a real nats-server and real nodes on loopback
-    for t in tests/cluster/test_outage.py tests/cluster/test_import.py; do
+    for t in tests/cluster/test_outage.py tests/cluster/test_import.py tests/cluster/test_upgrade.py; do
         echo "== cluster: $(basename "$t")"
         run "$(basename "$t")" timeout 600 python3 "$t" "$B/mnemod"
     done

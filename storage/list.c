@@ -115,8 +115,22 @@ static const char SQL_LIST[] =
     " AND (?5 IS NULL OR source = ?5) AND (?6 OR superseded_by IS NULL) AND (?7 OR archived = 0)"
     " ORDER BY seq LIMIT ?8";
 
+/* Is ns the namespace the resumed page was listed from? Incarnations decide when both are
+ * recorded. A namespace an older mnemod made or copied has none (0) on the nodes that got
+ * it so and one on those that applied its creating record themselves, so during and after
+ * a rolling upgrade the holders disagree; the creation time then decides: every version
+ * stores it, every holder has the creating record's, and a namespace created again has a
+ * later one. A cursor without a creation time (of the release before) compares the
+ * incarnations as they are. */
+static bool same_namespace(const mem_store_list_req_t *req, const mem_store_ns_t *ns)
+{
+    if (req->incarnation && ns->incarnation) return req->incarnation == ns->incarnation;
+    if (req->created_known) return req->created_ms == ns->created_ms;
+    return req->incarnation == ns->incarnation;
+}
+
 int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_req_t *req,
-                   mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
+                   mem_store_segment_t ***out, size_t *n, bool *more, mem_store_ns_ident_t *ident,
                    mem_err_t *err)
 {
     if (req->limit < 1 || req->limit > MEM_STORE_LIST_MAX)
@@ -126,7 +140,7 @@ int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_re
     if (!ns) return mem_store__ns_missing(st, ns_name, err);
     /* the rows are read by this namespace's id: a namespace created after it under the same
      * name has another, so the check and the page are of one namespace */
-    if (req->resume && req->incarnation != ns->incarnation) {
+    if (req->resume && !same_namespace(req, ns)) {
         mem_store__ns_release(ns);
         return mem_err_field(err, MEM_EINVAL, "after",
                              "after: a cursor of an earlier namespace %s, deleted since (start "
@@ -173,7 +187,8 @@ int mem_store_list(mem_store_t *st, const char *ns_name, const mem_store_list_re
     *out = segs;
     *n = got;
     *more = extra;
-    *incarnation = ns->incarnation;
+    ident->incarnation = ns->incarnation;
+    ident->created_ms = ns->created_ms;
     segs = NULL;
 out:
     mem_store_segments_free(segs, got);

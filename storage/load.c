@@ -356,6 +356,7 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
         return mem_err_set(err, rc, "out of memory loading %s", name);
     ns->coherence = coherence;
     ns->incarnation = (uint64_t)sqlite3_column_int64(row, 11);
+    ns->created_ms = sqlite3_column_int64(row, 12); /* NULL reads as 0 */
     if (coherence && !same) {
         /* every active row is pending (none is linked), so the linker builds the graph
          * again in the background while reads that need it wait; its first checkpoint
@@ -405,7 +406,7 @@ static int ns_from_row(mem_store_t *st, sqlite3 *db, sqlite3_stmt *row, mem_stor
 
 #define NS_COLS                                                                                    \
     "SELECT id, name, dim, last_seq, last_ts_ms, clock, embedder, recent, coherence,"              \
-    " graph_rule, graph_threshold, incarnation FROM namespaces"
+    " graph_rule, graph_threshold, incarnation, created_ms FROM namespaces"
 
 int mem_store__load_ns(mem_store_t *st, sqlite3 *db, const char *name, mem_store_ns_t **out,
                        mem_err_t *err)

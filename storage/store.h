@@ -325,10 +325,20 @@ int mem_store_get_try(mem_store_t *st, const char *ns, const char *id, bool with
                       mem_store_segment_t **out, bool *busy, mem_err_t *err);
 void mem_store_segment_free(mem_store_segment_t *seg);
 
+/* Which namespace of its name a listing page was read from (a cursor carries it). */
+typedef struct mem_store_ns_ident {
+    uint64_t incarnation; /* namespaces.incarnation; 0: none recorded (an older mnemod made or
+                             copied the namespace) */
+    int64_t created_ms;   /* namespaces.created_ms: in a cluster the creating record's clock,
+                             the same on every holder; 0 when the row has none */
+} mem_store_ns_ident_t;
+
 typedef struct mem_store_list_req {
-    int64_t after_seq;          /* only segments with seq > after_seq (0: from the start) */
-    bool resume;                /* after_seq comes from a page of the namespace incarnation */
-    uint64_t incarnation;       /* with resume: the incarnation that page was listed from */
+    int64_t after_seq;    /* only segments with seq > after_seq (0: from the start) */
+    bool resume;          /* after_seq comes from a page of the namespace incarnation */
+    uint64_t incarnation; /* with resume: the incarnation that page was listed from */
+    bool created_known;   /* with resume: created_ms is that page's namespace's too */
+    int64_t created_ms;
     size_t limit;               /* 1..MEM_STORE_LIST_MAX */
     int64_t since_ms, until_ms; /* inclusive; INT64_MIN / INT64_MAX when absent */
     const char *source;         /* NULL: any source; else only segments with this one */
@@ -340,15 +350,18 @@ typedef struct mem_store_list_req {
 
 /* One page of the committed segments of ns in seq order: those after req->after_seq that
  * pass the filters, at most req->limit; *more is set when a further one passes them too.
- * *out (an array of *n segments) is freed with mem_store_segments_free; *incarnation is the
+ * *out (an array of *n segments) is freed with mem_store_segments_free; *ident is the
  * namespace's (the same on every node of a cluster, and different for a namespace of the
  * same name created after this one was deleted). The page is read in one SQLite snapshot, so
- * a concurrent write is either wholly in it or not at all. With req->resume, a namespace of
- * another incarnation than req->incarnation is MEM_EINVAL (field "after"): seqs start again
- * in a new namespace, so the old cursor would page through it as if it went on.
- * MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit, after), MEM_ENOMEM, MEM_ESTORAGE. */
+ * a concurrent write is either wholly in it or not at all. With req->resume, another
+ * namespace than the page's is MEM_EINVAL (field "after"): seqs start again in a new
+ * namespace, so the old cursor would page through it as if it went on. Incarnations tell
+ * when both are recorded; when one is 0 (a namespace an older mnemod made or copied: during
+ * a rolling upgrade some holders have its incarnation and others not) the creation times
+ * tell, when req has one. MEM_OK, MEM_ENOTFOUND, MEM_EINVAL (limit, after), MEM_ENOMEM,
+ * MEM_ESTORAGE. */
 int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
-                   mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
+                   mem_store_segment_t ***out, size_t *n, bool *more, mem_store_ns_ident_t *ident,
                    mem_err_t *err);
 void mem_store_segments_free(mem_store_segment_t **segs, size_t n);
 

@@ -114,7 +114,8 @@ typedef struct mem_store_ns {
     /* immutable: which namespace of this name it is (namespaces.incarnation; 0 for one
      * created before schema 7), the same on every node of a cluster */
     uint64_t incarnation;
-    int refs; /* atomic; the registry holds one */
+    int64_t created_ms; /* immutable: namespaces.created_ms (0 when NULL) */
+    int refs;           /* atomic; the registry holds one */
     /* atomic: rows x dim its last retrieve scored, either path: when that is over a try's
      * budget, the next try goes to the pool without scanning (queries of a namespace tend
      * to cost alike; any pooled one that fits lets the tries start again) */

@@ -357,6 +357,7 @@ int mem_store__ns_create(mem_store__writer_t *w, const char *name, size_t dim, b
         return mem_err_set(err, rc, "out of memory");
     ns->coherence = coherence;
     ns->incarnation = incarnation;
+    ns->created_ms = now_ms;
     if ((rc = mem_store__reg_add(st, ns)) != MEM_OK) {
         mem_store__ns_release(ns);
         return mem_err_set(err, rc, "out of memory");

@@ -162,9 +162,10 @@ WEAK void mem_store_segment_free(mem_store_segment_t *seg)
  * request is recorded. */
 static mem_store_list_req_t fake_list_req;
 static uint64_t fake_incarnation = 0x1234abcd5678ef00ull;
+static int64_t fake_created_ms = INT64_C(1785490000123);
 WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_req_t *req,
-                        mem_store_segment_t ***out, size_t *n, bool *more, uint64_t *incarnation,
-                        mem_err_t *err)
+                        mem_store_segment_t ***out, size_t *n, bool *more,
+                        mem_store_ns_ident_t *ident, mem_err_t *err)
 {
     static char ids[5][4] = {"s1", "s2", "s3", "s4", "s5"};
     if (fake_find(ns) < 0) return mem_err_set(err, MEM_ENOTFOUND, "namespace %s not found", ns);
@@ -192,7 +193,8 @@ WEAK int mem_store_list(mem_store_t *st, const char *ns, const mem_store_list_re
     *out = segs;
     *n = k;
     *more = k && segs[k - 1]->seq < 5;
-    *incarnation = fake_incarnation;
+    ident->incarnation = fake_incarnation;
+    ident->created_ms = fake_created_ms;
     return MEM_OK;
 }
 

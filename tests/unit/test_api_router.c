@@ -270,9 +270,9 @@ static void test_listing(void **state)
     assert_int_equal(r.status, 200);
     assert_int_equal(json_array_size(json_object_get(j, "segments")), 2);
     assert_non_null(json_string_value(json_object_get(j, "next")));
-    char next[48]; /* a copy: j is released below and next is used after that */
+    char next[64]; /* a copy: j is released below and next is used after that */
     snprintf(next, sizeof(next), "%s", json_string_value(json_object_get(j, "next")));
-    assert_int_equal(strlen(next), 40);
+    assert_int_equal(strlen(next), 56);
     char q[128];
     snprintf(q, sizeof(q), "after=%s&limit=10&include_archived&since=1785490190", next);
     json_decref(j);
@@ -285,6 +285,8 @@ static void test_listing(void **state)
     assert_int_equal(fake_list_req.after_seq, 2); /* the cursor holds the last seq */
     assert_true(fake_list_req.resume);            /* and the namespace's incarnation */
     assert_true(fake_list_req.incarnation == fake_incarnation);
+    assert_true(fake_list_req.created_known); /* and its creation time */
+    assert_true(fake_list_req.created_ms == fake_created_ms);
     assert_true(fake_list_req.include_archived);
     assert_false(fake_list_req.include_superseded);
     assert_int_equal(fake_list_req.since_ms, INT64_C(1785490190000));
@@ -304,6 +306,31 @@ static void test_listing(void **state)
     check_error(&r, 400, "invalid_field", "after");
     mem_api_resp_deinit(&r);
     fake_incarnation = was;
+    /* a cursor with its creation time changed no longer checks */
+    char bent[64];
+    snprintf(bent, sizeof(bent), "%s", next);
+    bent[47] = bent[47] == '0' ? '1' : '0';
+    snprintf(q, sizeof(q), "after=%s", bent);
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    check_error(&r, 400, "invalid_field", "after");
+    mem_api_resp_deinit(&r);
+    /* the release before's cursor (40 digits: seq, incarnation, a check of namespace, seq and
+     * incarnation) is taken, without a creation time */
+    uint32_t h7 = 2166136261u;
+    for (const char *p = "mem"; *p; p++)
+        h7 = (h7 ^ (uint8_t)*p) * 16777619u;
+    for (int i = 0; i < 8; i++)
+        h7 = (h7 ^ (uint8_t)((uint64_t)2 >> (8 * i))) * 16777619u;
+    for (int i = 0; i < 8; i++)
+        h7 = (h7 ^ (uint8_t)(fake_incarnation >> (8 * i))) * 16777619u;
+    snprintf(q, sizeof(q), "after=%016x%016llx%08lx", 2, (unsigned long long)fake_incarnation,
+             (unsigned long)(h7 ^ 0x6d6e656du));
+    call_ct("GET", "/v1/namespaces/mem/segments", q, NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(fake_list_req.after_seq, 2);
+    assert_true(fake_list_req.resume && fake_list_req.incarnation == fake_incarnation);
+    assert_false(fake_list_req.created_known);
+    mem_api_resp_deinit(&r);
     /* a cursor of an older release (seq and a check of namespace and seq) is refused by name */
     uint32_t h = 2166136261u;
     for (const char *p = "mem"; *p; p++)

@@ -67,6 +67,7 @@ static void fill(mem_store_t *st, const char *ns, int n, uint64_t seq0)
         op.log_seq = seq0 + (uint64_t)i;
         op.log_chain = true;
         op.log_prev = i ? seq0 + (uint64_t)i - 1 : 0;
+        op.now_ms = INT64_C(1780000000000) + (int64_t)op.log_seq; /* the record's clock */
         if (run(st, &op) != MEM_OK) fail_msg("%s #%d: %s", ns, i, op.err.msg);
     }
 }
@@ -205,10 +206,10 @@ static uint64_t incarnation_of(mem_store_t *st, const char *ns, const uint64_t *
     mem_store_segment_t **segs = NULL;
     size_t n = 0;
     bool more = false;
-    uint64_t inc = 0;
+    mem_store_ns_ident_t id = {0};
     mem_err_t err;
     mem_err_clear(&err);
-    int r = mem_store_list(st, ns, &req, &segs, &n, &more, &inc, &err);
+    int r = mem_store_list(st, ns, &req, &segs, &n, &more, &id, &err);
     if (rc) {
         *rc = r;
         if (r == MEM_EINVAL) assert_string_equal(err.field, "after");
@@ -216,7 +217,44 @@ static uint64_t incarnation_of(mem_store_t *st, const char *ns, const uint64_t *
         fail_msg("list %s: %s", ns, err.msg);
     }
     mem_store_segments_free(segs, n);
-    return inc;
+    return id.incarnation;
+}
+
+/* The identity a listing of ns reports. */
+static mem_store_ns_ident_t ident_of(mem_store_t *st, const char *ns)
+{
+    mem_store_list_req_t req = {.limit = 1, .since_ms = INT64_MIN, .until_ms = INT64_MAX};
+    mem_store_segment_t **segs = NULL;
+    size_t n = 0;
+    bool more = false;
+    mem_store_ns_ident_t id = {0};
+    mem_err_t err;
+    if (mem_store_list(st, ns, &req, &segs, &n, &more, &id, &err) != MEM_OK)
+        fail_msg("list %s: %s", ns, err.msg);
+    mem_store_segments_free(segs, n);
+    return id;
+}
+
+/* The code of a listing of ns resuming a page of namespace want (with its creation time when
+ * with_created: a cursor of the release before has none). */
+static int resume_rc(mem_store_t *st, const char *ns, mem_store_ns_ident_t want, bool with_created)
+{
+    mem_store_list_req_t req = {.limit = 1, .since_ms = INT64_MIN, .until_ms = INT64_MAX};
+    req.resume = true;
+    req.after_seq = 1;
+    req.incarnation = want.incarnation;
+    req.created_known = with_created;
+    req.created_ms = want.created_ms;
+    mem_store_segment_t **segs = NULL;
+    size_t n = 0;
+    bool more = false;
+    mem_store_ns_ident_t id = {0};
+    mem_err_t err;
+    mem_err_clear(&err);
+    int r = mem_store_list(st, ns, &req, &segs, &n, &more, &id, &err);
+    if (r == MEM_EINVAL) assert_string_equal(err.field, "after");
+    mem_store_segments_free(segs, n);
+    return r;
 }
 
 static void drop(mem_store_t *st, const char *ns, uint64_t seq, uint64_t prev)
@@ -287,9 +325,70 @@ static void test_incarnation(void **state)
     mem_store_close(a);
 }
 
+/* An older mnemod's copy of a namespace has no incarnation column: imported here the
+ * namespace has incarnation 0, while the nodes that applied its creating record have one. A
+ * listing page of either is still resumed on the other (the creation times, the creating
+ * record's clock, agree), and once the namespace is deleted and created again neither page
+ * is (the new namespace has a later creation time and, where the record was applied, another
+ * incarnation). */
+static void test_incarnation_of_an_older_copy(void **state)
+{
+    mem_store_t *a = open_at(fx_dbpath), *b = open_at(store_fixture_extra("b.db"));
+    fill(a, "n", 3, 1);
+    const char *file = store_fixture_extra("n.export");
+    uint64_t pos = 0, bytes = 0;
+    assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
+    /* the export as an older mnemod writes it: namespaces without the incarnation column */
+    store_fixture_sql(file, "ALTER TABLE namespaces DROP COLUMN incarnation;");
+    mem_store_op_t imp;
+    memset(&imp, 0, sizeof(imp));
+    imp.kind = MEM_STORE_OP_NS_IMPORT;
+    snprintf(imp.ns, sizeof(imp.ns), "n");
+    imp.import_path = file;
+    imp.log_seq = pos;
+    assert_int_equal(run(b, &imp), MEM_OK);
+    mem_store_ns_ident_t ia = ident_of(a, "n"), ib = ident_of(b, "n");
+    assert_true(ia.incarnation != 0);
+    assert_true(ib.incarnation == 0);
+    assert_true(ia.created_ms == INT64_C(1780000000001) && ib.created_ms == ia.created_ms);
+    /* each resumes the other's page, and its own */
+    assert_int_equal(resume_rc(b, "n", ia, true), MEM_OK);
+    assert_int_equal(resume_rc(a, "n", ib, true), MEM_OK);
+    assert_int_equal(resume_rc(a, "n", ia, true), MEM_OK);
+    assert_int_equal(resume_rc(b, "n", ib, true), MEM_OK);
+    /* a cursor of the release before (no creation time) compares incarnations as they are */
+    assert_int_equal(resume_rc(a, "n", ia, false), MEM_OK);
+    assert_int_equal(resume_rc(b, "n", ib, false), MEM_OK);
+    assert_int_equal(resume_rc(a, "n", ib, false), MEM_EINVAL);
+    /* deleted and created again by the next records, on both */
+    drop(a, "n", 4, 3);
+    drop(b, "n", 4, 3);
+    fill(a, "n", 3, 5);
+    fill(b, "n", 3, 5);
+    mem_store_ns_ident_t na = ident_of(a, "n"), nb = ident_of(b, "n");
+    assert_true(na.incarnation != 0 && na.incarnation == nb.incarnation);
+    assert_true(na.created_ms == INT64_C(1780000000005) && nb.created_ms == na.created_ms);
+    for (int k = 0; k < 2; k++) {
+        mem_store_t *st = k ? b : a;
+        assert_int_equal(resume_rc(st, "n", ia, true), MEM_EINVAL);
+        assert_int_equal(resume_rc(st, "n", ib, true), MEM_EINVAL);
+        assert_int_equal(resume_rc(st, "n", ia, false), MEM_EINVAL);
+        assert_int_equal(resume_rc(st, "n", ib, false), MEM_EINVAL);
+        assert_int_equal(resume_rc(st, "n", na, true), MEM_OK);
+    }
+    /* the copy keeps its creation time across a restart too */
+    mem_store_close(b);
+    b = open_at(store_fixture_extra("b.db"));
+    assert_true(ident_of(b, "n").created_ms == na.created_ms);
+    mem_store_close(b);
+    mem_store_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_incarnation_of_an_older_copy, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_incarnation, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_export_import, store_fixture_setup,
