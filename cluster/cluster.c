@@ -64,7 +64,8 @@ const char *mem_cluster_address(const mem_cluster_t *cl)
 {
     return "";
 }
-int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int timeout_ms)
+int mem_cluster_wait_start(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int timeout_ms,
+                           mem_cluster_waited_fn fn, void *ud)
 {
     return MEM_EBUSY;
 }
@@ -467,6 +468,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
     pthread_cond_init(&cl->cv, NULL);
     pthread_cond_init(&cl->pub_cv, NULL);
     pthread_cond_init(&cl->cu_cv, NULL);
+    pthread_cond_init(&cl->waits_cv, NULL);
     cl->streams = calloc(cl->k, sizeof(*cl->streams));
     if (!cl->streams) {
         mem_cluster_close(cl);
@@ -533,6 +535,11 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
         goto fail;
     }
     cl->s_catchup = true;
+    if (pthread_create(&cl->t_waits, NULL, mem_cluster__waits_main, cl) != 0) {
+        rc = mem_err_set(err, MEM_ENOMEM, "cannot start the min_seq thread");
+        goto fail;
+    }
+    cl->s_waits = true;
     for (size_t i = 0; i < cl->k; i++) {
         natsStatus ns = mem_cluster__stream_start(cl, &cl->streams[i]);
         if (ns != NATS_OK) {
@@ -583,9 +590,11 @@ void mem_cluster_close(mem_cluster_t *cl)
     pthread_cond_broadcast(&cl->cv);
     pthread_cond_broadcast(&cl->pub_cv);
     pthread_cond_broadcast(&cl->cu_cv);
+    pthread_cond_broadcast(&cl->waits_cv);
     for (size_t i = 0; cl->streams && i < cl->k; i++)
         pthread_cond_broadcast(&cl->streams[i].wake_cv);
     pthread_mutex_unlock(&cl->mu);
+    if (cl->s_waits) pthread_join(cl->t_waits, NULL); /* every wait answered (not reached) */
     if (cl->s_maint) pthread_join(cl->t_maint, NULL);
     for (size_t i = 0; i < MEM_CFG_PUBLISHERS_MAX; i++)
         if (cl->s_pub[i]) pthread_join(cl->t_pub[i], NULL);
@@ -642,6 +651,7 @@ void mem_cluster_close(mem_cluster_t *cl)
     pthread_cond_destroy(&cl->cv);
     pthread_cond_destroy(&cl->pub_cv);
     pthread_cond_destroy(&cl->cu_cv);
+    pthread_cond_destroy(&cl->waits_cv);
     free(cl);
 }
 

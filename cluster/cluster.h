@@ -40,8 +40,8 @@
  * position for the namespace reaches S: read-your-writes on any holder.
  *
  * Moves, snapshots and trimming: see move.c and snap.c. Threads: open/close on one thread;
- * mem_cluster_route, _write, _serves, _healthy, _peers never block (loop thread allowed);
- * everything else blocks (bounded) and runs on worker threads.
+ * mem_cluster_route, _write, _wait_start, _serves, _healthy, _peers never block (loop thread
+ * allowed); everything else blocks (bounded) and runs on worker threads.
  */
 #ifndef MEM_CLUSTER_CLUSTER_H
 #define MEM_CLUSTER_CLUSTER_H
@@ -115,8 +115,14 @@ size_t mem_cluster_peers(mem_cluster_t *cl, char (*addrs)[300], size_t cap);
 /* This node's advertised address. */
 const char *mem_cluster_address(const mem_cluster_t *cl);
 
-/* Wait until ns is applied here up to min_seq: MEM_OK, or MEM_EBUSY after timeout_ms. */
-int mem_cluster_wait(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int timeout_ms);
+/* Wait, holding no thread of the caller's, until ns is applied here up to min_seq:
+ * fn(ud, reached) is called once, on a cluster thread and never from inside this call, when
+ * it is (reached true), or after timeout_ms or when the cluster closes (false). Any thread,
+ * never blocks.
+ * MEM_OK, or MEM_ENOMEM / MEM_EBUSY (closing), and then fn is never called. */
+typedef void (*mem_cluster_waited_fn)(void *ud, bool reached);
+int mem_cluster_wait_start(mem_cluster_t *cl, const char *ns, uint64_t min_seq, int timeout_ms,
+                           mem_cluster_waited_fn fn, void *ud);
 /* Is min_seq already applied here for ns (never blocks)? */
 bool mem_cluster_reached(mem_cluster_t *cl, const char *ns, uint64_t min_seq);
 

@@ -5,7 +5,7 @@
  * store submit or a caller's callback; the store's position getters (which take its leaf
  * queue lock briefly) may be called under it, never the other way round. Every field marked (mu) is
  * guarded by it. Condition variables that wait on it: cv (applies, generic), pub_cv (publishers),
- * cu_cv (the catch-up worker), and each stream's wake_cv.
+ * cu_cv (the catch-up worker), waits_cv (the min_seq waits), and each stream's wake_cv.
  */
 #ifndef MEM_CLUSTER_CLUSTER_INT_H
 #define MEM_CLUSTER_CLUSTER_INT_H
@@ -141,6 +141,17 @@ struct cl_job {
     cl_job_t *wnext; /* the waiters list (acked, not applied) */
 };
 
+/* A read waiting for min_seq (mem_cluster_wait_start), in cl->seq_waits (mu). */
+typedef struct cl_wait {
+    struct cl_wait *next;
+    char name[MEM_STORE_NS_MAX + 1];
+    uint64_t seq;
+    int64_t deadline_ms; /* mono */
+    bool reached;
+    mem_cluster_waited_fn fn;
+    void *ud;
+} cl_wait_t;
+
 struct mem_cluster {
     const mem_cfg_t *cfg;
     mem_store_t *st;
@@ -150,13 +161,13 @@ struct mem_cluster {
     kvStore *kv_nodes, *kv_map;
     kvWatcher *w_nodes, *w_map;
     /* t_pub[0..cfg->publishers) publish write records, each waiting for one ack */
-    pthread_t t_wnodes, t_wmap, t_maint, t_catchup, t_pub[MEM_CFG_PUBLISHERS_MAX];
-    bool s_wnodes, s_wmap, s_maint, s_catchup, s_pub[MEM_CFG_PUBLISHERS_MAX];
+    pthread_t t_wnodes, t_wmap, t_maint, t_catchup, t_waits, t_pub[MEM_CFG_PUBLISHERS_MAX];
+    bool s_wnodes, s_wmap, s_maint, s_catchup, s_waits, s_pub[MEM_CFG_PUBLISHERS_MAX];
     natsSubscription *ctl_sub; /* mnemod.ctl.<node id>: requests from other nodes */
     size_t k;
     cl_stream_t *streams;
     pthread_mutex_t mu;
-    pthread_cond_t cv, pub_cv, cu_cv;
+    pthread_cond_t cv, pub_cv, cu_cv, waits_cv;
     bool stop;                  /* mu */
     bool map_loaded;            /* mu: the watcher delivered every existing entry */
     bool nodes_loaded;          /* mu */
@@ -169,6 +180,8 @@ struct mem_cluster {
     cl_ns_t *cu_head, *cu_tail;       /* mu: namespaces to catch up */
     cl_ns_t *cu_current;              /* mu: being caught up now */
     cl_job_t *waiters;                /* mu */
+    cl_wait_t *seq_waits;             /* mu: reads waiting for a min_seq */
+    size_t n_seq_waits;               /* mu */
     size_t n_jobs;                    /* mu: accepted and not completed */
     size_t max_payload;               /* the NATS server's, read at connect */
     int64_t disconnected_ms;          /* mu: mono ms since the connection is down, 0 when up */
@@ -229,6 +242,9 @@ void *mem_cluster__catchup_main(void *arg);
 void mem_cluster__wake(mem_cluster_t *cl, cl_stream_t *s);
 /* A record's Nats-Expected-Last-Subject-Sequence header: its predecessor in the namespace. */
 uint64_t mem_cluster__prev_of(natsMsg *m);
+
+/* The thread that answers min_seq waits (placemap.c). */
+void *mem_cluster__waits_main(void *arg);
 
 /* writes (write.c) */
 void *mem_cluster__pub_main(void *arg);

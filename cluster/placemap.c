@@ -668,20 +668,88 @@ bool mem_cluster_reached(mem_cluster_t *cl, const char *name, uint64_t min_seq)
     return ok;
 }
 
-int mem_cluster_wait(mem_cluster_t *cl, const char *name, uint64_t min_seq, int timeout_ms)
+/* ---- min_seq waits that hold no thread ----
+ * A read with min_seq used to wait on a request worker, and a few of them (a lagging
+ * namespace, NATS slow or gone, a min_seq from another node's future) held every worker, so
+ * the node's other reads queued behind them for the whole wait. A wait is a list entry
+ * instead: the thread below completes each once its namespace reaches the sequence (cv is
+ * broadcast on every apply and state change; it also looks every WAIT_POLL_MS, as positions
+ * a passed-over record moves are not broadcast) or once its deadline passes. */
+
+#define WAIT_POLL_MS 200
+
+int mem_cluster_wait_start(mem_cluster_t *cl, const char *name, uint64_t min_seq, int timeout_ms,
+                           mem_cluster_waited_fn fn, void *ud)
 {
-    struct timespec ts;
-    mem_cluster__deadline(&ts, timeout_ms);
+    if (strlen(name) > MEM_STORE_NS_MAX) return MEM_EINVAL;
+    cl_wait_t *w = calloc(1, sizeof(*w));
+    if (!w) return MEM_ENOMEM;
+    snprintf(w->name, sizeof(w->name), "%s", name);
+    w->seq = min_seq;
+    w->deadline_ms = mem_cluster__mono_ms() + timeout_ms;
+    w->fn = fn;
+    w->ud = ud;
     pthread_mutex_lock(&cl->mu);
-    bool ok = false;
-    for (;;) {
-        cl_ns_t *ns = mem_cluster__ns_find(cl, name);
-        ok = ns && ns->state == CL_NS_LIVE && mem_cluster__ns_pos(cl, ns) >= min_seq;
-        if (ok || cl->stop) break;
-        if (pthread_cond_timedwait(&cl->cv, &cl->mu, &ts) != 0) break;
+    bool stop = cl->stop;
+    if (!stop) {
+        w->next = cl->seq_waits;
+        cl->seq_waits = w;
+        cl->n_seq_waits++;
+        pthread_cond_signal(&cl->waits_cv);
     }
     pthread_mutex_unlock(&cl->mu);
-    return ok ? MEM_OK : MEM_EBUSY;
+    if (stop) {
+        free(w);
+        return MEM_EBUSY;
+    }
+    return MEM_OK;
+}
+
+void *mem_cluster__waits_main(void *arg)
+{
+    mem_cluster_t *cl = arg;
+    pthread_mutex_lock(&cl->mu);
+    for (;;) {
+        int64_t now = mem_cluster__mono_ms(), next_ms = INT64_MAX;
+        cl_wait_t *done = NULL;
+        for (cl_wait_t **pp = &cl->seq_waits; *pp;) {
+            cl_wait_t *w = *pp;
+            cl_ns_t *ns = mem_cluster__ns_find(cl, w->name);
+            w->reached = ns && ns->state == CL_NS_LIVE && mem_cluster__ns_pos(cl, ns) >= w->seq;
+            if (w->reached || cl->stop || now >= w->deadline_ms) {
+                *pp = w->next;
+                cl->n_seq_waits--;
+                w->next = done;
+                done = w;
+                continue;
+            }
+            if (w->deadline_ms < next_ms) next_ms = w->deadline_ms;
+            pp = &w->next;
+        }
+        if (done) { /* the callbacks run without mu (they may take the caller's locks) */
+            pthread_mutex_unlock(&cl->mu);
+            while (done) {
+                cl_wait_t *next = done->next;
+                done->fn(done->ud, done->reached);
+                free(done);
+                done = next;
+            }
+            pthread_mutex_lock(&cl->mu);
+            continue;
+        }
+        if (cl->stop) break;
+        struct timespec ts;
+        if (!cl->seq_waits) { /* nothing to look at until a wait begins */
+            mem_cluster__deadline(&ts, 1000);
+            pthread_cond_timedwait(&cl->waits_cv, &cl->mu, &ts);
+        } else {
+            int64_t ms = next_ms - now;
+            mem_cluster__deadline(&ts, (int)(ms < WAIT_POLL_MS ? ms : WAIT_POLL_MS));
+            pthread_cond_timedwait(&cl->cv, &cl->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return NULL;
 }
 
 #endif /* MNEMOD_HAVE_NATS */

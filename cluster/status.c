@@ -140,6 +140,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
         json_object_set_new(c, counters[i].name, json_integer((json_int_t)counters[i].v));
     json_object_set_new(c, "forgotten", json_integer((json_int_t)cl->n_forgotten));
     json_object_set_new(c, "pending_writes", json_integer((json_int_t)cl->n_jobs));
+    json_object_set_new(c, "pending_reads", json_integer((json_int_t)cl->n_seq_waits));
     pthread_mutex_unlock(&cl->mu);
     json_object_set_new(root, "moving", json_integer((json_int_t)moving));
     json_object_set_new(root, "nodes", nodes);
@@ -203,6 +204,8 @@ char *mem_cluster_metrics(mem_cluster_t *cl, size_t *len)
                 counters[i].name, counters[i].name, (unsigned long long)counters[i].v);
     fprintf(f, "# TYPE mnemod_cluster_pending_writes gauge\nmnemod_cluster_pending_writes %zu\n",
             cl->n_jobs);
+    fprintf(f, "# TYPE mnemod_cluster_pending_reads gauge\nmnemod_cluster_pending_reads %zu\n",
+            cl->n_seq_waits);
     pthread_mutex_unlock(&cl->mu);
     if (fclose(f) != 0) {
         free(buf);

@@ -107,7 +107,6 @@ enum req_state {
 enum req_job {
     JOB_WORK,       /* mem_api_work: the next step of the request */
     JOB_IMPORT_END, /* an import's last piece, then its write record */
-    JOB_WAIT,       /* cluster mode: wait for min_seq */
     JOB_EMB_RESUME, /* the provider answered: decode, and the handler goes on */
 };
 
@@ -560,6 +559,7 @@ static void after_work_cb(mem_srv_pool_job_t *j);
 static void on_write_done(mem_store_op_t *op, void *ud);
 static void on_embedded(mem_emb_job_t *job, void *ud);
 static void on_repl_done(void *ud);
+static void on_waited(void *ud, bool reached);
 static void prepare_embed(srv_t *s, conn_req_t *r);
 
 static void queue_job(conn_req_t *r, enum req_job job)
@@ -590,11 +590,13 @@ static void step(conn_req_t *r, mem_api_next_t next)
         mem_srv_emb_start(s->emb, r->emb_job, on_embedded, r);
         return;
     case MEM_API_WAIT:
-        if (!s->cluster) { /* cannot happen: only cluster mode waits */
+        if (!s->repl) { /* cannot happen: only cluster mode waits */
             queue_job(r, JOB_WORK);
             return;
         }
-        queue_job(r, JOB_WAIT);
+        /* no worker waits: the cluster's wait thread ends it, on_waited goes on */
+        if (mem_srv_repl_wait(s->repl, r->aresp.wait_ns, r->aresp.wait_seq, on_waited, r) != 0)
+            on_waited(r, false);
         return;
     case MEM_API_WRITE:
         if (s->repl) { /* cluster mode: through the log; no thread waits for NATS */
@@ -746,15 +748,6 @@ static void work_cb(mem_srv_pool_job_t *j)
         r->next = mem_api_next_of(&r->aresp);
         prepare_embed(s, r);
         return;
-    case JOB_WAIT:
-        if (mem_srv_repl_wait(s->cluster, r->aresp.wait_ns, r->aresp.wait_seq) != MEM_OK) {
-            mem_api_wait_failed(&r->aresp);
-            r->next = MEM_API_REPLY;
-            return;
-        }
-        r->next = mem_api_work(&s->api, &r->areq, &r->aresp);
-        prepare_embed(s, r);
-        return;
     }
 }
 
@@ -769,6 +762,18 @@ static void after_work_cb(mem_srv_pool_job_t *j)
 static void on_repl_done(void *ud)
 {
     resume_with(ud);
+}
+
+/* Cluster mode, loop thread: a min_seq wait ended: the request's steps go on, on a worker. */
+static void on_waited(void *ud, bool reached)
+{
+    conn_req_t *r = ud;
+    if (reached) {
+        queue_job(r, JOB_WORK);
+        return;
+    }
+    mem_api_wait_failed(&r->aresp);
+    resume_with(r);
 }
 
 /* Cluster mode, loop thread: replicate.c routed the request here: its steps run as in

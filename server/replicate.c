@@ -13,9 +13,9 @@
  * again after a fresh read of the entry.
  *
  * Served here, the request runs its steps as in single-node mode (api/ takes min_seq out
- * and asks for a MEM_API_WAIT); its write comes back through mem_srv_repl_write, handed to
- * cluster/ from the loop and answered from cluster/'s callback through an async handle: no
- * pool thread waits for NATS.
+ * and asks for a MEM_API_WAIT, which cluster/ ends from a thread of its own); its write comes
+ * back through mem_srv_repl_write, handed to cluster/ from the loop and answered from
+ * cluster/'s callback through an async handle: no pool thread waits for NATS or the log.
  *
  * GET /v1/namespaces asks every other live node for its own list (a relayed listing
  * answers with the namespaces live on that node only) and merges them with this node's.
@@ -50,6 +50,7 @@ struct mem_srv_repl {
     uv_async_t async;
     pthread_mutex_t mu;
     struct wreq *done_head; /* mu: writes answered on a cluster thread */
+    struct sreq *wait_head; /* mu: min_seq waits ended on a cluster thread */
 };
 
 enum work { W_RESOLVE, W_LIST_LOCAL, W_MERGE };
@@ -91,6 +92,15 @@ typedef struct wreq {
     uint64_t log_seq;
     mem_err_t err;
 } wreq_t;
+
+/* A min_seq wait handed over by mem_srv_repl_wait. */
+typedef struct sreq {
+    struct mem_srv_repl *rp;
+    mem_srv_repl_waited_fn done;
+    void *ud;
+    bool reached;
+    struct sreq *next_done;
+} sreq_t;
 
 typedef struct peer_call {
     rreq_t *r;
@@ -200,7 +210,9 @@ static void on_async(uv_async_t *h)
     mem_srv_repl_t *rp = h->data;
     pthread_mutex_lock(&rp->mu);
     wreq_t *list = rp->done_head;
+    sreq_t *waits = rp->wait_head;
     rp->done_head = NULL;
+    rp->wait_head = NULL;
     pthread_mutex_unlock(&rp->mu);
     while (list) {
         wreq_t *r = list;
@@ -208,6 +220,12 @@ static void on_async(uv_async_t *h)
         answer_written(r);
         r->done(r->ud);
         free(r);
+    }
+    while (waits) {
+        sreq_t *w = waits;
+        waits = w->next_done;
+        w->done(w->ud, w->reached);
+        free(w);
     }
 }
 
@@ -558,9 +576,32 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req, const ch
     return 0;
 }
 
-int mem_srv_repl_wait(mem_cluster_t *cl, const char *ns, uint64_t seq)
+/* A cluster thread: the wait ended; the loop thread goes on (on_async). */
+static void on_waited(void *ud, bool reached)
 {
-    return mem_cluster_wait(cl, ns, seq, MIN_SEQ_WAIT_MS);
+    sreq_t *w = ud;
+    mem_srv_repl_t *rp = w->rp;
+    w->reached = reached;
+    pthread_mutex_lock(&rp->mu);
+    w->next_done = rp->wait_head;
+    rp->wait_head = w;
+    pthread_mutex_unlock(&rp->mu);
+    uv_async_send(&rp->async);
+}
+
+int mem_srv_repl_wait(mem_srv_repl_t *rp, const char *ns, uint64_t seq, mem_srv_repl_waited_fn done,
+                      void *ud)
+{
+    sreq_t *w = calloc(1, sizeof(*w));
+    if (!w) return -1;
+    w->rp = rp;
+    w->done = done;
+    w->ud = ud;
+    if (mem_cluster_wait_start(rp->cl, ns, seq, MIN_SEQ_WAIT_MS, on_waited, w) != MEM_OK) {
+        free(w);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- lifetime ---- */

@@ -46,8 +46,11 @@ int mem_srv_repl_dispatch(mem_srv_repl_t *rp, const mem_api_req_t *req, const ch
  * answer). -1: refused at once (over the NATS max_payload, NATS unreachable, too many
  * pending): resp holds the error. */
 int mem_srv_repl_write(mem_srv_repl_t *rp, mem_api_resp_t *resp, mem_srv_repl_fn done, void *ud);
-/* Pool thread (MEM_API_WAIT): wait until this node applied the log up to seq for ns
- * (min_seq; at most 5 s): MEM_OK, or an error when it did not in time. */
-int mem_srv_repl_wait(mem_cluster_t *cl, const char *ns, uint64_t seq);
+/* Loop thread (MEM_API_WAIT): wait, holding no thread, until this node applied the log up to
+ * seq for ns (min_seq; at most 5 s). 0: done(ud, reached) runs later on the loop thread;
+ * -1: could not start (out of memory, closing). */
+typedef void (*mem_srv_repl_waited_fn)(void *ud, bool reached);
+int mem_srv_repl_wait(mem_srv_repl_t *rp, const char *ns, uint64_t seq, mem_srv_repl_waited_fn done,
+                      void *ud);
 
 #endif

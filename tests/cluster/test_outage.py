@@ -5,6 +5,9 @@ Usage: python3 tests/cluster/test_outage.py build/release/mnemod
 
 One nats-server (JetStream, its default max_payload of 1 MB) and one mnemod node with 4
 worker threads and --cluster-write-timeout 3s.
+- 8 reads with a min_seq the node has not reached wait (then 503 with Retry-After) without
+  holding the 4 workers: 20 retrieves on the same node answer meanwhile, every one of them
+  before the first of those reads is answered.
 - NATS frozen (SIGSTOP: connected, silent): 12 concurrent writes wait for the log; while
   they are all still pending, retrieves on the same node keep answering (every one of them
   before the first write is answered). The writes then answer 503 with Retry-After.
@@ -52,6 +55,52 @@ def main():
             check(st == 201, "insert: %r %r" % (st, body))
             acked.append(sid)
         q = {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 5}
+
+        # ---- reads waiting for a min_seq must not hold the threads other reads need ----
+        st, _, body = call(a, "POST", "/v1/namespaces/mem/segments",
+                           {"id": "seg-last", "embedding": cx.vec(rng, DIM)})
+        check(st == 201 and body.get("log_seq"), "insert: %r %r" % (st, body))
+        acked.append("seg-last")
+        ahead = body["log_seq"] + 1000000  # a position the log never reaches here
+        waited = {}
+
+        def wait_read(i):
+            st, hdr, body = call(a, "GET", "/v1/namespaces/mem?min_seq=%d" % ahead, timeout=60)
+            waited[i] = (time.monotonic(), st, hdr.get("retry-after"), body)
+
+        waiters = [threading.Thread(target=wait_read, args=(i,)) for i in range(8)]
+        for t in waiters:
+            t.start()
+
+        def waiting():
+            # the node counts the reads waiting; a node whose workers wait does not (and its
+            # status, served by a worker, answers only once some waits are over)
+            st, _, body = call(a, "GET", "/v1/cluster", timeout=30)
+            return st == 200 and body["counters"].get("pending_reads", 8) >= 8
+
+        cl.wait("the 8 reads waiting for min_seq", waiting, step=0.02)
+        reads = []
+        for _ in range(20):
+            r0 = time.monotonic()
+            st, _, body = call(a, "POST", "/v1/namespaces/mem/retrieve", q, timeout=30)
+            reads.append(time.monotonic() - r0)
+            check(st == 200 and len(body["results"]) == 5, "retrieve beside min_seq waits: %r %r"
+                  % (st, body))
+        t_reads_done = time.monotonic()
+        for t in waiters:
+            t.join(60)
+        check(len(waited) == 8 and min(x[0] for x in waited.values()) >= t_reads_done,
+              "a min_seq read was answered before the other reads were done: they waited for "
+              "the workers those held")
+        for i, (_, st, ra, body) in sorted(waited.items()):
+            check(st == 503 and ra and "min_seq" in body["error"]["message"],
+                  "min_seq read %d: %r (Retry-After %r) %r" % (i, st, ra, body))
+        st, _, body = call(a, "GET", "/v1/namespaces/mem?min_seq=%d" % (ahead - 1000000))
+        check(st == 200 and body["count"] == len(acked), "min_seq reached: %r %r" % (st, body))
+        lat = sorted(reads)
+        print("8 reads waiting for an unreached min_seq; 20 retrieves answered meanwhile (median "
+              "%.1f ms, max %.1f ms), all before any of them; they then answered 503 + "
+              "Retry-After" % (1000 * lat[len(lat) // 2], 1000 * lat[-1]))
 
         # ---- NATS frozen: pending writes must not hold the threads reads need ----
         nats_pid = cl.nats.procs[0].pid
