@@ -11,7 +11,8 @@
  *     none. Routing follows at once on every node (the map is watched).
  *  3. leave (B, seeing it is no longer placed): B keeps applying X for the write timeout
  *     plus a grace period, so answers to its own writes still come from its apply, then
- *     forgets X (NS_FORGET: rows and chain position dropped locally).
+ *     forgets X (NS_FORGET: rows and chain position dropped locally). X placed on B again
+ *     while the forget runs is caught up again from what the store holds once it is done.
  * Every record goes through the log and every holder applies each record exactly once
  * (chain positions), so nothing is lost or applied twice whatever the timing; a write that
  * races the switch is simply applied by the new holders from the log.
@@ -109,6 +110,16 @@ static void forget(mem_cluster_t *cl, const char *name)
             cl->n_forgotten++;
         } else if (rc != MEM_OK && ns->state == CL_NS_LEAVING) {
             ns->leave_at_ms = mem_cluster__mono_ms() + 5000;
+        } else if (rc == MEM_OK && ns->state != CL_NS_NONE) {
+            /* Placed here again while the forget was under way: the catch-up (or the fetcher,
+             * had it gone live) started from the copy the forget then dropped, and would go
+             * on from that position on rows that are gone (records after it refused as a gap
+             * forever, or nothing to apply: live and empty). Start again from what the store
+             * holds now: the log, or a snapshot where it was trimmed. */
+            ns->applied = ns->submitted = mem_store_log_ns_applied(cl->st, name);
+            ns->bootstrap_first = false;
+            mem_cluster__ns_catchup(cl, ns, "placed here again while its copy was forgotten");
+            cl->n_forgotten++;
         }
     }
     pthread_cond_broadcast(&cl->cv);

@@ -9,6 +9,9 @@ $(B)/mnemod: $(CLUSTER_OBJS)
 ifeq ($(HAVE_NATS),1)
 $(B)/cluster/%.o: CFLAGS += -DMNEMOD_HAVE_NATS
 $(B)/mnemod: LDLIBS += $(shell pkg-config --libs libnats)
+# the unit test that compiles the whole of cluster/ in (it makes no connection)
+$(B)/tests/unit/test_cluster_move: CFLAGS += -DMNEMOD_HAVE_NATS
+$(B)/tests/unit/test_cluster_move: LDLIBS += $(shell pkg-config --libs libnats)
 endif
 
 .PHONY: cluster-test bench-cluster bench-cluster-scale
