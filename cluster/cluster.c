@@ -48,6 +48,11 @@ int mem_cluster_resolve(mem_cluster_t *cl, const char *ns, bool create, mem_err_
 {
     return unavailable(err);
 }
+int mem_cluster_resolve_start(mem_cluster_t *cl, const char *ns, bool create,
+                              mem_cluster_resolved_fn fn, void *ud)
+{
+    return MEM_EBUSY;
+}
 bool mem_cluster_serves(mem_cluster_t *cl, const char *ns)
 {
     return true;
@@ -469,6 +474,7 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
     pthread_cond_init(&cl->pub_cv, NULL);
     pthread_cond_init(&cl->cu_cv, NULL);
     pthread_cond_init(&cl->waits_cv, NULL);
+    pthread_cond_init(&cl->res_cv, NULL);
     cl->streams = calloc(cl->k, sizeof(*cl->streams));
     if (!cl->streams) {
         mem_cluster_close(cl);
@@ -540,6 +546,13 @@ int mem_cluster_open(const mem_cfg_t *cfg, const mem_log_t *log, mem_store_t *st
         goto fail;
     }
     cl->s_waits = true;
+    for (size_t i = 0; i < MEM_CLUSTER_RESOLVERS; i++) {
+        if (pthread_create(&cl->t_res[i], NULL, mem_cluster__resolver_main, cl) != 0) {
+            rc = mem_err_set(err, MEM_ENOMEM, "cannot start the resolver threads");
+            goto fail;
+        }
+        cl->s_res[i] = true;
+    }
     for (size_t i = 0; i < cl->k; i++) {
         natsStatus ns = mem_cluster__stream_start(cl, &cl->streams[i]);
         if (ns != NATS_OK) {
@@ -591,10 +604,13 @@ void mem_cluster_close(mem_cluster_t *cl)
     pthread_cond_broadcast(&cl->pub_cv);
     pthread_cond_broadcast(&cl->cu_cv);
     pthread_cond_broadcast(&cl->waits_cv);
+    pthread_cond_broadcast(&cl->res_cv);
     for (size_t i = 0; cl->streams && i < cl->k; i++)
         pthread_cond_broadcast(&cl->streams[i].wake_cv);
     pthread_mutex_unlock(&cl->mu);
-    if (cl->s_waits) pthread_join(cl->t_waits, NULL); /* every wait answered (not reached) */
+    if (cl->s_waits) pthread_join(cl->t_waits, NULL);  /* every wait answered (not reached) */
+    for (size_t i = 0; i < MEM_CLUSTER_RESOLVERS; i++) /* every resolve answered */
+        if (cl->s_res[i]) pthread_join(cl->t_res[i], NULL);
     if (cl->s_maint) pthread_join(cl->t_maint, NULL);
     for (size_t i = 0; i < MEM_CFG_PUBLISHERS_MAX; i++)
         if (cl->s_pub[i]) pthread_join(cl->t_pub[i], NULL);
@@ -652,6 +668,7 @@ void mem_cluster_close(mem_cluster_t *cl)
     pthread_cond_destroy(&cl->pub_cv);
     pthread_cond_destroy(&cl->cu_cv);
     pthread_cond_destroy(&cl->waits_cv);
+    pthread_cond_destroy(&cl->res_cv);
     free(cl);
 }
 

@@ -40,8 +40,8 @@
  * position for the namespace reaches S: read-your-writes on any holder.
  *
  * Moves, snapshots and trimming: see move.c and snap.c. Threads: open/close on one thread;
- * mem_cluster_route, _write, _wait_start, _serves, _healthy, _peers never block (loop thread
- * allowed); everything else blocks (bounded) and runs on worker threads.
+ * mem_cluster_route, _write, _wait_start, _resolve_start, _serves, _healthy, _peers never block
+ * (loop thread allowed); everything else blocks (bounded) and runs on worker threads.
  */
 #ifndef MEM_CLUSTER_CLUSTER_H
 #define MEM_CLUSTER_CLUSTER_H
@@ -90,8 +90,8 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
 typedef enum mem_cluster_route {
     MEM_CLUSTER_LOCAL,       /* serve it here */
     MEM_CLUSTER_FORWARD,     /* send it to addr (a holder) and relay the answer */
-    MEM_CLUSTER_RESOLVE,     /* no entry here yet, or our copy is catching up: mem_cluster_resolve
-                                (on a worker), then route again */
+    MEM_CLUSTER_RESOLVE,     /* no entry here yet, or our copy is catching up:
+                                mem_cluster_resolve_start, then route again */
     MEM_CLUSTER_UNAVAILABLE, /* placed, but no holder can serve it now (why says why) */
     MEM_CLUSTER_MISDIRECTED, /* a forwarded request for a namespace not placed here */
 } mem_cluster_route_t;
@@ -102,9 +102,18 @@ typedef enum mem_cluster_route {
 mem_cluster_route_t mem_cluster_route(mem_cluster_t *cl, const char *ns, bool write, bool forwarded,
                                       const char *avoid, char *addr, size_t addr_cap, char *why,
                                       size_t why_cap);
-/* Read (create: or create) ns's placement entry from JetStream itself; blocks (bounded).
+/* Read (create: or create) ns's placement entry from JetStream itself, and when ns is placed
+ * here wait (at most 3 s) for its copy to catch up; blocks (bounded).
  * MEM_OK (route again), MEM_ENOTFOUND (no such namespace anywhere), MEM_EBUSY. */
 int mem_cluster_resolve(mem_cluster_t *cl, const char *ns, bool create, mem_err_t *err);
+/* The same on one of the cluster's resolver threads (MEM_CLUSTER_RESOLVERS of them), so no
+ * thread of the caller's waits for NATS: fn(ud, rc, err) is called once, on that thread and
+ * never from inside this call, with mem_cluster_resolve's result. Any thread, never blocks.
+ * MEM_OK, or MEM_ENOMEM / MEM_EBUSY (closing), and then fn is never called. */
+#define MEM_CLUSTER_RESOLVERS 4
+typedef void (*mem_cluster_resolved_fn)(void *ud, int rc, const mem_err_t *err);
+int mem_cluster_resolve_start(mem_cluster_t *cl, const char *ns, bool create,
+                              mem_cluster_resolved_fn fn, void *ud);
 /* Is ns live here (listed by GET /v1/namespaces on this node)? */
 bool mem_cluster_serves(mem_cluster_t *cl, const char *ns);
 /* The log position of the last record of ns applied here (0 when not live here): the same

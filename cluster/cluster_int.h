@@ -5,7 +5,8 @@
  * store submit or a caller's callback; the store's position getters (which take its leaf
  * queue lock briefly) may be called under it, never the other way round. Every field marked (mu) is
  * guarded by it. Condition variables that wait on it: cv (applies, generic), pub_cv (publishers),
- * cu_cv (the catch-up worker), waits_cv (the min_seq waits), and each stream's wake_cv.
+ * cu_cv (the catch-up worker), waits_cv (the min_seq waits), res_cv (the resolvers), and each
+ * stream's wake_cv.
  */
 #ifndef MEM_CLUSTER_CLUSTER_INT_H
 #define MEM_CLUSTER_CLUSTER_INT_H
@@ -152,6 +153,15 @@ typedef struct cl_wait {
     void *ud;
 } cl_wait_t;
 
+/* A placement read asked for by routing (mem_cluster_resolve_start), in cl->res_head (mu). */
+typedef struct cl_resolve {
+    struct cl_resolve *next;
+    char name[MEM_STORE_NS_MAX + 1];
+    bool create;
+    mem_cluster_resolved_fn fn;
+    void *ud;
+} cl_resolve_t;
+
 struct mem_cluster {
     const mem_cfg_t *cfg;
     mem_store_t *st;
@@ -163,29 +173,33 @@ struct mem_cluster {
     /* t_pub[0..cfg->publishers) publish write records, each waiting for one ack */
     pthread_t t_wnodes, t_wmap, t_maint, t_catchup, t_waits, t_pub[MEM_CFG_PUBLISHERS_MAX];
     bool s_wnodes, s_wmap, s_maint, s_catchup, s_waits, s_pub[MEM_CFG_PUBLISHERS_MAX];
+    pthread_t t_res[MEM_CLUSTER_RESOLVERS]; /* read placement entries for routing */
+    bool s_res[MEM_CLUSTER_RESOLVERS];
     natsSubscription *ctl_sub; /* mnemod.ctl.<node id>: requests from other nodes */
     size_t k;
     cl_stream_t *streams;
     pthread_mutex_t mu;
-    pthread_cond_t cv, pub_cv, cu_cv, waits_cv;
+    pthread_cond_t cv, pub_cv, cu_cv, waits_cv, res_cv;
     bool stop;                  /* mu */
     bool map_loaded;            /* mu: the watcher delivered every existing entry */
     bool nodes_loaded;          /* mu */
     cl_ns_t *ht[CL_NS_BUCKETS]; /* mu */
     size_t n_ns;                /* mu */
     cl_node_t nodes[CL_NODE_MAX];
-    int64_t node_limit_logged_ms;     /* mu: a node left out of a full table, last logged */
-    size_t n_nodes;                   /* mu */
-    cl_ns_t *ready_head, *ready_tail; /* mu: namespaces with a write to publish */
-    cl_ns_t *cu_head, *cu_tail;       /* mu: namespaces to catch up */
-    cl_ns_t *cu_current;              /* mu: being caught up now */
-    cl_job_t *waiters;                /* mu */
-    cl_wait_t *seq_waits;             /* mu: reads waiting for a min_seq */
-    size_t n_seq_waits;               /* mu */
-    size_t n_jobs;                    /* mu: accepted and not completed */
-    size_t max_payload;               /* the NATS server's, read at connect */
-    int64_t disconnected_ms;          /* mu: mono ms since the connection is down, 0 when up */
-    bool lease_mine;                  /* mu: this node runs rebalance and trim */
+    int64_t node_limit_logged_ms;      /* mu: a node left out of a full table, last logged */
+    size_t n_nodes;                    /* mu */
+    cl_ns_t *ready_head, *ready_tail;  /* mu: namespaces with a write to publish */
+    cl_ns_t *cu_head, *cu_tail;        /* mu: namespaces to catch up */
+    cl_ns_t *cu_current;               /* mu: being caught up now */
+    cl_job_t *waiters;                 /* mu */
+    cl_wait_t *seq_waits;              /* mu: reads waiting for a min_seq */
+    size_t n_seq_waits;                /* mu */
+    cl_resolve_t *res_head, *res_tail; /* mu: placement reads queued for the resolvers */
+    size_t n_resolves;                 /* mu: queued or being read */
+    size_t n_jobs;                     /* mu: accepted and not completed */
+    size_t max_payload;                /* the NATS server's, read at connect */
+    int64_t disconnected_ms;           /* mu: mono ms since the connection is down, 0 when up */
+    bool lease_mine;                   /* mu: this node runs rebalance and trim */
     uint64_t lease_rev;
     int64_t last_trim_ms, last_rebalance_ms; /* maint thread */
     uint64_t trim_wanted;                    /* mu: a trim was asked for (POST, size) */
@@ -243,8 +257,9 @@ void mem_cluster__wake(mem_cluster_t *cl, cl_stream_t *s);
 /* A record's Nats-Expected-Last-Subject-Sequence header: its predecessor in the namespace. */
 uint64_t mem_cluster__prev_of(natsMsg *m);
 
-/* The thread that answers min_seq waits (placemap.c). */
+/* The thread that answers min_seq waits, and the resolver threads (placemap.c). */
 void *mem_cluster__waits_main(void *arg);
+void *mem_cluster__resolver_main(void *arg);
 
 /* writes (write.c) */
 void *mem_cluster__pub_main(void *arg);

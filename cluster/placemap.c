@@ -623,6 +623,65 @@ int mem_cluster_resolve(mem_cluster_t *cl, const char *name, bool create, mem_er
     return MEM_OK;
 }
 
+/* Routing's placement reads run here, not on the server's threads: they wait for NATS (a
+ * KV read, up to its timeout when NATS is slow or gone) and for a copy to catch up, and on
+ * libuv's pool they held the threads the namespace listing and the relay's name lookups
+ * need. */
+int mem_cluster_resolve_start(mem_cluster_t *cl, const char *name, bool create,
+                              mem_cluster_resolved_fn fn, void *ud)
+{
+    if (strlen(name) > MEM_STORE_NS_MAX) return MEM_EINVAL;
+    cl_resolve_t *q = calloc(1, sizeof(*q));
+    if (!q) return MEM_ENOMEM;
+    snprintf(q->name, sizeof(q->name), "%s", name);
+    q->create = create;
+    q->fn = fn;
+    q->ud = ud;
+    pthread_mutex_lock(&cl->mu);
+    bool stop = cl->stop;
+    if (!stop) {
+        if (cl->res_tail)
+            cl->res_tail->next = q;
+        else
+            cl->res_head = q;
+        cl->res_tail = q;
+        cl->n_resolves++;
+        pthread_cond_signal(&cl->res_cv);
+    }
+    pthread_mutex_unlock(&cl->mu);
+    if (stop) {
+        free(q);
+        return MEM_EBUSY;
+    }
+    return MEM_OK;
+}
+
+void *mem_cluster__resolver_main(void *arg)
+{
+    mem_cluster_t *cl = arg;
+    pthread_mutex_lock(&cl->mu);
+    for (;;) {
+        while (!cl->res_head && !cl->stop)
+            pthread_cond_wait(&cl->res_cv, &cl->mu);
+        cl_resolve_t *q = cl->res_head;
+        if (!q) break; /* stopping, nothing left */
+        cl->res_head = q->next;
+        if (!cl->res_head) cl->res_tail = NULL;
+        bool stop = cl->stop;
+        pthread_mutex_unlock(&cl->mu);
+        mem_err_t err;
+        mem_err_clear(&err);
+        int rc = stop ? mem_err_set(&err, MEM_EBUSY, "the server is shutting down")
+                      : mem_cluster_resolve(cl, q->name, q->create, &err);
+        q->fn(q->ud, rc, &err);
+        free(q);
+        pthread_mutex_lock(&cl->mu);
+        cl->n_resolves--;
+    }
+    pthread_mutex_unlock(&cl->mu);
+    return NULL;
+}
+
 bool mem_cluster_serves(mem_cluster_t *cl, const char *name)
 {
     pthread_mutex_lock(&cl->mu);

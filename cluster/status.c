@@ -141,6 +141,7 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     json_object_set_new(c, "forgotten", json_integer((json_int_t)cl->n_forgotten));
     json_object_set_new(c, "pending_writes", json_integer((json_int_t)cl->n_jobs));
     json_object_set_new(c, "pending_reads", json_integer((json_int_t)cl->n_seq_waits));
+    json_object_set_new(c, "pending_resolves", json_integer((json_int_t)cl->n_resolves));
     pthread_mutex_unlock(&cl->mu);
     json_object_set_new(root, "moving", json_integer((json_int_t)moving));
     json_object_set_new(root, "nodes", nodes);

@@ -7,8 +7,9 @@
  * cluster/ says where it goes from its in-memory map: here, to a holder (relayed on the
  * loop by forward.c, with the caller's Authorization and request id, and the query and
  * body exactly as received, min_seq included, for the holder to honour), or, when the map
- * has no entry yet, to a worker that reads (or, for a creating write, makes) the entry in
- * JetStream and routes again. A relayed request that could not even be sent goes to the
+ * has no entry yet, to one of cluster/'s resolver threads, which reads (or, for a creating
+ * write, makes) the entry in JetStream, and then routes again: none of the server's
+ * threads waits for NATS. A relayed request that could not even be sent goes to the
  * next holder; one answered 421 (the holder's map differs: a move just switched) is routed
  * again after a fresh read of the entry.
  *
@@ -51,9 +52,10 @@ struct mem_srv_repl {
     pthread_mutex_t mu;
     struct wreq *done_head; /* mu: writes answered on a cluster thread */
     struct sreq *wait_head; /* mu: min_seq waits ended on a cluster thread */
+    struct rreq *res_head;  /* mu: placement reads done on a cluster thread */
 };
 
-enum work { W_RESOLVE, W_LIST_LOCAL, W_MERGE };
+enum work { W_LIST_LOCAL, W_MERGE };
 
 typedef struct rreq {
     mem_srv_repl_t *rp;
@@ -79,6 +81,7 @@ typedef struct rreq {
     int list_rc;        /* MEM_OK, or why the merged listing cannot be whole */
     char list_err[600]; /* the first peer that did not answer its listing, and why */
     struct rreq *next_done;
+    struct rreq *next_resolved; /* the rp's res_head list */
 } rreq_t;
 
 /* A write handed over by mem_srv_repl_write. */
@@ -110,6 +113,8 @@ typedef struct peer_call {
 
 static void route(rreq_t *r);
 static void queue(rreq_t *r, int kind);
+static void resolve(rreq_t *r);
+static void resolved(rreq_t *r);
 
 /* ---- answers ---- */
 
@@ -211,8 +216,10 @@ static void on_async(uv_async_t *h)
     pthread_mutex_lock(&rp->mu);
     wreq_t *list = rp->done_head;
     sreq_t *waits = rp->wait_head;
+    rreq_t *res = rp->res_head;
     rp->done_head = NULL;
     rp->wait_head = NULL;
+    rp->res_head = NULL;
     pthread_mutex_unlock(&rp->mu);
     while (list) {
         wreq_t *r = list;
@@ -226,6 +233,11 @@ static void on_async(uv_async_t *h)
         waits = w->next_done;
         w->done(w->ud, w->reached);
         free(w);
+    }
+    while (res) {
+        rreq_t *r = res;
+        res = r->next_resolved;
+        resolved(r);
     }
 }
 
@@ -288,7 +300,7 @@ static void on_forwarded(void *ud, mem_srv_fwd_res_t *res)
     }
     if (res->status == 421 && r->hops < MAX_HOPS) { /* its map differs: read ours afresh */
         r->target.create = false;
-        queue(r, W_RESOLVE);
+        resolve(r);
         return;
     }
     mem_api_resp_t *resp = r->resp;
@@ -348,11 +360,6 @@ static void work_cb(uv_work_t *w)
     rreq_t *r = w->data;
     mem_srv_repl_t *rp = r->rp;
     switch (r->work_kind) {
-    case W_RESOLVE:
-        mem_err_clear(&r->resolve_err);
-        r->resolve_rc = mem_cluster_resolve(rp->cl, r->target.ns, r->target.create && !r->forwarded,
-                                            &r->resolve_err);
-        return;
     case W_MERGE:
         mem_api_listing_merge(r->resp, r->bodies + 1, r->lens + 1, r->n_peers);
         return;
@@ -387,33 +394,61 @@ static void list_step(rreq_t *r)
     queue(r, W_MERGE);
 }
 
+/* ---- placement reads (on the cluster's resolver threads: they wait for NATS) ---- */
+
+/* A resolver thread: the entry was read; the loop thread goes on (on_async, resolved). */
+static void on_resolved(void *ud, int rc, const mem_err_t *err)
+{
+    rreq_t *r = ud;
+    mem_srv_repl_t *rp = r->rp;
+    r->resolve_rc = rc;
+    r->resolve_err = *err;
+    pthread_mutex_lock(&rp->mu);
+    r->next_resolved = rp->res_head;
+    rp->res_head = r;
+    pthread_mutex_unlock(&rp->mu);
+    uv_async_send(&rp->async);
+}
+
+static void resolve(rreq_t *r)
+{
+    int rc = mem_cluster_resolve_start(r->rp->cl, r->target.ns, r->target.create && !r->forwarded,
+                                       on_resolved, r);
+    if (rc != MEM_OK) {
+        fail(r, rc, NULL, rc == MEM_ENOMEM ? "out of memory" : "the server is shutting down");
+        finish(r);
+    }
+}
+
+/* Loop thread: what the placement read says. */
+static void resolved(rreq_t *r)
+{
+    r->hops++;
+    if (r->resolve_rc == MEM_OK) {
+        route(r);
+    } else if (r->resolve_rc == MEM_ENOTFOUND) {
+        if (r->forwarded) {
+            fail(r, MEM_EMISDIRECTED, NULL,
+                 "this node does not hold the namespace (placement changed)");
+            finish(r);
+        } else if (r->target.write && !r->target.create) { /* nothing to delete or compact */
+            char msg[120];
+            snprintf(msg, sizeof(msg), "namespace not found: %s", r->target.ns);
+            fail(r, MEM_ENOTFOUND, NULL, msg);
+            finish(r);
+        } else {
+            go_local(r); /* no such namespace anywhere: api/ answers here (404); r is gone */
+        }
+    } else {
+        fail(r, r->resolve_rc, NULL, r->resolve_err.msg);
+        finish(r);
+    }
+}
+
 static void after_work(uv_work_t *w, int status)
 {
     rreq_t *r = w->data;
     switch (r->work_kind) {
-    case W_RESOLVE:
-        r->hops++;
-        if (r->resolve_rc == MEM_OK) {
-            route(r);
-        } else if (r->resolve_rc == MEM_ENOTFOUND) {
-            if (r->forwarded) {
-                fail(r, MEM_EMISDIRECTED, NULL,
-                     "this node does not hold the namespace (placement changed)");
-                finish(r);
-            } else if (r->target.write &&
-                       !r->target.create) { /* nothing to delete or compact anywhere */
-                char msg[120];
-                snprintf(msg, sizeof(msg), "namespace not found: %s", r->target.ns);
-                fail(r, MEM_ENOTFOUND, NULL, msg);
-                finish(r);
-            } else {
-                go_local(r); /* no such namespace anywhere: api/ answers here (404); r is gone */
-            }
-        } else {
-            fail(r, r->resolve_rc, NULL, r->resolve_err.msg);
-            finish(r);
-        }
-        return;
     case W_LIST_LOCAL:
         r->local_done = true;
         list_step(r);
@@ -462,7 +497,7 @@ static void route(rreq_t *r)
         forward(r);
         return;
     case MEM_CLUSTER_RESOLVE:
-        queue(r, W_RESOLVE);
+        resolve(r);
         return;
     case MEM_CLUSTER_MISDIRECTED:
         fail(r, MEM_EMISDIRECTED, NULL, why);

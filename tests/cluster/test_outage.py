@@ -11,6 +11,9 @@ worker threads and --cluster-write-timeout 3s.
 - NATS frozen (SIGSTOP: connected, silent): 12 concurrent writes wait for the log; while
   they are all still pending, retrieves on the same node keep answering (every one of them
   before the first write is answered). The writes then answer 503 with Retry-After.
+- NATS frozen again: 8 reads of namespaces the node has no entry for wait for their
+  placement reads; namespace listings on the same node answer meanwhile, every one before
+  the first of those reads is answered (503).
 - NATS killed: /healthz turns 503 "stale" with the reason, writes are refused at once with
   503, reads keep answering; NATS back: healthy again, writes work, every write
   acknowledged before the outage is still there.
@@ -149,6 +152,45 @@ def main():
             a, "POST", "/v1/namespaces/mem/segments",
             {"id": "after-freeze", "embedding": cx.vec(rng, DIM)})[0] == 201, timeout=60)
         acked.append("after-freeze")
+
+        # ---- NATS frozen: placement reads must not hold the threads listings need ----
+        os.kill(nats_pid, signal.SIGSTOP)
+        looked = {}
+
+        def unknown(i):  # a namespace this node has no entry for: its placement is read
+            st, _, body = call(a, "GET", "/v1/namespaces/unknown-%d" % i, timeout=60)
+            looked[i] = (time.monotonic(), st, body)
+
+        lookers = [threading.Thread(target=unknown, args=(i,)) for i in range(8)]
+        for t in lookers:
+            t.start()
+
+        def resolving():
+            # the node counts the placement reads under way; a node that reads them on its
+            # own pool does not
+            st, _, body = call(a, "GET", "/v1/cluster", timeout=30)
+            return st == 200 and body["counters"].get("pending_resolves", 8) >= 8
+
+        cl.wait("the 8 placement reads waiting for the frozen NATS", resolving, step=0.02)
+        for _ in range(5):
+            st, _, body = call(a, "GET", "/v1/namespaces", timeout=30)
+            check(st == 200 and "mem" in [x["name"] for x in body["namespaces"]],
+                  "the namespace listing while placement reads wait: %r %r" % (st, body))
+        t_lists_done = time.monotonic()
+        for t in lookers:
+            t.join(60)
+        check(len(looked) == 8 and min(x[0] for x in looked.values()) >= t_lists_done,
+              "a placement read was answered before the listings were done: they waited for "
+              "the threads those held")
+        for i, (_, st, body) in sorted(looked.items()):
+            check(st == 503, "unknown namespace %d with NATS frozen: %r %r" % (i, st, body))
+        os.kill(nats_pid, signal.SIGCONT)
+        print("NATS frozen: 8 placement reads of unknown namespaces pending; 5 namespace "
+              "listings answered meanwhile, all before any of them; they then answered 503")
+        cl.wait("writes working again", lambda: call(
+            a, "POST", "/v1/namespaces/mem/segments",
+            {"id": "after-freeze-2", "embedding": cx.vec(rng, DIM)})[0] == 201, timeout=60)
+        acked.append("after-freeze-2")
 
         # ---- NATS gone: honest health, prompt refusals, reads go on ----
         cl.nats.kill(0)
