@@ -373,7 +373,7 @@ int mem_store__op_ns_import(mem_store__writer_t *w, mem_store_op_t *op)
     if (old) {
         if ((rc = mem_store__group_touch(w, old)) != MEM_OK)
             return mem_err_set(&op->err, rc, "out of memory");
-        old->dropped = true;
+        __atomic_store_n(&old->dropped, true, __ATOMIC_RELEASE); /* the linker reads it */
         mem_store__reg_remove(st, old);
         if ((rc = delete_rows(st, old->ns_id, &op->err)) != MEM_OK) return rc;
     }
@@ -409,7 +409,7 @@ int mem_store__op_ns_forget(mem_store__writer_t *w, mem_store_op_t *op)
         if ((rc = mem_store__group_touch(w, ns)) != MEM_OK)
             return mem_err_set(&op->err, rc, "out of memory");
         if ((rc = delete_rows(st, ns->ns_id, &op->err)) != MEM_OK) return rc;
-        ns->dropped = true;
+        __atomic_store_n(&ns->dropped, true, __ATOMIC_RELEASE); /* the linker reads it */
         mem_store__reg_remove(st, ns);
     }
     if ((rc = mem_store__log_ns_forget(st, op->ns, &op->err)) != MEM_OK) return rc;

@@ -384,9 +384,48 @@ static void test_incarnation_of_an_older_copy(void **state)
     mem_store_close(a);
 }
 
+/* A namespace replaced by a copy and forgotten, again and again, while the graph's linker
+ * thread takes its checkpoints: the writer marks the replaced or forgotten namespace dropped
+ * as the linker reads that mark (make tsan saw the writer's plain store race the linker's
+ * atomic load). Whatever the timing, the copy and the position are right each time. */
+static void test_replace_and_forget_beside_the_linker(void **state)
+{
+    mem_store_t *a = open_at(fx_dbpath), *b = open_at(store_fixture_extra("b.db"));
+    fill(a, "n", 12, 1);
+    assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
+    const char *file = store_fixture_extra("n.export");
+    uint64_t pos = 0, bytes = 0;
+    assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
+    for (int round = 0; round < 20; round++) {
+        fill(b, "n", 3, 1); /* a local copy with graph work pending, replaced by the import */
+        mem_store_op_t imp;
+        memset(&imp, 0, sizeof(imp));
+        imp.kind = MEM_STORE_OP_NS_IMPORT;
+        snprintf(imp.ns, sizeof(imp.ns), "n");
+        imp.import_path = file;
+        imp.log_seq = pos;
+        assert_int_equal(run(b, &imp), MEM_OK);
+        mem_store_ns_stats_t s;
+        stats(b, "n", &s);
+        assert_int_equal(s.count, 12);
+        assert_int_equal(mem_store_log_ns_applied(b, "n"), pos);
+        mem_store_op_t fg;
+        memset(&fg, 0, sizeof(fg));
+        fg.kind = MEM_STORE_OP_NS_FORGET;
+        snprintf(fg.ns, sizeof(fg.ns), "n");
+        assert_int_equal(run(b, &fg), MEM_OK);
+        assert_int_equal(mem_store_ns_stats(b, "n", &s, NULL), MEM_ENOTFOUND);
+        assert_int_equal(mem_store_log_ns_applied(b, "n"), 0);
+    }
+    mem_store_close(b);
+    mem_store_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_replace_and_forget_beside_the_linker,
+                                        store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_incarnation_of_an_older_copy, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_incarnation, store_fixture_setup,
