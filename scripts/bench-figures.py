@@ -428,16 +428,19 @@ def targets():
         r, g = lat[key], lat[key]["goals"]
         met = (lambda name: "yes" if g.get(name) else
                ("pinned only" if g.get("pinned_" + name) else "no"))
+        py = "%s× (pinned %s×) from a Python client" % (v(r["took_ratio"]),
+                                                        v(r["pinned_took_ratio"]))
+        with_wrk = r.get("wrk_took_ratio") is not None  # older files: the Python client only
         out.append(("%s: took_ms at most %s× in process" % (label, v(g["took_ratio_max"])),
-                    "%s× (pinned %s×) on wrk's requests; %s× (pinned %s×) from a Python client" % (
-                        v(r.get("wrk_took_ratio")), v(r.get("pinned_wrk_took_ratio")),
-                        v(r["took_ratio"]), v(r["pinned_took_ratio"])), "latency",
-                    met("wrk_took_met")))
+                    "%s× (pinned %s×) on wrk's requests; %s" % (
+                        v(r["wrk_took_ratio"]), v(r.get("pinned_wrk_took_ratio")), py)
+                    if with_wrk else py, "latency", met("wrk_took_met" if with_wrk else "took_met")))
         if "roundtrip_minus_inprocess_max_us" in g:
             out.append(("%s: round trip at most %s µs over in process" % (
                 label, v(g["roundtrip_minus_inprocess_max_us"])), "%s µs (pinned %s µs)" % (
                 v(r["roundtrip_minus_inprocess_us"]),
                 v(r["pinned_roundtrip_minus_inprocess_us"])), "latency", met("roundtrip_met")))
+        if "roundtrip_minus_inprocess_max_us" in g and with_wrk:
             out.append(("%s: both of its goals on the same requests" % label,
                         "%s×, + %s µs (pinned %s×, + %s µs)" % (
                             v(r.get("wrk_took_ratio")), v(r["roundtrip_minus_inprocess_us"]),
