@@ -204,6 +204,10 @@ def test_list_bad_input():
         ({"source": ""}, "source"), ({"include_archived": "maybe"}, "include_archived"),
         ({"include_superseded": "2"}, "include_superseded"), ({"embedding": "yes"}, "embedding"),
         ({"bogus": "1"}, "query"),
+        # Unix seconds are a JSON number: not NaN, an infinity, hex or an overflow (each was
+        # once 503 "out of memory" or read as hex)
+        ({"since": "nan"}, "since"), ({"until": "inf"}, "until"), ({"since": "-infinity"}, "since"),
+        ({"since": "1e400"}, "since"), ({"until": "0x10"}, "until"), ({"since": " 5"}, "since"),
     ]
     for params, field in cases:
         err = h.expect_error(list_page(srv, ns, **params), 400, "invalid_field", "list %r" % params)
