@@ -640,6 +640,31 @@ def test_any_host_on_a_public_listen_without_a_list():
         srv.wait_healthy()
         st, _, _ = http(srv, "GET", "/v1/namespaces", host="my-box.lan:%d" % srv.port)
         eq(st, 200, "any Host on a public listen address without a list")
+        # A page whose name was re-pointed at this server (DNS rebinding) sends its own
+        # name as Host and Origin: same-origin with itself, which must not let it plant
+        # or read memories when every Host is accepted (the Docker image's default)
+        evil = "evil.example:%d" % srv.port
+        for method, path, body in (("POST", "/v1/namespaces/rb/segments", '{"text":"planted"}'),
+                                   ("GET", "/v1/namespaces", None),
+                                   ("POST", "/mcp", '{"jsonrpc":"2.0","id":1,"method":"ping"}')):
+            hd = {"Origin": "http://" + evil}
+            if body:
+                hd["Content-Type"] = "application/json"
+            expect_error(http(srv, method, path, body, hd, host=evil), 403, "forbidden_origin",
+                         "rebinding page: %s %s" % (method, path))
+        # a same-origin GET carries no Origin, only Sec-Fetch-Site: it must not read either
+        expect_error(http(srv, "GET", "/v1/namespaces", None, {"Sec-Fetch-Site": "same-origin"},
+                          host=evil), 403, "forbidden_origin", "rebinding page: a same-origin GET")
+        expect_error(srv.get("/v1/namespaces/rb"), 404, "not_found", "nothing planted")
+        # a typed address (Sec-Fetch-Site: none) and clients without Sec-Fetch-* still pass
+        st, _, _ = http(srv, "GET", "/v1/namespaces", None, {"Sec-Fetch-Site": "none"}, host=evil)
+        eq(st, 200, "a navigation the user typed")
+        # the console reached by address still works: an address cannot be re-pointed
+        own = "127.0.0.1:%d" % srv.port
+        st, _, _ = http(srv, "POST", "/v1/namespaces/rb/segments", '{"text":"mine"}',
+                        {"Origin": "http://" + own, "Content-Type": "application/json"},
+                        host=own)
+        eq(st, 201, "same-origin by address")
         expect_error(srv.raw(b"GET /v1/namespaces HTTP/1.0\r\n\r\n"), 400, "bad_request",
                      "still no Host at all")
     finally:
