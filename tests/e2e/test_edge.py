@@ -288,6 +288,53 @@ def test_framing_transfer_encoding_and_expect():
         s.close()
 
 
+@test
+def test_slow_reader_gets_the_whole_export():
+    """A client that reads a large export slowly but steadily gets all of it: --idle-timeout
+    closes a connection whose client stopped reading, not one on a slow link. (MHD counts
+    idle from its last write, and a socket with MiBs of send buffer reported writable only
+    once half of it had drained: at this reader's pace, seconds without a write.)"""
+    srv = h.Server(["--idle-timeout", "1s"]).start()
+    try:
+        text = "slow reader " * 170  # about 2 KB
+        for b in range(4):
+            segs = [{"id": "s%d-%d" % (b, i), "text": "%s %d %d" % (text, b, i)} for i in range(500)]
+            expect_ok(srv.post("/v1/namespaces/slow/segments", {"segments": segs}), 201, "fill")
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", srv.port))
+        try:
+            s.sendall(b"GET /v1/namespaces/slow/export HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            buf = b""
+            deadline = time.monotonic() + 90
+            while not buf.endswith(b"\r\n0\r\n\r\n") and time.monotonic() < deadline:
+                try:
+                    b = s.recv(16384)
+                except (socket.timeout, ConnectionResetError):
+                    break
+                if not b:
+                    break
+                buf += b
+                time.sleep(0.03)  # about half a MB a second
+        finally:
+            s.close()
+        check(buf.endswith(b"\r\n0\r\n\r\n"), "the export was cut after %d bytes" % len(buf))
+        check(len(buf) > 4000000, "the export is a few MB: %d bytes" % len(buf))
+        head, _, body = buf.partition(b"\r\n\r\n")
+        # undo the chunked framing and count the lines
+        data, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            n = int(size_line.split(b";")[0], 16)
+            if n == 0:
+                break
+            data, rest = data + rest[:n], rest[n + 2:]
+        eq(len(data.splitlines()), 2000, "every segment in the export")
+    finally:
+        srv.stop()
+
+
 def log_lines(srv):
     with open(srv.log_path, "rb") as f:
         return f.read().split(b"\n")[:-1]
