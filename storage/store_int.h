@@ -293,6 +293,8 @@ struct mem_store {
     bool writer_started;
     uint32_t max_page_count;     /* atomic: wanted */
     uint32_t applied_page_count; /* writer thread only */
+    uint32_t tried_page_count;   /* writer thread only: the last one tried (a failed try
+                                    waits for work before the next) */
 
     /* read connections */
     pthread_mutex_t pool_mu;

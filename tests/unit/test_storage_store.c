@@ -27,6 +27,7 @@
 #include "storage/store_int.h"
 
 #define STORE_FIXTURE_TAG "store"
+#include "tests/unit/sqlite_fault.h"
 #include "tests/unit/store_fixture.h"
 
 #define DIM 8
@@ -1156,6 +1157,36 @@ static void test_disk_full(void **state)
     st = open_default();
     assert_true(exists(st, "f", "big2"));
     assert_degrees_match_rebuild(st, "f");
+    mem_store_close(st);
+}
+
+/* The disk-full hook (PRAGMA max_page_count) while every SQLite allocation of the writer
+ * fails in turn: the group it is applied for fails with out of memory, or the limit holds
+ * (disk full); never does the write go through without it. */
+static void test_page_limit_out_of_memory(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert1(st, "f", "d0", 100, 0), MEM_OK);
+    static char big[300000];
+    memset(big, 'x', sizeof(big) - 1);
+    seg_spec_t b[] = {{.id = "big", .ts_given = true, .ts = 500, .text = big}};
+    long failures = 0;
+    for (long n = sqlite_fault_sweeps() ? 1 : 0;; n++) {
+        sqlite_fault_arm(n, true);
+        mem_store_set_max_page_count(st, 1); /* clamps to the current size */
+        int rc = insert_n(st, "f", b, 1, true, 100);
+        long failed = sqlite_fault_disarm();
+        if (rc != MEM_EFULL && rc != MEM_ENOMEM)
+            print_error("allocation %ld: %d %s\n", n, rc, last_op.err.msg);
+        assert_true(rc == MEM_EFULL || rc == MEM_ENOMEM);
+        if (rc == MEM_ENOMEM) failures++;
+        mem_store_set_max_page_count(st, 0);
+        mem_store_sync(st); /* the limit is lifted before the next round sets it */
+        if (!failed) break;
+    }
+    assert_true(failures > 0 || !sqlite_fault_sweeps());
+    assert_int_equal(insert_n(st, "f", b, 1, true, 100), MEM_OK);
+    assert_int_equal(stats(st, "f").count, 2);
     mem_store_close(st);
 }
 
@@ -2457,6 +2488,7 @@ static void test_embedder_record(void **state)
 
 int main(void)
 {
+    if (sqlite_fault_install() != 0) return 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dangling_supersession, store_fixture_setup,
                                         store_fixture_teardown),
@@ -2489,6 +2521,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_reload_refuses_stale, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_page_limit_out_of_memory, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file, store_fixture_setup,
                                         store_fixture_teardown),
