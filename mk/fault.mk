@@ -27,9 +27,10 @@ FAULT_ALLOC_O  := $(B)/tests/fault/fault_alloc.o
 FAULT_CMOCKA_O := $(B)/tests/fault/fault_cmocka.o
 # the library, server and client objects count allocations; the runtime itself does not
 CFLAGS += $(FAULT_INSTR)
-# (embedder/wire.c's jansson allocator is jansson's, called on behalf of whoever called it)
+# (embedder/wire.c's and cluster/json.c's jansson allocators are jansson's, called on behalf
+# of whoever called it)
 $(B)/%.o: FAULT_INSTR = -finstrument-functions -finstrument-functions-exclude-file-list=core/vec_ \
-                        -finstrument-functions-exclude-function-list=wire_json_malloc
+                        -finstrument-functions-exclude-function-list=wire_json_malloc,cl_json_malloc
 $(FAULT_ALLOC_O) $(FAULT_CMOCKA_O): FAULT_INSTR =
 LDLIBS += $(FAULT_ALLOC_O) -ljansson -lsqlite3
 $(B)/mnemod $(BENCH_BINS): $(FAULT_ALLOC_O)
