@@ -71,8 +71,9 @@ static const char usage[] =
     "  --json               print the server's JSON answer instead of a table\n"
     "  --timeout SECONDS    give up on a request after this long (default 60, 0 never;\n"
     "                       export and import are never cut short)\n"
-    "  --retries N          retry a 503 answer N times after its Retry-After (default 3,\n"
-    "                       0..100; a Retry-After over 30 s is not waited for)\n"
+    "  --retries N          retry a 503 answer N times after its Retry-After (default\n"
+    "                       $MNEMOD_RETRIES, else 3; 0..100; a Retry-After over 30 s is not\n"
+    "                       waited for)\n"
     "T is RFC 3339 (2026-11-30T09:00:00Z), a date (2026-11-30, midnight UTC), Unix seconds\n"
     "or \"now\"; D is a duration (90d, 36h, 15m, 30s, 2w); a bare --half-life number is days.\n"
     "KIND is exponential, linear, gaussian, none or weibull:SHAPE.\n"
@@ -1000,10 +1001,17 @@ int mem_cli_main(int argc, char **argv)
         else
             c.timeout_s = (long)ceil(t);
     }
+    /* --retries, else MNEMOD_RETRIES (empty: unset, like the others), else the default */
     const char *retries = opt(&a, "retries");
+    const char *retries_from = "--retries";
+    if (!retries) {
+        retries = getenv("MNEMOD_RETRIES");
+        retries_from = "MNEMOD_RETRIES";
+        if (retries && !*retries) retries = NULL;
+    }
     if (!rc && retries) {
         if (!is_number(retries, &t) || t < 0 || t > MEM_CLI_RETRIES_MAX || t != floor(t))
-            rc = usage_error("--retries %s: expected a whole number from 0 to %d", retries,
+            rc = usage_error("%s %s: expected a whole number from 0 to %d", retries_from, retries,
                              MEM_CLI_RETRIES_MAX);
         else
             c.retries = (int)t;

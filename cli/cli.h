@@ -4,7 +4,9 @@
  * A client of a running server: it speaks only the public REST API over HTTP (libcurl),
  * exactly as curl or the Python client would, and never opens the database. The server
  * is --url URL, else MNEMOD_URL, else http://127.0.0.1:6636; the key is MNEMOD_API_KEY
- * (or --api-key-file FILE). Owned by cli/; server/main.c only dispatches to it.
+ * (or --api-key-file FILE); the namespace is -n NS, else MNEMOD_NAMESPACE; 503 answers are
+ * retried --retries N, else MNEMOD_RETRIES, times. Owned by cli/; server/main.c only
+ * dispatches to it.
  */
 #ifndef MEM_CLI_CLI_H
 #define MEM_CLI_CLI_H

@@ -1068,7 +1068,8 @@ static int check_env_names(char *const *env, mem_err_t *err)
         const char *eq = strchr(*e, '=');
         size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
         /* The client commands' settings (cli/) live in the same shell as the server's. */
-        static const char *const client_env[] = {"MNEMOD_URL", "MNEMOD_NAMESPACE"};
+        static const char *const client_env[] = {"MNEMOD_URL", "MNEMOD_NAMESPACE",
+                                                 "MNEMOD_RETRIES"};
         int known = 0;
         for (size_t i = 0; i < sizeof(client_env) / sizeof(client_env[0]) && !known; i++)
             known = strlen(client_env[i]) == n && memcmp(client_env[i], *e, n) == 0;

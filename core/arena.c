@@ -3,12 +3,16 @@
  *
  * DESIGN. Small requests fit in their first block; a large one (a 1000-segment batch of
  * 1536-float vectors) takes a few 64 KiB blocks, and any allocation over a quarter of a
- * block gets a block of its own, so a big vector never wastes the rest of a block. Blocks
- * are calloc'ed, so every allocation is zeroed as the API promises.
+ * block gets a block of its own, so a big vector never wastes the rest of a block. Every
+ * allocation is zeroed as the API promises: a block of its own is calloc'ed (a large one
+ * comes from the kernel already zero), a shared block is not, and each allocation from it
+ * is zeroed when handed out, so the unused rest of a block (most of it, for a small
+ * request) is never written.
  */
 #include "core/arena.h"
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +34,12 @@ void mem_arena_init(mem_arena_t *a)
     a->total = 0;
 }
 
-static mem_arena_block_t *new_block(mem_arena_t *a, size_t cap)
+static mem_arena_block_t *new_block(mem_arena_t *a, size_t cap, bool zeroed)
 {
     if (cap > SIZE_MAX - sizeof(mem_arena_block_t)) return NULL;
-    mem_arena_block_t *b = calloc(1, sizeof(*b) + cap);
+    mem_arena_block_t *b = zeroed ? calloc(1, sizeof(*b) + cap) : malloc(sizeof(*b) + cap);
     if (!b) return NULL;
+    b->next = NULL;
     b->cap = cap;
     a->total += cap;
     return b;
@@ -49,11 +54,11 @@ void *mem_arena_alloc(mem_arena_t *a, size_t size)
     if (h && h->cap - a->used >= need) {
         void *p = (char *)h->_payload + a->used;
         a->used += need;
-        return p;
+        return memset(p, 0, size);
     }
     size_t next = h ? (h->cap < MAX_BLOCK ? h->cap * 2 : MAX_BLOCK) : FIRST_BLOCK;
     if (need > next / 4) { /* its own block, behind the current one, which stays open */
-        mem_arena_block_t *b = new_block(a, need);
+        mem_arena_block_t *b = new_block(a, need, true);
         if (!b) return NULL;
         if (h) {
             b->next = h->next;
@@ -64,12 +69,12 @@ void *mem_arena_alloc(mem_arena_t *a, size_t size)
         }
         return b->_payload;
     }
-    mem_arena_block_t *b = new_block(a, next);
+    mem_arena_block_t *b = new_block(a, next, false);
     if (!b) return NULL;
     b->next = h;
     a->head = b;
     a->used = need;
-    return b->_payload;
+    return memset(b->_payload, 0, size);
 }
 
 char *mem_arena_strndup(mem_arena_t *a, const char *s, size_t len)

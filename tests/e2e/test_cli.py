@@ -555,5 +555,43 @@ def test_retries_of_503():
         fake.close()
 
 
+@h.test
+def test_retries_from_the_environment():
+    """MNEMOD_RETRIES sets --retries' default; the flag wins over it; an empty value is
+    unset; a bad value is a usage error naming the variable; a server started in the same
+    shell ignores it."""
+    fake = Always503(0)
+    try:
+        url = "http://127.0.0.1:%d" % fake.port
+        for env, args, tries in (({"MNEMOD_RETRIES": "1"}, [], 2),
+                                 ({"MNEMOD_RETRIES": "0"}, [], 1),
+                                 ({"MNEMOD_RETRIES": "5"}, ["--retries", "2"], 3),
+                                 ({"MNEMOD_RETRIES": ""}, [], 4)):
+            fake.hits = 0
+            rc, _, err = cli(None, "ns", "list", "--url", url, *args, env=env, url=False)
+            h.eq((rc, fake.hits), (1, tries), "requests sent with %s %s" % (env, args))
+            h.check(err.strip().startswith("mnemod: 503 unavailable: overloaded"), err)
+        for bad in ("-1", "101", "2.5", "many"):
+            fake.hits = 0
+            rc, _, err = cli(None, "ns", "list", "--url", url, env={"MNEMOD_RETRIES": bad},
+                             url=False)
+            h.eq((rc, fake.hits), (2, 0), "MNEMOD_RETRIES=%s" % bad)
+            h.check("MNEMOD_RETRIES %s: expected a whole number from 0 to 100" % bad in err,
+                    err)
+        # the flag's good value wins over a bad variable
+        fake.hits = 0
+        rc, _, err = cli(None, "ns", "list", "--url", url, "--retries", "0",
+                         env={"MNEMOD_RETRIES": "many"}, url=False)
+        h.eq((rc, fake.hits), (1, 1), "--retries 0 over MNEMOD_RETRIES=many")
+    finally:
+        fake.close()
+    srv = h.Server(env={"MNEMOD_RETRIES": "7"})
+    srv.start()
+    try:
+        h.expect_ok(srv.get("/v1/namespaces"))
+    finally:
+        srv.stop()
+
+
 if __name__ == "__main__":
     h.main()

@@ -27,7 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness as h  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLIENT_ENV = {"MNEMOD_URL", "MNEMOD_NAMESPACE", "MNEMOD_API_KEY"}
+# The client commands' variables: what cli/cli.c reads.
+CLIENT_ENV = set(re.findall(r'getenv\("((?:MNEMOD|MEMU)_[A-Z0-9_]+)"\)',
+                            open(os.path.join(ROOT, "cli", "cli.c"), encoding="utf-8").read()))
 # Names in the docs that are not mnemod's settings: the cluster's JetStream streams, and a
 # flag of vLLM's command line.
 OTHER_NAMES = {"MNEMOD_0", "MNEMOD_SNAP", "task"}

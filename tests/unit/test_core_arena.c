@@ -64,6 +64,26 @@ static void test_no_overlap(void **state)
     mem_arena_free(&a);
 }
 
+/* Blocks come back from the C library with what an earlier arena wrote in them: every
+ * allocation is still zeroed (the arena zeroes what it hands out, not the block). */
+static void test_zeroed_over_reused_memory(void **state)
+{
+    size_t sizes[] = {24, 1, 700, 3000, 16, 9000, 200, 40000, 5};
+    for (int round = 0; round < 30; round++) {
+        mem_arena_t a = {0};
+        for (int rep = 0; rep < 20; rep++)
+            for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+                size_t n = sizes[i] + (size_t)rep;
+                unsigned char *p = mem_arena_alloc(&a, n);
+                assert_non_null(p);
+                for (size_t k = 0; k < n; k++)
+                    if (p[k] != 0) fail_msg("round %d size %zu: byte %zu is %d", round, n, k, p[k]);
+                memset(p, 0xCD, n);
+            }
+        mem_arena_free(&a);
+    }
+}
+
 static void test_strndup_and_limits(void **state)
 {
     mem_arena_t a = {0};
@@ -82,6 +102,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_aligned_zeroed_distinct),
         cmocka_unit_test(test_no_overlap),
+        cmocka_unit_test(test_zeroed_over_reused_memory),
         cmocka_unit_test(test_strndup_and_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
