@@ -208,12 +208,15 @@ class VectorPool:
         return ('{"segments":[' + ",".join(items) + "]}").encode()
 
 
-def wrk(port, conns, seconds, files, paths, weights=None, threads=2, extra=(), cpus=None):
+def wrk(port, conns, seconds, files, paths, weights=None, threads=2, extra=(), cpus=None,
+        env=None):
     """wrk with bench/http/post.lua: POSTs the bodies in files to paths (picked by weights),
     conns connections for seconds; the dict post.lua prints (rps, p50_us, p99_us, errors).
-    cpus: a set of CPU numbers wrk (every thread of it) is confined to; None: any."""
+    cpus: a set of CPU numbers wrk (every thread of it) is confined to; None: any.
+    env: more environment for post.lua (MNEMOD_TOOK_FILE, say)."""
     env = dict(os.environ, MNEMOD_BODIES=",".join(files), MNEMOD_PATHS=",".join(paths),
-               MNEMOD_WEIGHTS=",".join(str(w) for w in (weights or [1] * len(files))))
+               MNEMOD_WEIGHTS=",".join(str(w) for w in (weights or [1] * len(files))),
+               **(env or {}))
     cmd = (["wrk", "-t", str(min(threads, conns)), "-c", str(conns), "-d", "%ds" % seconds] +
            list(extra) + ["-s", POST_LUA, "http://127.0.0.1:%d" % port])
     pin = None

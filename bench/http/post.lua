@@ -6,6 +6,9 @@
 -- the same without formatting DIM numbers per request (which costs the client more CPU than
 -- the server spends on an insert): each body joins three thirds drawn from three tables of
 -- 64 random thirds made once, so 262144 distinct vectors come from a few string joins.
+-- MNEMOD_TOOK_FILE=PATH: every response's "took_ms" (the server's own time for the request)
+-- is written, one per line, to PATH.N for wrk thread N, so the server's time and the round
+-- trip come from the same requests of the same C client. Unset, wrk never reads the bodies.
 local bodies, paths, weights, total = {}, {}, {}, 0
 local function split(s)
   local t = {}
@@ -84,6 +87,15 @@ request = function()
     end
   end
   return wrk.format("POST", paths[1], nil, bodies[1])
+end
+local took_path = os.getenv("MNEMOD_TOOK_FILE")
+if took_path then
+  local took_out
+  response = function(status, headers, body)
+    if not took_out then took_out = assert(io.open(took_path .. "." .. (tid or 0), "w")) end
+    local t = string.match(body or "", '"took_ms":([-+%d.eE]+)')
+    if t then took_out:write(t, "\n") end
+  end
 end
 done = function(summary, latency, requests)
   local errs = summary.errors.connect + summary.errors.read + summary.errors.write +
