@@ -3,7 +3,7 @@
 #   runtime: the binary, its runtime libraries and curl for the health check; runs as non-root
 #
 #   docker build -t mnemod .
-#   docker run -d -p 6636:6636 -v mnemod-data:/data -e MEMU_RECENCY_HALF_LIFE=90 mnemod
+#   docker run -d -p 127.0.0.1:6636:6636 -v mnemod-data:/data -e MEMU_RECENCY_HALF_LIFE=90 mnemod
 #
 # Every MNEMOD_* / MEMU_* variable and every flag works (flags go after the image name).
 # Online backup into the volume:  docker exec CONTAINER mnemod backup /data/backup.db

@@ -15,6 +15,7 @@
 
 #include "api/api_int.h"
 #include "core/b64.h"
+#include "core/num.h"
 
 int mem_api__parse_body(const char *body, size_t len, json_t **out, mem_err_t *err)
 {
@@ -534,9 +535,12 @@ static int decode_decay(const json_t *v, mem_decay_t *d, mem_err_t *err)
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
         if (strncmp(s, "weibull:", 8) == 0) {
-            char *end;
-            double shape = strtod(s + 8, &end);
-            if (end == s + 8 || *end || !(shape > 0 && shape <= 10))
+            /* the shape is a JSON number, as in {"weibull":{"shape":1.5}} (strtod would take
+             * hex, leading spaces, "nan" and "inf") */
+            size_t sl = strlen(s + 8), used = 0;
+            double shape = 0;
+            if (mem_num_parse_f64(s + 8, sl, &shape, &used) != MEM_OK || used != sl ||
+                !(shape > 0 && shape <= 10))
                 return mem_err_field(err, MEM_EINVAL, "decay",
                                      "decay: weibull shape must be in (0, 10]");
             d->kind = MEM_DECAY_WEIBULL;

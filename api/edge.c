@@ -54,6 +54,14 @@ static bool is_loopback_name(const char *name)
     return false;
 }
 
+/* An IPv4 or IPv6 address (no brackets), which no DNS answer can re-point. */
+static bool is_address(const char *name)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    return inet_pton(AF_INET, name, &a4) == 1 || inet_pton(AF_INET6, name, &a6) == 1;
+}
+
 static int add_origin(mem_api_edge_t *e, const char *o, size_t len)
 {
     char **v = realloc(e->origins, (e->n_origins + 1) * sizeof(*v));
@@ -299,6 +307,19 @@ static int other_site_without_origin(const mem_api_req_t *req, mem_err_t *err)
                        cross ? "cross-site" : "same-site");
 }
 
+/* Where every Host passes (a public --listen without --allowed-hosts), a Host that is a
+ * DNS name proves nothing about the page a browser request comes from: a page whose name
+ * was re-pointed at this server (DNS rebinding) is same-origin with itself. An address
+ * cannot be re-pointed, and localhost and the listen host are this server's. */
+static bool host_rebindable(const mem_api_edge_t *e, const char *host, size_t hl)
+{
+    if (!e->any_host) return false;
+    char name[256];
+    int port;
+    return !split_host(host, hl, name, sizeof(name), &port) ||
+           !(is_address(name) || is_loopback_name(name) || strcmp(name, e->listen_host) == 0);
+}
+
 int mem_api__edge_origin(const mem_api_edge_t *e, const mem_api_req_t *req, bool *present,
                          mem_err_t *err)
 {
@@ -306,25 +327,33 @@ int mem_api__edge_origin(const mem_api_edge_t *e, const mem_api_req_t *req, bool
     const char *v = mem_api__req_header_value(req, "Origin", &len);
     *present = v != NULL;
     if (e->any_origin) return MEM_OK;
-    if (!v) return other_site_without_origin(req, err);
+    size_t hl;
+    const char *host = mem_api__req_header_value(req, "Host", &hl);
+    if (!v) {
+        int rc = other_site_without_origin(req, err);
+        /* a same-origin GET carries no Origin: its Sec-Fetch-Site tells it is a page's */
+        if (rc == MEM_OK && host && header_is(req, "Sec-Fetch-Site", "same-origin") &&
+            host_rebindable(e, host, hl))
+            rc = mem_err_set(err, MEM_EORIGIN,
+                             "a page's request through the host name \"%.*s\" is refused: "
+                             "every Host is accepted here, so it may be a re-pointed (DNS "
+                             "rebinding) page (add the name to --allowed-hosts)",
+                             mem_api__utf8_prefix_n(host, hl, 100), host);
+        return rc;
+    }
     for (size_t i = 0; i < e->n_origins; i++)
         if (strlen(e->origins[i]) == len && strncasecmp(e->origins[i], v, len) == 0) return MEM_OK;
     /* A same-origin request: the page was served by this Host, which passed the Host
-     * check (so the console works through any allowed host name). */
-    size_t hl;
-    const char *host = mem_api__req_header(req, "Host", &hl);
-    while (host && hl && (*host == ' ' || *host == '\t'))
-        host++, hl--;
-    while (host && hl && (host[hl - 1] == ' ' || host[hl - 1] == '\t'))
-        hl--;
+     * check (so the console works through any allowed host name), unless any Host passes
+     * and this one is a name. */
     size_t skip = len > 7 && strncasecmp(v, "http://", 7) == 0    ? 7
                   : len > 8 && strncasecmp(v, "https://", 8) == 0 ? 8
                                                                   : 0;
-    if (host && hl && skip && len - skip == hl && strncasecmp(v + skip, host, hl) == 0)
-        return MEM_OK;
-    return mem_err_set(err, MEM_EORIGIN,
-                       "Origin \"%.*s\" is not allowed (add it to --allowed-origins)",
-                       mem_api__utf8_prefix_n(v, len, 100), v);
+    bool same = host && hl && skip && len - skip == hl && strncasecmp(v + skip, host, hl) == 0;
+    if (same && !host_rebindable(e, host, hl)) return MEM_OK;
+    return mem_err_set(err, MEM_EORIGIN, "Origin \"%.*s\" is not allowed (add it to %s)",
+                       mem_api__utf8_prefix_n(v, len, 100), v,
+                       same ? "--allowed-hosts or --allowed-origins" : "--allowed-origins");
 }
 
 /* ---- keys ---- */

@@ -398,7 +398,9 @@ bool mem_api_import_precheck(const mem_api_ctx_t *ctx, const mem_api_req_t *req,
         return false;
     }
     if (req->query && *req->query) {
-        mem_api__fail(resp, MEM_EINVAL, "query", "unknown query parameter: %.64s", req->query);
+        size_t kl = strcspn(req->query, "=&"); /* the name alone, as every other route says */
+        mem_api__fail(resp, MEM_EINVAL, "query", "unknown query parameter: %.*s",
+                      (int)(kl > 64 ? 64 : kl), req->query);
         return false;
     }
     if (!ndjson_media(req->content_type)) {

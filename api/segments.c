@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/num.h"
 
 /* Queue the insert of in (every vector in place). */
 static void submit_insert(const mem_api_ctx_t *ctx, const char *ns, mem_api__insert_in_t *in,
@@ -142,15 +143,17 @@ static int get_flag(const char *v, size_t vl, bool has_value, const char *field,
 /* A query-string timestamp: Unix seconds, or RFC 3339 (percent-decoded already). */
 static int get_query_ts(const char *v, size_t vl, const char *field, int64_t *ms, mem_err_t *err)
 {
-    char buf[64];
-    if (vl == 0 || vl >= sizeof(buf))
+    if (vl == 0 || vl >= 64)
         return mem_err_field(err, MEM_EINVAL, field,
                              "%s: expected an RFC 3339 timestamp or Unix seconds", field);
-    memcpy(buf, v, vl);
-    buf[vl] = '\0';
-    char *end;
-    double secs = strtod(buf, &end);
-    json_t *j = *end == '\0' && end != buf ? json_real(secs) : json_stringn(v, vl);
+    /* Unix seconds are a JSON number, as in a body: strtod would also take "nan", "inf",
+     * hex and leading spaces, and a non-finite double is no json_t at all */
+    double secs;
+    size_t used = 0;
+    int nrc = mem_num_parse_f64(v, vl, &secs, &used);
+    if (nrc == MEM_ELIMIT && used == vl)
+        return mem_err_field(err, MEM_EINVAL, field, "%s: Unix seconds out of range", field);
+    json_t *j = nrc == MEM_OK && used == vl ? json_real(secs) : json_stringn(v, vl);
     if (!j) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     int rc = mem_api__decode_ts(j, field, ms, err);
     json_decref(j);

@@ -53,6 +53,9 @@ static const char usage[] =
     "                                   read it from stdin)\n"
     "  get ID [--embedding]             one segment\n"
     "  forget ID                        delete one segment\n"
+    "  patch ID [--metadata JSON] [--source S | --no-source]\n"
+    "                                   change a segment's metadata (replaced; null\n"
+    "                                   clears it) or source; prints the segment\n"
     "  search QUERY [-k N] [--half-life D] [--as-of T] [--match vector|text|hybrid]\n"
     "      [--decay KIND] [--recency-bias X] [--coherence-weight X] [--origin T]\n"
     "      [--offset D] [--since T] [--until T] [--source S] [--filter JSON]\n"
@@ -375,8 +378,7 @@ static void print_stats(const json_t *s)
     json_t *v;
     json_object_foreach((json_t *)s, k, v)
     {
-        char *txt = json_is_string(v) ? strdup(json_string_value(v))
-                                      : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        char *txt = json_is_string(v) ? strdup(json_string_value(v)) : mem_cli__dumps(v);
         printf("%-14s %s\n", k, txt ? txt : "?");
         free(txt);
     }
@@ -563,6 +565,39 @@ static int cmd_get(mem_cli_t *c, const args_t *a, const char *ns, bool forget)
         else
             print_stats(j);
     }
+    json_decref(j);
+    return rc;
+}
+
+/* PATCH one segment: its metadata (replaced, JSON null clears it) and/or its source. */
+static int cmd_patch(mem_cli_t *c, const args_t *a, const char *ns)
+{
+    if (a->n_pos != 1) return usage_error("patch needs exactly one ID");
+    if (opt(a, "source") && opt(a, "no-source"))
+        return usage_error("patch takes --source or --no-source, not both");
+    if (!opt(a, "metadata") && !opt(a, "source") && !opt(a, "no-source"))
+        return usage_error("patch needs %s", "--metadata, --source or --no-source");
+    json_t *body = json_object(), *j = NULL;
+    int rc = body ? 0 : usage_error("%s: out of memory", "patch");
+    if (!rc) rc = put(body, a, "metadata", "metadata", AS_JSON);
+    if (!rc) rc = put(body, a, "source", "source", AS_STRING);
+    if (!rc && opt(a, "no-source") && json_object_set_new(body, "source", json_null()))
+        rc = usage_error("%s: out of memory", "source");
+    char *id = rc ? NULL : mem_cli__escape(c, a->pos[0]);
+    char *rest = NULL;
+    if (!rc && id) {
+        size_t l = strlen(id) + 16;
+        if ((rest = malloc(l))) snprintf(rest, l, "/segments/%s", id);
+    }
+    if (!rc && !rest) {
+        fprintf(stderr, "mnemod: out of memory\n");
+        rc = 1;
+    }
+    if (!rc) rc = ns_request(c, "PATCH", ns, rest, body, &j);
+    if (!rc && j) print_stats(j);
+    free(id);
+    free(rest);
+    json_decref(body);
     json_decref(j);
     return rc;
 }
@@ -884,6 +919,7 @@ static const struct command {
     {"add", {"id", "timestamp", "source", "metadata", "supersedes", "embedding", NULL}},
     {"get", {"embedding!", NULL}},
     {"forget", {NULL}},
+    {"patch", {"metadata", "source", "no-source!", NULL}},
     {"search",
      {"k", "half-life", "as-of", "match", "decay", "recency-bias", "coherence-weight", "origin",
       "offset", "since", "until", "source", "filter", "min-score", "include-superseded!",
@@ -1030,6 +1066,8 @@ int mem_cli_main(int argc, char **argv)
             rc = cmd_get(&c, &a, ns, false);
         else if (strcmp(name, "forget") == 0)
             rc = cmd_get(&c, &a, ns, true);
+        else if (strcmp(name, "patch") == 0)
+            rc = cmd_patch(&c, &a, ns);
         else if (strcmp(name, "search") == 0)
             rc = cmd_search(&c, &a, ns);
         else if (strcmp(name, "list") == 0)

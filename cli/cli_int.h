@@ -71,6 +71,11 @@ void mem_cli__resp_free(mem_cli_resp_t *r);
  * status is printed as "mnemod: 409 duplicate_id: ..." and 1 returned. */
 int mem_cli__result(const mem_cli_resp_t *r, json_t **out);
 void mem_cli__print_raw(const mem_cli_resp_t *r);
+/* v as compact JSON in its order, every real as the shortest decimal that reads back as
+ * the same double (json_dumps writes 17 significant digits: 0.1 as 0.10000000000000001),
+ * so what the server sent prints as it was and what is typed is sent as typed. malloc'd;
+ * NULL when out of memory. */
+char *mem_cli__dumps(const json_t *v);
 /* A table: n_cols headers, then rows of n_cols cells (NULL cells print as "-"). The last
  * column takes the room left on the terminal and is cut with "..." when too long. */
 typedef struct mem_cli_table {

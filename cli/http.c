@@ -154,7 +154,7 @@ int mem_cli__call(mem_cli_t *c, const char *method, const char *path, const json
 {
     char *data = NULL;
     if (body) {
-        data = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        data = mem_cli__dumps(body);
         if (!data) {
             fprintf(stderr, "mnemod: out of memory\n");
             return 1;

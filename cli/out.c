@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli_int.h"
+#include "core/num.h"
 
 int mem_cli__result(const mem_cli_resp_t *r, json_t **out)
 {
@@ -43,6 +44,88 @@ int mem_cli__result(const mem_cli_resp_t *r, json_t **out)
     }
     json_decref(j);
     return 1;
+}
+
+typedef struct dump_buf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} dump_buf_t;
+
+static void dump_put(dump_buf_t *b, const char *s, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void dump_value(dump_buf_t *b, const json_t *v)
+{
+    if (json_is_real(v)) {
+        char num[MEM_NUM_FMT_MAX];
+        size_t n = mem_num_fmt_f64(json_real_value(v), num);
+        dump_put(b, num, n);
+    } else if (json_is_array(v)) {
+        dump_put(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i) dump_put(b, ",", 1);
+            dump_value(b, json_array_get(v, i));
+        }
+        dump_put(b, "]", 1);
+    } else if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        bool first = true;
+        dump_put(b, "{", 1);
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (!first) dump_put(b, ",", 1);
+            first = false;
+            json_t *key = json_string(k);
+            char *ks = key ? json_dumps(key, JSON_ENCODE_ANY) : NULL;
+            if (ks)
+                dump_put(b, ks, strlen(ks));
+            else
+                b->failed = true;
+            free(ks);
+            json_decref(key);
+            dump_put(b, ":", 1);
+            dump_value(b, x);
+        }
+        dump_put(b, "}", 1);
+    } else { /* strings, integers, true, false, null: jansson writes them exactly */
+        char *s = json_dumps(v, JSON_ENCODE_ANY);
+        if (s)
+            dump_put(b, s, strlen(s));
+        else
+            b->failed = true;
+        free(s);
+    }
+}
+
+char *mem_cli__dumps(const json_t *v)
+{
+    dump_buf_t b = {0};
+    dump_value(&b, v);
+    if (!b.failed && !b.p) dump_put(&b, "", 0);
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
 }
 
 void mem_cli__print_raw(const mem_cli_resp_t *r)

@@ -400,6 +400,7 @@ static int set_metrics_public(mem_cfg_t *cfg, const char *val, char *why, size_t
 
 SET_SIZE(set_max_body, max_body, 1)
 SET_SIZE(set_max_import_body, max_import_body, 1)
+SET_SIZE(set_max_body_memory, max_body_memory, 0)
 SET_SIZE(set_inline_max_body, inline_max_body, 0)
 SET_SIZE(set_text_cache, text_cache, 0)
 SET_SIZE(set_inline_max_write_body, inline_max_write_body, 0)
@@ -824,6 +825,10 @@ static const opt_t opts[] = {
     {"max-import-body", "MNEMOD_MAX_IMPORT_BODY", "SIZE", "4GiB",
      "largest POST .../import body (read as a stream, never buffered whole)", set_max_import_body,
      0},
+    {"max-body-memory", "MNEMOD_MAX_BODY_MEMORY", "SIZE", "256MiB",
+     "memory for request bodies being received or served, all connections together; a body "
+     "that would go over it gets 503 (0: no bound)",
+     set_max_body_memory, 0},
     {"max-batch", "MNEMOD_MAX_BATCH", "N", "1000", "most segments in one insert", set_max_batch, 0},
     {"max-future-skew", "MNEMOD_MAX_FUTURE_SKEW", "DUR", "300s",
      "how far ahead of the server clock a timestamp may be", set_max_future_skew, 0},
@@ -1146,6 +1151,7 @@ void mem_cfg_defaults(mem_cfg_t *cfg)
     cfg->metrics_public = false;
     cfg->max_body = 16u << 20;
     cfg->max_import_body = (size_t)4 << 30;
+    cfg->max_body_memory = (size_t)256 << 20;
     cfg->max_batch = 1000;
     cfg->max_future_skew_s = 300.0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1268,6 +1274,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("allowed_hosts", "%s", cfg->allowed_hosts[0] ? cfg->allowed_hosts : "none");
     PAIR("metrics_public", "%d", cfg->metrics_public ? 1 : 0);
     PAIR("max_body", "%zu", cfg->max_body);
+    PAIR("max_body_memory", "%zu", cfg->max_body_memory);
     PAIR("max_batch", "%zu", cfg->max_batch);
     PAIR("max_future_skew_s", "%g", cfg->max_future_skew_s);
     PAIR("threads", "%d", cfg->threads);

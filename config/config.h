@@ -55,6 +55,7 @@ typedef struct mem_cfg {
     bool metrics_public;
     size_t max_body;        /* bytes */
     size_t max_import_body; /* bytes of one POST .../import body (streamed, never buffered) */
+    size_t max_body_memory; /* bytes of request bodies held at once, all connections; 0: no bound */
     size_t max_batch;
     double max_future_skew_s;
     int threads;           /* request worker threads (server/pool.c) */

@@ -145,7 +145,10 @@ int mem_srv_http_check(const mem_srv_head_t *h, mem_err_t *err)
     }
     if (n_host > 1) return bad(err, "more than one Host header");
     if (te && cl) return bad(err, "both Transfer-Encoding and Content-Length");
-    if (te && (n_te > 1 || !value_is(te, "chunked")))
+    /* MHD skips the spaces before a value but keeps those after it, and decodes a chunked
+     * body only when the value is exactly "chunked": "chunked " it would read until the
+     * client closes, so that is refused here like any other coding */
+    if (te && (n_te > 1 || te->value_len != 7 || strncasecmp(te->value, "chunked", 7) != 0))
         return mem_err_set(err, MEM_ENOTIMPL,
                            "transfer coding not supported (send Content-Length or "
                            "Transfer-Encoding: chunked)");

@@ -127,6 +127,8 @@ typedef struct conn_req {
     size_t len, cap;
     bool too_big;
     bool out_of_memory; /* the body could not be kept: read to its end, then answered 503 */
+    bool over_budget;   /* keeping it would pass --max-body-memory: read to its end, then 503 */
+    size_t charged;     /* bytes of s->body_mem that are this body's (its Content-Length, or cap) */
     char method[16];
     char *url;
     char *query;
@@ -199,6 +201,7 @@ struct srv {
     mem_cfg_keys_t *keys; /* the keys file read at start-up, until the edge takes it */
     mem_srv_emb_t *emb;   /* --embedder openai:URL only (loop thread) */
     size_t in_flight;     /* suspended connections (loop thread) */
+    size_t body_mem;      /* bytes of request bodies held or announced (every r->charged) */
     uint64_t rid_state;   /* request ids (loop thread): seeded at start-up */
     bool draining;
     bool stopped;
@@ -263,6 +266,8 @@ static uint64_t tcp_bytes_received(int fd)
     return ti.bytes_received;
 }
 
+#define SEND_LOWAT (128 * 1024) /* bytes written but not yet sent, at most, before more */
+
 static void start_receiving(conn_ctx_t *x, uint64_t now_ns)
 {
     if (x->phase != CP_IDLE) return;
@@ -283,6 +288,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         x->fd = ci ? ci->connect_fd : -1;
         x->phase = CP_IDLE; /* bytes_received 0: the first byte starts the first request */
+        /* The socket reports writable once less than SEND_LOWAT of what was written is
+         * still unsent, instead of once half its send buffer (which grows to MiBs) is free:
+         * so a client that reads an export slowly but steadily lets MHD write again every
+         * few moments, and --idle-timeout (which MHD counts from its last write) closes only
+         * a client that stopped reading, not one on a slow link. */
+        int lowat = SEND_LOWAT;
+        if (x->fd >= 0)
+            (void)setsockopt(x->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
         x->next = s->conns;
         if (s->conns) s->conns->prev = x;
         s->conns = x;
@@ -964,6 +977,7 @@ static void req_free(conn_req_t *r)
     mem_api_import_free(r->imp);
     if (r->ready) MHD_destroy_response(r->ready);
     mem_api_resp_deinit(&r->aresp);
+    r->srv->body_mem -= r->charged;
     free(r->body);
     mem_emb_job_free(r->emb_job);
     mem_arena_free(&r->arena);
@@ -994,6 +1008,13 @@ static enum MHD_Result reply_oom(struct MHD_Connection *c)
 static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
 {
     if (r->state == RS_ANSWERED) return reply_now(r, &r->aresp);
+    if (r->over_budget) {
+        char msg[128];
+        snprintf(msg, sizeof(msg),
+                 "request bodies in memory would pass %zu bytes (max-body-memory), retry later",
+                 s->cfg->max_body_memory);
+        return reply_error(r, MEM_EBUSY, 1, "overload", msg);
+    }
     if (r->out_of_memory)
         return reply_error(r, MEM_ENOMEM, 1, NULL, "out of memory reading the request body");
     if (r->too_big) {
@@ -1032,14 +1053,33 @@ static enum MHD_Result dispatch(srv_t *s, conn_req_t *r)
     return MHD_YES;
 }
 
-/* Append n bytes to the request's body, its buffer doubling from first_cap as needed; false
- * (nothing appended) when memory runs out. */
+/* Charge the request's body `bytes` of --max-body-memory (what it already has counts):
+ * false (r->over_budget) when the bodies of all connections would pass it. A body alone in
+ * memory is always taken, so one request up to --max-body always fits. */
+static bool body_charge(conn_req_t *r, size_t bytes)
+{
+    srv_t *s = r->srv;
+    if (bytes <= r->charged) return true;
+    size_t limit = s->cfg->max_body_memory, others = s->body_mem - r->charged;
+    if (limit && others > 0 && (bytes > limit || others > limit - bytes)) {
+        r->over_budget = true;
+        return false;
+    }
+    s->body_mem += bytes - r->charged;
+    r->charged = bytes;
+    return true;
+}
+
+/* Append n bytes to the request's body, its buffer doubling from first_cap (or made the
+ * size charged for it, its Content-Length) as needed; false (nothing appended) when memory
+ * runs out or --max-body-memory would be passed (r->over_budget). */
 static bool body_append(conn_req_t *r, const char *data, size_t n, size_t first_cap)
 {
     if (r->len + n > r->cap) {
-        size_t cap = r->cap ? r->cap : first_cap;
+        size_t cap = r->cap ? r->cap : r->charged > first_cap ? r->charged : first_cap;
         while (cap < r->len + n)
             cap *= 2;
+        if (!body_charge(r, cap)) return false;
         char *b = realloc(r->body, cap);
         if (!b) return false;
         r->body = b;
@@ -1089,10 +1129,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             unsigned long long n = strtoull(cl, &end, 10);
             if (errno || (*end && *end != ' ' && *end != '\t') || n > r->aresp.max_body)
                 r->too_big = true;
+            /* the announced body is charged at once, so the bodies admitted are read to
+             * their end, and one that does not fit is refused before it is sent */
+            else if (!r->import && n > 0)
+                body_charge(r, (size_t)n);
         }
-        /* Answer 413 before the body arrives: a client announcing a huge body must not
-         * make us read (or wait for) it. MHD closes the connection after this reply. */
-        if (r->too_big) return dispatch(s, r);
+        /* Answer 413 (or 503 for --max-body-memory) before the body arrives: a client
+         * announcing a huge body must not make us read (or wait for) it. MHD closes the
+         * connection after this reply. */
+        if (r->too_big || r->over_budget) return dispatch(s, r);
         /* An import's body has no deadline (it may be gigabytes), only the idle timeout;
          * everything that needs no body was checked by mem_api_begin. */
         if (r->import && x) x->phase = CP_WORKING;
@@ -1114,13 +1159,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size && r->import) {
         r->body_seen += *upload_size;
         if (!r->too_big && r->body_seen > s->cfg->max_import_body) r->too_big = true;
-        if (r->too_big || r->imp_failed || r->out_of_memory) { /* answered at the end */
+        if (r->too_big || r->imp_failed || r->out_of_memory || r->over_budget) {
+            /* answered at the end */
             *upload_size = 0;
             return MHD_YES;
         }
         if (!body_append(r, upload_data, *upload_size, 65536)) {
             /* nothing of the import is written: a 503 once the body is in */
-            r->out_of_memory = true;
+            r->out_of_memory = !r->over_budget;
             *upload_size = 0;
             return MHD_YES;
         }
@@ -1146,8 +1192,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (!r->too_big && r->len + *upload_size > r->aresp.max_body) r->too_big = true;
-        if (!r->too_big && !r->out_of_memory && !body_append(r, upload_data, *upload_size, 4096))
-            r->out_of_memory = true; /* read the rest, keep none of it */
+        if (!r->too_big && !r->out_of_memory && !r->over_budget &&
+            !body_append(r, upload_data, *upload_size, 4096))
+            r->out_of_memory = !r->over_budget; /* read the rest, keep none of it */
         *upload_size = 0;
         return MHD_YES;
     }
@@ -1164,6 +1211,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r == (void *)&answered_oom) r = NULL;
     if (r && r->state == RS_WORKING)
         return; /* cannot happen: MHD never ends a suspended connection; keep r alive */
+    /* a streamed answer (an export) ended before its last chunk: the client sees a chunked
+     * body without its end, and the log says why */
+    if (r && r->stream && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        mem_srv_log(MEM_LOG_INFO, "stream_cut", "id=%s reason=%s", r->req_id,
+                    toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED   ? "idle_timeout"
+                    : toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN ? "shutdown"
+                    : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT    ? "client_closed"
+                                                                    : "error");
     conn_ctx_t *x = conn_ctx_of(c);
     if (x) {
         x->req = NULL;

@@ -74,4 +74,7 @@ export const api = {
   listSegments: (name, params) => request("GET", `${ns(name)}/segments${query(params)}`),
   getSegment: (name, id) => request("GET", `${ns(name)}/segments/${encodeURIComponent(id)}`),
   retrieve: (name, req) => request("POST", `${ns(name)}/retrieve`, req),
+  patchSegment: (name, id, fields) =>
+    request("PATCH", `${ns(name)}/segments/${encodeURIComponent(id)}`, fields),
+  deleteSegment: (name, id) => request("DELETE", `${ns(name)}/segments/${encodeURIComponent(id)}`),
 };

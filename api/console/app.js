@@ -1,5 +1,6 @@
 // app.js - the console: namespaces and their stats, a search with the scoring knobs and
-// the parts of each score, the decay curve of the search, and a paginated segment browser.
+// the parts of each score, the decay curve of the search, and a paginated segment browser
+// whose rows can be edited (metadata, source) or forgotten.
 // Every request goes through api.js; server data is only ever put in the page as text.
 
 import { api, ApiError, getKey, setKey } from "./api.js";
@@ -308,6 +309,14 @@ async function loadPage() {
     tr.append(td(s.seq, "num"), td(s.id, "id"), td(when(s.timestamp)), td(s.source),
       td(flags.join(", ") || undefined), td(s.metadata && JSON.stringify(s.metadata), "meta"),
       td(s.text, "text"));
+    const act = document.createElement("td");
+    const eb = document.createElement("button");
+    eb.type = "button";
+    eb.className = "row-edit";
+    eb.textContent = "edit";
+    eb.addEventListener("click", () => openEdit(s));
+    act.append(eb);
+    tr.append(act);
     if (s.superseded_by) tr.title = `superseded by ${s.superseded_by}`;
     body.append(tr);
   }
@@ -316,6 +325,64 @@ async function loadPage() {
   $("b-next").disabled = !page.next;
   $("b-page").textContent = `page ${state.page + 1} · ${page.segments.length} segments`;
 }
+
+// ------------------------------------------------------------------ edit and forget
+
+let editing = null; // the segment the edit dialog shows
+
+function openEdit(s) {
+  editing = s;
+  $("edit-id").textContent = s.id;
+  $("edit-source").value = s.source || "";
+  $("edit-metadata").value = s.metadata ? JSON.stringify(s.metadata, null, 2) : "";
+  $("edit-error").hidden = true;
+  $("edit-dialog").showModal();
+}
+
+function editError(text) {
+  $("edit-error").textContent = text;
+  $("edit-error").hidden = false;
+}
+
+$("edit-save").addEventListener("click", async () => {
+  const text = $("edit-metadata").value.trim();
+  let metadata = null;
+  if (text) {
+    try {
+      metadata = JSON.parse(text);
+    } catch (e) {
+      editError(`metadata: not JSON (${e.message})`);
+      return;
+    }
+    if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) {
+      editError("metadata: expected a JSON object");
+      return;
+    }
+  }
+  const source = $("edit-source").value.trim() || null;
+  try {
+    await withKey(() => api.patchSegment(state.ns, editing.id, { metadata, source }));
+  } catch (e) {
+    editError(e instanceof ApiError ? `${e.status} ${e.code}: ${e.serverMessage}` : String(e));
+    return;
+  }
+  $("edit-dialog").close();
+  await loadPage();
+  showStatus(`saved ${editing.id}`, false);
+});
+
+$("edit-forget").addEventListener("click", async () => {
+  if (!confirm(`Forget ${editing.id}? It is deleted for good.`)) return;
+  try {
+    await withKey(() => api.deleteSegment(state.ns, editing.id));
+  } catch (e) {
+    editError(e instanceof ApiError ? `${e.status} ${e.code}: ${e.serverMessage}` : String(e));
+    return;
+  }
+  $("edit-dialog").close();
+  await loadPage();
+  showStatus(`forgot ${editing.id}`, false);
+});
 
 // ------------------------------------------------------------------ wiring
 

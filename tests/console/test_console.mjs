@@ -2,8 +2,8 @@
 //   sh tests/console/run.sh build/release/mnemod
 // The server needs a key, so the page must ask for it; then: the namespaces and their
 // stats, a search whose rows equal the REST answer, a slider that changes the order, the
-// decay plot, as_of, the segment browser, the key kept for the session. Screenshots go to
-// build/test-artifacts/. Any page error or CSP violation fails the test.
+// decay plot, as_of, the segment browser and its edits, the key kept for the session.
+// Screenshots go to build/test-artifacts/. Any page error or CSP violation fails the test.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -268,6 +268,54 @@ test("the segment browser pages through the listing with its filters", async () 
     `m${String(i * 3).padStart(2, "0")}`));
   assert.equal(await page.textContent('#segments tbody tr[data-id="m03"] td.meta'), '{"n":3}');
   await page.screenshot({ path: join(ARTIFACTS, "console-browse.png") });
+});
+
+test("a browsed segment can be edited (metadata, source) and forgotten", async () => {
+  // the browser from the test before: namespace "browse", source "ops", page 1
+  await page.click('#segments tbody tr[data-id="m03"] button.row-edit');
+  await page.waitForSelector("#edit-dialog[open]");
+  assert.equal(await page.inputValue("#edit-source"), "ops");
+  assert.deepEqual(JSON.parse(await page.inputValue("#edit-metadata")), { n: 3 });
+  await page.fill("#edit-metadata", "[1, 2]");
+  await page.click("#edit-save");
+  await page.waitForSelector("#edit-error:not([hidden])");
+  assert.match(await page.textContent("#edit-error"), /expected a JSON object/);
+  await page.fill("#edit-metadata", "{not json");
+  await page.click("#edit-save");
+  assert.match(await page.textContent("#edit-error"), /not JSON/);
+  await page.fill("#edit-metadata", '{"n": 3, "tag": "fixed"}');
+  await page.fill("#edit-source", "wiki");
+  await page.click("#edit-save");
+  await page.waitForFunction(() => !document.getElementById("edit-dialog").open);
+  const seg = await call("GET", "/v1/namespaces/browse/segments/m03");
+  assert.deepEqual(seg.metadata, { n: 3, tag: "fixed" });
+  assert.equal(seg.source, "wiki");
+  assert.equal(seg.text, "memory 3", "the text never changes");
+  // the page shows the listing again: m03 is no longer "ops"
+  await page.waitForFunction(() => !document.querySelector('#segments tbody tr[data-id="m03"]'));
+  // clearing both
+  await page.click('#segments tbody tr[data-id="m06"] button.row-edit');
+  await page.fill("#edit-metadata", "");
+  await page.fill("#edit-source", "");
+  await page.click("#edit-save");
+  await page.waitForFunction(() => !document.getElementById("edit-dialog").open);
+  const cleared = await call("GET", "/v1/namespaces/browse/segments/m06");
+  assert.equal(cleared.metadata, undefined);
+  assert.equal(cleared.source, undefined);
+  // forget asks first; dismissed, nothing happens
+  page.once("dialog", (d) => d.dismiss());
+  await page.click('#segments tbody tr[data-id="m09"] button.row-edit');
+  await page.click("#edit-forget");
+  await call("GET", "/v1/namespaces/browse/segments/m09");
+  page.once("dialog", (d) => d.accept());
+  await page.click("#edit-forget");
+  await page.waitForFunction(() => !document.getElementById("edit-dialog").open);
+  await page.waitForFunction(() => !document.querySelector('#segments tbody tr[data-id="m09"]'));
+  const r = await fetch(`${srv.url}/v1/namespaces/browse/segments/m09`,
+    { headers: { Authorization: `Bearer ${KEY}` } });
+  assert.equal(r.status, 404);
+  assert.match(await page.textContent("#status"), /forgot m09/);
+  await page.screenshot({ path: join(ARTIFACTS, "console-edit.png") });
 });
 
 test("another of the server's own origins, with a scoped read key", async () => {

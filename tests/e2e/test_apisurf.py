@@ -204,6 +204,10 @@ def test_list_bad_input():
         ({"source": ""}, "source"), ({"include_archived": "maybe"}, "include_archived"),
         ({"include_superseded": "2"}, "include_superseded"), ({"embedding": "yes"}, "embedding"),
         ({"bogus": "1"}, "query"),
+        # Unix seconds are a JSON number: not NaN, an infinity, hex or an overflow (each was
+        # once 503 "out of memory" or read as hex)
+        ({"since": "nan"}, "since"), ({"until": "inf"}, "until"), ({"since": "-infinity"}, "since"),
+        ({"since": "1e400"}, "since"), ({"until": "0x10"}, "until"), ({"since": " 5"}, "since"),
     ]
     for params, field in cases:
         err = h.expect_error(list_page(srv, ns, **params), 400, "invalid_field", "list %r" % params)
@@ -874,6 +878,11 @@ def test_import_bad_line_writes_nothing():
         h.eq(stats_of(srv, existing)["count"], 1, "nothing written")
     h.expect_error(do_import(srv, existing, b""), 400, "invalid_field", "empty body")
     h.expect_error(do_import(srv, existing, b"\n\n"), 400, "invalid_field", "blank lines only")
+    # an unknown query parameter is named alone, as on every other route
+    st, _, body = srv.call("POST", "/v1/namespaces/%s/import?bogus=1" % existing,
+                           raw=b'{"embedding":[1,1]}\n', headers={"Content-Type": "application/x-ndjson"})
+    err = h.expect_error((st, _, body), 400, "invalid_field", "query on an import")
+    h.eq(err["message"], "unknown query parameter: bogus", "its message")
     h.expect_error(do_import(srv, existing, ndjson(base[:2]), headers={"Content-Type": "application/json"}),
                    415, "unsupported_media_type")
     h.expect_error(do_import(srv, existing, ndjson(base[:2]), headers={"Content-Type": None}),

@@ -1,4 +1,4 @@
-"""test_cli.py - the client commands (`mnemod ns|add|get|forget|search|compact`) against a
+"""test_cli.py - the client commands (`mnemod ns|add|get|forget|patch|search|compact`) against a
 running server.
 
 Each command is run as a process the way a person would, and what it prints is checked
@@ -133,6 +133,49 @@ def test_add_get_forget():
     h.eq(rc, 1, "metadata that is not an object: the server refuses it")
     h.check("400 invalid_field" in err and "metadata" in err, err)
     h.eq(h.expect_ok(srv.get("/v1/namespaces/" + ns))["count"], 3, "nothing else written")
+
+
+@h.test
+def test_patch_and_numbers_as_sent():
+    """`patch` changes a segment's metadata and source (the REST PATCH), and prints the
+    segment; `get` prints the server's numbers as it sent them (0.1, not jansson's
+    0.10000000000000001), and what is typed goes out as typed."""
+    srv = h.shared()
+    ns = "cli_patch"
+    ok(cli(srv, "-n", ns, "add", "a memory to fix", "--id", "p1", "--source", "ops",
+           "--metadata", '{"w":0.1,"v":[1.5,0.3]}'), "add")
+    got = dict(ln.split(None, 1) for ln in ok(cli(srv, "-n", ns, "get", "p1"), "get").splitlines())
+    h.eq(got["metadata"], '{"w":0.1,"v":[1.5,0.3]}', "metadata printed as the server sent it")
+    vec = h.expect_ok(srv.get("/v1/namespaces/%s/segments/p1?embedding=true" % ns))["embedding"]
+    got = dict(ln.split(None, 1) for ln in
+               ok(cli(srv, "-n", ns, "get", "p1", "--embedding"), "get --embedding").splitlines())
+    h.eq(json.loads(got["embedding"]), vec, "the vector")
+    h.check(all(len(repr(x)) <= 12 for x in json.loads(got["embedding"])),
+            "float32 components print in at most 9 digits: %s" % got["embedding"][:200])
+    out = ok(cli(srv, "-n", ns, "patch", "p1", "--metadata", '{"user":"ana","p":0.7}'), "patch")
+    got = dict(ln.split(None, 1) for ln in out.splitlines())
+    h.eq(got["metadata"], '{"user":"ana","p":0.7}', "patch prints the segment")
+    seg = h.expect_ok(srv.get("/v1/namespaces/%s/segments/p1" % ns))
+    h.eq(seg["metadata"], {"user": "ana", "p": 0.7}, "metadata replaced")
+    h.eq(seg["source"], "ops", "source kept")
+    j = json.loads(ok(cli(srv, "-n", ns, "patch", "p1", "--source", "wiki", "--json"), "--json"))
+    h.eq(j, h.expect_ok(srv.get("/v1/namespaces/%s/segments/p1" % ns)), "--json is the answer")
+    h.eq(j["source"], "wiki", "source changed")
+    ok(cli(srv, "-n", ns, "patch", "p1", "--no-source", "--metadata", "null"), "clear both")
+    seg = h.expect_ok(srv.get("/v1/namespaces/%s/segments/p1" % ns))
+    h.check("source" not in seg and "metadata" not in seg, "both cleared: %r" % seg)
+    h.eq(seg["text"], "a memory to fix", "the text is immutable")
+    for args in ([], ["--source", "a", "--no-source"], ["--metadata", "{bad"]):
+        rc, _, err = cli(srv, "-n", ns, "patch", "p1", *args)
+        h.eq(rc, 2, "usage error for %r" % args)
+    rc, _, err = cli(srv, "-n", ns, "patch", "p1", "p2", "--source", "a")
+    h.eq(rc, 2, "two ids")
+    rc, _, err = cli(srv, "-n", ns, "patch", "nope", "--source", "a")
+    h.eq(rc, 1, "unknown id")
+    h.check(err.startswith("mnemod: 404 not_found: "), err)
+    rc, _, err = cli(srv, "-n", ns, "patch", "p1", "--metadata", "[1]")
+    h.eq(rc, 1, "metadata that is not an object")
+    h.check("400 invalid_field" in err, err)
 
 
 @h.test

@@ -252,7 +252,10 @@ def test_framing_nul_in_the_request_is_400():
 def test_framing_transfer_encoding_and_expect():
     srv = h.shared()
     setup_ns(srv, "te")
-    for te in (b"identity", b"gzip, chunked", b"gzip", b"chunked, identity"):
+    # "chunked " and "chunked\t": the HTTP library decodes only an exact "chunked" and would
+    # read such a body until the client closes, so they are refused at once too
+    for te in (b"identity", b"gzip, chunked", b"gzip", b"chunked, identity", b"chunked ",
+               b"chunked\t", b"Chunked  "):
         t0 = time.monotonic()
         buf, _ = raw_exchange(srv, b"POST /v1/namespaces/te/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                               b"Content-Type: application/json\r\nTransfer-Encoding: " + te +
@@ -283,6 +286,53 @@ def test_framing_transfer_encoding_and_expect():
         eq(responses(buf), [200], "the body after 100 Continue")
     finally:
         s.close()
+
+
+@test
+def test_slow_reader_gets_the_whole_export():
+    """A client that reads a large export slowly but steadily gets all of it: --idle-timeout
+    closes a connection whose client stopped reading, not one on a slow link. (MHD counts
+    idle from its last write, and a socket with MiBs of send buffer reported writable only
+    once half of it had drained: at this reader's pace, seconds without a write.)"""
+    srv = h.Server(["--idle-timeout", "1s"]).start()
+    try:
+        text = "slow reader " * 170  # about 2 KB
+        for b in range(4):
+            segs = [{"id": "s%d-%d" % (b, i), "text": "%s %d %d" % (text, b, i)} for i in range(500)]
+            expect_ok(srv.post("/v1/namespaces/slow/segments", {"segments": segs}), 201, "fill")
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", srv.port))
+        try:
+            s.sendall(b"GET /v1/namespaces/slow/export HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            buf = b""
+            deadline = time.monotonic() + 90
+            while not buf.endswith(b"\r\n0\r\n\r\n") and time.monotonic() < deadline:
+                try:
+                    b = s.recv(16384)
+                except (socket.timeout, ConnectionResetError):
+                    break
+                if not b:
+                    break
+                buf += b
+                time.sleep(0.03)  # about half a MB a second
+        finally:
+            s.close()
+        check(buf.endswith(b"\r\n0\r\n\r\n"), "the export was cut after %d bytes" % len(buf))
+        check(len(buf) > 4000000, "the export is a few MB: %d bytes" % len(buf))
+        head, _, body = buf.partition(b"\r\n\r\n")
+        # undo the chunked framing and count the lines
+        data, rest = b"", body
+        while rest:
+            size_line, _, rest = rest.partition(b"\r\n")
+            n = int(size_line.split(b";")[0], 16)
+            if n == 0:
+                break
+            data, rest = data + rest[:n], rest[n + 2:]
+        eq(len(data.splitlines()), 2000, "every segment in the export")
+    finally:
+        srv.stop()
 
 
 def log_lines(srv):
@@ -637,6 +687,31 @@ def test_any_host_on_a_public_listen_without_a_list():
         srv.wait_healthy()
         st, _, _ = http(srv, "GET", "/v1/namespaces", host="my-box.lan:%d" % srv.port)
         eq(st, 200, "any Host on a public listen address without a list")
+        # A page whose name was re-pointed at this server (DNS rebinding) sends its own
+        # name as Host and Origin: same-origin with itself, which must not let it plant
+        # or read memories when every Host is accepted (the Docker image's default)
+        evil = "evil.example:%d" % srv.port
+        for method, path, body in (("POST", "/v1/namespaces/rb/segments", '{"text":"planted"}'),
+                                   ("GET", "/v1/namespaces", None),
+                                   ("POST", "/mcp", '{"jsonrpc":"2.0","id":1,"method":"ping"}')):
+            hd = {"Origin": "http://" + evil}
+            if body:
+                hd["Content-Type"] = "application/json"
+            expect_error(http(srv, method, path, body, hd, host=evil), 403, "forbidden_origin",
+                         "rebinding page: %s %s" % (method, path))
+        # a same-origin GET carries no Origin, only Sec-Fetch-Site: it must not read either
+        expect_error(http(srv, "GET", "/v1/namespaces", None, {"Sec-Fetch-Site": "same-origin"},
+                          host=evil), 403, "forbidden_origin", "rebinding page: a same-origin GET")
+        expect_error(srv.get("/v1/namespaces/rb"), 404, "not_found", "nothing planted")
+        # a typed address (Sec-Fetch-Site: none) and clients without Sec-Fetch-* still pass
+        st, _, _ = http(srv, "GET", "/v1/namespaces", None, {"Sec-Fetch-Site": "none"}, host=evil)
+        eq(st, 200, "a navigation the user typed")
+        # the console reached by address still works: an address cannot be re-pointed
+        own = "127.0.0.1:%d" % srv.port
+        st, _, _ = http(srv, "POST", "/v1/namespaces/rb/segments", '{"text":"mine"}',
+                        {"Origin": "http://" + own, "Content-Type": "application/json"},
+                        host=own)
+        eq(st, 201, "same-origin by address")
         expect_error(srv.raw(b"GET /v1/namespaces HTTP/1.0\r\n\r\n"), 400, "bad_request",
                      "still no Host at all")
     finally:

@@ -186,6 +186,9 @@ def test_mcp_list_and_filter():
     check(bad.get("isError"), "a bad limit is a tool error")
     bad = s.call_tool("memory_list", {"namespace": ns, "bogus": 1})
     check(bad.get("isError"), "an unknown argument is a tool error")
+    bad = s.call_tool("memory_list", {"namespace": ns, "since": "nan"})
+    check(bad.get("isError"), "since NaN is a tool error")
+    eq(bad["structuredContent"]["error"]["code"], "invalid_field", "since NaN: its code (not 503)")
     bad = s.call_tool("memory_retrieve", {"namespace": ns, "query": "x", "filter": {"u": {"$bad": 1}}})
     check(bad.get("isError"), "a bad filter is a tool error")
 

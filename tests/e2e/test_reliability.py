@@ -97,6 +97,63 @@ def test_limit_body_size():
 
 
 @test
+def test_limit_body_memory():
+    """--max-body-memory bounds the request bodies held at once over all connections: many
+    clients sending large bodies together cannot make the server run out of memory. A body
+    announced by its Content-Length is charged before it is read, so a body that does not fit
+    is refused at once with 503 and Retry-After, and those admitted are read to their end; a
+    body alone always fits, so one request up to --max-body always works."""
+    srv = h.shared(["--max-body-memory", "1MiB"], key="bodymem")
+    rng = random.Random(SEED + 7)
+    q = json.dumps({"embedding": vec(rng, 4)}).encode()
+    pad = b" " * (700 * 1024)  # JSON whitespace: 700 KiB of body before the object
+    expect_ok(srv.insert("bm", {"embedding": vec(rng, 4), "id": "first"}), 201, "setup")
+
+    def head(body_len):
+        return (b"POST /v1/namespaces/bm/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Connection: close\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % body_len)
+
+    holder = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    try:
+        holder.sendall(head(len(pad) + len(q)) + pad[:1000])  # 700 KiB announced, held
+        time.sleep(0.3)
+        # another 700 KiB does not fit beside it: refused before it is sent, at once
+        other = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        try:
+            other.sendall(head(len(pad) + len(q)))
+            st, hdrs, body = read_response(other, 10)
+        finally:
+            other.close()
+        eq(st, 503, "a body past --max-body-memory")
+        eq(body["error"]["code"], "unavailable", "its code")
+        check("max-body-memory" in body["error"]["message"], "names the setting")
+        eq(hdrs.get("retry-after"), "1", "Retry-After")
+        # a chunked body (no length announced) is charged as it grows, and refused alike
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(c), c)
+                          for c in [pad[i:i + 65536] for i in range(0, len(pad), 65536)] + [q])
+        expect_error(srv.raw(b"POST /v1/namespaces/bm/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             b"Connection: close\r\nContent-Type: application/json\r\n"
+                             b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"),
+                     503, "unavailable", "a chunked body past --max-body-memory")
+        # small requests still fit beside the held one
+        expect_ok(srv.retrieve("bm", {"embedding": vec(rng, 4)}), 200, "a small body beside it")
+        expect_ok(srv.insert("bm", {"embedding": vec(rng, 4), "id": "beside"}), 201, "an insert")
+        # the admitted body is read to its end and answered
+        holder.sendall(pad[1000:] + q)
+        st, _, body = read_response(holder, 10)
+        eq(st, 200, "the held body, completed")
+    finally:
+        holder.close()
+    # alone, a body larger than --max-body-memory (but within --max-body) is taken
+    big = b" " * (1536 * 1024) + q
+    st, _, _ = srv.raw(head(len(big)) + big, timeout=20)
+    eq(st, 200, "a body alone in memory always fits")
+    eq(expect_ok(srv.ns_stats("bm"))["count"], 2, "what was written")
+    expect_ok(srv.get("/healthz"))
+
+
+@test
 def test_limit_batch_k_dim_text_source_id():
     srv = h.shared(["--max-batch", "5"], key="smallbatch")
     rng = random.Random(SEED + 1)

@@ -171,11 +171,47 @@ static void test_host_any_on_a_public_listen(void **state)
     setup_edge("", "", "0.0.0.0", false);
     host_case("anything.example:1234", 200);
     host_case(NULL, 400);
+    /* Every Host passes, so a name's same-origin request proves nothing: a rebinding page
+     * (its name re-pointed here) is same-origin with itself. Addresses cannot be
+     * re-pointed, and the listen host and localhost are this server's. */
+    const char *same[][3] = {{"evil.example:6636", "http://evil.example:6636", "403"},
+                             {"my-box.lan", "https://my-box.lan", "403"},
+                             {"192.168.1.5:6636", "http://192.168.1.5:6636", "200"},
+                             {"[fd00::1]:6636", "http://[fd00::1]:6636", "200"},
+                             {"0.0.0.0:6636", "http://0.0.0.0:6636", "200"},
+                             {"localhost:6636", "http://localhost:6636", "200"}};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        hreq_t hs = {0};
+        add(&hs, "Host", same[i][0]);
+        add(&hs, "Origin", same[i][1]);
+        mem_api_resp_t r;
+        run("POST", "/v1/namespaces/mem/retrieve", "{\"embedding\":[1,0,0]}", &hs, &r);
+        if (r.status != atoi(same[i][2]))
+            fail_msg("Host %s Origin %s: %d", same[i][0], same[i][1], r.status);
+        if (r.status == 403) check_error(&r, 403, "forbidden_origin", NULL);
+        mem_api_resp_deinit(&r);
+        /* the same page's GET carries no Origin, only Sec-Fetch-Site: same-origin */
+        hreq_t hg = {0};
+        add(&hg, "Host", same[i][0]);
+        add(&hg, "Sec-Fetch-Site", "same-origin");
+        run("GET", "/v1/namespaces", NULL, &hg, &r);
+        if (r.status != atoi(same[i][2]))
+            fail_msg("Host %s, a same-origin GET: %d", same[i][0], r.status);
+        mem_api_resp_deinit(&r);
+    }
     teardown_edge(state);
     setup_edge("", "only.example", "0.0.0.0", false); /* a list makes it strict again */
     host_case("anything.example", 403);
     host_case("only.example:80", 200);
     host_case("0.0.0.0:6636", 200); /* the listen address itself */
+    /* a listed name is this server's: its same-origin requests pass again */
+    hreq_t hl = {0};
+    add(&hl, "Host", "only.example");
+    add(&hl, "Origin", "http://only.example");
+    mem_api_resp_t rl;
+    run("GET", "/v1/namespaces", NULL, &hl, &rl);
+    assert_int_equal(rl.status, 200);
+    mem_api_resp_deinit(&rl);
 }
 
 static void origin_case(const char *origin, int status, bool cors)
