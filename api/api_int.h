@@ -232,8 +232,9 @@ json_t *mem_api__vec_node(const float *v, size_t n);
 bool mem_api__vec_node_get(const json_t *j, float *dst, size_t *n);
 
 /* ---- query strings ----
- * Iterates key[=value] pairs separated by '&', percent-decoding both ('+' is kept as it is:
- * RFC 3339 offsets hold one). */
+ * Iterates key[=value] pairs separated by '&', percent-decoding both, a '+' as a space (form
+ * encoding: a '+' itself is %2B; the listing reads a space in a timestamp as the '+' of its
+ * offset). */
 typedef struct mem_api__query {
     const char *p;
     char key[64];

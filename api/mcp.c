@@ -293,7 +293,7 @@ static int list_query(const json_t *args, char *q, size_t cap, mem_err_t *err)
     json_t *v;
     json_object_foreach((json_t *)args, key, v)
     {
-        char val[600];
+        char val[3 * MEM_API_MAX_SOURCE + 1];
         if (json_is_null(v)) continue;
         if (json_is_boolean(v)) {
             snprintf(val, sizeof(val), "%s", json_is_true(v) ? "true" : "false");
@@ -301,7 +301,7 @@ static int list_query(const json_t *args, char *q, size_t cap, mem_err_t *err)
             snprintf(val, sizeof(val), "%lld", (long long)json_integer_value(v));
         } else if (json_is_real(v)) {
             snprintf(val, sizeof(val), "%.17g", json_real_value(v));
-        } else if (json_is_string(v) && json_string_length(v) < 190) {
+        } else if (json_is_string(v) && json_string_length(v) <= MEM_API_MAX_SOURCE) {
             const unsigned char *p = (const unsigned char *)json_string_value(v);
             size_t n = json_string_length(v), w = 0;
             for (size_t i = 0; i < n; i++)

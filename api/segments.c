@@ -146,6 +146,13 @@ static int get_query_ts(const char *v, size_t vl, const char *field, int64_t *ms
     if (vl == 0 || vl >= 64)
         return mem_err_field(err, MEM_EINVAL, field,
                              "%s: expected an RFC 3339 timestamp or Unix seconds", field);
+    /* a '+' of an offset sent as it is arrives as a space (form encoding); no timestamp
+     * holds a space, so it is that '+' */
+    char ts[64];
+    memcpy(ts, v, vl);
+    for (size_t i = 0; i < vl; i++)
+        if (ts[i] == ' ') ts[i] = '+';
+    v = ts;
     /* Unix seconds are a JSON number, as in a body: strtod would also take "nan", "inf",
      * hex and leading spaces, and a non-finite double is no json_t at all */
     double secs;

@@ -164,13 +164,17 @@ static int hex_digit(char c)
                                   : -1;
 }
 
-/* Percent-decode s[0..len) into out (cap bytes with the NUL): length or -1. */
+/* Percent-decode s[0..len) into out (cap bytes with the NUL): length or -1. A '+' is a
+ * space, as in every form-encoded query (what URLSearchParams, Python's urlencode and
+ * HTML forms write for one; a '+' itself comes as %2B). */
 static long query_decode(const char *s, size_t len, char *out, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
-        if (c == '%') {
+        if (c == '+') {
+            c = ' ';
+        } else if (c == '%') {
             if (i + 2 >= len) return -1;
             int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
             if (hi < 0 || lo < 0) return -1;

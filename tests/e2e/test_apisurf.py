@@ -186,6 +186,32 @@ def test_list_cursor_survives_concurrent_writes():
 
 
 @h.test
+def test_list_query_values_are_form_encoded():
+    """Query values are form-encoded, as URL libraries and browsers write them: '+' is a space
+    and %2B a '+' (a source "team a" sent by urlencode or URLSearchParams, as team+a, used to
+    match nothing); the '+' of a timestamp's offset may still be sent as it is."""
+    srv = h.shared()
+    rng = random.Random(SEED + 12)
+    ns = fresh_ns(srv)
+    t0 = 1767225600
+    for i, (sid, source) in enumerate((("a", "team a"), ("c", "c++"), ("p", "plain"))):
+        h.expect_ok(srv.insert(ns, {"id": sid, "embedding": h.rand_vec(rng, DIM), "source": source,
+                                    "timestamp": t0 + 60 * i}), 201)
+    path = "/v1/namespaces/%s/segments?" % ns
+    for q, want in (("source=team+a", ["a"]), ("source=team%20a", ["a"]), ("source=c%2B%2B", ["c"]),
+                    ("source=c++", []), ("source=plain", ["p"]),
+                    ("since=2026-01-01T00:01:00+00:00", ["c", "p"]),       # a '+' offset as it is
+                    ("since=2026-01-01T00:01:00%2B00:00", ["c", "p"]),
+                    ("until=2026-01-01T01:00:00+01:00&source=team+a", ["a"])):
+        got = [s["id"] for s in h.expect_ok(srv.get(path + q), 200, q)["segments"]]
+        h.eq(got, want, q)
+    for source, want in (("team a", ["a"]), ("c++", ["c"])):  # what urlencode writes
+        got = [s["id"] for s in h.expect_ok(list_page(srv, ns, source=source), 200)["segments"]]
+        h.eq(got, want, "urlencode'd source %r" % source)
+    h.expect_error(srv.get(path + "since=2026-01-01T00:01:00+"), 400, "invalid_field", "a bare +")
+
+
+@h.test
 def test_list_bad_input():
     srv = h.shared()
     rng = random.Random(SEED + 4)

@@ -186,6 +186,11 @@ def test_mcp_list_and_filter():
     check(bad.get("isError"), "a bad limit is a tool error")
     bad = s.call_tool("memory_list", {"namespace": ns, "bogus": 1})
     check(bad.get("isError"), "an unknown argument is a tool error")
+    # a source as long as the REST listing takes (256 bytes), with a space and a '+'
+    long = s.call_tool("memory_list", {"namespace": ns, "source": "a b+" + "x" * 252})
+    check(not long.get("isError"), "a 256-byte source: %r" % long)
+    bad = s.call_tool("memory_list", {"namespace": ns, "source": "x" * 257})
+    check(bad.get("isError"), "a 257-byte source is a tool error")
     bad = s.call_tool("memory_list", {"namespace": ns, "since": "nan"})
     check(bad.get("isError"), "since NaN is a tool error")
     eq(bad["structuredContent"]["error"]["code"], "invalid_field", "since NaN: its code (not 503)")

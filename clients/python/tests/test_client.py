@@ -261,6 +261,11 @@ class ClientTest(unittest.TestCase):
         with self.assertRaises(errors.BadRequestError) as cm:
             self.c.list_segments(ns, limit=0)
         self.assertEqual(cm.exception.field, "limit")
+        # a source with a space or a '+' (urlencode writes them '+' and %2B)
+        self.c.insert(ns, embedding=[1, 1], id="sp", source="team a", timestamp=1_760_100_000)
+        self.c.insert(ns, embedding=[1, 1], id="pl", source="c++", timestamp=1_760_100_001)
+        self.assertEqual([s.id for s in self.c.iter_segments(ns, source="team a")], ["sp"])
+        self.assertEqual([s.id for s in self.c.iter_segments(ns, source="c++")], ["pl"])
 
     def test_types_match_the_servers_openapi(self):
         import dataclasses
