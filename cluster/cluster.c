@@ -327,22 +327,27 @@ static void heartbeat(mem_cluster_t *cl, bool ready)
 {
     char why[160] = "";
     bool healthy = mem_cluster_healthy(cl, why, sizeof(why));
-    json_t *o =
-        json_pack("{s:s,s:s,s:I,s:I,s:b,s:s}", "id", cl->cfg->node_id, "address", cl->advertise,
-                  "heartbeat_ms", (json_int_t)mem_cluster__wall_ms(), "started_ms",
-                  (json_int_t)cl->started_ms, "ready", ready, "health", healthy ? "" : why);
+    json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:b,s:o}", "id", cl->cfg->node_id, "address",
+                          cl->advertise, "heartbeat_ms", (json_int_t)mem_cluster__wall_ms(),
+                          "started_ms", (json_int_t)cl->started_ms, "ready", ready, "health",
+                          mem_cluster__json_text(healthy ? "" : why));
     json_t *ap = json_object();
     size_t live = 0;
+    /* a record with a stream position missing would tell the trimmer this node applied
+     * nothing of it: out of memory skips the beat instead (the next one is on time) */
+    bool ok = o && ap;
     pthread_mutex_lock(&cl->mu);
-    for (size_t i = 0; i < cl->k; i++)
-        json_object_set_new(ap, cl->streams[i].name, json_integer((json_int_t)report_pos(cl, i)));
+    for (size_t i = 0; ok && i < cl->k; i++)
+        ok = json_object_set_new(ap, cl->streams[i].name,
+                                 json_integer((json_int_t)report_pos(cl, i))) == 0;
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
         for (cl_ns_t *ns = cl->ht[b]; ns; ns = ns->hnext)
             live += ns->state == CL_NS_LIVE;
     pthread_mutex_unlock(&cl->mu);
-    json_object_set_new(o, "applied", ap);
-    json_object_set_new(o, "namespaces", json_integer((json_int_t)live));
-    char *val = json_dumps(o, JSON_COMPACT);
+    ok = ok && json_object_set(o, "applied", ap) == 0 &&
+         json_object_set_new(o, "namespaces", json_integer((json_int_t)live)) == 0;
+    char *val = ok ? mem_cluster__json_dump(o) : NULL;
+    json_decref(ap);
     json_decref(o);
     if (!val) return;
     uint64_t rev = 0;

@@ -21,6 +21,7 @@
 #include <nats/nats.h>
 
 #include "cluster/cluster.h"
+#include "cluster/json_int.h"
 #include "cluster/placement.h"
 #include "cluster/record.h"
 

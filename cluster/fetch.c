@@ -165,12 +165,15 @@ static void on_fetched(mem_store_op_t *op, void *ud)
 }
 
 /* A record that cannot be decoded (not ours, or corrupt) is applied as an empty insert:
- * it fails validation everywhere alike and moves the position on. */
+ * it fails validation everywhere alike and moves the position on. NULL when out of memory
+ * (the record too: taken for a bad one it would be skipped here and applied elsewhere):
+ * the caller reads it again later. */
 static mem_cluster_rec_t *decode_or_empty(natsMsg *m, const char *ns, const char *stream,
                                           uint64_t seq)
 {
-    mem_cluster_rec_t *rec =
-        mem_cluster_rec_decode(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m));
+    mem_cluster_rec_t *rec = NULL;
+    int rc = mem_cluster_rec_read(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &rec);
+    if (rc == MEM_ENOMEM) return NULL;
     if (!rec) {
         rec = calloc(1, sizeof(*rec));
         if (!rec) return NULL;
@@ -583,7 +586,8 @@ int mem_cluster__next_by_subject(mem_cluster_t *cl, const char *stream, const ch
                      (unsigned long long)from, subject);
     natsMsg *r = NULL;
     if (natsConnection_Request(&r, cl->nc, api, req, n, 2000) != NATS_OK) return -1;
-    json_t *o = json_loadb(natsMsg_GetData(r), (size_t)natsMsg_GetDataLength(r), 0, NULL);
+    json_t *o = NULL; /* out of memory: -1, unknown, like no answer */
+    mem_cluster__json_parse(natsMsg_GetData(r), (size_t)natsMsg_GetDataLength(r), &o);
     natsMsg_Destroy(r);
     int out = -1;
     json_t *msg = json_object_get(o, "message"), *e = json_object_get(o, "error");

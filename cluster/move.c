@@ -355,12 +355,15 @@ int mem_cluster_move(mem_cluster_t *cl, const char *name, const char *from, cons
         return mem_err_field(err, MEM_EINVAL, "to", "to: node %s already holds %s", to, name);
     if (!alive) return mem_err_field(err, MEM_EINVAL, "to", "to: node %s is not alive", to);
     if ((rc = start_move(cl, &e, to, from, true, err)) != MEM_OK) return rc;
-    json_t *arr = json_array();
-    for (size_t i = 0; i < e.n_nodes; i++)
-        json_array_append_new(arr, json_string(e.nodes[i]));
-    json_t *o = json_pack("{s:s,s:o,s:s,s:s,s:s}", "namespace", name, "nodes", arr, "join", to,
-                          "drop", from, "status", "moving");
-    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    /* the move is started; an answer without all its nodes would misstate it */
+    const char *nodes[MEM_CLUSTER_PLACE_MAX];
+    for (size_t i = 0; i < e.n_nodes && i < MEM_CLUSTER_PLACE_MAX; i++)
+        nodes[i] = e.nodes[i];
+    json_t *arr = mem_cluster__json_strings(nodes, e.n_nodes);
+    json_t *o = arr ? json_pack("{s:s,s:o,s:s,s:s,s:s}", "namespace", name, "nodes", arr, "join",
+                                to, "drop", from, "status", "moving")
+                    : NULL;
+    *json = mem_cluster__json_dump(o);
     json_decref(o);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
 }
@@ -382,7 +385,7 @@ int mem_cluster_drain(mem_cluster_t *cl, const char *node, bool drain, char **js
     if (s != NATS_OK)
         return mem_err_set(err, MEM_EBUSY, "cannot mark node %s: %s", node, natsStatus_GetText(s));
     json_t *o = json_pack("{s:s,s:b}", "node", node, "draining", drain);
-    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    *json = mem_cluster__json_dump(o);
     json_decref(o);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
 }
@@ -408,7 +411,7 @@ int mem_cluster_forget_node(mem_cluster_t *cl, const char *node, char **json, me
     snprintf(key, sizeof(key), "drain.%s", node);
     kvStore_Delete(cl->kv_map, key);
     json_t *o = json_pack("{s:s}", "forgotten", node);
-    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    *json = mem_cluster__json_dump(o);
     json_decref(o);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
 }

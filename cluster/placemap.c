@@ -130,33 +130,52 @@ size_t mem_cluster__eligible(mem_cluster_t *cl, const char **ids, size_t cap)
 }
 
 /* The table entry of node id, added when new. A full table reuses the entry of a node
- * deleted from the registry; NULL when every entry holds a registered node (the caller
- * logs it: that node is left out). Under cl->mu. */
-static cl_node_t *node_slot(mem_cluster_t *cl, const char *id)
+ * deleted from the registry. MEM_OK; MEM_ELIMIT when every entry holds a registered node
+ * (the caller logs it: that node is left out); MEM_ENOMEM (nothing changed: try again).
+ * Under cl->mu. */
+static int node_slot(mem_cluster_t *cl, const char *id, cl_node_t **out)
 {
     for (size_t i = 0; i < cl->n_nodes; i++)
-        if (strcmp(cl->nodes[i].id, id) == 0) return &cl->nodes[i];
+        if (strcmp(cl->nodes[i].id, id) == 0) {
+            *out = &cl->nodes[i];
+            return MEM_OK;
+        }
     cl_node_t *n = NULL;
     if (cl->n_nodes < CL_NODE_MAX) {
-        n = &cl->nodes[cl->n_nodes++];
+        n = &cl->nodes[cl->n_nodes];
     } else {
         for (size_t i = 0; i < cl->n_nodes && !n; i++)
             if (cl->nodes[i].deleted) n = &cl->nodes[i];
-        if (!n) return NULL;
-        free(n->applied);
+        if (!n) return MEM_ELIMIT;
     }
+    /* its stream positions decide how far the log may be trimmed: a node without them
+     * would read as having applied nothing, or be skipped */
+    uint64_t *applied = calloc(cl->k ? cl->k : 1, sizeof(uint64_t));
+    if (!applied) return MEM_ENOMEM;
+    if (n == &cl->nodes[cl->n_nodes]) cl->n_nodes++;
+    free(n->applied);
     memset(n, 0, sizeof(*n));
     snprintf(n->id, sizeof(n->id), "%s", id);
-    n->applied = calloc(cl->k, sizeof(uint64_t));
-    return n;
+    n->applied = applied;
+    *out = n;
+    return MEM_OK;
 }
 
-static void apply_node(mem_cluster_t *cl, const char *id, const char *val, int len, bool deleted)
+/* A registry record. MEM_ENOMEM when it could not be read or kept (nothing changed: the
+ * watcher tries it again); a record that is not JSON is taken for the node leaving, as a
+ * delete. */
+static int apply_node(mem_cluster_t *cl, const char *id, const char *val, int len, bool deleted)
 {
-    json_t *o = deleted ? NULL : json_loadb(val, (size_t)len, 0, NULL);
+    json_t *o = NULL;
+    if (!deleted && mem_cluster__json_parse(val, (size_t)len, &o) == MEM_ENOMEM) return MEM_ENOMEM;
     pthread_mutex_lock(&cl->mu);
-    cl_node_t *n = deleted ? (cl_node_t *)mem_cluster__node_find(cl, id) : node_slot(cl, id);
-    bool left_out = !n && !deleted;
+    cl_node_t *n = NULL;
+    int rc = MEM_OK;
+    if (deleted)
+        n = (cl_node_t *)mem_cluster__node_find(cl, id);
+    else
+        rc = node_slot(cl, id, &n);
+    bool left_out = rc == MEM_ELIMIT;
     int64_t now = mem_cluster__mono_ms();
     bool say = left_out && now - cl->node_limit_logged_ms >= 60000;
     if (say) cl->node_limit_logged_ms = now;
@@ -190,19 +209,22 @@ static void apply_node(mem_cluster_t *cl, const char *id, const char *val, int l
                          "node=%.63s msg=\"left out: this node keeps track of at most %d nodes "
                          "(remove stopped ones with DELETE /v1/cluster/nodes/ID)\"",
                          id, CL_NODE_MAX);
+    return rc == MEM_ENOMEM ? MEM_ENOMEM : MEM_OK;
 }
 
 /* ---- map entries ---- */
 
-static void set_drain(mem_cluster_t *cl, const char *id, bool on)
+static int set_drain(mem_cluster_t *cl, const char *id, bool on)
 {
     pthread_mutex_lock(&cl->mu);
-    cl_node_t *n = node_slot(cl, id);
+    cl_node_t *n = NULL;
+    int rc = node_slot(cl, id, &n);
     if (n) {
         n->draining = on;
         if (!n->heartbeat_ms) n->deleted = !on; /* known only by its mark so far */
     }
     pthread_mutex_unlock(&cl->mu);
+    return rc == MEM_ENOMEM ? MEM_ENOMEM : MEM_OK;
 }
 
 /* mu held: the entry of ns changed (or went away: o NULL). */
@@ -255,15 +277,16 @@ static void entry_update(mem_cluster_t *cl, cl_ns_t *ns, const json_t *o, uint64
     pthread_cond_broadcast(&cl->cv);
 }
 
-static void apply_entry(mem_cluster_t *cl, const char *key, const char *val, int len, uint64_t rev,
-                        bool deleted)
+/* A map entry (or a drain mark). MEM_ENOMEM when it could not be read or kept: nothing
+ * changed, the caller tries again (read as "no entry" it would take the namespace off this
+ * node, or its nodes). An entry that is not JSON is taken for a delete. */
+static int apply_entry(mem_cluster_t *cl, const char *key, const char *val, int len, uint64_t rev,
+                       bool deleted)
 {
-    if (strncmp(key, "drain.", 6) == 0) {
-        set_drain(cl, key + 6, !deleted);
-        return;
-    }
-    if (strncmp(key, "ns.", 3) != 0) return; /* the lease, or something newer */
-    json_t *o = deleted ? NULL : json_loadb(val, (size_t)len, 0, NULL);
+    if (strncmp(key, "drain.", 6) == 0) return set_drain(cl, key + 6, !deleted);
+    if (strncmp(key, "ns.", 3) != 0) return MEM_OK; /* the lease, or something newer */
+    json_t *o = NULL;
+    if (!deleted && mem_cluster__json_parse(val, (size_t)len, &o) == MEM_ENOMEM) return MEM_ENOMEM;
     const char *name = json_string_value(json_object_get(o, "ns"));
     char decoded[MEM_STORE_NS_MAX + 1];
     if (!name) { /* a delete carries no value: the key names the namespace */
@@ -284,7 +307,10 @@ static void apply_entry(mem_cluster_t *cl, const char *key, const char *val, int
     cl_ns_t *ns = mem_cluster__ns_get(cl, name);
     if (ns && rev >= ns->map_rev) entry_update(cl, ns, o, rev);
     pthread_mutex_unlock(&cl->mu);
-    json_decref(o);
+    /* (a name too long for the table is no namespace of ours) */
+    int rc = ns || strlen(name) > MEM_STORE_NS_MAX ? MEM_OK : MEM_ENOMEM;
+    json_decref(o); /* name may be o's */
+    return rc;
 }
 
 static void watch_loop(mem_cluster_t *cl, bool map)
@@ -314,11 +340,24 @@ static void watch_loop(mem_cluster_t *cl, bool map)
             continue;
         }
         bool deleted = kvEntry_Operation(e) != kvOp_Put;
-        if (map)
-            apply_entry(cl, kvEntry_Key(e), kvEntry_Value(e), kvEntry_ValueLen(e),
-                        kvEntry_Revision(e), deleted);
-        else
-            apply_node(cl, kvEntry_Key(e), kvEntry_Value(e), kvEntry_ValueLen(e), deleted);
+        /* out of memory: the same entry again, until it is in or the cluster stops (the
+         * next one may be a later revision of the same key, but this one must not be lost
+         * meanwhile: a node would drop out of a namespace or the registry) */
+        for (int tries = 0;; tries++) {
+            int rc = map ? apply_entry(cl, kvEntry_Key(e), kvEntry_Value(e), kvEntry_ValueLen(e),
+                                       kvEntry_Revision(e), deleted)
+                         : apply_node(cl, kvEntry_Key(e), kvEntry_Value(e), kvEntry_ValueLen(e),
+                                      deleted);
+            if (rc == MEM_OK) break;
+            if (tries == 0)
+                mem_cluster__log("warn", "out_of_memory", "bucket=%s key=%s msg=\"retrying\"",
+                                 map ? CL_KV_MAP : CL_KV_NODES, kvEntry_Key(e));
+            pthread_mutex_lock(&cl->mu);
+            bool stop_now = cl->stop;
+            pthread_mutex_unlock(&cl->mu);
+            if (stop_now) break;
+            mem_cluster__sleep_ms(100);
+        }
         kvEntry_Destroy(e);
     }
 }
@@ -428,21 +467,6 @@ static int leader_get(mem_cluster_t *cl, const char *key, char **val, int *len, 
     return deleted || *val ? MEM_OK : MEM_ENOMEM;
 }
 
-static char *entry_json(const char *ns, size_t stream, const char *const *nodes, size_t n,
-                        const char *join, const char *drop, bool pinned, uint64_t epoch)
-{
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, json_string(nodes[i]));
-    json_t *o =
-        json_pack("{s:s,s:I,s:o,s:s?,s:s?,s:b,s:I}", "ns", ns, "stream", (json_int_t)stream,
-                  "nodes", arr, "join", join && *join ? join : NULL, "drop",
-                  drop && *drop ? drop : NULL, "pinned", pinned, "epoch", (json_int_t)epoch);
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    json_decref(o);
-    return s;
-}
-
 int mem_cluster__map_fetch(mem_cluster_t *cl, const char *name, bool create, mem_err_t *err)
 {
     char key[200];
@@ -455,9 +479,9 @@ int mem_cluster__map_fetch(mem_cluster_t *cl, const char *name, bool create, mem
         if (leader_get(cl, key, &val, &len, &rev, &found) != MEM_OK)
             return mem_err_set(err, MEM_EBUSY, "cannot read the placement of %s", name);
         if (found) {
-            apply_entry(cl, key, val, len, rev, false);
+            int rc = apply_entry(cl, key, val, len, rev, false);
             free(val);
-            return MEM_OK;
+            return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
         }
         if (!create) return mem_err_set(err, MEM_ENOTFOUND, "namespace not found: %s", name);
         const char *ids[CL_NODE_MAX];
@@ -482,17 +506,18 @@ int mem_cluster__map_fetch(mem_cluster_t *cl, const char *name, bool create, mem
         }
         pthread_mutex_unlock(&cl->mu);
         if (got == 0) return mem_err_set(err, MEM_EBUSY, "no node can hold %s now", name);
-        char *text =
-            entry_json(name, mem_cluster__stream_of(cl, name), chosen, got, NULL, NULL, false, 1);
+        char *text = mem_cluster__entry_json(name, mem_cluster__stream_of(cl, name), chosen, got,
+                                             NULL, NULL, false, 1);
         if (!text) return mem_err_set(err, MEM_ENOMEM, "out of memory");
         uint64_t nrev = 0;
         natsStatus s = kvStore_Create(&nrev, cl->kv_map, key, text, (int)strlen(text));
         if (s == NATS_OK) {
-            apply_entry(cl, key, text, (int)strlen(text), nrev, false);
+            /* placed; when this node's copy of it could not be kept, the watcher brings it */
+            int rc = apply_entry(cl, key, text, (int)strlen(text), nrev, false);
             mem_cluster__log("info", "placed", "ns=%s nodes=%s%s%s", name, chosen[0],
                              got > 1 ? "," : "", got > 1 ? chosen[1] : "");
             free(text);
-            return MEM_OK;
+            return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
         }
         free(text);
         /* somebody else created it first (or a transient failure): read it again */
@@ -511,16 +536,17 @@ int mem_cluster__map_put(mem_cluster_t *cl, const char *ns, const char *const *n
     cl_ns_t *e = mem_cluster__ns_find(cl, ns);
     uint64_t epoch = e ? e->epoch + 1 : 1;
     pthread_mutex_unlock(&cl->mu);
-    char *text =
-        entry_json(ns, mem_cluster__stream_of(cl, ns), nodes, n, join, drop, pinned, epoch);
+    char *text = mem_cluster__entry_json(ns, mem_cluster__stream_of(cl, ns), nodes, n, join, drop,
+                                         pinned, epoch);
     if (!text) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     uint64_t nrev = 0;
     natsStatus s = kvStore_Update(&nrev, cl->kv_map, key, text, (int)strlen(text), rev);
-    if (s == NATS_OK) apply_entry(cl, key, text, (int)strlen(text), nrev, false);
+    int rc = s == NATS_OK ? apply_entry(cl, key, text, (int)strlen(text), nrev, false) : MEM_OK;
     free(text);
     if (s != NATS_OK)
         return mem_err_set(err, MEM_EEXISTS, "the placement of %s changed meanwhile", ns);
-    return MEM_OK;
+    /* written; this node's copy follows with the watcher */
+    return rc == MEM_OK ? MEM_OK : mem_err_set(err, rc, "out of memory");
 }
 
 bool mem_cluster__lease(mem_cluster_t *cl)
@@ -540,7 +566,9 @@ bool mem_cluster__lease(mem_cluster_t *cl)
         mine = kvStore_Create(&nrev, cl->kv_map, "lease", text, (int)strlen(text)) == NATS_OK;
         goto out;
     }
-    json_t *o = json_loadb(val, (size_t)len, 0, NULL);
+    json_t *o = NULL;
+    /* unread for want of memory it is not free: this round takes nothing */
+    if (mem_cluster__json_parse(val, (size_t)len, &o) == MEM_ENOMEM) goto out;
     const char *holder = json_string_value(json_object_get(o, "node"));
     json_int_t until = json_integer_value(json_object_get(o, "until_ms"));
     bool take = !holder || strcmp(holder, me) == 0 || until < now;

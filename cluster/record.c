@@ -346,7 +346,7 @@ static int count_insert(rbuf_t r, size_t n, size_t dim, size_t extra, size_t *n_
 }
 
 /* Decode n segments (second pass) into rec->segs/vecs/ptrs (allocated here); an import's
- * archived flags and lines too. 0, or -1 when malformed or out of memory. */
+ * archived flags and lines too. 0, -1 when malformed, -2 when out of memory. */
 static int decode_segs(rbuf_t *r, mem_cluster_rec_t *rec, uint32_t n, bool import)
 {
     size_t dim = rec->op.dim, n_ptrs = 0;
@@ -359,9 +359,9 @@ static int decode_segs(rbuf_t *r, mem_cluster_rec_t *rec, uint32_t n, bool impor
     if (import) {
         rec->archived = calloc(n, sizeof(*rec->archived));
         rec->lines = calloc(n, sizeof(*rec->lines));
-        if (!rec->archived || !rec->lines) return -1;
+        if (!rec->archived || !rec->lines) return -2;
     }
-    if (!rec->segs || !rec->outs || !rec->vecs || !rec->ptrs) return -1;
+    if (!rec->segs || !rec->outs || !rec->vecs || !rec->ptrs) return -2;
     size_t used = 0;
     for (uint32_t i = 0; i < n; i++) {
         mem_store_seg_in_t *s = &rec->segs[i];
@@ -435,7 +435,7 @@ static int imp_index(mem_cluster_rec_t *rec)
     while (cap < 2 * n)
         cap *= 2;
     rec->id_slots = calloc(cap, sizeof(*rec->id_slots));
-    if (!rec->id_slots) return -1;
+    if (!rec->id_slots) return -2; /* out of memory */
     rec->cap_slots = cap;
     for (size_t i = 0; i < n; i++) {
         size_t j = id_hash(rec->segs[i].id) & (cap - 1);
@@ -452,12 +452,14 @@ static int imp_index(mem_cluster_rec_t *rec)
     return 0;
 }
 
-mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
+int mem_cluster_rec_read(const void *data, size_t len, mem_cluster_rec_t **out)
 {
+    *out = NULL;
+    int why = MEM_EINVAL, d = 0;
     mem_cluster_rec_t *rec = calloc(1, sizeof(*rec));
-    if (!rec) return NULL;
+    if (!rec) return MEM_ENOMEM;
     rec->buf = malloc(len ? len : 1);
-    if (!rec->buf) goto bad;
+    if (!rec->buf) goto oom;
     memcpy(rec->buf, data, len);
     rbuf_t r = {.p = rec->buf, .len = len};
     const unsigned char *magic = get(&r, 4);
@@ -482,15 +484,15 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
     if (r.fail || op->dim > 4096) goto bad;
     if (op->kind == MEM_STORE_OP_INSERT) {
         uint32_t n = get_u32(&r);
-        if (decode_segs(&r, rec, n, false)) goto bad;
+        if ((d = decode_segs(&r, rec, n, false)) != 0) goto fail;
         op->segs = rec->segs;
         op->outs = rec->outs;
         op->n_segs = n;
     } else if (op->kind == MEM_STORE_OP_IMPORT) {
         uint32_t n = get_u32(&r);
-        if (decode_segs(&r, rec, n, true)) goto bad;
+        if ((d = decode_segs(&r, rec, n, true)) != 0) goto fail;
         rec->n_import = n; /* read through op->import, never as op->segs */
-        if (imp_index(rec)) goto bad;
+        if ((d = imp_index(rec)) != 0) goto fail;
     } else if (op->kind == MEM_STORE_OP_DELETE) {
         if (copy_str(&r, op->id, sizeof(op->id))) goto bad;
     } else if (op->kind == MEM_STORE_OP_PATCH) {
@@ -505,15 +507,28 @@ mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
         uint32_t n = get_u32(&r);
         if (r.fail || n > len) goto bad;
         rec->ptrs = calloc(n ? n : 1, sizeof(char *));
-        if (!rec->ptrs) goto bad;
+        if (!rec->ptrs) goto oom;
         for (uint32_t i = 0; i < n; i++)
             rec->ptrs[i] = get_str(&r, NULL);
         op->evict_ids = rec->ptrs;
         op->n_evict = n;
     }
     if (r.fail || r.off != r.len) goto bad;
-    return rec;
+    *out = rec;
+    return MEM_OK;
+fail: /* d: -1 malformed, -2 out of memory */
+    if (d == -2) why = MEM_ENOMEM;
+    goto bad;
+oom:
+    why = MEM_ENOMEM;
 bad:
     mem_cluster_rec_free(rec);
-    return NULL;
+    return why;
+}
+
+mem_cluster_rec_t *mem_cluster_rec_decode(const void *data, size_t len)
+{
+    mem_cluster_rec_t *rec = NULL;
+    mem_cluster_rec_read(data, len, &rec);
+    return rec;
 }

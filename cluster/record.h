@@ -33,7 +33,10 @@ size_t mem_cluster_rec_size(const mem_store_op_t *op, size_t msgid_len);
  * when out of memory, when an IMPORT's staged segments cannot be read, or op is a local
  * kind (NS_IMPORT, NS_FORGET). */
 unsigned char *mem_cluster_rec_encode(const mem_store_op_t *op, const char *msgid, size_t *len);
-/* NULL when buf is not a well-formed record (or out of memory). */
+/* The record in buf: MEM_OK (*out the caller's), MEM_EINVAL (not a well-formed record) or
+ * MEM_ENOMEM (nothing is known about buf: try again, never take it for a bad record). */
+int mem_cluster_rec_read(const void *buf, size_t len, mem_cluster_rec_t **out);
+/* mem_cluster_rec_read's record, or NULL (malformed or out of memory). */
 mem_cluster_rec_t *mem_cluster_rec_decode(const void *buf, size_t len);
 void mem_cluster_rec_free(mem_cluster_rec_t *r);
 

@@ -87,7 +87,9 @@ static natsStatus publish_bytes(mem_cluster_t *cl, const char *subject, const vo
     return ns;
 }
 
-/* ns's latest manifest (leader read), or NULL: *missing tells none from unreachable. */
+/* ns's latest manifest (leader read), or NULL: *missing tells none from unreachable (and
+ * from a manifest that could not be read for want of memory: never taken for none, which
+ * would restore from the log alone or snapshot again). */
 static json_t *manifest(mem_cluster_t *cl, const char *ns, bool *missing)
 {
     char subject[200];
@@ -100,8 +102,10 @@ static json_t *manifest(mem_cluster_t *cl, const char *ns, bool *missing)
     natsStatus s = js_GetLastMsg(&m, cl->js, CL_SNAP_STREAM, subject, &jo, &ec);
     *missing = s == NATS_NOT_FOUND || ec == JSNoMessageFoundErr;
     if (s != NATS_OK) return NULL;
-    json_t *o = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
+    json_t *o = NULL;
+    int rc = mem_cluster__json_parse(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), &o);
     natsMsg_Destroy(m);
+    if (rc == MEM_ENOMEM) return NULL;
     if (!json_is_object(o) || !json_is_string(json_object_get(o, "id"))) {
         json_decref(o);
         *missing = true;
@@ -114,8 +118,9 @@ static int publish_manifest(mem_cluster_t *cl, const char *ns, json_t *man, mem_
 {
     char subject[200];
     subj_manifest(ns, subject, sizeof(subject));
-    char *text = json_dumps(man, JSON_COMPACT);
-    natsStatus s = text ? publish_bytes(cl, subject, text, (int)strlen(text)) : NATS_NO_MEMORY;
+    char *text = mem_cluster__json_dump(man);
+    if (!text) return mem_err_set(err, MEM_ENOMEM, "snapshot manifest of %s: out of memory", ns);
+    natsStatus s = publish_bytes(cl, subject, text, (int)strlen(text));
     free(text);
     if (s != NATS_OK)
         return mem_err_set(err, MEM_EBUSY, "snapshot manifest of %s: %s", ns,
@@ -343,7 +348,9 @@ out:
 static void on_ctl(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     mem_cluster_t *cl = closure;
-    json_t *req = json_loadb(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), 0, NULL);
+    json_t *req = NULL;
+    int prc =
+        mem_cluster__json_parse(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), &req);
     const char *op = json_string_value(json_object_get(req, "op"));
     const char *name = json_string_value(json_object_get(req, "ns"));
     uint64_t need = (uint64_t)json_integer_value(json_object_get(req, "need"));
@@ -366,13 +373,15 @@ static void on_ctl(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
         if (mem_cluster__snap_publish(cl, name, &covered, &err) == MEM_OK)
             ans = json_pack("{s:I}", "covered", (json_int_t)covered);
         else
-            ans = json_pack("{s:s}", "error", err.msg);
+            ans = json_pack("{s:o}", "error", mem_cluster__json_text(err.msg));
     } else {
-        ans = json_pack("{s:s}", "error", "unknown request");
+        ans = json_pack("{s:s}", "error", prc == MEM_ENOMEM ? "out of memory" : "unknown request");
     }
-    char *text = ans ? json_dumps(ans, JSON_COMPACT) : NULL;
-    if (text && natsMsg_GetReply(msg))
-        natsConnection_PublishString(cl->nc, natsMsg_GetReply(msg), text);
+    /* an answer in any case: the asker would wait CTL_TIMEOUT_MS for none */
+    char *text = mem_cluster__json_dump(ans);
+    if (natsMsg_GetReply(msg))
+        natsConnection_PublishString(cl->nc, natsMsg_GetReply(msg),
+                                     text ? text : "{\"error\":\"out of memory\"}");
     free(text);
     json_decref(ans);
     json_decref(req);
@@ -420,8 +429,14 @@ int mem_cluster__snap_request(mem_cluster_t *cl, const char *name, uint64_t need
             mem_err_set(err, MEM_EBUSY, "node %s did not answer a snapshot request", ids[i]);
             continue;
         }
-        json_t *o = json_loadb(natsMsg_GetData(r), (size_t)natsMsg_GetDataLength(r), 0, NULL);
+        json_t *o = NULL;
+        int prc = mem_cluster__json_parse(natsMsg_GetData(r), (size_t)natsMsg_GetDataLength(r), &o);
         natsMsg_Destroy(r);
+        if (prc == MEM_ENOMEM) {
+            mem_err_set(err, MEM_ENOMEM, "node %s: its answer could not be read: out of memory",
+                        ids[i]);
+            continue;
+        }
         json_t *c = json_object_get(o, "covered");
         if (json_is_integer(c)) {
             *covered = (uint64_t)json_integer_value(c);
@@ -458,9 +473,10 @@ static int cover(mem_cluster_t *cl, const char *name, size_t stream, const char 
     }
     if (rec == 0 || rec > need) { /* nothing of ns in (covered, need]: no new data needed */
         int rc = MEM_OK;
-        if (man) {
-            json_object_set_new(man, "covered", json_integer((json_int_t)need));
-            rc = publish_manifest(cl, name, man, err);
+        if (man) { /* the manifest as it was would not cover need: the trim must not go on */
+            rc = json_object_set_new(man, "covered", json_integer((json_int_t)need)) == 0
+                     ? publish_manifest(cl, name, man, err)
+                     : mem_err_set(err, MEM_ENOMEM, "out of memory");
         }
         json_decref(man);
         if (rc != MEM_OK) *stuck = from;
@@ -514,23 +530,37 @@ static bool primary_here(const cl_ns_t *ns, const void *node_id)
     return ns->state == CL_NS_LIVE && ns->n_nodes && strcmp(ns->nodes[0], node_id) == 0;
 }
 
-/* Every answer of POST /v1/cluster/snapshot names this node and its stream positions. */
-static void add_node(mem_cluster_t *cl, json_t *o)
+/* Every answer of POST /v1/cluster/snapshot names this node and its stream positions.
+ * false when out of memory (o may lack some). */
+static bool add_node(mem_cluster_t *cl, json_t *o)
 {
     json_t *pos = json_object();
+    bool ok = o && pos;
     pthread_mutex_lock(&cl->mu);
-    for (size_t i = 0; i < cl->k; i++)
-        json_object_set_new(pos, cl->streams[i].name,
-                            json_integer((json_int_t)cl->streams[i].applied));
+    for (size_t i = 0; ok && i < cl->k; i++)
+        ok = json_object_set_new(pos, cl->streams[i].name,
+                                 json_integer((json_int_t)cl->streams[i].applied)) == 0;
     pthread_mutex_unlock(&cl->mu);
-    json_object_set_new(o, "node", json_string(cl->cfg->node_id));
-    json_object_set_new(o, "positions", pos);
+    ok = ok && json_object_set_new(o, "node", json_string(cl->cfg->node_id)) == 0 &&
+         json_object_set(o, "positions", pos) == 0;
+    json_decref(pos);
+    return ok;
 }
 
 char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
 {
     json_t *res = json_object(), *trimmed = json_object(), *problems = json_array();
     size_t fresh = 0;
+    /* the answer lists what was trimmed and what stopped it: one that cannot say it all is
+     * out of memory, not a shorter list (trimming itself goes on: a second cycle is safe) */
+    bool whole = res && trimmed && problems;
+    if (!whole) {
+        json_decref(res);
+        json_decref(trimmed);
+        json_decref(problems);
+        mem_err_set(err, MEM_ENOMEM, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < cl->k; i++) {
         cl_stream_t *s = &cl->streams[i];
         int64_t now = mem_cluster__wall_ms();
@@ -565,8 +595,9 @@ char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
             mem_err_t e;
             mem_err_clear(&e);
             if (cover(cl, names[k], i, subject, first, floor - 1, &stuck, &fresh, &e) != MEM_OK) {
-                json_array_append_new(problems,
-                                      json_pack("{s:s,s:s}", "ns", names[k], "error", e.msg));
+                if (json_array_append_new(problems, json_pack("{s:s,s:o}", "ns", names[k], "error",
+                                                              mem_cluster__json_text(e.msg))) != 0)
+                    whole = false;
                 if (stuck && stuck < floor) floor = stuck;
                 if (!stuck) floor = first; /* unknown: trim nothing of this stream */
             }
@@ -595,20 +626,23 @@ char *mem_cluster__trim_cycle(mem_cluster_t *cl, mem_err_t *err)
         }
         free(names);
         if (purged) {
-            json_object_set_new(trimmed, s->name, json_integer((json_int_t)floor));
+            if (json_object_set_new(trimmed, s->name, json_integer((json_int_t)floor)) != 0)
+                whole = false;
             pthread_mutex_lock(&cl->mu);
             cl->n_trims++;
             if (floor > s->trimmed_below) s->trimmed_below = floor;
             pthread_mutex_unlock(&cl->mu);
         }
     }
-    json_object_set_new(res, "trimmed_below", trimmed);
-    json_object_set_new(res, "snapshots", json_integer((json_int_t)fresh));
-    json_object_set_new(res, "problems", problems);
-    add_node(cl, res);
-    char *out = json_dumps(res, JSON_COMPACT);
+    /* (set_new takes the value, on failure too) */
+    if (json_object_set_new(res, "trimmed_below", trimmed) != 0) whole = false;
+    if (json_object_set_new(res, "snapshots", json_integer((json_int_t)fresh)) != 0) whole = false;
+    if (json_object_set_new(res, "problems", problems) != 0) whole = false;
+    if (!add_node(cl, res)) whole = false;
+    char *out = whole ? mem_cluster__json_dump(res) : NULL;
     json_decref(res);
-    if (!out) mem_err_set(err, MEM_ENOMEM, "out of memory");
+    if (!out)
+        mem_err_set(err, MEM_ENOMEM, "the trim ran; its answer could not be made: out of memory");
     return out;
 }
 
@@ -626,11 +660,14 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
     pthread_mutex_unlock(&cl->mu);
     if (!names) return mem_err_set(err, MEM_ENOMEM, "out of memory");
     json_t *done = json_object();
-    int rc = MEM_OK;
+    int rc = done ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
     for (size_t i = 0; i < cnt && rc == MEM_OK; i++) {
         uint64_t covered = 0;
         rc = mem_cluster__snap_publish(cl, names[i], &covered, err);
-        if (rc == MEM_OK) json_object_set_new(done, names[i], json_integer((json_int_t)covered));
+        /* (an answer without a namespace whose snapshot was made would say it was not) */
+        if (rc == MEM_OK &&
+            json_object_set_new(done, names[i], json_integer((json_int_t)covered)) != 0)
+            rc = mem_err_set(err, MEM_ENOMEM, "out of memory");
     }
     free(names);
     if (rc != MEM_OK) {
@@ -638,8 +675,7 @@ int mem_cluster_snapshot(mem_cluster_t *cl, bool trim, char **json, mem_err_t *e
         return rc;
     }
     json_t *o = json_pack("{s:o}", "snapshots", done);
-    if (o) add_node(cl, o);
-    *json = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    *json = o && add_node(cl, o) ? mem_cluster__json_dump(o) : NULL;
     json_decref(o);
     return *json ? MEM_OK : mem_err_set(err, MEM_ENOMEM, "out of memory");
 }

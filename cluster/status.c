@@ -29,10 +29,22 @@ static const char *state_name(int s)
 
 static json_t *strings(const char (*a)[64], size_t n)
 {
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, json_string(a[i]));
-    return arr;
+    const char *v[MEM_CLUSTER_PLACE_MAX];
+    for (size_t i = 0; i < n && i < MEM_CLUSTER_PLACE_MAX; i++)
+        v[i] = a[i];
+    return mem_cluster__json_strings(v, n < MEM_CLUSTER_PLACE_MAX ? n : MEM_CLUSTER_PLACE_MAX);
+}
+
+/* Set o[k] = v (taken) and array appends; a failure clears *ok: the document is then out of
+ * memory as a whole, never one with a node or a namespace missing. */
+static void put(json_t *o, const char *k, json_t *v, bool *ok)
+{
+    if (json_object_set_new(o, k, v) != 0) *ok = false;
+}
+
+static void add(json_t *arr, json_t *v, bool *ok)
+{
+    if (json_array_append_new(arr, v) != 0) *ok = false;
 }
 
 /* The node's event counters, in the order both the status document and /metrics list
@@ -73,18 +85,19 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
     bool connected = mem_cluster__connected(cl);
     if (connected) natsConnection_GetConnectedUrl(cl->nc, url, sizeof(url));
     json_t *root = json_object();
-    json_object_set_new(root, "node", json_string(cl->cfg->node_id));
-    json_object_set_new(root, "address", json_string(cl->advertise));
-    json_object_set_new(root, "healthy", json_boolean(healthy));
-    if (!healthy) json_object_set_new(root, "reason", json_string(why));
-    json_object_set_new(root, "nats_connected", json_boolean(connected));
-    json_object_set_new(root, "nats_url", json_string(url));
-    json_object_set_new(root, "max_payload", json_integer((json_int_t)cl->max_payload));
-    json_object_set_new(root, "namespace_replicas", json_integer((json_int_t)cl->cfg->ns_replicas));
+    bool ok = true;
+    put(root, "node", json_string(cl->cfg->node_id), &ok);
+    put(root, "address", json_string(cl->advertise), &ok);
+    put(root, "healthy", json_boolean(healthy), &ok);
+    if (!healthy) put(root, "reason", mem_cluster__json_text(why), &ok);
+    put(root, "nats_connected", json_boolean(connected), &ok);
+    put(root, "nats_url", json_string(url), &ok);
+    put(root, "max_payload", json_integer((json_int_t)cl->max_payload), &ok);
+    put(root, "namespace_replicas", json_integer((json_int_t)cl->cfg->ns_replicas), &ok);
     int64_t now = mem_cluster__wall_ms();
     json_t *nodes = json_array(), *streams = json_array(), *nss = json_array();
     pthread_mutex_lock(&cl->mu);
-    json_object_set_new(root, "lease", json_boolean(cl->lease_mine));
+    put(root, "lease", json_boolean(cl->lease_mine), &ok);
     for (size_t i = 0; i < cl->n_nodes; i++) {
         const cl_node_t *n = &cl->nodes[i];
         if (n->deleted) continue;
@@ -97,12 +110,12 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
                               mem_cluster__node_alive(n, now), "ready", n->ready, "draining",
                               n->draining, "namespaces", (json_int_t)holds, "self",
                               strcmp(n->id, cl->cfg->node_id) == 0);
-        if (n->health[0]) json_object_set_new(o, "health", json_string(n->health));
+        if (n->health[0]) put(o, "health", mem_cluster__json_text(n->health), &ok);
         json_t *ap = json_object();
         for (size_t k = 0; n->applied && k < cl->k; k++)
-            json_object_set_new(ap, cl->streams[k].name, json_integer((json_int_t)n->applied[k]));
-        json_object_set_new(o, "applied", ap);
-        json_array_append_new(nodes, o);
+            put(ap, cl->streams[k].name, json_integer((json_int_t)n->applied[k]), &ok);
+        put(o, "applied", ap, &ok);
+        add(nodes, o, &ok);
     }
     for (size_t i = 0; i < cl->k; i++) {
         cl_stream_t *s = &cl->streams[i];
@@ -112,10 +125,10 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
                               (json_int_t)(s->last_seq > s->applied ? s->last_seq - s->applied : 0),
                               "messages", (json_int_t)s->msgs, "bytes", (json_int_t)s->bytes,
                               "leader", s->leader, "replicas", cl->cfg->replicas);
-        json_object_set_new(o, "skipped_unread", json_integer((json_int_t)s->hint_skips));
+        put(o, "skipped_unread", json_integer((json_int_t)s->hint_skips), &ok);
         if (s->trimmed_below) /* this node's last trim of it (each namespace keeps its last) */
-            json_object_set_new(o, "trimmed_below", json_integer((json_int_t)s->trimmed_below));
-        json_array_append_new(streams, o);
+            put(o, "trimmed_below", json_integer((json_int_t)s->trimmed_below), &ok);
+        add(streams, o, &ok);
     }
     size_t moving = 0;
     for (size_t b = 0; b < CL_NS_BUCKETS; b++)
@@ -126,29 +139,29 @@ char *mem_cluster_status_json(mem_cluster_t *cl, size_t *len)
                 "{s:s,s:s,s:o,s:s,s:I}", "name", ns->name, "stream", cl->streams[ns->stream].name,
                 "nodes", strings((const char(*)[64])ns->nodes, ns->n_nodes), "state",
                 state_name(ns->state), "applied_seq", (json_int_t)mem_cluster__ns_pos(cl, ns));
-            if (ns->join[0]) json_object_set_new(o, "join", json_string(ns->join));
-            if (ns->drop[0]) json_object_set_new(o, "drop", json_string(ns->drop));
-            if (ns->pinned) json_object_set_new(o, "pinned", json_true());
+            if (ns->join[0]) put(o, "join", json_string(ns->join), &ok);
+            if (ns->drop[0]) put(o, "drop", json_string(ns->drop), &ok);
+            if (ns->pinned) put(o, "pinned", json_true(), &ok);
             if (ns->why[0] && ns->state != CL_NS_LIVE)
-                json_object_set_new(o, "reason", json_string(ns->why));
-            json_array_append_new(nss, o);
+                put(o, "reason", mem_cluster__json_text(ns->why), &ok);
+            add(nss, o, &ok);
         }
     json_t *c = json_object();
     cl_counter_t counters[CL_COUNTERS_MAX];
     size_t n_counters = counters_read(cl, counters);
     for (size_t i = 0; i < n_counters; i++)
-        json_object_set_new(c, counters[i].name, json_integer((json_int_t)counters[i].v));
-    json_object_set_new(c, "forgotten", json_integer((json_int_t)cl->n_forgotten));
-    json_object_set_new(c, "pending_writes", json_integer((json_int_t)cl->n_jobs));
-    json_object_set_new(c, "pending_reads", json_integer((json_int_t)cl->n_seq_waits));
-    json_object_set_new(c, "pending_resolves", json_integer((json_int_t)cl->n_resolves));
+        put(c, counters[i].name, json_integer((json_int_t)counters[i].v), &ok);
+    put(c, "forgotten", json_integer((json_int_t)cl->n_forgotten), &ok);
+    put(c, "pending_writes", json_integer((json_int_t)cl->n_jobs), &ok);
+    put(c, "pending_reads", json_integer((json_int_t)cl->n_seq_waits), &ok);
+    put(c, "pending_resolves", json_integer((json_int_t)cl->n_resolves), &ok);
     pthread_mutex_unlock(&cl->mu);
-    json_object_set_new(root, "moving", json_integer((json_int_t)moving));
-    json_object_set_new(root, "nodes", nodes);
-    json_object_set_new(root, "streams", streams);
-    json_object_set_new(root, "namespaces", nss);
-    json_object_set_new(root, "counters", c);
-    char *out = json_dumps(root, JSON_COMPACT);
+    put(root, "moving", json_integer((json_int_t)moving), &ok);
+    put(root, "nodes", nodes, &ok);
+    put(root, "streams", streams, &ok);
+    put(root, "namespaces", nss, &ok);
+    put(root, "counters", c, &ok);
+    char *out = ok ? mem_cluster__json_dump(root) : NULL;
     json_decref(root);
     if (out) *len = strlen(out);
     return out;

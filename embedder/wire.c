@@ -35,19 +35,27 @@
  * whatever it returned. A provider's answer never decodes to other floats, nor to a 502,
  * for want of memory, and no request goes out with a key missing. */
 static __thread bool wire_json_in_text, wire_json_failed;
+static json_malloc_t wire_prev_malloc = malloc;
 
 static void *wire_json_malloc(size_t n)
 {
     if (wire_json_in_text && wire_json_failed) return NULL;
-    void *p = malloc(n);
+    void *p = wire_prev_malloc(n);
     if (!p) wire_json_failed = true;
     return p;
 }
 
-/* Before main, while there is one thread: json_set_alloc_funcs is process-wide. */
+/* Before main, while there is one thread: json_set_alloc_funcs is process-wide. The hook
+ * chains to the allocator installed before it (cluster/json.c keeps one of its own the
+ * same way, and either may come first). */
 __attribute__((constructor)) static void wire_json_hook(void)
 {
-    json_set_alloc_funcs(wire_json_malloc, free);
+    json_malloc_t m = NULL;
+    json_free_t f = NULL;
+    json_get_alloc_funcs(&m, &f);
+    if (m == wire_json_malloc) return;
+    wire_prev_malloc = m ? m : malloc;
+    json_set_alloc_funcs(wire_json_malloc, f ? f : free);
 }
 
 static void text_begin(void)

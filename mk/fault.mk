@@ -5,7 +5,9 @@
 #   make fault-unit / fault-e2e                                            one half alone
 #   make fault-quick [FAULT_QUICK_RUNS=100]  what `make test` runs: the API and embedder
 #        suites (FAULT_QUICK_SUITES), at most FAULT_QUICK_RUNS failing allocations per test,
-#        spread evenly over its allocations (the whole `make fault` takes hours)
+#        spread evenly over its allocations (the whole `make fault` takes hours), then the
+#        daemon half (tests/fault/test_fault_e2e.py, about 10 s on 2 cores) bounded by
+#        FAULT_QUICK_E2E (its rounds, requests a round and start-ups tried)
 #
 # FLAVOR=fault is the asan flavor plus: our objects compiled with -finstrument-functions
 # (the hooks count only allocations made while mnemod's own code is on the stack, so a
@@ -27,9 +29,10 @@ FAULT_ALLOC_O  := $(B)/tests/fault/fault_alloc.o
 FAULT_CMOCKA_O := $(B)/tests/fault/fault_cmocka.o
 # the library, server and client objects count allocations; the runtime itself does not
 CFLAGS += $(FAULT_INSTR)
-# (embedder/wire.c's jansson allocator is jansson's, called on behalf of whoever called it)
+# (embedder/wire.c's and cluster/json.c's jansson allocators are jansson's, called on behalf
+# of whoever called it)
 $(B)/%.o: FAULT_INSTR = -finstrument-functions -finstrument-functions-exclude-file-list=core/vec_ \
-                        -finstrument-functions-exclude-function-list=wire_json_malloc
+                        -finstrument-functions-exclude-function-list=wire_json_malloc,cl_json_malloc
 $(FAULT_ALLOC_O) $(FAULT_CMOCKA_O): FAULT_INSTR =
 LDLIBS += $(FAULT_ALLOC_O) -ljansson -lsqlite3
 $(B)/mnemod $(BENCH_BINS): $(FAULT_ALLOC_O)
@@ -53,7 +56,10 @@ fault-unit fault-e2e:
 FAULT_QUICK_SUITES ?= test_api_cluster test_api_decode test_api_edge test_api_json test_api_mcp \
                       test_api_router test_api_store test_embedder_wire
 FAULT_QUICK_RUNS   ?= 100
+FAULT_QUICK_E2E    ?= FAULT_E2E_EVERY=3,7,19,61 FAULT_E2E_STEPS=150 FAULT_E2E_STARTS=14
 .PHONY: fault-quick
 fault-quick: deps
-	@$(MAKE) --no-print-directory FLAVOR=fault $(FAULT_QUICK_SUITES:%=build/fault/tests/unit/%)
-	FAULT_MAX_RUNS=$(FAULT_QUICK_RUNS) sh tests/fault/run.sh build/fault unit $(FAULT_QUICK_SUITES)
+	@$(MAKE) --no-print-directory FLAVOR=fault $(FAULT_QUICK_SUITES:%=build/fault/tests/unit/%) \
+	    build/fault/mnemod
+	FAULT_MAX_RUNS=$(FAULT_QUICK_RUNS) $(FAULT_QUICK_E2E) sh tests/fault/run.sh build/fault all \
+	    $(FAULT_QUICK_SUITES)

@@ -44,7 +44,7 @@ if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fuzz ]; the
 fi
 if { [ "$WHAT" = all ] && [ "$B" = build/release ]; } || [ "$WHAT" = fault ]; then
     # the API and embedder suites with their allocations failing in turn (a bounded sample
-    # of each test's; `make fault` runs them all)
+    # of each test's; `make fault` runs them all), then the daemon under failing allocations
     echo "== fault: make fault-quick"
     run fault make --no-print-directory fault-quick
 fi

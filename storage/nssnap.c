@@ -15,10 +15,14 @@
  * from those rows like at start-up. Columns are copied by name, so a file from a node with
  * another schema fails with a clear error instead of landing in the wrong columns.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -110,6 +114,17 @@ static int exec_fmt(sqlite3 *db, mem_err_t *err, const char *what, char *sql)
     return rc == SQLITE_OK ? MEM_OK : fail_sqlite(err, db, rc, what);
 }
 
+/* The export file and what SQLite may have left beside it (a failed export leaves none). */
+static void remove_export(const char *path)
+{
+    char p[PATH_MAX + 16];
+    const char *suffix[] = {"", "-journal", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
 int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, uint64_t *pos,
                         uint64_t *bytes, mem_err_t *err)
 {
@@ -117,10 +132,26 @@ int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, 
     sqlite3_stmt *s = NULL;
     char **tables = NULL;
     size_t n_tables = 0;
-    bool attached = false, in_txn = false;
-    int rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    bool attached = false, in_txn = false, created = false;
+    int64_t ns_id = 0;
+    uint64_t at = 0;
+    int rc;
+    if (strlen(dest_path) >= PATH_MAX) {
+        rc = mem_err_set(err, MEM_EINVAL, "export: path too long");
+        goto out;
+    }
+    /* the file is ours from here (a failure removes it): never one that was there before */
+    int fd = open(dest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = mem_err_set(err, errno == ENOSPC ? MEM_EFULL : MEM_ESTORAGE,
+                         "export: cannot create %s: %s", dest_path, strerror(errno));
+        goto out;
+    }
+    close(fd);
+    created = true;
+    rc = sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_ESTORAGE, "export: cannot open %s: %s", st->path,
+        rc = mem_err_set(err, mem_store__code_sqlite(rc), "export: cannot open %s: %s", st->path,
                          db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         goto out;
     }
@@ -132,7 +163,6 @@ int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, 
     if ((rc = mem_store__exec(db, "BEGIN", err)) != MEM_OK) goto out;
     in_txn = true;
     /* the first read fixes the snapshot every later read of main sees */
-    int64_t ns_id = 0;
     rc = sqlite3_prepare_v2(db, "SELECT id FROM main.namespaces WHERE name = ?", -1, &s, NULL);
     if (rc != SQLITE_OK) {
         rc = fail_sqlite(err, db, rc, "export");
@@ -148,14 +178,18 @@ int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, 
                                : fail_sqlite(err, db, rc, "export");
         goto out;
     }
-    uint64_t at = 0;
-    if (sqlite3_prepare_v2(db, "SELECT seq FROM main.applied_ns WHERE ns = ?", -1, &s, NULL) ==
-        SQLITE_OK) {
+    rc = sqlite3_prepare_v2(db, "SELECT seq FROM main.applied_ns WHERE ns = ?", -1, &s, NULL);
+    if (rc == SQLITE_OK) {
         sqlite3_bind_text(s, 1, ns, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW) at = (uint64_t)sqlite3_column_int64(s, 0);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) at = (uint64_t)sqlite3_column_int64(s, 0);
     }
     sqlite3_finalize(s);
     s = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { /* a position read as 0 would be wrong */
+        rc = fail_sqlite(err, db, rc, "export: read the chain position");
+        goto out;
+    }
     if ((rc = ns_tables(db, "main", &tables, &n_tables, err)) != MEM_OK) goto out;
     for (size_t i = 0; i < n_tables; i++) {
         const char *key = strcmp(tables[i], "namespaces") == 0 ? "id" : "ns_id";
@@ -175,7 +209,6 @@ int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, 
         goto out;
     if ((rc = mem_store__exec(db, "COMMIT", err)) != MEM_OK) goto out;
     in_txn = false;
-    *pos = at;
     rc = MEM_OK;
 out:
     if (in_txn) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -184,8 +217,14 @@ out:
     sqlite3_close(db);
     if (rc == MEM_OK) {
         struct stat sb;
-        *bytes = stat(dest_path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        if (stat(dest_path, &sb) == 0) {
+            *pos = at;
+            *bytes = (uint64_t)sb.st_size;
+        } else {
+            rc = mem_err_set(err, MEM_ESTORAGE, "export: %s: %s", dest_path, strerror(errno));
+        }
     }
+    if (rc != MEM_OK && created) remove_export(dest_path);
     return rc;
 }
 
@@ -275,13 +314,13 @@ static int copy_table(mem_store_t *st, sqlite3 *src, const char *t, int64_t new_
             rc = mem_err_set(err, MEM_EINVAL, "namespace copy: more than one namespace");
             goto out;
         }
-        for (int b = 0; b < bound; b++) {
-            if (map[b] == id_col)
-                sqlite3_bind_int64(ins, b + 1, new_id);
-            else
-                sqlite3_bind_value(ins, b + 1, sqlite3_column_value(sel, map[b]));
-        }
-        rc = sqlite3_step(ins);
+        /* a value that could not be bound (its copy is an allocation) would go in as NULL */
+        rc = SQLITE_OK;
+        for (int b = 0; b < bound && rc == SQLITE_OK; b++)
+            rc = map[b] == id_col
+                     ? sqlite3_bind_int64(ins, b + 1, new_id)
+                     : sqlite3_bind_value(ins, b + 1, sqlite3_column_value(sel, map[b]));
+        if (rc == SQLITE_OK) rc = sqlite3_step(ins);
         sqlite3_reset(ins);
         sqlite3_clear_bindings(ins);
         if (rc != SQLITE_DONE) {
@@ -299,29 +338,45 @@ out:
     return rc;
 }
 
-/* Is path an export of namespace ns this binary can read? MEM_OK or MEM_EINVAL (nothing is
- * touched: the import is refused as a whole). */
+/* Why a read of the file at path failed: out of memory (it says nothing about the file, so
+ * the import is refused with a 503 to try again), or the file is not what it should be. */
+static int not_export(int rc, const char *path, const char *ns, mem_err_t *err)
+{
+    if ((rc & 0xff) == SQLITE_NOMEM)
+        return mem_err_set(err, MEM_ENOMEM, "namespace copy %s: out of memory", path);
+    return mem_err_set(err, MEM_EINVAL, "namespace copy %s: not an export of %s", path, ns);
+}
+
+/* Is path an export of namespace ns this binary can read? MEM_OK, MEM_EINVAL (nothing is
+ * touched: the import is refused as a whole) or MEM_ENOMEM (the file could not be read). */
 static int check_export(const char *path, const char *ns, mem_err_t *err)
 {
     sqlite3 *src = NULL;
     sqlite3_stmt *s = NULL;
+    bool ok = false;
     int rc = sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL);
-    bool ok = rc == SQLITE_OK &&
-              sqlite3_prepare_v2(src, "SELECT ns, format FROM export", -1, &s, NULL) == SQLITE_OK &&
-              sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 1) == EXPORT_FORMAT &&
-              sqlite3_column_text(s, 0) && strcmp((const char *)sqlite3_column_text(s, 0), ns) == 0;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(src, "SELECT ns, format FROM export", -1, &s, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+        if (!name && sqlite3_errcode(src) == SQLITE_NOMEM) rc = SQLITE_NOMEM;
+        ok = name && sqlite3_column_int(s, 1) == EXPORT_FORMAT && strcmp(name, ns) == 0;
+    }
     sqlite3_finalize(s);
     s = NULL;
     if (ok) { /* exactly one namespace row, of that name */
-        ok = sqlite3_prepare_v2(src, "SELECT count(*), min(name) FROM namespaces", -1, &s, NULL) ==
-                 SQLITE_OK &&
-             sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1 &&
-             sqlite3_column_text(s, 1) && strcmp((const char *)sqlite3_column_text(s, 1), ns) == 0;
+        ok = false;
+        rc = sqlite3_prepare_v2(src, "SELECT count(*), min(name) FROM namespaces", -1, &s, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(s, 1);
+            if (!name && sqlite3_errcode(src) == SQLITE_NOMEM) rc = SQLITE_NOMEM;
+            ok = name && sqlite3_column_int(s, 0) == 1 && strcmp(name, ns) == 0;
+        }
         sqlite3_finalize(s);
     }
+    int out = ok ? MEM_OK : not_export(rc, path, ns, err);
     sqlite3_close(src);
-    return ok ? MEM_OK
-              : mem_err_set(err, MEM_EINVAL, "namespace copy %s: not an export of %s", path, ns);
+    return out;
 }
 
 /* Writer, in the group's transaction: the export file's namespace as new rows (a fresh
@@ -333,7 +388,8 @@ static int copy_in(mem_store_t *st, const char *path, const char *ns, mem_err_t 
     size_t n = 0;
     int rc = sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL);
     if (rc != SQLITE_OK) {
-        rc = mem_err_set(err, MEM_EINVAL, "namespace copy %s: %s", path,
+        rc = mem_err_set(err, (rc & 0xff) == SQLITE_NOMEM ? MEM_ENOMEM : MEM_EINVAL,
+                         "namespace copy %s: %s", path,
                          src ? sqlite3_errmsg(src) : sqlite3_errstr(rc));
         goto out;
     }

@@ -199,6 +199,11 @@ void mem_store__scanpool_counts(mem_store__scanpool_t *pool, uint64_t *split, ui
     *helped = pool ? __atomic_load_n(&pool->n_helped, __ATOMIC_RELAXED) : 0;
 }
 
+size_t mem_store__scanpool_size(const mem_store__scanpool_t *pool)
+{
+    return pool ? pool->n : 0;
+}
+
 /* Take up to want idle helpers, never waiting for one. */
 static size_t try_acquire(mem_store__scanpool_t *pool, scan_slot_t **got, size_t want)
 {

@@ -257,9 +257,10 @@ void mem_store_log_ns_each(mem_store_t *st, void (*fn)(const char *ns, uint64_t 
                            void *ud);
 /* Cluster placement: write namespace ns alone (its row, its segments and every other row of
  * it, plus its chain position, all as of one committed transaction) to the new SQLite file
- * dest_path, on a connection of its own (the writer is not held). *pos is that chain
- * position; *bytes the file's size. MEM_OK, MEM_ENOTFOUND (no such namespace here),
- * MEM_ESTORAGE, MEM_EFULL. Any thread but the event loop. */
+ * dest_path, which must not exist, on a connection of its own (the writer is not held).
+ * *pos is that chain position; *bytes the file's size. MEM_OK, MEM_ENOTFOUND (no such
+ * namespace here), MEM_ENOMEM, MEM_ESTORAGE, MEM_EFULL; on failure no file is left at
+ * dest_path. Any thread but the event loop. */
 int mem_store_ns_export(mem_store_t *st, const char *ns, const char *dest_path, uint64_t *pos,
                         uint64_t *bytes, mem_err_t *err);
 /* Cluster snapshot: write a consistent copy of the whole database (segments, namespaces and

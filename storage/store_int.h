@@ -294,6 +294,8 @@ struct mem_store {
     bool writer_started;
     uint32_t max_page_count;     /* atomic: wanted */
     uint32_t applied_page_count; /* writer thread only */
+    uint32_t tried_page_count;   /* writer thread only: the last one tried (a failed try
+                                    waits for work before the next) */
 
     /* read connections */
     pthread_mutex_t pool_mu;
@@ -361,6 +363,8 @@ int mem_store__scanpool_start(size_t n_helpers, mem_store__scanpool_t **out, mem
 /* Stop and join every helper; no scan may be running. NULL-safe. */
 void mem_store__scanpool_stop(mem_store__scanpool_t *pool);
 void mem_store__scanpool_counts(mem_store__scanpool_t *pool, uint64_t *split, uint64_t *helped);
+/* The helpers running (fewer than asked when memory ran out at the start; 0 for NULL). */
+size_t mem_store__scanpool_size(const mem_store__scanpool_t *pool);
 /* Shared lock of idx's namespace held: mem_scan_run, split across idle helpers when it pays
  * (st->opts.scan_split_min); same answer. */
 void mem_store__scan(mem_store_t *st, const mem_index_t *idx, const mem_scan_params_t *p,

@@ -679,8 +679,10 @@ static int exec_ckpt(mem_store__writer_t *w, mem_store__ckpt_t *c, mem_err_t *er
     return rc;
 }
 
+/* failed: why the group cannot run (its ops get that error, its checkpoints are dropped, as
+ * when BEGIN fails), or NULL */
 static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops,
-                      mem_store__ckpt_t *ckpts)
+                      mem_store__ckpt_t *ckpts, const mem_err_t *failed)
 {
     mem_store_t *st = w->st;
     w->g_n = 0;
@@ -689,7 +691,8 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
     mem_err_t fatal;
     int fatal_rc = MEM_OK;
     mem_err_clear(&fatal);
-    int rc = mem_store__exec(st->db, "BEGIN IMMEDIATE", &fatal);
+    int rc = failed ? failed->code : mem_store__exec(st->db, "BEGIN IMMEDIATE", &fatal);
+    if (failed) fatal = *failed;
     if (rc != MEM_OK) fatal_rc = rc;
     mem_store_op_t *op;
     for (op = head; op && fatal_rc == MEM_OK; op = op->_next) {
@@ -796,15 +799,20 @@ static void run_group(mem_store__writer_t *w, mem_store_op_t *head, size_t n_ops
 
 /* ---- the thread ---- */
 
-static void apply_page_limit(mem_store_t *st)
+/* The test hook's PRAGMA max_page_count, when it changed. A failure (out of memory) is the
+ * next group's: it fails whole with that error rather than run without the limit, and the
+ * PRAGMA is tried again with the group after it. */
+static int apply_page_limit(mem_store_t *st, mem_err_t *err)
 {
     uint32_t want = __atomic_load_n(&st->max_page_count, __ATOMIC_ACQUIRE);
-    if (want == st->applied_page_count) return;
+    if (want == st->applied_page_count) return MEM_OK;
+    st->tried_page_count = want;
     char sql[64];
     snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%lu",
              want ? (unsigned long)want : 4294967294ul);
-    sqlite3_exec(st->db, sql, NULL, NULL, NULL);
-    st->applied_page_count = want;
+    int rc = mem_store__exec(st->db, sql, err);
+    if (rc == MEM_OK) st->applied_page_count = want;
+    return rc;
 }
 
 /* Under q_mu, with work queued: while ops keep coming in groups (the last one held
@@ -846,7 +854,7 @@ static void *writer_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&st->q_mu);
         while (!st->q_head && !st->ckpt_head && !st->stop && st->sync_req == st->sync_done &&
-               __atomic_load_n(&st->max_page_count, __ATOMIC_RELAXED) == st->applied_page_count) {
+               __atomic_load_n(&st->max_page_count, __ATOMIC_RELAXED) == st->tried_page_count) {
             struct timespec dl;
             clock_gettime(CLOCK_REALTIME, &dl);
             dl.tv_sec += MEM_STORE__FLUSH_MS / 1000;
@@ -863,13 +871,15 @@ static void *writer_main(void *arg)
         uint64_t want_sync = st->sync_req;
         pthread_mutex_unlock(&st->q_mu);
 
-        apply_page_limit(st);
+        mem_err_t limit_err;
+        bool limit_ok = apply_page_limit(st, &limit_err) == MEM_OK;
         mem_err_t stale_err;
         if (st->n_stale && reload_stale(&w, &stale_err) != MEM_OK) {
             refuse_ops(head, &stale_err); /* the checkpoints still go (not a stale one's) */
             head = NULL;
         }
-        if (head || ckpts) run_group(&w, head, n_ops, ckpts); /* answers its ops */
+        if (head || ckpts) /* answers its ops */
+            run_group(&w, head, n_ops, ckpts, limit_ok ? NULL : &limit_err);
         last_group = n_ops;
         mem_store__wal_checkpoint(st);
         double now = mono_s();
@@ -897,8 +907,9 @@ static void *writer_main(void *arg)
 
 int mem_store__writer_start(mem_store_t *st, mem_err_t *err)
 {
-    st->applied_page_count = 0;
-    apply_page_limit(st);
+    st->applied_page_count = st->tried_page_count = 0;
+    int rc = apply_page_limit(st, err);
+    if (rc != MEM_OK) return rc;
     if (pthread_create(&st->writer, NULL, writer_main, st) != 0)
         return mem_err_set(err, MEM_ESTORAGE, "cannot start the writer thread");
     pthread_setname_np(st->writer, "mnemod-writer"); /* ps, top, perf -t */

@@ -1,6 +1,6 @@
 /* test_cluster_move.c - a namespace's copy on a node across moves: placed elsewhere, forgotten,
  * placed here again. cluster/ is linked into the server only: the whole module is compiled in
- * here, over a real store; nothing talks to NATS (no connection is made).
+ * here (but status.c, which nothing here calls), over a real store; nothing talks to NATS.
  * SPDX-License-Identifier: MIT
  */
 /* clang-format off */
@@ -16,12 +16,12 @@
 
 #include "cluster/cluster.c"
 #include "cluster/fetch.c"
+#include "cluster/json.c"
 #include "cluster/move.c"
 #include "cluster/placemap.c"
 #include "cluster/placement.c"
 #include "cluster/record.c"
 #include "cluster/snap.c"
-#include "cluster/status.c"
 #include "cluster/write.c"
 
 #ifdef MNEMOD_HAVE_NATS

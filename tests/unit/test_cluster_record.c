@@ -5,6 +5,7 @@
 /* clang-format off */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +14,34 @@
 #include <cmocka.h>
 /* clang-format on */
 
+/* record.c's allocations go through these, so a test can fail the nth (armed only) */
+static long rec_fail_at, rec_counted, rec_n_failed;
+static bool rec_armed;
+static bool rec_fail_now(void)
+{
+    if (!rec_armed || ++rec_counted != rec_fail_at) return false;
+    rec_n_failed++;
+    return true;
+}
+static void *rec_malloc(size_t n)
+{
+    return rec_fail_now() ? NULL : malloc(n);
+}
+static void *rec_calloc(size_t n, size_t size)
+{
+    return rec_fail_now() ? NULL : calloc(n, size);
+}
+static void *rec_realloc(void *p, size_t n)
+{
+    return rec_fail_now() ? NULL : realloc(p, n);
+}
+#define malloc(n)     rec_malloc(n)
+#define calloc(n, s)  rec_calloc(n, s)
+#define realloc(p, n) rec_realloc(p, n)
 #include "cluster/record.c"
+#undef malloc
+#undef calloc
+#undef realloc
 
 static void test_insert_round_trip(void **state)
 {
@@ -417,12 +445,70 @@ static void test_import_round_trip(void **state)
     (void)state;
 }
 
+/* Every allocation of a read fails in turn: the record is read whole or the read is out of
+ * memory, never "not a record" (the fetcher would apply a well-formed write as an empty
+ * insert here, while the other nodes apply it). */
+static void test_read_out_of_memory(void **state)
+{
+    (void)state;
+    float v[2][3] = {{0.6f, 0.8f, 0.0f}, {0.0f, -1.0f, 0.0f}};
+    const char *sup[] = {"first"};
+    mem_store_seg_in_t segs[2];
+    mem_store_seg_out_t outs[2];
+    memset(segs, 0, sizeof(segs));
+    snprintf(segs[0].id, sizeof(segs[0].id), "first");
+    segs[0].text = "hello";
+    segs[0].text_len = 5;
+    segs[0].vec = v[0];
+    snprintf(segs[1].id, sizeof(segs[1].id), "second");
+    segs[1].supersedes = sup;
+    segs[1].n_supersedes = 1;
+    segs[1].vec = v[1];
+    mem_store_op_t op;
+    memset(&op, 0, sizeof(op));
+    op.kind = MEM_STORE_OP_INSERT;
+    snprintf(op.ns, sizeof(op.ns), "ns.1");
+    op.dim = 3;
+    op.segs = segs;
+    op.outs = outs;
+    op.n_segs = 2;
+    size_t len = 0;
+    unsigned char *buf = mem_cluster_rec_encode(&op, "node-1", &len);
+    assert_non_null(buf);
+    long ooms = 0;
+    for (long n = 1;; n++) {
+        mem_cluster_rec_t *r = NULL;
+        rec_fail_at = n;
+        rec_counted = rec_n_failed = 0;
+        rec_armed = true;
+        int rc = mem_cluster_rec_read(buf, len, &r);
+        rec_armed = false;
+        if (rc == MEM_OK) {
+            assert_int_equal(r->op.n_segs, 2);
+            assert_string_equal(r->op.segs[1].supersedes[0], "first");
+            assert_memory_equal(r->op.segs[0].text, "hello", 5);
+        } else {
+            assert_int_equal(rc, MEM_ENOMEM);
+            assert_null(r);
+            ooms++;
+        }
+        mem_cluster_rec_free(r);
+        if (!rec_n_failed) break;
+    }
+    assert_true(ooms >= 5);
+    /* the same bytes cut short are not a record, with memory to spare */
+    mem_cluster_rec_t *r = (mem_cluster_rec_t *)1;
+    assert_int_equal(mem_cluster_rec_read(buf, len - 1, &r), MEM_EINVAL);
+    assert_null(r);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_and_local_kinds), cmocka_unit_test(test_insert_round_trip),
         cmocka_unit_test(test_other_kinds),          cmocka_unit_test(test_bad_bytes),
-        cmocka_unit_test(test_import_round_trip),
+        cmocka_unit_test(test_import_round_trip),    cmocka_unit_test(test_read_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

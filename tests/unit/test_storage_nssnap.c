@@ -18,6 +18,7 @@
 #include "storage/store.h"
 
 #define STORE_FIXTURE_TAG "nssnap"
+#include "tests/unit/sqlite_fault.h"
 #include "tests/unit/store_fixture.h"
 
 #define DIM 4
@@ -325,6 +326,115 @@ static void test_incarnation(void **state)
     mem_store_close(a);
 }
 
+static bool file_exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* Every SQLite allocation of an export fails in turn (the connection, the ATTACH of the new
+ * file, its tables, the copy): the answer is the export or out of memory (a 503 for the
+ * client, like every other one), never another error, and a failed export leaves no file. */
+static void test_export_out_of_memory(void **state)
+{
+    mem_store_t *a = open_at(fx_dbpath);
+    fill(a, "n", 3, 1);
+    assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
+    const char *file = store_fixture_extra("n.export");
+    long n = sqlite_fault_sweeps() ? 1 : 0, failures = 0;
+    for (;; n++) {
+        uint64_t pos = 0, bytes = 0;
+        mem_err_t err;
+        mem_err_clear(&err);
+        sqlite_fault_arm(n, false);
+        int rc = mem_store_ns_export(a, "n", file, &pos, &bytes, &err);
+        long failed = sqlite_fault_disarm();
+        if (rc != MEM_OK) {
+            if (rc != MEM_ENOMEM) print_error("allocation %ld: %d %s\n", n, rc, err.msg);
+            assert_int_equal(rc, MEM_ENOMEM);
+            if (file_exists(file)) print_error("allocation %ld: %s left behind\n", n, file);
+            assert_false(file_exists(file));
+            failures++;
+            continue;
+        }
+        /* an allocation SQLite could do without: the export is whole */
+        assert_int_equal(pos, 3);
+        assert_true(bytes > 0);
+        assert_int_equal(store_fixture_sql_int(file, "SELECT count(*) FROM segments"), 3);
+        assert_int_equal(store_fixture_sql_int(file, "SELECT pos FROM export"), 3);
+        store_fixture_rm_db(file);
+        if (!failed) break; /* the nth allocation was never reached: all of them failed once */
+    }
+    assert_true(failures > 10 || !sqlite_fault_sweeps());
+    mem_store_close(a);
+}
+
+static int import(mem_store_t *st, const char *ns, const char *path, mem_err_t *err)
+{
+    mem_store_op_t imp;
+    memset(&imp, 0, sizeof(imp));
+    imp.kind = MEM_STORE_OP_NS_IMPORT;
+    snprintf(imp.ns, sizeof(imp.ns), "%s", ns);
+    imp.import_path = path;
+    imp.log_seq = 10;
+    int rc = run(st, &imp);
+    *err = imp.err;
+    return rc;
+}
+
+/* Every SQLite allocation of an import (on the writer: the checks of the file, the copy,
+ * the load) fails in turn: the import is done or refused with out of memory, never with
+ * "not an export" (a 400 would tell the sender its good file is bad) or a 500, and a refused
+ * one leaves the local copy as it was. Only a file that is not an export gets the 400. */
+static void test_import_out_of_memory(void **state)
+{
+    mem_store_t *a = open_at(fx_dbpath);
+    fill(a, "n", 3, 1);
+    assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
+    const char *file = store_fixture_extra("n.export");
+    uint64_t pos = 0, bytes = 0;
+    assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
+    mem_store_close(a);
+    mem_store_t *b = open_at(store_fixture_extra("b.db"));
+    fill(b, "n", 2, 1); /* the stale local copy the import replaces */
+    assert_int_equal(mem_store_settle(b, NULL), MEM_OK);
+    uint64_t want = 2; /* what b holds of n: the old copy until an import went through */
+    long n = sqlite_fault_sweeps() ? 1 : 0, failures = 0;
+    for (;; n++) {
+        mem_err_t err;
+        sqlite_fault_arm(n, true);
+        int rc = import(b, "n", file, &err);
+        long failed = sqlite_fault_disarm();
+        if (rc != MEM_OK && rc != MEM_ENOMEM)
+            print_error("allocation %ld: %d %s\n", n, rc, err.msg);
+        assert_true(rc == MEM_OK || rc == MEM_ENOMEM);
+        if (rc == MEM_OK)
+            want = 3;
+        else
+            failures++;
+        mem_store_ns_stats_t sb;
+        stats(b, "n", &sb);
+        assert_int_equal(sb.count, want);
+        if (rc == MEM_OK) assert_int_equal(mem_store_log_ns_applied(b, "n"), 10);
+        if (!failed) break; /* the nth allocation was never reached */
+    }
+    assert_true(failures > 10 || !sqlite_fault_sweeps());
+    /* the same file under another name is not an export of it; out of memory aside, 400 */
+    for (n = sqlite_fault_sweeps() ? 1 : 0;; n++) {
+        mem_err_t err;
+        sqlite_fault_arm(n, true);
+        int rc = import(b, "m", file, &err);
+        long failed = sqlite_fault_disarm();
+        if (!failed) {
+            assert_int_equal(rc, MEM_EINVAL);
+            assert_non_null(strstr(err.msg, "not an export"));
+            break;
+        }
+        assert_true(rc == MEM_EINVAL || rc == MEM_ENOMEM);
+    }
+    assert_int_equal(mem_store_ns_stats(b, "m", &(mem_store_ns_stats_t){0}, NULL), MEM_ENOTFOUND);
+    mem_store_close(b);
+}
+
 /* An older mnemod's copy of a namespace has no incarnation column: imported here the
  * namespace has incarnation 0, while the nodes that applied its creating record have one. A
  * listing page of either is still resumed on the other (the creation times, the creating
@@ -423,7 +533,12 @@ static void test_replace_and_forget_beside_the_linker(void **state)
 
 int main(void)
 {
+    if (sqlite_fault_install() != 0) return 2;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_export_out_of_memory, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_import_out_of_memory, store_fixture_setup,
+                                        store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_replace_and_forget_beside_the_linker,
                                         store_fixture_setup, store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_incarnation_of_an_older_copy, store_fixture_setup,

@@ -25,6 +25,10 @@
 #include "storage/store_int.h"
 #include "tests/unit/test_util.h"
 
+#ifdef MEM_FAULT_BUILD
+#include "tests/fault/fault.h"
+#endif
+
 #define STORE_FIXTURE_TAG "scanpool"
 #include "tests/unit/store_fixture.h"
 
@@ -219,9 +223,11 @@ static void test_split_scan_random_indexes(void **state)
 /* ---- through mem_store_retrieve on stored namespaces ---- */
 
 /* Insert n random segments (ts t0 + i * step, some with a source, some superseding an
- * earlier one) into ns; returns the last timestamp. */
-static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, int64_t t0,
-                       size_t first, uint64_t *s)
+ * earlier one) into ns; *last_ts is the last timestamp. MEM_OK or the first failed insert's
+ * code (its message printed). No cmocka: the concurrent test's inserting thread calls it,
+ * and an assertion must fail on the test's own thread. */
+static int fill_ns_try(mem_store_t *st, const char *ns, size_t dim, size_t n, int64_t t0,
+                       size_t first, uint64_t *s, int64_t *last_ts)
 {
     enum { BATCH = 400 };
     static mem_store_seg_in_t segs[BATCH];
@@ -229,7 +235,7 @@ static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, in
     static char sup_ids[BATCH][32];
     static const char *sup_ptr[BATCH];
     float *vecs = malloc(BATCH * dim * sizeof(float));
-    assert_non_null(vecs);
+    if (!vecs) return MEM_ENOMEM;
     static const char *sources[] = {"alpha", "beta"};
     int64_t ts = t0;
     for (size_t done = 0; done < n;) {
@@ -266,11 +272,24 @@ static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, in
         op.outs = outs;
         op.n_segs = b;
         op.batch = true;
-        if (store_fixture_run(st, &op) != MEM_OK) print_error("insert: %s\n", op.err.msg);
-        assert_int_equal(op.rc, MEM_OK);
+        if (store_fixture_run(st, &op) != MEM_OK) {
+            print_error("insert: %s\n", op.err.msg);
+            free(vecs);
+            return op.rc;
+        }
         done += b;
     }
     free(vecs);
+    *last_ts = ts;
+    return MEM_OK;
+}
+
+/* fill_ns_try, which must succeed; returns the last timestamp. */
+static int64_t fill_ns(mem_store_t *st, const char *ns, size_t dim, size_t n, int64_t t0,
+                       size_t first, uint64_t *s)
+{
+    int64_t ts = t0;
+    assert_int_equal(fill_ns_try(st, ns, dim, n, t0, first, s, &ts), MEM_OK);
     return ts;
 }
 
@@ -400,14 +419,17 @@ typedef struct writer_ctx {
     size_t dim;
     int64_t t_next;
     uint64_t ws;
+    int rc; /* the first failed insert's code: the test's thread asserts it after the join */
 } writer_ctx_t;
 
 static void *writer_main(void *arg)
 {
     writer_ctx_t *w = arg;
-    for (unsigned b = 0; b < 12; b++)
-        w->t_next =
-            fill_ns(w->st, "c", w->dim, 150, w->t_next, FROZEN + b * 150, &w->ws) + DAY_MS / 8;
+    for (unsigned b = 0; b < 12 && w->rc == MEM_OK; b++) {
+        int64_t last = w->t_next;
+        w->rc = fill_ns_try(w->st, "c", w->dim, 150, w->t_next, FROZEN + b * 150, &w->ws, &last);
+        w->t_next = last + DAY_MS / 8;
+    }
     return NULL;
 }
 
@@ -470,8 +492,10 @@ static void test_concurrent_retrieve_with_inserts(void **state)
     assert_int_equal(pthread_create(&wt, NULL, writer_main, &w), 0);
     pthread_join(wt, NULL);
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-    for (int i = 0; i < READERS; i++) {
+    for (int i = 0; i < READERS; i++)
         pthread_join(rt[i], NULL);
+    assert_int_equal(w.rc, MEM_OK);
+    for (int i = 0; i < READERS; i++) {
         if (rc[i].failed) print_error("reader %d failed: %d\n", i, rc[i].failed);
         assert_int_equal(rc[i].failed, 0);
     }
@@ -615,6 +639,16 @@ static void test_cold_helper(void **state)
     }
 }
 
+/* Did an allocation fail on purpose (the fault build's driver, `make fault`)? */
+static bool faults_injected(void)
+{
+#ifdef MEM_FAULT_BUILD
+    return mem_fault_failed() > 0;
+#else
+    return false;
+#endif
+}
+
 static void test_pool_stops(void **state)
 {
     (void)state;
@@ -624,8 +658,14 @@ static void test_pool_stops(void **state)
     assert_true(threads0 >= 1);
     for (size_t helpers = 0; helpers <= 4; helpers++) {
         mem_store_t *st = open_store(helpers, 1);
-        /* the writer, the WAL checkpointer, the graph's linker and the helpers */
-        assert_int_equal(settled_threads(threads0 + 3 + helpers), threads0 + 3 + helpers);
+        /* a helper whose buffer could not be allocated is not started (its scans stay
+         * whole), nor a checkpointer whose connection could not be opened (the writer
+         * checkpoints in place): only an injected failure may do that */
+        size_t started = mem_store__scanpool_size(st->scanpool) + (st->ck_started ? 1 : 0);
+        if (started != helpers + 1 && !faults_injected())
+            fail_msg("%zu threads of %zu started", started, helpers + 1);
+        /* the writer, the graph's linker, the WAL checkpointer and the helpers */
+        assert_int_equal(settled_threads(threads0 + 2 + started), threads0 + 2 + started);
         if (helpers == 0) fill_ns(st, "d", dim, 700, DAY_MS, 0, &s);
         mem_scan_hit_t hits[20];
         size_t n;

@@ -27,6 +27,7 @@
 #include "storage/store_int.h"
 
 #define STORE_FIXTURE_TAG "store"
+#include "tests/unit/sqlite_fault.h"
 #include "tests/unit/store_fixture.h"
 
 #define DIM 8
@@ -791,8 +792,14 @@ static void *conc_thread(void *arg)
         o->op.segs = &o->seg;
         o->op.outs = &o->out;
         o->op.n_segs = 1;
-        assert_int_equal(mem_store_submit(conc_shared.st, &o->op, conc_done, &conc_shared), MEM_OK);
+        /* no cmocka off the test's thread: a refusal is the test's to assert (first_rc), and
+         * counts as done so the gate opens and the wait for the rest ends */
+        int rc = mem_store_submit(conc_shared.st, &o->op, conc_done, &conc_shared);
         pthread_mutex_lock(&conc_shared.mu);
+        if (rc != MEM_OK) {
+            if (conc_shared.failed++ == 0) conc_shared.first_rc = rc;
+            conc_shared.done++;
+        }
         conc_shared.submitted++;
         pthread_cond_broadcast(&conc_shared.cv);
         pthread_mutex_unlock(&conc_shared.mu);
@@ -942,9 +949,20 @@ static mem_store_t *gw_open(uint32_t wait_us)
     return st;
 }
 
+/* Every op so far succeeded: a failed one shows its own answer (out of memory under
+ * `make fault`, where the group waits and counts below no longer describe the run). */
+static void gw_ok(void)
+{
+    pthread_mutex_lock(&gw.c.mu);
+    int failed = gw.c.failed, first_rc = gw.c.first_rc;
+    pthread_mutex_unlock(&gw.c.mu);
+    if (failed) assert_int_equal(first_rc, MEM_OK);
+    assert_int_equal(failed, 0);
+}
+
 static void gw_close(mem_store_t *st, int n_segs)
 {
-    assert_int_equal(gw.c.failed, 0);
+    gw_ok();
     assert_int_equal(stats(st, "g").count, n_segs);
     mem_store_close(st);
     pthread_mutex_destroy(&gw.c.mu);
@@ -958,13 +976,16 @@ static void test_group_wait(void **state)
     mem_store_t *st = gw_open(100000); /* 100 ms: far beyond any scheduling delay */
     mem_store_metrics_t m;
     gw_burst(st);
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_waits, 0); /* groups of 1, 1, then 8: none follows a big one */
     gw_one(st);                         /* alone after a group of 8: waits, then commits */
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_waits, 1);
     assert_int_equal(m.group_wait_timeouts, 1);
     gw_one(st); /* after a group of one: no wait */
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_waits, 1);
     gw_burst(st);
@@ -972,6 +993,7 @@ static void test_group_wait(void **state)
     gw_submit(st, conc_done); /* would wait, but the sync that follows ends it */
     mem_store_sync(st);
     gw_wait_done(before + 1);
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_wait_timeouts, 1);
     /* a group that fills up before the deadline: after a group of 8, 8 more arrive */
@@ -981,6 +1003,7 @@ static void test_group_wait(void **state)
     for (int i = 0; i < GW_BURST; i++)
         gw_submit(st, conc_done);
     gw_wait_done(before + GW_BURST);
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_wait_timeouts, 1);
     assert_true(m.commits - commits <= 1 + 2); /* the burst's 2 groups, then these in one */
@@ -989,6 +1012,7 @@ static void test_group_wait(void **state)
     st = gw_open(0); /* 0: never waits */
     gw_burst(st);
     gw_one(st);
+    gw_ok();
     mem_store_get_metrics(st, &m);
     assert_int_equal(m.group_waits, 0);
     gw_close(st, gw.n_ops);
@@ -1156,6 +1180,36 @@ static void test_disk_full(void **state)
     st = open_default();
     assert_true(exists(st, "f", "big2"));
     assert_degrees_match_rebuild(st, "f");
+    mem_store_close(st);
+}
+
+/* The disk-full hook (PRAGMA max_page_count) while every SQLite allocation of the writer
+ * fails in turn: the group it is applied for fails with out of memory, or the limit holds
+ * (disk full); never does the write go through without it. */
+static void test_page_limit_out_of_memory(void **state)
+{
+    mem_store_t *st = open_default();
+    assert_int_equal(insert1(st, "f", "d0", 100, 0), MEM_OK);
+    static char big[300000];
+    memset(big, 'x', sizeof(big) - 1);
+    seg_spec_t b[] = {{.id = "big", .ts_given = true, .ts = 500, .text = big}};
+    long failures = 0;
+    for (long n = sqlite_fault_sweeps() ? 1 : 0;; n++) {
+        sqlite_fault_arm(n, true);
+        mem_store_set_max_page_count(st, 1); /* clamps to the current size */
+        int rc = insert_n(st, "f", b, 1, true, 100);
+        long failed = sqlite_fault_disarm();
+        if (rc != MEM_EFULL && rc != MEM_ENOMEM)
+            print_error("allocation %ld: %d %s\n", n, rc, last_op.err.msg);
+        assert_true(rc == MEM_EFULL || rc == MEM_ENOMEM);
+        if (rc == MEM_ENOMEM) failures++;
+        mem_store_set_max_page_count(st, 0);
+        mem_store_sync(st); /* the limit is lifted before the next round sets it */
+        if (!failed) break;
+    }
+    assert_true(failures > 0 || !sqlite_fault_sweeps());
+    assert_int_equal(insert_n(st, "f", b, 1, true, 100), MEM_OK);
+    assert_int_equal(stats(st, "f").count, 2);
     mem_store_close(st);
 }
 
@@ -2457,6 +2511,7 @@ static void test_embedder_record(void **state)
 
 int main(void)
 {
+    if (sqlite_fault_install() != 0) return 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_dangling_supersession, store_fixture_setup,
                                         store_fixture_teardown),
@@ -2489,6 +2544,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_failed_reload_refuses_stale, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, store_fixture_setup,
+                                        store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_page_limit_out_of_memory, store_fixture_setup,
                                         store_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file, store_fixture_setup,
                                         store_fixture_teardown),
