@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "core/jstr.h"
 
 /* Error text may quote client bytes (an id, a path) or be cut mid-character by the fixed
  * buffer; jansson refuses invalid UTF-8, which would turn a 400 into a 503. Replace every
@@ -14,33 +15,7 @@
 json_t *mem_api__text(const char *s)
 {
     char out[256];
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p && o + 5 < sizeof(out)) {
-        size_t len = *p < 0x80         ? 1
-                     : (*p >> 5) == 6  ? 2
-                     : (*p >> 4) == 14 ? 3
-                     : (*p >> 3) == 30 ? 4
-                                       : 0;
-        bool ok = len > 0;
-        for (size_t i = 1; ok && i < len; i++)
-            ok = (p[i] & 0xC0) == 0x80;
-        if (ok && len == 2 && *p < 0xC2) ok = false;                  /* overlong */
-        if (ok && len == 3 && *p == 0xE0 && p[1] < 0xA0) ok = false;  /* overlong */
-        if (ok && len == 3 && *p == 0xED && p[1] >= 0xA0) ok = false; /* surrogate */
-        if (ok && len == 4 &&
-            (*p > 0xF4 || (*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] >= 0x90)))
-            ok = false; /* range */
-        if (!ok) {
-            out[o++] = '?';
-            p++;
-            continue;
-        }
-        memcpy(out + o, p, len);
-        o += len;
-        p += len;
-    }
-    out[o] = '\0';
+    mem_jstr_sanitize(s, out, sizeof(out));
     return json_string(out);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cluster/json_int.h"
+#include "core/jstr.h"
 
 static json_malloc_t prev_malloc = malloc;
 static __thread bool cl_in_text, cl_failed;
@@ -89,33 +90,7 @@ char *mem_cluster__json_dump(const json_t *j)
 json_t *mem_cluster__json_text(const char *s)
 {
     char out[512];
-    size_t o = 0;
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p && o + 5 < sizeof(out)) {
-        size_t len = *p < 0x80         ? 1
-                     : (*p >> 5) == 6  ? 2
-                     : (*p >> 4) == 14 ? 3
-                     : (*p >> 3) == 30 ? 4
-                                       : 0;
-        bool ok = len > 0;
-        for (size_t i = 1; ok && i < len; i++)
-            ok = (p[i] & 0xC0) == 0x80;
-        if (ok && len == 2 && *p < 0xC2) ok = false;                  /* overlong */
-        if (ok && len == 3 && *p == 0xE0 && p[1] < 0xA0) ok = false;  /* overlong */
-        if (ok && len == 3 && *p == 0xED && p[1] >= 0xA0) ok = false; /* surrogate */
-        if (ok && len == 4 &&
-            (*p > 0xF4 || (*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] >= 0x90)))
-            ok = false; /* range */
-        if (!ok) {
-            out[o++] = '?';
-            p++;
-            continue;
-        }
-        memcpy(out + o, p, len);
-        o += len;
-        p += len;
-    }
-    out[o] = '\0';
+    mem_jstr_sanitize(s ? s : "", out, sizeof(out));
     return json_string(out);
 }
 

@@ -3,6 +3,9 @@
  */
 #include "core/jstr.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 /* The value of the 4 hex digits at p (p + 4 <= end checked by the caller), or -1. */
 static long hex4(const char *p)
 {
@@ -99,4 +102,36 @@ size_t mem_jstr_unescape(const char *p, const char *end, char *out, size_t *n_ou
     out[0] = one;
     *n_out = 1;
     return 2;
+}
+
+size_t mem_jstr_sanitize(const char *s, char *out, size_t cap)
+{
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p && o + 5 < cap) {
+        size_t len = *p < 0x80         ? 1
+                     : (*p >> 5) == 6  ? 2
+                     : (*p >> 4) == 14 ? 3
+                     : (*p >> 3) == 30 ? 4
+                                       : 0;
+        bool ok = len > 0;
+        for (size_t i = 1; ok && i < len; i++)
+            ok = (p[i] & 0xC0) == 0x80;
+        if (ok && len == 2 && *p < 0xC2) ok = false;                  /* overlong */
+        if (ok && len == 3 && *p == 0xE0 && p[1] < 0xA0) ok = false;  /* overlong */
+        if (ok && len == 3 && *p == 0xED && p[1] >= 0xA0) ok = false; /* surrogate */
+        if (ok && len == 4 &&
+            (*p > 0xF4 || (*p == 0xF0 && p[1] < 0x90) || (*p == 0xF4 && p[1] >= 0x90)))
+            ok = false; /* range */
+        if (!ok) {
+            out[o++] = '?';
+            p++;
+            continue;
+        }
+        memcpy(out + o, p, len);
+        o += len;
+        p += len;
+    }
+    out[o] = '\0';
+    return o;
 }

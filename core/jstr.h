@@ -26,4 +26,9 @@ typedef enum mem_jstr_bad {
 size_t mem_jstr_unescape(const char *p, const char *end, char *out, size_t *n_out,
                          mem_jstr_bad_t *why);
 
+/* s (NUL-terminated) copied to out as valid UTF-8: every byte that does not start a
+ * complete, valid sequence becomes '?'; stops at the first character that would leave
+ * fewer than 5 bytes of out (cap >= 5), and NUL-terminates. Returns the bytes written. */
+size_t mem_jstr_sanitize(const char *s, char *out, size_t cap);
+
 #endif

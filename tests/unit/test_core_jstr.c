@@ -120,13 +120,44 @@ static void test_bounded_by_end(void **state)
     assert_memory_equal(out, "\xF0\x9F\x98\x80", 4);
 }
 
+/* Valid UTF-8 passes, each byte that does not start a complete valid sequence becomes '?',
+ * and the copy stops before a character that would leave fewer than 5 bytes of out. */
+static void test_sanitize(void **state)
+{
+    (void)state;
+    char out[64];
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"", ""},
+        {"plain ascii", "plain ascii"},
+        {"caf\xc3\xa9 \xe6\x9d\xb1 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe6\x9d\xb1 \xf0\x9f\x98\x80"},
+        {"a\xff"
+         "b",
+         "a?b"},
+        {"\xc3", "?"},                /* cut mid-character */
+        {"\xc0\xaf", "??"},           /* overlong 2-byte */
+        {"\xe0\x80\xaf", "???"},      /* overlong 3-byte */
+        {"\xed\xa0\x80", "???"},      /* surrogate */
+        {"\xf4\x90\x80\x80", "????"}, /* above U+10FFFF */
+        {"\xf5\x80\x80\x80", "????"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n = mem_jstr_sanitize(cases[i].in, out, sizeof(out));
+        assert_string_equal(out, cases[i].want);
+        assert_int_equal(n, strlen(cases[i].want));
+    }
+    char small[8]; /* room for 2 bytes: o + 5 < 8 */
+    assert_int_equal(mem_jstr_sanitize("abcdef", small, sizeof(small)), 3);
+    assert_string_equal(small, "abc");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_short_escapes),
-        cmocka_unit_test(test_every_code_point),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_bounded_by_end),
+        cmocka_unit_test(test_short_escapes), cmocka_unit_test(test_every_code_point),
+        cmocka_unit_test(test_refused),       cmocka_unit_test(test_bounded_by_end),
+        cmocka_unit_test(test_sanitize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
