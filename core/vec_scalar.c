@@ -65,6 +65,11 @@ void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const 
     }
 }
 
+#define QUANT_ROUNDER 12582912.0f /* 1.5 * 2^23 */
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+#error "mem_vec_quantize_i8 rounds with float sums: it needs float arithmetic in float"
+#endif
+
 void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err)
 {
     float m = 0.0f;
@@ -74,8 +79,12 @@ void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, 
     float inv = m > 0.0f ? 127.0f / m : 0.0f;
     double e2 = 0.0;
     for (size_t i = 0; i < n; i++) {
-        /* any nearby code will do: the error below is measured from the code chosen */
-        float c = nearbyintf(x[i] * inv);
+        /* any nearby code will do: the error below is measured from the code chosen. This
+         * is nearbyintf's code (round to nearest, ties to even) without its libm call, on
+         * every element of every insert and query: |x * inv| <= 127 + an ulp, and adding
+         * 1.5 * 2^23 leaves no fraction bits, so the float sum is that rounding, and
+         * subtracting it back is exact (the sign of a zero differs, which no code shows) */
+        float c = (x[i] * inv + QUANT_ROUNDER) - QUANT_ROUNDER;
         c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
         codes[i] = (int8_t)c;
         double d = (double)x[i] - (double)s * (double)c;

@@ -397,6 +397,64 @@ static void test_quantize(void **state)
     assert_true(scale == 1.0f && c[0] == 0 && err >= 0.0f);
 }
 
+/* mem_vec_quantize_i8 as it was written first, with libm's rounding: the codes, scale and
+ * error must stay these bit for bit (stored rows and queries are quantized by both). */
+static void quantize_libm(const float *x, size_t n, int8_t *codes, float *scale, float *err)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++)
+        m = fabsf(x[i]) > m ? fabsf(x[i]) : m;
+    float s = m > 0.0f ? m / 127.0f : 1.0f, inv = m > 0.0f ? 127.0f / m : 0.0f;
+    double e2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        float c = nearbyintf(x[i] * inv);
+        c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
+        codes[i] = (int8_t)c;
+        double d = (double)x[i] - (double)s * (double)c;
+        e2 += d * d;
+    }
+    *scale = s;
+    *err = nextafterf((float)(sqrt(e2) * (1.0 + 1e-6)), HUGE_VALF);
+}
+
+static void test_quantize_rounding(void **state)
+{
+    (void)state;
+    float x[1024], scale, err, rs, re;
+    int8_t c[1024], rc[1024];
+    /* scale 1: every half-way point from -126.5 to 126.5 (ties to even), and their
+     * neighbours one ulp either side */
+    size_t n = 0;
+    x[n++] = 127.0f;
+    for (int k = -127; k <= 126; k++) {
+        float h = (float)k + 0.5f;
+        x[n++] = h;
+        x[n++] = nextafterf(h, 1e9f);
+        x[n++] = nextafterf(h, -1e9f);
+    }
+    mem_vec_quantize_i8(x, n, c, &scale, &err);
+    quantize_libm(x, n, rc, &rs, &re);
+    assert_true(scale == 1.0f && rs == 1.0f && err == re);
+    assert_memory_equal(c, rc, n);
+    assert_true(c[1] == -126 && c[4] == -126 && c[7] == -124); /* -126.5, -125.5, -124.5 */
+    /* random vectors of every scale, with exact zeros and the extremes */
+    uint64_t s = seed + 29;
+    for (int round = 0; round < 2000; round++) {
+        n = (size_t)(rng_next(&s) % 512) + 1;
+        float mag = ldexpf(1.0f, (int)(rng_next(&s) % 60) - 30);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rng_next(&s);
+            x[i] = r % 17 == 0 ? 0.0f : rng_float(&s) * mag;
+            if (r % 29 == 0) x[i] = -x[i];
+        }
+        mem_vec_quantize_i8(x, n, c, &scale, &err);
+        quantize_libm(x, n, rc, &rs, &re);
+        if (scale != rs || err != re || memcmp(c, rc, n) != 0)
+            fail_msg("seed %llu round %d: the codes differ from libm's rounding",
+                     (unsigned long long)seed, round);
+    }
+}
+
 static void test_scalar_is_reference_order(void **state)
 {
     (void)state;
@@ -477,6 +535,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dot_rows_i8_every_isa),
         cmocka_unit_test(test_tile_i8_every_isa),
         cmocka_unit_test(test_quantize),
+        cmocka_unit_test(test_quantize_rounding),
         cmocka_unit_test(test_scalar_is_reference_order),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_normalize),
