@@ -83,15 +83,20 @@ enum conn_phase {
 
 /* One per TCP connection (MHD's socket context), so every request, the second one on a
  * kept-alive connection included, must arrive in full within --request-timeout of its
- * first byte. The first byte is seen as the socket's received-byte count (TCP_INFO)
- * moving past what the previous request used, checked by the sweep; the request line's
- * arrival (on_uri) starts the clock too when the sweep has not seen it yet. */
+ * first byte. The first byte is seen by the sweep as the socket's received-byte count
+ * (TCP_INFO) moving past the count the sweep read first after the previous request ended;
+ * the request line's arrival (on_uri) starts the clock too when the sweep has not seen it
+ * yet. The count is read by the sweep, not at the end of every request: a TCP_INFO read
+ * costs about a microsecond on a VM, as much as the rest of a small request's bookkeeping,
+ * and bytes that arrive before that first read are either a request line (on_uri starts
+ * its clock) or the start of one that goes on trickling (the next sweep sees it grow); one
+ * that stops is an idle connection and has --idle-timeout. */
 typedef struct conn_ctx {
     struct MHD_Connection *conn;
     int fd;
     enum conn_phase phase;
     uint64_t started_ns;     /* CP_RECEIVING: when the request's first byte was seen */
-    uint64_t bytes_received; /* CP_IDLE: the socket's received bytes when it became idle */
+    uint64_t bytes_received; /* CP_IDLE: the received bytes the sweep read first, or UNREAD */
     struct conn_req *req;    /* the request being received or served, NULL between */
     struct conn_ctx *prev, *next;
 } conn_ctx_t;
@@ -265,6 +270,9 @@ static uint64_t tcp_bytes_received(int fd)
     return ti.bytes_received;
 }
 
+/* conn_ctx_t.bytes_received of a connection idle since the last sweep */
+#define UNREAD UINT64_MAX
+
 #define SEND_LOWAT (128 * 1024) /* bytes written but not yet sent, at most, before more */
 
 static void start_receiving(conn_ctx_t *x, uint64_t now_ns)
@@ -346,8 +354,13 @@ static void on_sweep(uv_timer_t *t)
     uint64_t now = mono_ns(), limit = (uint64_t)(s->cfg->request_timeout_s * 1e9);
     bool dropped = false;
     for (conn_ctx_t *x = s->conns; x; x = x->next) {
-        if (x->phase == CP_IDLE && tcp_bytes_received(x->fd) > x->bytes_received)
-            start_receiving(x, now);
+        if (x->phase == CP_IDLE) {
+            uint64_t got = tcp_bytes_received(x->fd);
+            if (x->bytes_received == UNREAD)
+                x->bytes_received = got;
+            else if (got > x->bytes_received)
+                start_receiving(x, now);
+        }
         if (x->phase != CP_RECEIVING || now < x->started_ns || now - x->started_ns <= limit)
             continue;
         const conn_req_t *r = x->req;
@@ -1228,7 +1241,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (x) {
         x->req = NULL;
         x->phase = CP_IDLE;
-        x->bytes_received = tcp_bytes_received(x->fd);
+        x->bytes_received = UNREAD;
     }
     req_free(r);
     *con_cls = NULL;
