@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli_int.h"
+#include "core/num.h"
 
 #define DEFAULT_URL "http://127.0.0.1:6636"
 #define DEFAULT_NS  "default"
@@ -197,13 +198,23 @@ static const char *opt(const args_t *a, const char *name)
 
 /* ------------------------------------------------------------------ value forms */
 
+/* A number as JSON writes one, and nothing else: strtod would also take hex ("0x10"),
+ * "inf", leading spaces and "1." (so --k 0x10 asked for 16 results). */
 static bool is_number(const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end || errno || !isfinite(v)) return false;
+    size_t len = strlen(s), used;
+    double v;
+    if (mem_num_parse_f64(s, len, &v, &used) != MEM_OK || used != len) return false;
     if (out) *out = v;
+    return true;
+}
+
+/* An integer a JSON number can carry exactly (at most 2^53 in magnitude). */
+static bool is_integer(const char *s, double *out)
+{
+    double d;
+    if (!is_number(s, &d) || d != floor(d) || fabs(d) > 9007199254740992.0) return false;
+    *out = d;
     return true;
 }
 
@@ -274,8 +285,7 @@ static int put(json_t *body, const args_t *a, const char *name, const char *key,
         j = json_real(d);
         break;
     case AS_INT:
-        if (!is_number(v, &d) || d != floor(d))
-            return usage_error("--%s: expected an integer", name);
+        if (!is_integer(v, &d)) return usage_error("--%s: expected an integer", name);
         j = json_integer((json_int_t)d);
         break;
     case AS_TIMESTAMP:
@@ -1032,8 +1042,9 @@ int mem_cli_main(int argc, char **argv)
     const char *timeout = opt(&a, "timeout");
     double t;
     if (!rc && timeout) {
-        if (!is_number(timeout, &t) || t < 0)
-            rc = usage_error("--timeout %s: expected seconds", timeout);
+        if (!is_number(timeout, &t) || t < 0 || t > MEM_CLI_TIMEOUT_MAX)
+            rc = usage_error("--timeout %s: expected seconds from 0 to %d", timeout,
+                             MEM_CLI_TIMEOUT_MAX);
         else
             c.timeout_s = (long)ceil(t);
     }

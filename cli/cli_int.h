@@ -15,6 +15,7 @@
 #define MEM_CLI_KEY_MAX     512  /* bytes of the API key */
 #define MEM_CLI_RETRIES     3    /* --retries default: 503 answers retried after Retry-After */
 #define MEM_CLI_RETRIES_MAX 100  /* most --retries accepted */
+#define MEM_CLI_TIMEOUT_MAX 86400 /* most --timeout seconds accepted (a day) */
 #define MEM_CLI_RETRY_MAX_S 30   /* longest Retry-After waited for, seconds; longer: no retry */
 
 typedef struct mem_cli {

@@ -494,7 +494,16 @@ def test_usage_errors():
                          (["ns"], "subcommand"), (["ns", "rename", "x"], "rename"),
                          (["ns", "create", "x"], "--dim"), (["get"], "ID"),
                          (["add", "a", "b"], "one TEXT"), (["--timeout", "x", "ns", "list"],
-                                                          "--timeout")]:
+                                                          "--timeout"),
+                         # numbers as JSON writes them: no hex, infinity, blanks or "5."
+                         (["search", "q", "-k", "0x10"], "integer"),
+                         (["search", "q", "-k", "1e300"], "integer"),
+                         (["search", "q", "-k", " 5"], "integer"),
+                         (["search", "q", "--recency-bias", "inf"], "number"),
+                         (["search", "q", "--recency-bias", "0x1p-2"], "number"),
+                         (["search", "q", "--recency-bias", "1."], "number"),
+                         (["--timeout", "1e300", "ns", "list"], "from 0 to 86400"),
+                         (["--timeout", "0x10", "ns", "list"], "--timeout")]:
         rc, out, err = cli(srv, *args)
         h.eq(rc, 2, "exit status of %s" % args)
         h.check(needle in err, "%s: %r" % (args, err))
