@@ -11,12 +11,12 @@
 
 #include <jansson.h>
 
-#define MEM_CLI_URL_MAX     1024 /* bytes of --url */
-#define MEM_CLI_KEY_MAX     512  /* bytes of the API key */
-#define MEM_CLI_RETRIES     3    /* --retries default: 503 answers retried after Retry-After */
-#define MEM_CLI_RETRIES_MAX 100  /* most --retries accepted */
+#define MEM_CLI_URL_MAX     1024  /* bytes of --url */
+#define MEM_CLI_KEY_MAX     512   /* bytes of the API key */
+#define MEM_CLI_RETRIES     3     /* --retries default: 503 answers retried after Retry-After */
+#define MEM_CLI_RETRIES_MAX 100   /* most --retries accepted */
 #define MEM_CLI_TIMEOUT_MAX 86400 /* most --timeout seconds accepted (a day) */
-#define MEM_CLI_RETRY_MAX_S 30   /* longest Retry-After waited for, seconds; longer: no retry */
+#define MEM_CLI_RETRY_MAX_S 30    /* longest Retry-After waited for, seconds; longer: no retry */
 
 typedef struct mem_cli {
     char base[MEM_CLI_URL_MAX]; /* server URL, no trailing slash */
