@@ -107,6 +107,14 @@ async function loadNamespaces() {
     showError(e);
     return;
   }
+  renderNamespaces();
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("ns");
+  const pick = [state.ns, wanted].find((x) => x && state.namespaces.some((n) => n.name === x));
+  if (pick) await selectNamespace(pick);
+  else if (state.namespaces.length === 1) await selectNamespace(state.namespaces[0].name);
+}
+
+function renderNamespaces() {
   const list = $("ns-list");
   list.replaceChildren();
   for (const n of state.namespaces) {
@@ -131,10 +139,33 @@ async function loadNamespaces() {
     li.textContent = "no namespaces yet";
     list.append(li);
   }
-  const wanted = new URLSearchParams(location.hash.slice(1)).get("ns");
-  const pick = [state.ns, wanted].find((x) => x && state.namespaces.some((n) => n.name === x));
-  if (pick) await selectNamespace(pick);
-  else if (state.namespaces.length === 1) await selectNamespace(state.namespaces[0].name);
+}
+
+function renderStats(s) {
+  const dl = $("ns-stats");
+  dl.replaceChildren();
+  for (const [k, v] of Object.entries(s)) {
+    const dt = document.createElement("dt");
+    dt.textContent = k.replace(/_/g, " ");
+    const dd = document.createElement("dd");
+    dd.textContent = v === null ? "–" : typeof v === "object" ? JSON.stringify(v) : String(v);
+    dd.dataset.stat = k;
+    dl.append(dt, dd);
+  }
+}
+
+// After a change to the namespace's segments: its count in the list and its statistics
+// again, without leaving the page being browsed.
+async function refreshFigures() {
+  try {
+    const [list, stats] = await withKey(() =>
+      Promise.all([api.listNamespaces(), api.getNamespace(state.ns)]));
+    state.namespaces = list;
+    renderNamespaces();
+    renderStats(stats);
+  } catch (e) {
+    showError(e);
+  }
 }
 
 async function selectNamespace(name) {
@@ -143,18 +174,9 @@ async function selectNamespace(name) {
   for (const b of document.querySelectorAll("#ns-list button")) {
     b.classList.toggle("active", b.dataset.ns === name);
   }
-  const dl = $("ns-stats");
-  dl.replaceChildren();
+  $("ns-stats").replaceChildren();
   try {
-    const s = await withKey(() => api.getNamespace(name));
-    for (const [k, v] of Object.entries(s)) {
-      const dt = document.createElement("dt");
-      dt.textContent = k.replace(/_/g, " ");
-      const dd = document.createElement("dd");
-      dd.textContent = v === null ? "–" : typeof v === "object" ? JSON.stringify(v) : String(v);
-      dd.dataset.stat = k;
-      dl.append(dt, dd);
-    }
+    renderStats(await withKey(() => api.getNamespace(name)));
   } catch (e) {
     showError(e);
   }
@@ -380,7 +402,7 @@ $("edit-forget").addEventListener("click", async () => {
     return;
   }
   $("edit-dialog").close();
-  await loadPage();
+  await Promise.all([loadPage(), refreshFigures()]);
   showStatus(`forgot ${editing.id}`, false);
 });
 

@@ -303,6 +303,9 @@ test("a browsed segment can be edited (metadata, source) and forgotten", async (
   assert.equal(cleared.metadata, undefined);
   assert.equal(cleared.source, undefined);
   // forget asks first; dismissed, nothing happens
+  const countBefore = Number(await page.textContent('#ns-stats dd[data-stat="count"]'));
+  assert.match(await page.textContent('#ns-list button[data-ns="browse"] .muted'),
+    new RegExp(`^${countBefore} · `));
   page.once("dialog", (d) => d.dismiss());
   await page.click('#segments tbody tr[data-id="m09"] button.row-edit');
   await page.click("#edit-forget");
@@ -315,6 +318,12 @@ test("a browsed segment can be edited (metadata, source) and forgotten", async (
     { headers: { Authorization: `Bearer ${KEY}` } });
   assert.equal(r.status, 404);
   assert.match(await page.textContent("#status"), /forgot m09/);
+  // the namespace's figures follow: its count in the list and in the statistics
+  await page.waitForFunction((n) => document.querySelector(
+    '#ns-stats dd[data-stat="count"]')?.textContent === String(n), countBefore - 1);
+  assert.match(await page.textContent('#ns-list button[data-ns="browse"] .muted'),
+    new RegExp(`^${countBefore - 1} · `));
+  assert.equal(await page.locator('#ns-list button[data-ns="browse"].active').count(), 1);
   await page.screenshot({ path: join(ARTIFACTS, "console-edit.png") });
 });
 
