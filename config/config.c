@@ -420,6 +420,7 @@ SET_UINT(set_worker_spin_us, worker_spin_us, 0, 10000, size_t)
 SET_UINT(set_loop_spin_us, loop_spin_us, 0, 10000, size_t)
 SET_UINT(set_group_wait_us, group_wait_us, 0, 100000, size_t)
 SET_UINT(set_max_connections, max_connections, 1, 1000000, size_t)
+SET_UINT(set_max_connections_per_ip, max_connections_per_ip, 0, 1000000, size_t)
 SET_UINT(set_max_queue, max_queue, 1, 10000000, size_t)
 SET_UINT(set_max_namespaces, max_namespaces, 1, 10000000, size_t)
 SET_UINT(set_scan_helpers, scan_helpers, 0, 64, size_t)
@@ -848,6 +849,9 @@ static const opt_t opts[] = {
      "full, or normal (faster; the last commits may be lost on power loss)", set_sync, 0},
     {"max-connections", "MNEMOD_MAX_CONNECTIONS", "N", "1024", "concurrent HTTP connections",
      set_max_connections, 0},
+    {"max-connections-per-ip", "MNEMOD_MAX_CONNECTIONS_PER_IP", "N", "0",
+     "concurrent connections from one client address, more are closed at once (0: no limit)",
+     set_max_connections_per_ip, 0},
     {"idle-timeout", "MNEMOD_IDLE_TIMEOUT", "DUR", "30s",
      "close a connection idle this long (whole seconds, rounded up; at most 7d)", set_idle_timeout,
      0},
@@ -1283,6 +1287,7 @@ void mem_cfg_describe_each(const mem_cfg_t *cfg,
     PAIR("group_wait_us", "%zu", cfg->group_wait_us);
     PAIR("sync", "%s", cfg->sync_full ? "full" : "normal");
     PAIR("max_connections", "%zu", cfg->max_connections);
+    PAIR("max_connections_per_ip", "%zu", cfg->max_connections_per_ip);
     PAIR("idle_timeout_s", "%g", cfg->idle_timeout_s);
     PAIR("request_timeout_s", "%g", cfg->request_timeout_s);
     PAIR("graph_wait_s", "%g", cfg->graph_wait_s);

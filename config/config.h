@@ -64,9 +64,10 @@ typedef struct mem_cfg {
     size_t group_wait_us;  /* the writer waits this long to fill a group, 0..100000 */
     bool sync_full;
     size_t max_connections;
-    double idle_timeout_s;    /* whole seconds >= 1 (a fraction is rounded up when set) */
-    double request_timeout_s; /* > 0, at most MEM_CFG_TIMEOUT_MAX_S */
-    double graph_wait_s;      /* a read that needs the coherence graph waits this long at most */
+    size_t max_connections_per_ip; /* 0: no limit */
+    double idle_timeout_s;         /* whole seconds >= 1 (a fraction is rounded up when set) */
+    double request_timeout_s;      /* > 0, at most MEM_CFG_TIMEOUT_MAX_S */
+    double graph_wait_s; /* a read that needs the coherence graph waits this long at most */
     size_t max_queue;
     size_t max_namespaces;
     mem_log_level_t log_level;

@@ -160,6 +160,61 @@ def test_keepalive_second_request_has_the_request_timeout():
 
 
 @test
+def test_connections_per_client_address():
+    """--max-connections-per-ip: one address holds at most that many connections; one more
+    is closed at once without an answer (the slot stays free for others), the ones it has
+    keep working, and a slot given back can be taken again."""
+    srv = h.shared(["--max-connections-per-ip", "2"], key="per_ip")
+    get = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+    def ask(sock):
+        sock.sendall(get)
+        buf = b""
+        while not (b"\r\n\r\n" in buf and buf.endswith(b"}")):
+            b = sock.recv(4096)
+            if not b:
+                return None
+            buf += b
+        return responses(buf)
+
+    def open_one():
+        """A connection that answers: a close (the harness's own start-up check, say) is
+        counted until the server's next pass sees it."""
+        deadline = time.monotonic() + 5
+        while True:
+            c = connect(srv)
+            try:
+                if ask(c) == [200]:
+                    return c
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            c.close()
+            check(time.monotonic() < deadline, "no connection answered")
+            time.sleep(0.05)
+
+    a = open_one()
+    b = open_one()
+    try:
+        extra = connect(srv)
+        try:
+            try:
+                extra.sendall(get)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            buf, closed = read_all(extra, 5.0)
+            check(closed, "a third connection from the same address stayed open")
+            eq(buf, b"", "the third connection got no answer")
+        finally:
+            extra.close()
+        eq(ask(a), [200], "the first connection still works")
+        b.close()
+        open_one().close()  # a connection after one was given back
+    finally:
+        a.close()
+        b.close()
+
+
+@test
 def test_keepalive_idle_connection_keeps_its_idle_timeout():
     """An idle kept-alive connection that sends nothing is not cut by the request timeout:
     a request sent after longer than --request-timeout of silence is answered."""

@@ -112,6 +112,7 @@ static void test_defaults(void **state)
     assert_int_equal(c->loop_spin_us, 200);
     assert_true(c->sync_full);
     assert_int_equal(c->max_connections, 1024);
+    assert_int_equal(c->max_connections_per_ip, 0);
     assert_true(c->idle_timeout_s == 30.0);
     assert_true(c->request_timeout_s == 30.0);
     assert_true(c->graph_wait_s == 10.0);
@@ -168,6 +169,8 @@ static void test_help_and_version(void **state)
         "MNEMOD_SYNC",
         "--max-connections",
         "MNEMOD_MAX_CONNECTIONS",
+        "--max-connections-per-ip",
+        "MNEMOD_MAX_CONNECTIONS_PER_IP",
         "--idle-timeout",
         "MNEMOD_IDLE_TIMEOUT",
         "--request-timeout",
@@ -257,6 +260,10 @@ static void test_flag_forms(void **state)
 static void test_listen(void **state)
 {
     (void)state;
+    expect_ok(ARGS("--max-connections-per-ip", "8"), NULL);
+    assert_int_equal(R.cfg.max_connections_per_ip, 8);
+    expect_ok(NOARGS, (const char *const[]){"MNEMOD_MAX_CONNECTIONS_PER_IP=0", NULL});
+    assert_int_equal(R.cfg.max_connections_per_ip, 0);
     expect_ok(ARGS("--listen", "0.0.0.0:8080"), NULL);
     assert_string_equal(R.cfg.listen_host, "0.0.0.0");
     assert_int_equal(R.cfg.listen_port, 8080);
@@ -354,6 +361,10 @@ static void test_bad_values(void **state)
          "--loop-spin-us (MNEMOD_LOOP_SPIN_US): \"10001\" is outside 0..10000"},
         {"--loop-spin-us", "-1", "is not a"},
         {"--max-connections", "0", "--max-connections (MNEMOD_MAX_CONNECTIONS)"},
+        {"--max-connections-per-ip", "1000001",
+         "--max-connections-per-ip (MNEMOD_MAX_CONNECTIONS_PER_IP): \"1000001\" is outside "
+         "0..1000000"},
+        {"--max-connections-per-ip", "-1", "--max-connections-per-ip"},
         {"--max-queue", "x", "--max-queue (MNEMOD_MAX_QUEUE)"},
         {"--max-namespaces", "0", "--max-namespaces (MNEMOD_MAX_NAMESPACES)"},
         {"--embed-dim", "0", "--embed-dim (MNEMOD_EMBED_DIM): \"0\" is outside 1..4096"},
