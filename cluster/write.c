@@ -154,12 +154,15 @@ cl_job_t *mem_cluster__jobs_expired(mem_cluster_t *cl, int64_t now)
         *pp = j->wnext;
         j->waiting = false;
         if (!j->applied) {
+            /* Not a 503: a client retries those, and this write is in the log and will be
+             * applied; sent again, an insert without ids would be stored twice and a
+             * compaction by ratio would run twice. */
             cl->n_apply_timeouts++;
-            j->rc = mem_err_set(&j->err, MEM_EBUSY,
+            j->rc = mem_err_set(&j->err, MEM_EAPPLYTIME,
                                 "written to the cluster log (seq %llu) but not applied on this "
-                                "node in time; a retry is safe",
-                                (unsigned long long)j->seq);
-            j->err.retry_after_s = 1;
+                                "node within --cluster-write-timeout: it will be, do not send it "
+                                "again (a read with min_seq=%llu waits for it)",
+                                (unsigned long long)j->seq, (unsigned long long)j->seq);
         }
         j->wnext = out;
         out = j;

@@ -907,7 +907,7 @@ static const opt_t opts[] = {
     {"stream-replicas", "MNEMOD_REPLICAS", "N", "3",
      "cluster mode: NATS servers holding each stream and bucket, 1..5", set_replicas, 0},
     {"cluster-write-timeout", "MNEMOD_CLUSTER_WRITE_TIMEOUT", "DUR", "15s",
-     "cluster mode: a write not logged and applied by then answers 503 (retry-safe)",
+     "cluster mode: a write not logged by then answers 503, one logged but not applied here 504",
      set_cluster_write_timeout, 0},
     {"forward-timeout", "MNEMOD_FORWARD_TIMEOUT", "DUR", "30s",
      "cluster mode: a request relayed to another node unanswered by then answers 503",

@@ -41,7 +41,8 @@
     X(EEXPECT, -44, 417, "expectation_failed")                                                     \
     X(ENOTIMPL, -45, 501, "not_implemented")                                                       \
     X(ECONFLICT, -46, 409, "write_conflict")                                                       \
-    X(EMISDIRECTED, -47, 421, "misdirected")
+    X(EMISDIRECTED, -47, 421, "misdirected")                                                       \
+    X(EAPPLYTIME, -48, 504, "apply_timeout")
 
 enum mem_err_code {
     MEM_OK = 0,

@@ -459,12 +459,14 @@ static void test_insert_round_trip(void **state)
     } E[] = {{MEM_EDUPID, 409, "duplicate_id"},     {MEM_EUNKNOWNID, 400, "unknown_id"},
              {MEM_EDIM, 400, "dimension_mismatch"}, {MEM_EFULL, 507, "insufficient_storage"},
              {MEM_EBUSY, 503, "unavailable"},       {MEM_ESTORAGE, 500, "internal"},
-             {MEM_ELIMIT, 400, "invalid_field"},    {MEM_EMISMATCH, 409, "embedder_mismatch"}};
+             {MEM_ELIMIT, 400, "invalid_field"},    {MEM_EMISMATCH, 409, "embedder_mismatch"},
+             {MEM_EAPPLYTIME, 504, "apply_timeout"}};
     for (size_t i = 0; i < sizeof(E) / sizeof(E[0]); i++) {
         call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
         writer_done(&r, E[i].rc); /* err left empty: the code alone must do */
         check_error(&r, E[i].status, E[i].code, NULL);
         if (E[i].rc == MEM_EBUSY) assert_int_equal(r.retry_after_s, 1);
+        if (E[i].rc == MEM_EAPPLYTIME) assert_int_equal(r.retry_after_s, 0); /* not a retry */
         mem_api_resp_deinit(&r);
     }
 }

@@ -1,6 +1,7 @@
-/* test_cluster_move.c - a namespace's copy on a node across moves: placed elsewhere, forgotten,
- * placed here again. cluster/ is linked into the server only: the whole module is compiled in
- * here (but status.c, which nothing here calls), over a real store; nothing talks to NATS.
+/* test_cluster_move.c - a namespace's copy on a node across moves (placed elsewhere,
+ * forgotten, placed here again), and writes past their deadline. cluster/ is linked into the
+ * server only: the whole module is compiled in here (but status.c, which nothing here calls),
+ * over a real store; nothing talks to NATS.
  * SPDX-License-Identifier: MIT
  */
 /* clang-format off */
@@ -153,11 +154,48 @@ static void test_placed_again_while_forgotten(void **state)
     mem_store_close(st);
 }
 
+/* A write past --cluster-write-timeout: one the log took but this node had not applied is
+ * answered 504 apply_timeout without Retry-After (clients retry a 503, and this one will be
+ * applied: sent again, an insert without ids would be stored twice); one being published
+ * stays with its publisher; one applied keeps its answer. */
+static void test_expired_writes(void **state)
+{
+    (void)state;
+    mem_cluster_t *cl = calloc(1, sizeof(*cl));
+    assert_non_null(cl);
+    pthread_mutex_init(&cl->mu, NULL);
+    cl_job_t logged = {.acked = true, .seq = 42, .waiting = true};
+    cl_job_t publishing = {.acked = false, .waiting = true};
+    cl_job_t applied = {.acked = true, .applied = true, .seq = 43, .waiting = true};
+    logged.wnext = &publishing;
+    publishing.wnext = &applied;
+    cl->waiters = &logged;
+    cl_job_t *out = mem_cluster__jobs_expired(cl, 1000);
+    assert_ptr_equal(cl->waiters, &publishing); /* its publisher keeps its own deadline */
+    assert_null(publishing.wnext);
+    size_t n = 0;
+    for (cl_job_t *j = out; j; j = j->wnext) {
+        assert_true(j == &logged || j == &applied);
+        assert_false(j->waiting);
+        n++;
+    }
+    assert_int_equal(n, 2);
+    assert_int_equal(logged.rc, MEM_EAPPLYTIME);
+    assert_int_equal(logged.err.retry_after_s, 0);
+    assert_non_null(strstr(logged.err.msg, "(seq 42)"));
+    assert_non_null(strstr(logged.err.msg, "do not send it again"));
+    assert_int_equal(applied.rc, MEM_OK);
+    assert_int_equal(cl->n_apply_timeouts, 1);
+    pthread_mutex_destroy(&cl->mu);
+    free(cl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_placed_again_while_forgotten, store_fixture_setup,
                                         store_fixture_teardown),
+        cmocka_unit_test(test_expired_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
