@@ -33,7 +33,7 @@
  * then 409. The answer is given once JetStream acknowledged the record AND this node
  * applied it, so it is the local apply's result and a read here sees the write. The whole
  * write is bounded by --cluster-write-timeout: not logged by then, 503 (nothing written);
- * logged but not applied here by then, 504 apply_timeout (it will be; a client must not
+ * logged but not applied here by then, 504 write_timeout (it will be; a client must not
  * send it again); a record larger than
  * the NATS server's max_payload is refused at once (413 naming the limit).
  *
@@ -77,7 +77,7 @@ void mem_cluster_close(mem_cluster_t *cl);
 /* ---- writes ---- */
 
 /* rc: op->rc of the local apply, MEM_EBUSY (the log unavailable: nothing written, err says
- * why), MEM_EAPPLYTIME (logged, not applied here in time), or MEM_CLUSTER_CONFLICT. Runs on a
+ * why), MEM_EWRITETIME (logged, not applied here in time), or MEM_CLUSTER_CONFLICT. Runs on a
  * cluster or store thread, once. */
 typedef void (*mem_cluster_done_fn)(mem_store_op_t *op, int rc, uint64_t log_seq,
                                     const mem_err_t *err, void *ud);

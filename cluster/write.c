@@ -13,7 +13,9 @@
  * the submit happen under cl->mu, so the fetchers pass the record over and no copy of it
  * can get ahead in the store's queue. Otherwise the job waits, holding no thread, until a
  * fetcher or the catch-up worker applies the record (mem_cluster__job_applied, matched by
- * message id) or its deadline passes (the maintenance thread answers 503). Waiting threads
+ * message id) or its deadline passes (the maintenance thread answers 504 write_timeout: the
+ * record is in the log and will be applied, so a client must not send it again; a 503, which
+ * clients retry, is kept for writes that surely were not stored). Waiting threads
  * are the publishers only; the libuv pool is never held, so reads stay fast while NATS is
  * slow or gone.
  */
@@ -158,7 +160,7 @@ cl_job_t *mem_cluster__jobs_expired(mem_cluster_t *cl, int64_t now)
              * applied; sent again, an insert without ids would be stored twice and a
              * compaction by ratio would run twice. */
             cl->n_apply_timeouts++;
-            j->rc = mem_err_set(&j->err, MEM_EAPPLYTIME,
+            j->rc = mem_err_set(&j->err, MEM_EWRITETIME,
                                 "written to the cluster log (seq %llu) but not applied on this "
                                 "node within --cluster-write-timeout: it will be, do not send it "
                                 "again (a read with min_seq=%llu waits for it)",
@@ -256,7 +258,8 @@ int mem_cluster_write(mem_cluster_t *cl, mem_store_op_t *op, mem_cluster_done_fn
 }
 
 /* Publish j's record until acknowledged, refused for good, or the deadline. MEM_OK with
- * j->seq and j->prev, MEM_CLUSTER_CONFLICT, or MEM_EBUSY/ENOMEM with j->err. */
+ * j->seq and j->prev, MEM_CLUSTER_CONFLICT, or with j->err: MEM_EBUSY (not stored),
+ * MEM_EWRITETIME (perhaps stored: an attempt went unanswered) or MEM_ENOMEM. */
 static int publish(mem_cluster_t *cl, cl_job_t *j)
 {
     cl_ns_t *ns = j->ns;
@@ -283,6 +286,10 @@ static int publish(mem_cluster_t *cl, cl_job_t *j)
     pthread_mutex_unlock(&cl->mu);
     int rc = MEM_OK, conflicts = 0;
     const char *why = "";
+    /* an attempt that JetStream may have stored without our hearing of it (a lost ack, a
+     * connection lost after the send): the deadline then cannot say "nothing was written",
+     * and a client that sent it again would store it twice (its retry has a new msgid) */
+    bool maybe_logged = false;
     for (;;) {
         if (!known) {
             if (last_subject_seq(cl, ns, &expect) == 0) {
@@ -346,20 +353,39 @@ static int publish(mem_cluster_t *cl, cl_job_t *j)
             break;
         }
         why = natsStatus_GetText(s);
+        /* refused by JetStream (ec) or by no stream at all: not stored */
+        if (ec == 0 && s != NATS_NO_RESPONDERS) maybe_logged = true;
     retry:
         if (mem_cluster__mono_ms() > j->deadline_ms) {
             pthread_mutex_lock(&cl->mu);
             cl->n_pub_failures++;
             ns->last_known = false;
             pthread_mutex_unlock(&cl->mu);
-            rc = mem_err_set(&j->err, MEM_EBUSY, "the cluster log is unavailable (%s); retry", why);
-            j->err.retry_after_s = 1;
+            if (maybe_logged) {
+                rc = mem_err_set(&j->err, MEM_EWRITETIME,
+                                 "the cluster log did not confirm this write within "
+                                 "--cluster-write-timeout (%s): it may be stored and applied "
+                                 "later; read before sending it again",
+                                 why);
+            } else {
+                rc = mem_err_set(&j->err, MEM_EBUSY,
+                                 "the cluster log is unavailable (%s); nothing was written, retry",
+                                 why);
+                j->err.retry_after_s = 1;
+            }
             break;
         }
         pthread_mutex_lock(&cl->mu);
         cl->n_pub_retries++;
         bool stop = cl->stop;
         pthread_mutex_unlock(&cl->mu);
+        if (stop && maybe_logged) {
+            rc = mem_err_set(&j->err, MEM_EWRITETIME,
+                             "the server is shutting down and the cluster log did not confirm "
+                             "this write: it may be stored and applied later; read before "
+                             "sending it again");
+            break;
+        }
         if (stop) {
             rc = mem_err_set(&j->err, MEM_EBUSY, "the server is shutting down");
             j->err.retry_after_s = 1;

@@ -42,7 +42,7 @@
     X(ENOTIMPL, -45, 501, "not_implemented")                                                       \
     X(ECONFLICT, -46, 409, "write_conflict")                                                       \
     X(EMISDIRECTED, -47, 421, "misdirected")                                                       \
-    X(EAPPLYTIME, -48, 504, "apply_timeout")
+    X(EWRITETIME, -48, 504, "write_timeout")
 
 enum mem_err_code {
     MEM_OK = 0,

@@ -293,8 +293,12 @@ static void on_forwarded(void *ud, mem_srv_fwd_res_t *res)
         snprintf(msg, sizeof(msg),
                  "the node holding namespace %s (%.100s) did not answer: %.100s%s", r->target.ns,
                  r->addr, res->error,
-                 r->target.write ? "; the write may have been applied: retry it" : "");
-        fail(r, MEM_EBUSY, NULL, msg);
+                 r->target.write ? "; the write may have been applied: read before sending it "
+                                   "again"
+                                 : "");
+        /* a write that reached the holder may be applied: not a 503, which clients retry
+         * (an insert without ids would be stored twice) */
+        fail(r, r->target.write ? MEM_EWRITETIME : MEM_EBUSY, NULL, msg);
         finish(r);
         return;
     }

@@ -460,13 +460,13 @@ static void test_insert_round_trip(void **state)
              {MEM_EDIM, 400, "dimension_mismatch"}, {MEM_EFULL, 507, "insufficient_storage"},
              {MEM_EBUSY, 503, "unavailable"},       {MEM_ESTORAGE, 500, "internal"},
              {MEM_ELIMIT, 400, "invalid_field"},    {MEM_EMISMATCH, 409, "embedder_mismatch"},
-             {MEM_EAPPLYTIME, 504, "apply_timeout"}};
+             {MEM_EWRITETIME, 504, "write_timeout"}};
     for (size_t i = 0; i < sizeof(E) / sizeof(E[0]); i++) {
         call("POST", "/v1/namespaces/mem/segments", "{\"embedding\":[1,0,0]}", &r);
         writer_done(&r, E[i].rc); /* err left empty: the code alone must do */
         check_error(&r, E[i].status, E[i].code, NULL);
         if (E[i].rc == MEM_EBUSY) assert_int_equal(r.retry_after_s, 1);
-        if (E[i].rc == MEM_EAPPLYTIME) assert_int_equal(r.retry_after_s, 0); /* not a retry */
+        if (E[i].rc == MEM_EWRITETIME) assert_int_equal(r.retry_after_s, 0); /* not a retry */
         mem_api_resp_deinit(&r);
     }
 }

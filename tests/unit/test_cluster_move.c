@@ -155,7 +155,7 @@ static void test_placed_again_while_forgotten(void **state)
 }
 
 /* A write past --cluster-write-timeout: one the log took but this node had not applied is
- * answered 504 apply_timeout without Retry-After (clients retry a 503, and this one will be
+ * answered 504 write_timeout without Retry-After (clients retry a 503, and this one will be
  * applied: sent again, an insert without ids would be stored twice); one being published
  * stays with its publisher; one applied keeps its answer. */
 static void test_expired_writes(void **state)
@@ -180,7 +180,7 @@ static void test_expired_writes(void **state)
         n++;
     }
     assert_int_equal(n, 2);
-    assert_int_equal(logged.rc, MEM_EAPPLYTIME);
+    assert_int_equal(logged.rc, MEM_EWRITETIME);
     assert_int_equal(logged.err.retry_after_s, 0);
     assert_non_null(strstr(logged.err.msg, "(seq 42)"));
     assert_non_null(strstr(logged.err.msg, "do not send it again"));
