@@ -73,8 +73,8 @@ static const char usage[] =
     "  --url URL            server (default $MNEMOD_URL, else " DEFAULT_URL ")\n"
     "  --api-key-file FILE  read the key from FILE (default: $MNEMOD_API_KEY)\n"
     "  --json               print the server's JSON answer instead of a table\n"
-    "  --timeout SECONDS    give up on a request after this long (default 60, 0 never;\n"
-    "                       export and import are never cut short)\n"
+    "  --timeout SECONDS    give up on a request after this long (default 60, 0 never,\n"
+    "                       at most 86400; export and import are never cut short)\n"
     "  --retries N          retry a 503 answer N times after its Retry-After (default\n"
     "                       $MNEMOD_RETRIES, else 3; 0..100; a Retry-After over 30 s is not\n"
     "                       waited for)\n"
@@ -198,13 +198,25 @@ static const char *opt(const args_t *a, const char *name)
 
 /* ------------------------------------------------------------------ value forms */
 
-/* A number as JSON writes one, and nothing else: strtod would also take hex ("0x10"),
- * "inf", leading spaces and "1." (so --k 0x10 asked for 16 results). */
+/* A decimal number: what JSON writes, and the ".5", "5." and "+1" people type too. Not
+ * what strtod also takes: hex ("0x10" asked for 16 results), "inf", leading spaces. */
 static bool is_number(const char *s, double *out)
 {
-    size_t len = strlen(s), used;
+    char buf[72];
+    const char *p = s[0] == '+' && s[1] != '-' && s[1] != '+' ? s + 1 : s;
+    size_t len = strlen(p);
+    if (len == 0 || len > 64) return false;
+    bool neg = p[0] == '-';
+    const char *digits = p + neg;
+    /* "-.5" -> "-0.5", "5." -> "5.0"; a point with no digit beside it stays refused */
+    bool lead = digits[0] == '.' && digits[1] >= '0' && digits[1] <= '9';
+    bool trail = len >= 2 && p[len - 1] == '.' && p[len - 2] >= '0' && p[len - 2] <= '9';
+    int n = snprintf(buf, sizeof(buf), "%s%s%s%s", neg ? "-" : "", lead ? "0" : "", digits,
+                     trail ? "0" : "");
+    size_t used;
     double v;
-    if (mem_num_parse_f64(s, len, &v, &used) != MEM_OK || used != len) return false;
+    if (n < 0 || mem_num_parse_f64(buf, (size_t)n, &v, &used) != MEM_OK || used != (size_t)n)
+        return false;
     if (out) *out = v;
     return true;
 }
@@ -281,7 +293,7 @@ static int put(json_t *body, const args_t *a, const char *name, const char *key,
         j = json_string(v);
         break;
     case AS_NUMBER:
-        if (!is_number(v, &d)) return usage_error("--%s: expected a number", name);
+        if (!is_number(v, &d)) return usage_error("--%s: expected a number, such as 0.5", name);
         j = json_real(d);
         break;
     case AS_INT:

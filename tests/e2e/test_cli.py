@@ -196,6 +196,9 @@ def test_search_table_matches_the_api():
           "recency_bias": 0.8, "origin": 1796000000}),
         (["--as-of", "2026-11-10"], {"as_of": "2026-11-10T00:00:00Z"}),
         (["--source", "ops", "--min-score", "0.72"], {"source": "ops", "min_score": 0.72}),
+        # the forms people type beside JSON's
+        (["--min-score", ".5", "--coherence-weight", "+.25", "--recency-bias", "1."],
+         {"min_score": 0.5, "coherence_weight": 0.25, "recency_bias": 1.0}),
         (["--since", "2026-11-03", "--until", "2026-11-29"],
          {"since": "2026-11-03T00:00:00Z", "until": "2026-11-29T00:00:00Z"}),
         (["--match", "text"], {"match": "text"}),
@@ -495,13 +498,14 @@ def test_usage_errors():
                          (["ns", "create", "x"], "--dim"), (["get"], "ID"),
                          (["add", "a", "b"], "one TEXT"), (["--timeout", "x", "ns", "list"],
                                                           "--timeout"),
-                         # numbers as JSON writes them: no hex, infinity, blanks or "5."
+                         # decimal numbers only: no hex, infinity, blanks, lone points
                          (["search", "q", "-k", "0x10"], "integer"),
                          (["search", "q", "-k", "1e300"], "integer"),
                          (["search", "q", "-k", " 5"], "integer"),
                          (["search", "q", "--recency-bias", "inf"], "number"),
-                         (["search", "q", "--recency-bias", "0x1p-2"], "number"),
-                         (["search", "q", "--recency-bias", "1."], "number"),
+                         (["search", "q", "--recency-bias", "0x1p-2"], "number, such as 0.5"),
+                         (["search", "q", "--recency-bias", "-."], "number"),
+                         (["search", "q", "--recency-bias", "."], "number"),
                          (["--timeout", "1e300", "ns", "list"], "from 0 to 86400"),
                          (["--timeout", "0x10", "ns", "list"], "--timeout")]:
         rc, out, err = cli(srv, *args)
