@@ -155,17 +155,21 @@ function renderStats(s) {
 }
 
 // After a change to the namespace's segments: its count in the list and its statistics
-// again, without leaving the page being browsed.
+// again, without leaving the page being browsed. Resolves to false (the error shown) when
+// either could not be read; statistics that arrive after another namespace was chosen are
+// not drawn.
 async function refreshFigures() {
-  try {
-    const [list, stats] = await withKey(() =>
-      Promise.all([api.listNamespaces(), api.getNamespace(state.ns)]));
-    state.namespaces = list;
+  const ns = state.ns;
+  const [list, stats] = await Promise.allSettled([
+    withKey(() => api.listNamespaces()), withKey(() => api.getNamespace(ns))]);
+  if (list.status === "fulfilled") {
+    state.namespaces = list.value;
     renderNamespaces();
-    renderStats(stats);
-  } catch (e) {
-    showError(e);
   }
+  if (stats.status === "fulfilled" && ns === state.ns) renderStats(stats.value);
+  const failed = [list, stats].find((r) => r.status === "rejected");
+  if (failed) showError(failed.reason);
+  return !failed;
 }
 
 async function selectNamespace(name) {
@@ -303,8 +307,9 @@ function searchSoon() {
 
 // ------------------------------------------------------------------ browse
 
+// Resolves to false when the page could not be read (the error shown).
 async function loadPage() {
-  if (!state.ns) return;
+  if (!state.ns) return false;
   const params = {
     limit: $("b-limit").value,
     after: state.cursors[state.page] || undefined,
@@ -319,7 +324,7 @@ async function loadPage() {
     page = await withKey(() => api.listSegments(state.ns, params));
   } catch (e) {
     showError(e);
-    return;
+    return false;
   }
   showStatus("");
   const body = $("segments").tBodies[0];
@@ -346,6 +351,7 @@ async function loadPage() {
   $("b-prev").disabled = state.page === 0;
   $("b-next").disabled = !page.next;
   $("b-page").textContent = `page ${state.page + 1} · ${page.segments.length} segments`;
+  return true;
 }
 
 // ------------------------------------------------------------------ edit and forget
@@ -402,8 +408,8 @@ $("edit-forget").addEventListener("click", async () => {
     return;
   }
   $("edit-dialog").close();
-  await Promise.all([loadPage(), refreshFigures()]);
-  showStatus(`forgot ${editing.id}`, false);
+  // one after the other: the page's read clears the status line, the figures' may set it
+  if ((await loadPage()) && (await refreshFigures())) showStatus(`forgot ${editing.id}`, false);
 });
 
 // ------------------------------------------------------------------ wiring
