@@ -66,8 +66,8 @@ void mem_vec_tile_i8_scalar(const int8_t *q, size_t n_q, size_t q_stride, const 
 }
 
 #define QUANT_ROUNDER 12582912.0f /* 1.5 * 2^23 */
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-#error "mem_vec_quantize_i8 rounds with float sums: it needs float arithmetic in float"
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0 || defined(__FAST_MATH__)
+#error "mem_vec_quantize_i8 rounds with float sums: it needs IEEE float arithmetic in float"
 #endif
 
 void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, float *err)
@@ -83,8 +83,11 @@ void mem_vec_quantize_i8(const float *x, size_t n, int8_t *codes, float *scale, 
          * is nearbyintf's code (round to nearest, ties to even) without its libm call, on
          * every element of every insert and query: |x * inv| <= 127 + an ulp, and adding
          * 1.5 * 2^23 leaves no fraction bits, so the float sum is that rounding, and
-         * subtracting it back is exact (the sign of a zero differs, which no code shows) */
-        float c = (x[i] * inv + QUANT_ROUNDER) - QUANT_ROUNDER;
+         * subtracting it back is exact (the sign of a zero differs, which no code shows).
+         * The product is a statement of its own: within one expression a compiler may fuse
+         * it with the sum (clang does, where FMA is the baseline), rounding it no more. */
+        float scaled = x[i] * inv;
+        float c = (scaled + QUANT_ROUNDER) - QUANT_ROUNDER;
         c = c > 127.0f ? 127.0f : c < -127.0f ? -127.0f : c;
         codes[i] = (int8_t)c;
         double d = (double)x[i] - (double)s * (double)c;
