@@ -302,8 +302,10 @@ def b_latency(d):
                          v(r.get(pre + "wrk_took_ms_p50_us")), v(r.get(pre + "wrk_took_ratio")),
                          v(r[pre + "roundtrip_p50_us"]),
                          v(r[pre + "roundtrip_minus_inprocess_us"])))
-    return ("%s rounds of %s s each (the median round's figures).\n\n" % (d["rounds"],
-                                                                         d["wrk_seconds"]) +
+    return ("%s rounds of %s s each. Every column is the median over the rounds of its own "
+            "figure: a ratio or a difference is each round's own (its scan and its server side by "
+            "side), so it need not equal the medians beside it divided or subtracted.\n\n"
+            % (d["rounds"], d["wrk_seconds"]) +
             table(["workload", "server", "in process p50 µs", "took_ms p50 µs, Python client",
                    "÷ in process", "took_ms p50 µs, wrk", "÷ in process",
                    "wrk round trip p50 µs", "round trip − in process µs"], rows))

@@ -90,7 +90,8 @@ enum conn_phase {
  * costs about a microsecond on a VM, as much as the rest of a small request's bookkeeping,
  * and bytes that arrive before that first read are either a request line (on_uri starts
  * its clock) or the start of one that goes on trickling (the next sweep sees it grow); one
- * that stops is an idle connection and has --idle-timeout. */
+ * that pauses has --idle-timeout for the pause, and its clock starts when it goes on, so
+ * such a request lasts at most --idle-timeout more than others (operations.md says so). */
 typedef struct conn_ctx {
     struct MHD_Connection *conn;
     int fd;
