@@ -211,7 +211,9 @@ def main():
                 acked.extend(ids)
             else:
                 a_fail += 1
-                check(st == 503, "A during the partition: %r %r" % (st, body))
+                # 503 not written, 504 write_timeout perhaps written (a publish unanswered
+                # while the majority elected leaders); neither is acknowledged
+                check(st in (503, 504), "A during the partition: %r %r" % (st, body))
             st, _ = c.call("POST", "/v1/namespaces/p/retrieve",
                            {"embedding": [1.0] + [0.0] * (DIM - 1), "k": 3}, timeout=10)
             check(st == 200, "a read on C during the partition: %r" % st)
@@ -219,7 +221,9 @@ def main():
             time.sleep(0.25)
         ct.join()
         st, body, c_ids = c_result["answer"]
-        check(st == 503, "C wrote through the minority: %r %r" % (st, body))
+        # sent to a minority that cannot store it, unanswered: 504 write_timeout (it may be
+        # stored once the partition heals: checked below, present everywhere or nowhere)
+        check(st in (503, 504), "C wrote through the minority: %r %r" % (st, body))
         print("during the partition: C refused its write (%r: %s); A acked %d batches (%d "
               "refused while the majority elected leaders); C answered %d reads"
               % (st, body["error"]["message"][:60], a_ok, a_fail, c_reads))
