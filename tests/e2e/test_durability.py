@@ -345,8 +345,8 @@ class Writer(threading.Thread):
                 if r.status == 201:
                     recs = json.loads(data)["inserted"]
                     entry[1] = {x["id"]: (x["seq"], x["timestamp"]) for x in recs}
-                elif r.status == 503:
-                    time.sleep(0.05)
+                elif r.status in (503, 504):  # unacknowledged (504, cluster mode's
+                    time.sleep(0.05)          # write_timeout: perhaps stored, may show up)
                 else:
                     self.errors.append("unexpected %d %s" % (r.status, data[:200]))
                     return
