@@ -6,7 +6,8 @@
  * and store_fixture_teardown are the cmocka setup/teardown pair. The teardown removes the
  * database files (and those of any path registered with store_fixture_extra) and then the
  * directory, which fails silently only when a test left a stray file behind.
- * store_fixture_run submits an op and waits for it; store_fixture_sql and
+ * store_fixture_run submits an op and waits for it, store_fixture_fill_log applies a few
+ * inserts as cluster log records; store_fixture_sql and
  * store_fixture_sql_int reach a database file with SQLite itself, behind the store's back
  * (to make an old or a damaged file, or to read what was written).
  * store_fixture_kill_after_acks is the parent's side of a crash test: it reads a forked
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,6 +115,46 @@ static inline int store_fixture_run(mem_store_t *st, mem_store_op_t *op)
 {
     if (mem_store_submit(st, op, NULL, NULL) == MEM_OK) mem_store_sync(st);
     return op->rc;
+}
+
+/* n one-segment inserts into ns (dimension STORE_FIXTURE_LOG_DIM, ids "NS-I", text "some
+ * text") applied as chain records of the cluster log stream from seq0 on, each with its
+ * record's clock: what a node applying the log writes. */
+#define STORE_FIXTURE_LOG_DIM 4
+static inline void store_fixture_fill_log(mem_store_t *st, const char *ns, int n,
+                                          const char *stream, uint64_t seq0)
+{
+    for (int i = 0; i < n; i++) {
+        float v[STORE_FIXTURE_LOG_DIM] = {1.0f, (float)i / 10.0f, (float)(i % 3), 0.5f};
+        float norm = 0;
+        for (int k = 0; k < STORE_FIXTURE_LOG_DIM; k++)
+            norm += v[k] * v[k];
+        for (int k = 0; k < STORE_FIXTURE_LOG_DIM; k++)
+            v[k] /= __builtin_sqrtf(norm);
+        mem_store_seg_in_t seg;
+        mem_store_seg_out_t out;
+        memset(&seg, 0, sizeof(seg));
+        snprintf(seg.id, sizeof(seg.id), "%s-%d", ns, i);
+        seg.ts_given = true;
+        seg.ts_ms = 1000 + i;
+        seg.vec = v;
+        seg.text = "some text";
+        seg.text_len = 9;
+        mem_store_op_t op;
+        memset(&op, 0, sizeof(op));
+        op.kind = MEM_STORE_OP_INSERT;
+        snprintf(op.ns, sizeof(op.ns), "%s", ns);
+        op.dim = STORE_FIXTURE_LOG_DIM;
+        op.segs = &seg;
+        op.outs = &out;
+        op.n_segs = 1;
+        op.log_stream = stream;
+        op.log_seq = seq0 + (uint64_t)i;
+        op.log_chain = true;
+        op.log_prev = i ? seq0 + (uint64_t)i - 1 : 0;
+        op.now_ms = INT64_C(1780000000000) + (int64_t)op.log_seq; /* the record's clock */
+        if (store_fixture_run(st, &op) != MEM_OK) fail_msg("%s #%d: %s", ns, i, op.err.msg);
+    }
 }
 
 /* Run sql on the database file at path with SQLite itself. */

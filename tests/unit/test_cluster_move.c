@@ -30,42 +30,6 @@
 #define STORE_FIXTURE_TAG "clmove"
 #include "tests/unit/store_fixture.h"
 
-#define DIM 4
-
-/* n segments into ns as chain records of stream MNEMOD_0, seqs 1..n. */
-static void fill(mem_store_t *st, const char *ns, int n)
-{
-    for (int i = 0; i < n; i++) {
-        float v[DIM] = {1.0f, (float)i, 0.5f, 0.25f};
-        float norm = 0;
-        for (int k = 0; k < DIM; k++)
-            norm += v[k] * v[k];
-        for (int k = 0; k < DIM; k++)
-            v[k] /= __builtin_sqrtf(norm);
-        mem_store_seg_in_t seg;
-        mem_store_seg_out_t out;
-        memset(&seg, 0, sizeof(seg));
-        snprintf(seg.id, sizeof(seg.id), "s%d", i);
-        seg.ts_given = true;
-        seg.ts_ms = 1000 + i;
-        seg.vec = v;
-        mem_store_op_t op;
-        memset(&op, 0, sizeof(op));
-        op.kind = MEM_STORE_OP_INSERT;
-        snprintf(op.ns, sizeof(op.ns), "%s", ns);
-        op.dim = DIM;
-        op.segs = &seg;
-        op.outs = &out;
-        op.n_segs = 1;
-        op.log_stream = "MNEMOD_0";
-        op.log_seq = (uint64_t)i + 1;
-        op.log_chain = true;
-        op.log_prev = (uint64_t)i;
-        op.now_ms = INT64_C(1780000000000);
-        if (store_fixture_run(st, &op) != MEM_OK) fail_msg("insert #%d: %s", i, op.err.msg);
-    }
-}
-
 /* The placement entry {"ns": ns, "nodes": [node]} at revision rev, as the map watcher
  * delivers it. */
 static void place(mem_cluster_t *cl, const char *ns, const char *node, uint64_t rev)
@@ -87,7 +51,7 @@ static void test_placed_again_while_forgotten(void **state)
     mem_store_opts_t o = store_fixture_opts();
     o.path = fx_dbpath;
     mem_store_t *st = store_fixture_open(&o);
-    fill(st, "x", 3);
+    store_fixture_fill_log(st, "x", 3, "MNEMOD_0", 1);
     assert_int_equal(mem_store_log_ns_applied(st, "x"), 3);
 
     static mem_cfg_t cfg;

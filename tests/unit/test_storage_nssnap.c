@@ -21,7 +21,7 @@
 #include "tests/unit/sqlite_fault.h"
 #include "tests/unit/store_fixture.h"
 
-#define DIM 4
+#define DIM STORE_FIXTURE_LOG_DIM /* the dimension of the fixture's log inserts */
 
 static mem_store_t *open_at(const char *path)
 {
@@ -35,42 +35,6 @@ static int run(mem_store_t *st, mem_store_op_t *op)
     assert_int_equal(mem_store_submit(st, op, NULL, NULL), MEM_OK);
     mem_store_sync(st);
     return op->rc;
-}
-
-/* n segments into ns as chain records of stream "s" from seq0 on. */
-static void fill(mem_store_t *st, const char *ns, int n, uint64_t seq0)
-{
-    for (int i = 0; i < n; i++) {
-        float v[DIM] = {1.0f, (float)i / 10.0f, (float)(i % 3), 0.5f};
-        float norm = 0;
-        for (int k = 0; k < DIM; k++)
-            norm += v[k] * v[k];
-        for (int k = 0; k < DIM; k++)
-            v[k] /= __builtin_sqrtf(norm);
-        mem_store_seg_in_t seg;
-        mem_store_seg_out_t out;
-        memset(&seg, 0, sizeof(seg));
-        snprintf(seg.id, sizeof(seg.id), "%s-%d", ns, i);
-        seg.ts_given = true;
-        seg.ts_ms = 1000 + i;
-        seg.vec = v;
-        seg.text = "some text";
-        seg.text_len = 9;
-        mem_store_op_t op;
-        memset(&op, 0, sizeof(op));
-        op.kind = MEM_STORE_OP_INSERT;
-        snprintf(op.ns, sizeof(op.ns), "%s", ns);
-        op.dim = DIM;
-        op.segs = &seg;
-        op.outs = &out;
-        op.n_segs = 1;
-        op.log_stream = "s";
-        op.log_seq = seq0 + (uint64_t)i;
-        op.log_chain = true;
-        op.log_prev = i ? seq0 + (uint64_t)i - 1 : 0;
-        op.now_ms = INT64_C(1780000000000) + (int64_t)op.log_seq; /* the record's clock */
-        if (run(st, &op) != MEM_OK) fail_msg("%s #%d: %s", ns, i, op.err.msg);
-    }
 }
 
 static void stats_at(mem_store_t *st, const char *ns, mem_store_ns_stats_t *s, int line)
@@ -102,8 +66,8 @@ static void top(mem_store_t *st, const char *ns, char out[][64], size_t *n)
 static void test_export_import(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath);
-    fill(a, "moved", 30, 1);
-    fill(a, "other", 5, 100);
+    store_fixture_fill_log(a, "moved", 30, "s", 1);
+    store_fixture_fill_log(a, "other", 5, "s", 100);
     mem_store_op_t del;
     memset(&del, 0, sizeof(del));
     del.kind = MEM_STORE_OP_DELETE;
@@ -127,7 +91,7 @@ static void test_export_import(void **state)
         MEM_ENOTFOUND);
 
     mem_store_t *b = open_at(store_fixture_extra("b.db"));
-    fill(b, "moved", 2, 1); /* a stale local copy: replaced whole */
+    store_fixture_fill_log(b, "moved", 2, "s", 1); /* a stale local copy: replaced whole */
     mem_store_op_t imp;
     memset(&imp, 0, sizeof(imp));
     imp.kind = MEM_STORE_OP_NS_IMPORT;
@@ -163,7 +127,7 @@ static void test_export_import(void **state)
     mem_store_segment_free(seg);
     assert_int_equal(mem_store_get(b, "moved", "moved-3", false, &seg, &err), MEM_ENOTFOUND);
     /* the chain goes on after the import */
-    fill(b, "moved", 0, 41);
+    store_fixture_fill_log(b, "moved", 0, "s", 41);
     mem_store_close(b);
     b = open_at(store_fixture_extra("b.db") - 0); /* reopen: durable */
     mem_store_close(b);
@@ -278,8 +242,8 @@ static void drop(mem_store_t *st, const char *ns, uint64_t seq, uint64_t prev)
 static void test_incarnation(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath), *b = open_at(store_fixture_extra("b.db"));
-    fill(a, "n", 3, 1); /* the first insert creates it */
-    fill(b, "n", 3, 1);
+    store_fixture_fill_log(a, "n", 3, "s", 1); /* the first insert creates it */
+    store_fixture_fill_log(b, "n", 3, "s", 1);
     uint64_t first = incarnation_of(a, "n", NULL, NULL);
     assert_true(first != 0);
     assert_true(incarnation_of(b, "n", NULL, NULL) == first);
@@ -288,7 +252,7 @@ static void test_incarnation(void **state)
     assert_int_equal(rc, MEM_OK);
     /* deleted and created again by the next records */
     drop(a, "n", 4, 3);
-    fill(a, "n", 3, 5);
+    store_fixture_fill_log(a, "n", 3, "s", 5);
     uint64_t second = incarnation_of(a, "n", NULL, NULL);
     assert_true(second != 0 && second != first);
     incarnation_of(a, "n", &first, &rc);
@@ -337,7 +301,7 @@ static bool file_exists(const char *path)
 static void test_export_out_of_memory(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath);
-    fill(a, "n", 3, 1);
+    store_fixture_fill_log(a, "n", 3, "s", 1);
     assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
     const char *file = store_fixture_extra("n.export");
     long n = sqlite_fault_sweeps() ? 1 : 0, failures = 0;
@@ -388,14 +352,14 @@ static int import(mem_store_t *st, const char *ns, const char *path, mem_err_t *
 static void test_import_out_of_memory(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath);
-    fill(a, "n", 3, 1);
+    store_fixture_fill_log(a, "n", 3, "s", 1);
     assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
     const char *file = store_fixture_extra("n.export");
     uint64_t pos = 0, bytes = 0;
     assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
     mem_store_close(a);
     mem_store_t *b = open_at(store_fixture_extra("b.db"));
-    fill(b, "n", 2, 1); /* the stale local copy the import replaces */
+    store_fixture_fill_log(b, "n", 2, "s", 1); /* the stale local copy the import replaces */
     assert_int_equal(mem_store_settle(b, NULL), MEM_OK);
     uint64_t want = 2; /* what b holds of n: the old copy until an import went through */
     long n = sqlite_fault_sweeps() ? 1 : 0, failures = 0;
@@ -444,7 +408,7 @@ static void test_import_out_of_memory(void **state)
 static void test_incarnation_of_an_older_copy(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath), *b = open_at(store_fixture_extra("b.db"));
-    fill(a, "n", 3, 1);
+    store_fixture_fill_log(a, "n", 3, "s", 1);
     const char *file = store_fixture_extra("n.export");
     uint64_t pos = 0, bytes = 0;
     assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
@@ -473,8 +437,8 @@ static void test_incarnation_of_an_older_copy(void **state)
     /* deleted and created again by the next records, on both */
     drop(a, "n", 4, 3);
     drop(b, "n", 4, 3);
-    fill(a, "n", 3, 5);
-    fill(b, "n", 3, 5);
+    store_fixture_fill_log(a, "n", 3, "s", 5);
+    store_fixture_fill_log(b, "n", 3, "s", 5);
     mem_store_ns_ident_t na = ident_of(a, "n"), nb = ident_of(b, "n");
     assert_true(na.incarnation != 0 && na.incarnation == nb.incarnation);
     assert_true(na.created_ms == INT64_C(1780000000005) && nb.created_ms == na.created_ms);
@@ -501,13 +465,14 @@ static void test_incarnation_of_an_older_copy(void **state)
 static void test_replace_and_forget_beside_the_linker(void **state)
 {
     mem_store_t *a = open_at(fx_dbpath), *b = open_at(store_fixture_extra("b.db"));
-    fill(a, "n", 12, 1);
+    store_fixture_fill_log(a, "n", 12, "s", 1);
     assert_int_equal(mem_store_settle(a, NULL), MEM_OK);
     const char *file = store_fixture_extra("n.export");
     uint64_t pos = 0, bytes = 0;
     assert_int_equal(mem_store_ns_export(a, "n", file, &pos, &bytes, NULL), MEM_OK);
     for (int round = 0; round < 20; round++) {
-        fill(b, "n", 3, 1); /* a local copy with graph work pending, replaced by the import */
+        store_fixture_fill_log(
+            b, "n", 3, "s", 1); /* a local copy with graph work pending, replaced by the import */
         mem_store_op_t imp;
         memset(&imp, 0, sizeof(imp));
         imp.kind = MEM_STORE_OP_NS_IMPORT;
